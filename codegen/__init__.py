@@ -1,0 +1,1 @@
+"""Stage 3: render loop IR as source text (C now, CUDA later), through jinja2 templates."""

@@ -1,0 +1,136 @@
+"""Render a Program (loop IR) as one C translation unit with a single entry function.
+
+Each kernel becomes a static function over a range of blocks: outer domain dims and inner
+blocks are flattened into one block index (so any shape parallelises over the threads), and the
+innermost loop runs over contiguous-in-the-domain elements under `#pragma omp simd`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from ..frontend.ops import ctype
+from ..lowering.loop_ir import Check, Compute, Const, Kernel, Load, Program, Store
+from .cexpr import check_expr, compute_expr, const_expr
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+BLOCK = 4096  # elements per innermost block
+
+
+@dataclass(frozen=True)
+class COptions:
+    """Everything that changes the generated C text (part of the cache key)."""
+
+    par_min: int = 1 << 15
+    block: int = BLOCK
+    libmvec: bool = False
+
+
+@functools.lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(_HERE, "templates")),
+        trim_blocks=True, lstrip_blocks=False, keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined)
+
+
+@functools.lru_cache(maxsize=4)
+def prelude(libmvec: bool) -> str:
+    """The scalar-semantics header (and vector-math declarations), inlined into the source."""
+    parts = []
+    inc = os.path.join(_HERE, "include")
+    if libmvec:
+        parts.append("#define FJ_LIBMVEC 1")
+        parts.append(_read(os.path.join(inc, "fj_vmath.h")))
+    parts.append(_read(os.path.join(inc, "fj_scalar.h")))
+    return "\n".join(parts)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def entry_name(program: Program) -> str:
+    return "fj_entry"
+
+
+def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dict[str, Any]:
+    domain = k.domain
+    inner = domain[-1]
+    blk = min(opts.block, max(inner, 1))
+    nblk = max(-(-inner // blk), 1) if inner else 0
+    outer = list(domain[:-1])
+    total_blocks = nblk
+    for n in outer:
+        total_blocks *= n
+    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
+    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    bufs = [{"index": b, "ctype": ctype(program.buffers[b].dtype),
+             "const": "" if b in stored else "const "} for b in used]
+    ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
+    ptr_list: list[dict[str, Any]] = []
+    lines: list[str] = []
+
+    def pointer(acc: Any, dtype: Any, const: bool) -> tuple[str, int]:
+        key = (acc.buf, acc.offset, acc.strides[:-1])
+        if key not in ptrs:
+            name = f"p{len(ptrs)}"
+            ptrs[key] = name
+            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(acc.strides[:-1])
+                                         if s]
+            if acc.strides[-1]:
+                terms.append(f"fj_j0 * {acc.strides[-1]}")
+            ptr_list.append({"name": name, "buf": acc.buf, "base": " + ".join(terms),
+                             "ctype": ctype(dtype), "const": "" if acc.buf in stored else "const "})
+        s = acc.strides[-1]
+        return ptrs[key], s
+
+    def index(s: int) -> str:
+        return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
+
+    for s in k.body:
+        if isinstance(s, Load):
+            p, st = pointer(s.access, s.dtype, True)
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}];")
+        elif isinstance(s, Const):
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
+        elif isinstance(s, Compute):
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {compute_expr(s)};")
+        elif isinstance(s, Check):
+            lines.append(f"fj_err |= ({check_expr(s)}) ? {s.code} : 0;")
+        elif isinstance(s, Store):
+            dtype = program.buffers[s.access.buf].dtype
+            p, st = pointer(s.access, dtype, False)
+            lines.append(f"{p}[{index(st)}] = {s.var};")
+    return {
+        "name": k.name, "fn": f"fj_{k.name}", "domain": list(domain), "nodes": k.nodes,
+        "locs": [os.path.basename(loc) for loc in k.locs],
+        "inner": inner, "blk": blk, "nblk": max(nblk, 1),
+        "outer_rev": [{"dim": d, "n": n} for d, n in reversed(list(enumerate(outer)))],
+        "total_blocks": total_blocks, "size": k.size, "bufs": bufs, "ptrs": ptr_list,
+        "lines": lines, "checks": any(isinstance(s, Check) for s in k.body),
+    }
+
+
+def io_buffers(program: Program) -> list[int]:
+    """Indices of the buffers passed by the caller, in the order the entry expects them."""
+    return [b.index for b in program.buffers if b.kind != "temp"]
+
+
+def render(program: Program, opts: COptions) -> str:
+    """The complete C source of `program`."""
+    io = {b: i for i, b in enumerate(io_buffers(program))}
+    buffers = [{"index": b.index,
+                "expr": f"fj_arena + {b.offset}" if b.kind == "temp" else f"fj_io[{io[b.index]}]"}
+               for b in program.buffers]
+    kernels = [_kernel_view(k, i, program, opts) for i, k in enumerate(program.kernels)]
+    return _env().get_template("program.c.j2").render(
+        name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
+        kernels=kernels, buffers=buffers, nbuf=max(len(program.buffers), 1),
+        entry=entry_name(program))

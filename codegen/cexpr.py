@@ -1,0 +1,63 @@
+"""C-family expression rendering shared by the C and CUDA backends: literals, casts, ops."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..frontend.ops import OPS, ctype, suffix
+from ..lowering.loop_ir import Check, Compute, Const
+
+_INT_SUFFIX = {"int64": "LL", "uint64": "ULL", "uint32": "U"}
+
+
+def literal(value: Any, dtype: np.dtype) -> str:
+    """An exact C literal of `value` in `dtype` (hex floats, NaN/Inf builtins, INT64_MIN)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return "1" if value else "0"
+    if dtype.kind in "iu":
+        v = int(value)
+        if dtype.kind == "i" and v == int(np.iinfo(dtype).min):
+            return f"(({ctype(dtype)})({v + 1}{_INT_SUFFIX.get(dtype.name, '')} - 1))"
+        return f"(({ctype(dtype)}){v}{_INT_SUFFIX.get(dtype.name, '')})"
+    v = float(value)
+    f = "f" if dtype == np.float32 else ""
+    if math.isnan(v):
+        text = f"__builtin_nan{f}(\"\")"
+        text = f"(-{text})" if math.copysign(1.0, v) < 0 else text
+    elif math.isinf(v):
+        text = f"__builtin_inf{f}()" if v > 0 else f"(-__builtin_inf{f}())"
+    else:
+        text = f"{v.hex()}{f}"
+    return f"(({ctype(dtype)}){text})" if dtype == np.float16 else text
+
+
+def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
+    """C conversion with NumPy's results for the cases C leaves to the implementation."""
+    if dst.kind == "b":
+        return f"({arg} != 0)"
+    if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 8:
+        return f"(({ctype(dst)})(int64_t)({arg}))"
+    return f"(({ctype(dst)})({arg}))"
+
+
+def compute_expr(stmt: Compute) -> str:
+    """The right-hand side of a Compute statement."""
+    if stmt.op == "cast":
+        return cast_expr(stmt.in_dtypes[0], stmt.dtype, stmt.args[0])
+    op = OPS[stmt.op]
+    assert op.c is not None, f"op {stmt.op} has no C rendering"
+    template = op.c([suffix(d) for d in stmt.in_dtypes], suffix(stmt.dtype))
+    return f"(({ctype(stmt.dtype)}){template.format(*stmt.args)})"
+
+
+def check_expr(stmt: Check) -> str:
+    check = next(c for c in OPS[stmt.op].errors if c.code == stmt.code)
+    return check.cond.format(*stmt.args)
+
+
+def const_expr(stmt: Const) -> str:
+    return literal(stmt.value, stmt.dtype)

@@ -1,0 +1,326 @@
+/*
+ * fj_scalar.h -- NumPy scalar semantics for fusejit's generated C kernels.
+ *
+ * Self-contained C99 (only <stdint.h>, <math.h>, <stdbool.h>).  Every function
+ * is `static inline` and written as straight-line code (selects, no early
+ * returns, no UB on any input) so that gcc can inline and if-convert it and
+ * auto-vectorise the surrounding loop.  Validated against NumPy 2.4 / SciPy
+ * 1.17 on x86_64 with
+ *     gcc -O3 -march=native -fopenmp -fno-math-errno -fwrapv -fno-trapping-math
+ * (no -ffast-math: NaN, Inf and -0.0 are honoured) by tests/test_c_semantics.py.
+ *
+ * Type suffixes:  b=uint8_t (NumPy bool, 0/1)  i8 i16 i32 i64 = intN_t
+ *                 u8 u16 u32 u64 = uintN_t     f32=float  f64=double
+ *
+ * Integer functions (every integer suffix):
+ *   fj_floordiv_T(a,b)  np.floor_divide; b==0 -> 0; MIN // -1 -> MIN
+ *   fj_remainder_T(a,b) np.remainder (sign of divisor); b==0 -> 0; MIN % -1 -> 0
+ *   fj_fmod_T(a,b)      np.fmod (sign of dividend); b==0 -> 0; MIN fmod -1 -> 0
+ *   fj_power_T(a,b)     np.power, exact wrap-around; signed b<0 -> 0 (the
+ *                       caller must raise NumPy's ValueError itself)
+ *   fj_abs_T(a)         np.abs; abs(MIN) == MIN; identity for unsigned
+ *   fj_sign_T(a)        np.sign
+ *   fj_lshift_T(a,b)    np.left_shift: count taken as unsigned, >= width -> 0
+ *   fj_rshift_T(a,b)    np.right_shift: count taken as unsigned, >= width ->
+ *                       0, or -1 when a signed a is negative
+ *   fj_maximum_T, fj_minimum_T, fj_square_T (wrapping)
+ *   fj_reciprocal_T(a)  np.reciprocal: NumPy computes (T)(1.0 / a) in double,
+ *                       so 1 -> 1, -1 -> -1, other non-zero -> 0 and, on
+ *                       x86_64 (cvttsd2si of +inf), 0 -> INT32_MIN for i32,
+ *                       INT64_MIN for i64 and 0 for every other integer type.
+ * Bool: fj_maximum_b (or), fj_minimum_b (and), fj_abs_b (identity).
+ *
+ * Float functions (f32, f64):
+ *   fj_floordiv_T, fj_remainder_T   NumPy's npy_divmod algorithm (fmod, sign
+ *                       fix-up, floor with snap); b==0 gives a/b resp. fmod(a,0)
+ *   fj_sign_T           1/-1, +0.0 for +-0.0, NaN -> the NaN itself
+ *   fj_maximum_T, fj_minimum_T  NaN-propagating; for equal operands
+ *                       (+0.0 vs -0.0) the SECOND operand is returned, exactly
+ *                       like NumPy's x86 SIMD and scalar loops
+ *   fj_logaddexp_T, fj_logaddexp2_T  npy_logaddexp(2) incl. +-inf/NaN cases
+ *   fj_expit_T          scipy.special.expit = 1/(1+exp(-x)) (never NaN for
+ *                       finite/inf x: large |x| saturates to 0 or 1)
+ *   fj_rint_T           round half to even (np.rint, np.round(x, 0))
+ *   fj_square_T, fj_reciprocal_T, fj_heaviside_T(x,h0), fj_deg2rad_T,
+ *   fj_rad2deg_T
+ *
+ * Performance notes: integer division has no x86 SIMD instruction, so loops
+ * using the division family vectorise only when the divisor is a
+ * compile-time constant (gcc strength-reduces it after inlining).  The
+ * float floordiv/remainder call libm fmod, which has no vector variant.
+ * Everything else vectorises; exp/log1p/exp2 inside logaddexp/expit need
+ * fj_vmath.h with FJ_LIBMVEC to vectorise.
+ */
+#ifndef FJ_SCALAR_H
+#define FJ_SCALAR_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------------ */
+/* Integer division family                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* 64-bit: integer division with a divisor that never traps: 1 when b == 0
+ * or when the quotient would overflow (MIN / -1).  a / 1 == MIN is then
+ * exactly NumPy's MIN // -1 result, and a % 1 == 0 its remainder.  (x86 has
+ * no SIMD integer division, so these loops vectorise only for a
+ * compile-time-constant divisor, which gcc strength-reduces.) */
+#define FJ__SDIV(SUF, T, MINV)                                                  \
+    static inline T fj_floordiv_##SUF(T a, T b)                                 \
+    {                                                                           \
+        const bool bad = (b == 0) | ((a == (MINV)) & (b == -1));                \
+        const T d = bad ? (T)1 : b;                                             \
+        const T q = (T)(a / d);                                                 \
+        const T r = (T)(a % d);                                                 \
+        const T fq = (T)(q - (T)((r != 0) & ((r < 0) != (d < 0))));             \
+        return (b == 0) ? (T)0 : fq;                                            \
+    }                                                                           \
+    static inline T fj_remainder_##SUF(T a, T b)                                \
+    {                                                                           \
+        const bool bad = (b == 0) | ((a == (MINV)) & (b == -1));                \
+        const T d = bad ? (T)1 : b;                                             \
+        const T r = (T)(a % d);                                                 \
+        const T fr = ((r != 0) & ((r < 0) != (d < 0))) ? (T)(r + d) : r;       \
+        return (b == 0) ? (T)0 : fr;                                            \
+    }                                                                           \
+    static inline T fj_fmod_##SUF(T a, T b)                                     \
+    {                                                                           \
+        const bool bad = (b == 0) | ((a == (MINV)) & (b == -1));                \
+        const T d = bad ? (T)1 : b;                                             \
+        return (b == 0) ? (T)0 : (T)(a % d);                                    \
+    }
+
+#define FJ__UDIV(SUF, T)                                                        \
+    static inline T fj_floordiv_##SUF(T a, T b)                                 \
+    {                                                                           \
+        const T d = (b == 0) ? (T)1 : b;                                        \
+        return (b == 0) ? (T)0 : (T)(a / d);                                    \
+    }                                                                           \
+    static inline T fj_remainder_##SUF(T a, T b)                                \
+    {                                                                           \
+        const T d = (b == 0) ? (T)1 : b;                                        \
+        return (b == 0) ? (T)0 : (T)(a % d);                                    \
+    }                                                                           \
+    static inline T fj_fmod_##SUF(T a, T b) { return fj_remainder_##SUF(a, b); }
+
+/* 8/16/32-bit: divide in floating point, which vectorises (4x faster than
+ * scalar idiv for array/array operands on Zen 4).  Exact: with |a| <= 2^N
+ * and a mantissa of P bits (N=16,P=24 float; N=32,P=53 double) the rounding
+ * error of a/b is at most 2^(N-P)/|b| < 1/|b|, while a non-integral a/b is at
+ * least 1/|b| away from every integer, so floor() and trunc() of the rounded
+ * quotient equal those of the exact one.  The quotient goes through int64_t
+ * and wraps to T, so MIN // -1 (== 2^(bits-1)) gives MIN like NumPy; the
+ * remainder a - q*b is then computed with wrapping unsigned arithmetic
+ * (MIN % -1 == 0).  FT: float type, F: its libm suffix, UW: unsigned type
+ * at least as wide as unsigned int and as T. */
+#define FJ__FDIV(SUF, T, FT, F, UW)                                             \
+    static inline int64_t fj__fdivq_##SUF(T a, T b, bool floored)              \
+    {                                                                           \
+        const FT q = (FT)a / ((b == 0) ? (FT)1 : (FT)b);                        \
+        return (int64_t)(floored ? floor##F(q) : q);                            \
+    }                                                                           \
+    static inline T fj_floordiv_##SUF(T a, T b)                                 \
+    {                                                                           \
+        const T q = (T)fj__fdivq_##SUF(a, b, true);                             \
+        return (b == 0) ? (T)0 : q;                                             \
+    }                                                                           \
+    static inline T fj_remainder_##SUF(T a, T b)                                \
+    {                                                                           \
+        const UW q = (UW)fj__fdivq_##SUF(a, b, true);                           \
+        const T r = (T)((UW)a - q * (UW)b);                                     \
+        return (b == 0) ? (T)0 : r;                                             \
+    }                                                                           \
+    static inline T fj_fmod_##SUF(T a, T b)                                     \
+    {                                                                           \
+        const UW q = (UW)fj__fdivq_##SUF(a, b, false);                          \
+        const T r = (T)((UW)a - q * (UW)b);                                     \
+        return (b == 0) ? (T)0 : r;                                             \
+    }
+
+FJ__FDIV(i8, int8_t, float, f, uint32_t)
+FJ__FDIV(i16, int16_t, float, f, uint32_t)
+FJ__FDIV(i32, int32_t, double, , uint32_t)
+FJ__SDIV(i64, int64_t, INT64_MIN)
+FJ__FDIV(u8, uint8_t, float, f, uint32_t)
+FJ__FDIV(u16, uint16_t, float, f, uint32_t)
+FJ__FDIV(u32, uint32_t, double, , uint32_t)
+FJ__UDIV(u64, uint64_t)
+
+/* ------------------------------------------------------------------------ */
+/* power, square, abs, sign, maximum, minimum, reciprocal, shifts             */
+/* ------------------------------------------------------------------------ */
+
+/* Arithmetic is done in an unsigned type at least as wide as `unsigned int`
+ * (W) so that products wrap instead of being UB (uint16 * uint16 would
+ * otherwise promote to a signed int and overflow).  U is the unsigned type of
+ * the suffix's width.  power: square-and-multiply over every exponent bit
+ * with a fixed trip count (NBITS) so the loop has no data-dependent exit and
+ * gcc can unroll it and vectorise the caller's loop; the result equals
+ * NumPy's a**b mod 2**NBITS. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FJ__UNROLL _Pragma("GCC unroll 32")
+#else
+#define FJ__UNROLL
+#endif
+
+/* One square-and-multiply step; m is all-ones when the exponent bit is set. */
+#define FJ__POWSTEP(U, W)                                                       \
+    const W m = (W)0 - (W)(e & 1u);                                             \
+    r = (U)(r * ((base & m) | ((W)1 & ~m)));                                    \
+    base = (U)(base * base);                                                    \
+    e = (U)(e >> 1);
+
+#define FJ__INTCOMMON(SUF, T, U, W, NBITS)                                      \
+    static inline T fj_square_##SUF(T a)                                        \
+    {                                                                           \
+        return (T)(U)((W)(U)a * (W)(U)a);                                       \
+    }                                                                           \
+    static inline T fj_maximum_##SUF(T a, T b) { return (a > b) ? a : b; }      \
+    static inline T fj_minimum_##SUF(T a, T b) { return (a < b) ? a : b; }      \
+    static inline T fj_lshift_##SUF(T a, T b)                                   \
+    {                                                                           \
+        const U n = (U)b;                                                       \
+        const U s = (U)((W)(U)a << (n & (U)((NBITS)-1)));                       \
+        return (n < (U)(NBITS)) ? (T)s : (T)0;                                  \
+    }                                                                           \
+    static inline T fj__ipow_##SUF(T a, U e, W r)                               \
+    {                                                                           \
+        W base = (W)(U)a;                                                       \
+        FJ__UNROLL                                                              \
+        for (int i = 0; i < ((NBITS) < 32 ? (NBITS) : 32); i++) {               \
+            FJ__POWSTEP(U, W)                                                   \
+        }                                                                       \
+        FJ__UNROLL                                                              \
+        for (int i = 32; i < (NBITS); i++) {                                    \
+            FJ__POWSTEP(U, W)                                                   \
+        }                                                                       \
+        return (T)(U)r;                                                         \
+    }
+
+#define FJ__SINT(SUF, T, U, W, NBITS, MINV, RECIP0)                             \
+    FJ__INTCOMMON(SUF, T, U, W, NBITS)                                          \
+    static inline T fj_abs_##SUF(T a)                                           \
+    {                                                                           \
+        return (T)((a < 0) ? (U)((U)0 - (U)a) : (U)a);                          \
+    }                                                                           \
+    static inline T fj_sign_##SUF(T a) { return (T)((a > 0) - (a < 0)); }       \
+    static inline T fj_rshift_##SUF(T a, T b)                                   \
+    {                                                                           \
+        const U n = (U)b;                                                       \
+        /* count >= width: arithmetic shift by width-1 gives 0 or -1 */         \
+        const U c = (n < (U)(NBITS)) ? n : (U)((NBITS)-1);                      \
+        return (T)(a >> c);                                                     \
+    }                                                                           \
+    static inline T fj_power_##SUF(T a, T b)                                    \
+    {                                                                           \
+        /* a zero initial accumulator makes the result 0 for b < 0 */           \
+        return fj__ipow_##SUF(a, (U)b, (W)(b >= 0));                            \
+    }                                                                           \
+    static inline T fj_reciprocal_##SUF(T a)                                    \
+    {                                                                           \
+        return (a == 1) ? (T)1 : (a == -1) ? (T)-1 : (a == 0) ? (T)(RECIP0) : (T)0; \
+    }
+
+#define FJ__UINT(SUF, T, W, NBITS)                                              \
+    FJ__INTCOMMON(SUF, T, T, W, NBITS)                                          \
+    static inline T fj_abs_##SUF(T a) { return a; }                             \
+    static inline T fj_sign_##SUF(T a) { return (T)(a > 0); }                   \
+    static inline T fj_rshift_##SUF(T a, T b)                                   \
+    {                                                                           \
+        const T s = (T)(a >> (b & (T)((NBITS)-1)));                             \
+        return (b < (T)(NBITS)) ? s : (T)0;                                     \
+    }                                                                           \
+    static inline T fj_power_##SUF(T a, T b) { return fj__ipow_##SUF(a, b, 1); }\
+    static inline T fj_reciprocal_##SUF(T a) { return (T)(a == 1); }
+
+FJ__SINT(i8, int8_t, uint8_t, uint32_t, 8, INT8_MIN, 0)
+FJ__SINT(i16, int16_t, uint16_t, uint32_t, 16, INT16_MIN, 0)
+FJ__SINT(i32, int32_t, uint32_t, uint32_t, 32, INT32_MIN, INT32_MIN)
+FJ__SINT(i64, int64_t, uint64_t, uint64_t, 64, INT64_MIN, INT64_MIN)
+FJ__UINT(u8, uint8_t, uint32_t, 8)
+FJ__UINT(u16, uint16_t, uint32_t, 16)
+FJ__UINT(u32, uint32_t, uint32_t, 32)
+FJ__UINT(u64, uint64_t, uint64_t, 64)
+
+/* NumPy bool (uint8_t holding 0/1). */
+static inline uint8_t fj_maximum_b(uint8_t a, uint8_t b) { return (uint8_t)(a | b); }
+static inline uint8_t fj_minimum_b(uint8_t a, uint8_t b) { return (uint8_t)(a & b); }
+static inline uint8_t fj_abs_b(uint8_t a) { return a; }
+
+/* ------------------------------------------------------------------------ */
+/* Floating point                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* F: libm suffix ("" for double, f for float); C: literal suffix. */
+#define FJ__FLOAT(SUF, T, F, LN2, LOG2E, PI)                                    \
+    /* npy_divmod: mod = fmod(a,b); div = (a-mod)/b; fix signs; snap floor */   \
+    static inline T fj_floordiv_##SUF(T a, T b)                                 \
+    {                                                                           \
+        const T mod = fmod##F(a, b);                                            \
+        const T q = a / b;                                                      \
+        const bool fix = (mod != 0) & ((b < 0) != (mod < 0));                   \
+        const T div0 = (a - mod) / b;                                           \
+        const T div = fix ? div0 - (T)1 : div0;                                 \
+        const T fl0 = floor##F(div);                                            \
+        const T fl = (div - fl0 > (T)0.5) ? fl0 + (T)1 : fl0;                   \
+        const T res = (div == 0) ? copysign##F((T)0, q) : fl;                   \
+        return (b == 0) ? q : res;                                              \
+    }                                                                           \
+    static inline T fj_remainder_##SUF(T a, T b)                                \
+    {                                                                           \
+        const T mod = fmod##F(a, b);                                            \
+        const bool fix = (mod != 0) & ((b < 0) != (mod < 0));                   \
+        const T m1 = fix ? mod + b : mod;                                       \
+        const T res = (mod == 0) ? copysign##F((T)0, b) : m1;                   \
+        return (b == 0) ? mod : res;                                            \
+    }                                                                           \
+    static inline T fj_sign_##SUF(T x)                                          \
+    {                                                                           \
+        return (x > 0) ? (T)1 : (x < 0) ? (T)-1 : (x == 0) ? (T)0 : x;          \
+    }                                                                           \
+    static inline T fj_maximum_##SUF(T a, T b)                                  \
+    {                                                                           \
+        return ((a > b) | (a != a)) ? a : b;                                    \
+    }                                                                           \
+    static inline T fj_minimum_##SUF(T a, T b)                                  \
+    {                                                                           \
+        return ((a < b) | (a != a)) ? a : b;                                    \
+    }                                                                           \
+    /* x == y handles equal infinities; NaN inputs return x - y (a NaN). */     \
+    static inline T fj_logaddexp_##SUF(T x, T y)                                \
+    {                                                                           \
+        const T d = x - y;                                                      \
+        const T m = (d > 0) ? x : y;                                            \
+        const T r = m + log1p##F(exp##F(-fabs##F(d)));                          \
+        const T r1 = (d != d) ? d : r;                                          \
+        return (x == y) ? x + (T)(LN2) : r1;                                    \
+    }                                                                           \
+    static inline T fj_logaddexp2_##SUF(T x, T y)                               \
+    {                                                                           \
+        const T d = x - y;                                                      \
+        const T m = (d > 0) ? x : y;                                            \
+        const T r = m + (T)(LOG2E) * log1p##F(exp2##F(-fabs##F(d)));            \
+        const T r1 = (d != d) ? d : r;                                          \
+        return (x == y) ? x + (T)1 : r1;                                        \
+    }                                                                           \
+    static inline T fj_expit_##SUF(T x) { return (T)1 / ((T)1 + exp##F(-x)); }  \
+    static inline T fj_rint_##SUF(T x) { return rint##F(x); }                   \
+    static inline T fj_square_##SUF(T x) { return x * x; }                      \
+    static inline T fj_reciprocal_##SUF(T x) { return (T)1 / x; }               \
+    static inline T fj_heaviside_##SUF(T x, T h0)                               \
+    {                                                                           \
+        return (x < 0) ? (T)0 : (x > 0) ? (T)1 : (x == 0) ? h0 : x;             \
+    }                                                                           \
+    static inline T fj_deg2rad_##SUF(T x) { return x * ((T)(PI) / (T)180); }    \
+    static inline T fj_rad2deg_##SUF(T x) { return x * ((T)180 / (T)(PI)); }
+
+FJ__FLOAT(f32, float, f, 0.693147180559945309417232121458176568f,
+          1.442695040888963407359924681001892137f,
+          3.141592653589793238462643383279502884f)
+FJ__FLOAT(f64, double, , 0.693147180559945309417232121458176568,
+          1.442695040888963407359924681001892137,
+          3.141592653589793238462643383279502884)
+
+#endif /* FJ_SCALAR_H */

@@ -1,0 +1,35 @@
+"""The fusejit error hierarchy: every error fusejit raises on purpose derives from FusejitError."""
+
+from __future__ import annotations
+
+
+class FusejitError(Exception):
+    """Base class of all fusejit errors."""
+
+
+class TraceError(FusejitError):
+    """The function could not be traced (control flow on a traced value, unsupported call...)."""
+
+
+class UnsupportedError(TraceError, NotImplementedError):
+    """The function uses a NumPy feature or dtype that fusejit does not compile."""
+
+
+class ConcretizationError(TraceError, TypeError):
+    """A traced value was used where a concrete Python value is needed (if, int(), float())."""
+
+
+class IRError(FusejitError):
+    """The graph IR violates an invariant (raised by the verifier)."""
+
+
+class CompileError(FusejitError):
+    """The generated source could not be compiled."""
+
+
+class CompilerNotFoundError(CompileError):
+    """No working C compiler was found."""
+
+
+class RuntimeFailure(FusejitError):
+    """A compiled program failed while running."""

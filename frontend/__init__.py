@@ -1,0 +1,1 @@
+"""Stage 1: trace a Python function on Tracers into the Graph IR (and interpret it)."""

@@ -1,0 +1,297 @@
+"""The op table: every operation fusejit knows, defined once.
+
+Each OpDef holds the NumPy reference implementation (used by the interpreter and constant
+folding), the kind (elementwise, view, source...), the cost used by fusion, the C expression it
+renders to for each dtype, and the runtime error checks it needs. Dtypes are never guessed:
+`resolve_ufunc` asks NumPy itself. Every later stage reads this table; a test checks that every
+entry is complete.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+
+# C type and helper-suffix of every supported storage dtype.
+C_TYPES: dict[str, tuple[str, str]] = {
+    "bool": ("uint8_t", "b"),
+    "int8": ("int8_t", "i8"),
+    "int16": ("int16_t", "i16"),
+    "int32": ("int32_t", "i32"),
+    "int64": ("int64_t", "i64"),
+    "uint8": ("uint8_t", "u8"),
+    "uint16": ("uint16_t", "u16"),
+    "uint32": ("uint32_t", "u32"),
+    "uint64": ("uint64_t", "u64"),
+    "float16": ("_Float16", "f16"),
+    "float32": ("float", "f32"),
+    "float64": ("double", "f64"),
+}
+SUPPORTED_DTYPES = frozenset(np.dtype(n) for n in C_TYPES)
+
+
+def ctype(dtype: np.dtype) -> str:
+    return C_TYPES[np.dtype(dtype).name][0]
+
+
+def suffix(dtype: np.dtype) -> str:
+    return C_TYPES[np.dtype(dtype).name][1]
+
+
+def check_dtype(dtype: np.dtype, what: str = "value") -> np.dtype:
+    """Return `dtype` if fusejit can store it, else raise UnsupportedError."""
+    dtype = np.dtype(dtype)
+    if dtype not in SUPPORTED_DTYPES or dtype.byteorder == ">":
+        raise UnsupportedError(
+            f"dtype {dtype} of {what} is not supported by fusejit (supported: bool, int8..int64, "
+            "uint8..uint64, float16 (storage), float32, float64); convert it with .astype() "
+            "outside the compiled function"
+        )
+    return dtype
+
+
+@dataclass(frozen=True)
+class ErrorCheck:
+    """A runtime condition (C, over the op's operands) that makes NumPy raise."""
+
+    code: int
+    cond: str
+    exc: type[Exception]
+    message: str
+    applies: Callable[[list[str]], bool] = lambda sfx: True
+
+
+ERR_INT_NEG_POWER = ErrorCheck(
+    1,
+    "({1} < 0)",
+    ValueError,
+    "Integers to negative integer powers are not allowed.",
+    lambda sfx: sfx[1].startswith("i"),
+)
+ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER,)}
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operation. `c` maps (input suffixes, output suffix) to a C expression template."""
+
+    name: str
+    kind: str  # "elementwise" | "view" | "source"
+    nin: int
+    ref: Callable[..., Any] | None
+    c: Callable[[list[str], str], str] | None = None
+    cost: int = 1
+    errors: tuple[ErrorCheck, ...] = field(default_factory=tuple)
+    ufunc_name: str | None = None  # name of the NumPy/SciPy ufunc this op implements
+
+
+def _is_float(sfx: str) -> bool:
+    return sfx.startswith("f")
+
+
+def _libm(name: str) -> Callable[[list[str], str], str]:
+    """A libm function: `namef` for float32, `name` for float64."""
+
+    def render(ins: list[str], out: str) -> str:
+        fn = name + ("f" if out == "f32" else "")
+        return f"{fn}({', '.join('{%d}' % i for i in range(len(ins)))})"
+
+    return render
+
+
+def _helper(name: str) -> Callable[[list[str], str], str]:
+    """A fusejit helper from fj_scalar.h, typed by the first input's suffix."""
+
+    def render(ins: list[str], out: str) -> str:
+        return f"fj_{name}_{ins[0]}({', '.join('{%d}' % i for i in range(len(ins)))})"
+
+    return render
+
+
+def _infix(sym: str, bool_sym: str | None = None) -> Callable[[list[str], str], str]:
+    def render(ins: list[str], out: str) -> str:
+        s = bool_sym if (bool_sym and ins[0] == "b") else sym
+        return f"({{0}} {s} {{1}})"
+
+    return render
+
+
+def _float_or(float_render, int_render):
+    def render(ins: list[str], out: str) -> str:
+        return (float_render if _is_float(ins[0]) else int_render)(ins, out)
+
+    return render
+
+
+def _const(text: str):
+    return lambda ins, out: text
+
+
+def _fixed(text: str):
+    return lambda ins, out: text
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _add(op: OpDef) -> None:
+    OPS[op.name] = op
+
+
+def _ufunc(name: str, c, cost: int = 1, errors: tuple[ErrorCheck, ...] = (), uname: str = "",
+           nin: int = 0) -> None:
+    uname = uname or name
+    uf = getattr(np, uname, None)
+    _add(OpDef(name, "elementwise", nin or (uf.nin if uf is not None else 1), uf, c, cost,
+               errors, uname))
+
+
+# --- arithmetic -----------------------------------------------------------------------------
+_ufunc("add", _infix("+", "|"))
+_ufunc("subtract", _infix("-"))
+_ufunc("multiply", _infix("*", "&"))
+_ufunc("divide", _infix("/"), cost=4)
+_ufunc("floor_divide", _helper("floordiv"), cost=6)
+_ufunc("remainder", _helper("remainder"), cost=6)
+_ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
+_ufunc("power", _float_or(_libm("pow"), _helper("power")), cost=20, errors=(ERR_INT_NEG_POWER,))
+_ufunc("negative", _fixed("(-{0})"))
+_ufunc("positive", _fixed("({0})"))
+_ufunc("absolute", lambda i, o: "({0})" if i[0] == "b" else
+       (_libm("fabs")(i, o) if _is_float(i[0]) else _helper("abs")(i, o)))
+_ufunc("fabs", _libm("fabs"))
+_ufunc("sign", _helper("sign"))
+_ufunc("reciprocal", _helper("reciprocal"), cost=4)
+_ufunc("square", _helper("square"))
+_ufunc("maximum", lambda i, o: "({0} | {1})" if i[0] == "b" else _helper("maximum")(i, o))
+_ufunc("minimum", lambda i, o: "({0} & {1})" if i[0] == "b" else _helper("minimum")(i, o))
+_ufunc("fmax", _float_or(_libm("fmax"), lambda i, o: "({0} > {1} ? {0} : {1})"))
+_ufunc("fmin", _float_or(_libm("fmin"), lambda i, o: "({0} < {1} ? {0} : {1})"))
+_ufunc("heaviside", _helper("heaviside"))
+_ufunc("deg2rad", _helper("deg2rad"))
+_ufunc("rad2deg", _helper("rad2deg"))
+_ufunc("degrees", _helper("rad2deg"))
+_ufunc("radians", _helper("deg2rad"))
+# --- transcendental -------------------------------------------------------------------------
+for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"),
+               ("expm1", "expm1"), ("log", "log"), ("log2", "log2"), ("log10", "log10"),
+               ("log1p", "log1p"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
+               ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"),
+               ("cosh", "cosh"), ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
+               ("arctanh", "atanh"), ("arctan2", "atan2"), ("hypot", "hypot"),
+               ("copysign", "copysign"), ("nextafter", "nextafter")]:
+    _ufunc(_n, _libm(_c), cost=1 if _n in ("copysign", "sqrt") else 20)
+_ufunc("logaddexp", _helper("logaddexp"), cost=40)
+_ufunc("logaddexp2", _helper("logaddexp2"), cost=40)
+# --- rounding -------------------------------------------------------------------------------
+for _n in ("floor", "ceil", "trunc"):
+    _ufunc(_n, _float_or(_libm(_n), _fixed("({0})")))
+_ufunc("rint", _float_or(_helper("rint"), _fixed("({0})")))
+# --- predicates -----------------------------------------------------------------------------
+_ufunc("isnan", _float_or(_fixed("(isnan({0}) != 0)"), _const("0")))
+_ufunc("isinf", _float_or(_fixed("(isinf({0}) != 0)"), _const("0")))
+_ufunc("isfinite", _float_or(_fixed("(isfinite({0}) != 0)"), _const("1")))
+_ufunc("signbit", _float_or(_fixed("(signbit({0}) != 0)"), _fixed("({0} < 0)")))
+# --- comparison and logic -------------------------------------------------------------------
+for _n, _s in [("equal", "=="), ("not_equal", "!="), ("less", "<"), ("less_equal", "<="),
+               ("greater", ">"), ("greater_equal", ">=")]:
+    _ufunc(_n, _infix(_s))
+_ufunc("logical_and", _fixed("(({0} != 0) & ({1} != 0))"))
+_ufunc("logical_or", _fixed("(({0} != 0) | ({1} != 0))"))
+_ufunc("logical_xor", _fixed("(({0} != 0) ^ ({1} != 0))"))
+_ufunc("logical_not", _fixed("({0} == 0)"))
+_ufunc("bitwise_and", _infix("&"))
+_ufunc("bitwise_or", _infix("|"))
+_ufunc("bitwise_xor", _infix("^"))
+_ufunc("invert", lambda i, o: "({0} ^ 1)" if i[0] == "b" else "(~{0})")
+_ufunc("left_shift", _helper("lshift"))
+_ufunc("right_shift", _helper("rshift"))
+# --- SciPy special functions (resolved lazily: importing scipy is slow) ---------------------
+for _n, _r in [("erf", _libm("erf")), ("erfc", _libm("erfc")), ("expit", _helper("expit"))]:
+    _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n))
+# --- non-ufunc elementwise ------------------------------------------------------------------
+_add(OpDef("where", "elementwise", 3, np.where, _fixed("({0} ? {1} : {2})")))
+_add(OpDef("clip", "elementwise", 3, np.clip,
+           lambda i, o: ("(({0} | {1}) & {2})" if i[0] == "b" else
+                         f"fj_minimum_{i[0]}(fj_maximum_{i[0]}({{0}}, {{1}}), {{2}})")))
+_add(OpDef("cast", "elementwise", 1, lambda x, dtype: x.astype(dtype),
+           lambda i, o: "({0} != 0)" if o == "b" else "({0})"))
+_add(OpDef("copy", "elementwise", 1, np.copy, _fixed("({0})")))
+# --- views: index maps over their input (lowering/views.py gives each its map) --------------
+
+
+def view_reference(x: np.ndarray, start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+                   shape: tuple[int, ...]) -> np.ndarray:
+    """Evaluate a `view`: out[i] = x[start + sum over out dims d of step_d * i_d on axis_d]."""
+    if 0 in shape:
+        return np.empty(shape, x.dtype)
+    grids = np.indices(shape, sparse=True) if shape else []
+    index: list[Any] = list(start)
+    for d, (axis, step) in enumerate(dims):
+        if axis >= 0:
+            index[axis] = index[axis] + step * grids[d]
+    picked = x[tuple(index)] if index else x
+    return np.array(np.broadcast_to(picked, shape))
+
+
+# One view op covers broadcasting, transposes, slicing with steps, split, integer indexing,
+# expand_dims and squeeze: each output dim d reads input axis dims[d][0] (or none, -1: a
+# broadcast dim) with step dims[d][1]; every input axis starts at start[axis].
+_add(OpDef("view", "view", 1, view_reference))
+# --- sources --------------------------------------------------------------------------------
+_add(OpDef("input", "source", 0, None))
+_add(OpDef("const", "source", 0, None))
+
+ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
+_SCIPY_NAMES = ("erf", "erfc", "expit")
+
+
+def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
+    """The op implementing `ufunc`, or None. SciPy ufuncs are matched by identity."""
+    name = ufunc.__name__
+    if name in _SCIPY_NAMES:
+        special = sys.modules.get("scipy.special")
+        if special is not None and getattr(special, name, None) is ufunc:
+            return OPS[name]
+        return None
+    if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):
+        return ELEMENTWISE_UFUNCS.get(name)
+    if name in ("absolute", "fabs") and ufunc in (np.absolute, np.fabs):
+        return OPS[name]
+    return None
+
+
+def reference(op: OpDef) -> Callable[..., Any]:
+    """The NumPy/SciPy callable that defines `op` (SciPy imported on demand)."""
+    if op.ref is not None:
+        return op.ref
+    import scipy.special
+
+    return getattr(scipy.special, op.ufunc_name or op.name)
+
+
+Operand = np.dtype | type  # a dtype, or the Python type of a weak scalar (int/float)
+
+
+def resolve_ufunc(ufunc: np.ufunc, operands: list[Any]) -> tuple[list[np.dtype], np.dtype]:
+    """Ask NumPy for the loop input dtypes and output dtype of `ufunc(*operands)`.
+
+    `operands` holds dtypes (for arrays/NumPy scalars) or concrete Python scalars (weak,
+    NEP 50). NumPy itself is called on empty arrays, so its exceptions (OverflowError for an
+    out-of-range Python int, TypeError for unsupported loops) are raised exactly as NumPy would.
+    """
+    probes = [np.empty(0, d) if isinstance(d, np.dtype) else d for d in operands]
+    with np.errstate(all="ignore"):
+        result = ufunc(*probes)
+    out_dtype = np.asarray(result).dtype
+    spec = tuple(d if isinstance(d, np.dtype) else
+                 (np.dtype(bool) if isinstance(d, (bool, np.bool_)) else type(d))
+                 for d in operands)
+    loop = ufunc.resolve_dtypes(spec + (None,) * ufunc.nout)
+    return list(loop[: ufunc.nin]), out_dtype

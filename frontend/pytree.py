@@ -1,0 +1,44 @@
+"""Flatten a function's return value (nested tuples, lists, dicts) into leaves and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TreeDef = Any  # ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", v)
+
+
+def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:
+    """Leaves (objects for which `is_leaf` is true) and a structure to rebuild `obj`."""
+    leaves: list[Any] = []
+
+    def walk(o: Any) -> TreeDef:
+        if is_leaf(o):
+            leaves.append(o)
+            return ("leaf",)
+        if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
+            return (type(o).__name__, [walk(v) for v in o])
+        if type(o) is dict:
+            keys = list(o)
+            return ("dict", keys, [walk(o[k]) for k in keys])
+        return ("static", o)
+
+    return leaves, walk(obj)
+
+
+def unflatten(tree: TreeDef, leaves: list[Any]) -> Any:
+    """Rebuild the structure described by `tree` from `leaves` (in flatten order)."""
+    it = iter(leaves)
+
+    def build(t: TreeDef) -> Any:
+        kind = t[0]
+        if kind == "leaf":
+            return next(it)
+        if kind == "tuple":
+            return tuple(build(c) for c in t[1])
+        if kind == "list":
+            return [build(c) for c in t[1]]
+        if kind == "dict":
+            return {k: build(c) for k, c in zip(t[1], t[2])}
+        return t[1]
+
+    return build(tree)

@@ -1,0 +1,142 @@
+"""Views at trace time: broadcasting, transposes, basic indexing and split as `view` nodes.
+
+Every view is one op, `view`, with attrs `start` (per input axis) and `dims` (per output dim:
+(input axis or -1, step)); out[i] = in[start + sum_d step_d * i_d along axis_d]. A view of a
+view composes into a single view at trace time, so chains never reach the lowering.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import tracer as T
+from .ir import Node
+
+
+def view_node(base: Node, start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+              shape: tuple[int, ...]) -> Node:
+    """A `view` of `base`, composed with `base` when `base` is itself a view."""
+    if base.op == "view":
+        inner_start, inner_dims = base.attrs["start"], base.attrs["dims"]
+        new_start = list(inner_start)
+        for d1, (axis, step) in enumerate(inner_dims):
+            if axis >= 0:
+                new_start[axis] += step * start[d1]
+        new_dims = []
+        for axis2, step2 in dims:
+            if axis2 < 0 or inner_dims[axis2][0] < 0:
+                new_dims.append((-1, 0))
+            else:
+                axis1, step1 = inner_dims[axis2]
+                new_dims.append((axis1, step1 * step2))
+        start, dims, base = tuple(new_start), tuple(new_dims), base.inputs[0]
+    dims = tuple((a, s) if (a >= 0 and n != 1) else (-1, 0) for (a, s), n in zip(dims, shape))
+    if (shape == base.shape and not any(start)
+            and dims == tuple((i, 1) if n != 1 else (-1, 0) for i, n in enumerate(shape))):
+        return base
+    return T.make_node("view", [base], shape, base.dtype, start=tuple(start), dims=dims)
+
+
+def _wrap(t: T.Tracer, node: Node) -> T.Tracer:
+    return T.Tracer(node, scalar=False)
+
+
+def broadcast_to(t: T.Tracer, shape: tuple[int, ...]) -> T.Tracer:
+    shape = tuple(operator.index(s) for s in shape)
+    np.broadcast_to(np.empty(t.shape, dtype=[]), shape)  # NumPy's own check and error
+    lead = len(shape) - t.ndim
+    dims = tuple((-1, 0) if d < lead or t.shape[d - lead] == 1 else (d - lead, 1)
+                 for d in range(len(shape)))
+    return _wrap(t, view_node(t.node, (0,) * t.ndim, dims, shape))
+
+
+def transpose(t: T.Tracer, axes: Any) -> T.Tracer:
+    perm = tuple(range(t.ndim))[::-1] if axes is None else tuple(
+        operator.index(a) for a in axes)
+    np.empty(t.shape, dtype=[]).transpose(perm)  # NumPy's checks and errors
+    perm = tuple(a % t.ndim for a in perm) if t.ndim else perm
+    shape = tuple(t.shape[a] for a in perm)
+    return _wrap(t, view_node(t.node, (0,) * t.ndim, tuple((a, 1) for a in perm), shape))
+
+
+def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
+    """x[index] for integers, slices (any step), None and Ellipsis."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for ix in index:
+        if isinstance(ix, (T.Tracer, np.ndarray, list)) or (
+                isinstance(ix, (bool, np.bool_))):
+            raise T.UnsupportedError(
+                "advanced indexing (integer arrays, boolean masks, traced indices) is not "
+                f"supported by fusejit yet{T.where_msg()}; use np.where for masking")
+    n_real = sum(1 for ix in index if ix is not None and ix is not Ellipsis)
+    if sum(1 for ix in index if ix is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > t.ndim:
+        raise IndexError(f"too many indices for array: array is {t.ndim}-dimensional, but "
+                         f"{n_real} were indexed")
+    expanded: list[Any] = []
+    for ix in index:
+        if ix is Ellipsis:
+            expanded.extend([slice(None)] * (t.ndim - n_real))
+        else:
+            expanded.append(ix)
+    if Ellipsis not in index:
+        expanded.extend([slice(None)] * (t.ndim - n_real))
+    start = [0] * t.ndim
+    dims: list[tuple[int, int]] = []
+    shape: list[int] = []
+    axis = 0
+    for ix in expanded:
+        if ix is None:
+            dims.append((-1, 0))
+            shape.append(1)
+            continue
+        n = t.shape[axis]
+        if isinstance(ix, slice):
+            lo, hi, step = ix.indices(n)
+            length = len(range(lo, hi, step))
+            start[axis] = lo if length else 0
+            dims.append((axis, step))
+            shape.append(length)
+        else:
+            i = operator.index(ix)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            start[axis] = i % n
+        axis += 1
+    return _wrap(t, view_node(t.node, tuple(start), tuple(dims), tuple(shape)))
+
+
+def split(t: T.Tracer, indices_or_sections: Any, axis: int = 0, even: bool = True) -> list:
+    """np.split / np.array_split along any axis, as views (NumPy's errors for bad sections)."""
+    if t.ndim == 0:
+        raise ValueError("array split does not work on 0-d arrays")
+    axis = operator.index(axis)
+    if not -t.ndim <= axis < t.ndim:
+        raise np.exceptions.AxisError(axis, t.ndim)
+    axis %= t.ndim
+    n = t.shape[axis]
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    else:
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if even and n % sections:
+            raise ValueError("array split does not result in an equal division")
+        q, r = divmod(n, sections)
+        sizes = [q + 1] * r + [q] * (sections - r)
+        bounds = [0]
+        for s in sizes:
+            bounds.append(bounds[-1] + s)
+    pieces = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * t.ndim
+        index[axis] = slice(lo, hi)
+        pieces.append(basic_index(t, tuple(index)))
+    return pieces

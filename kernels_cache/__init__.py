@@ -1,0 +1,1 @@
+"""The on-disk cache of compiled artefacts (imports no other fusejit stage)."""

@@ -1,0 +1,152 @@
+"""Loop IR: what codegen sees. A Program is buffers plus kernels run in order.
+
+A Kernel iterates over a rectangular domain; its body is straight-line SSA evaluated at every
+domain point: loads through affine accesses (element offset + one element stride per domain
+dim), computes named by op-table entries, error checks, and stores. Plain data throughout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A memory region: a graph input, an output, a constant, or a temporary in the arena."""
+
+    index: int
+    kind: str  # "input" | "const" | "output" | "temp"
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # element strides of the buffer's own index space
+    nbytes: int
+    ref: int = -1  # graph input position (input), output position (output), const slot (const)
+    offset: int = 0  # byte offset in the arena (temp)
+    node: int = -1  # id of the graph node it holds
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}{self.ref if self.ref >= 0 else self.index}"
+
+
+@dataclass(frozen=True)
+class Access:
+    """Element `offset + sum(strides[d] * i[d])` of buffer `buf`, for domain index i."""
+
+    buf: int
+    offset: int
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Load:
+    var: str
+    access: Access
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Const:
+    var: str
+    value: Any
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Compute:
+    var: str
+    op: str
+    args: tuple[str, ...]
+    in_dtypes: tuple[np.dtype, ...]
+    dtype: np.dtype
+    node: int = -1
+
+
+@dataclass(frozen=True)
+class Check:
+    """A runtime error condition of `op` over `args` (op-table ErrorCheck `code`)."""
+
+    code: int
+    op: str
+    args: tuple[str, ...]
+    in_dtypes: tuple[np.dtype, ...]
+
+
+@dataclass(frozen=True)
+class Store:
+    access: Access
+    var: str
+
+
+Stmt = Load | Const | Compute | Check | Store
+
+
+@dataclass
+class Kernel:
+    name: str
+    domain: tuple[int, ...]
+    body: list[Stmt]
+    nodes: list[int] = field(default_factory=list)  # graph nodes computed here
+    locs: list[str] = field(default_factory=list)  # user source lines they came from
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.domain, dtype=np.int64))
+
+    def loads(self) -> list[Load]:
+        return [s for s in self.body if isinstance(s, Load)]
+
+    def stores(self) -> list[Store]:
+        return [s for s in self.body if isinstance(s, Store)]
+
+
+@dataclass(frozen=True)
+class OutputRef:
+    """Where a graph output comes from: a buffer, or a graph input returned unchanged."""
+
+    kind: str  # "buffer" | "input"
+    index: int
+
+
+@dataclass
+class Program:
+    name: str
+    buffers: list[Buffer]
+    kernels: list[Kernel]
+    outputs: list[OutputRef]
+    consts: list[np.ndarray]
+    arena_bytes: int = 0
+
+    def by_kind(self, kind: str) -> list[Buffer]:
+        return [b for b in self.buffers if b.kind == kind]
+
+
+def format_program(p: Program) -> str:
+    """A readable dump of a Program (used by debug output and tests)."""
+    lines = [f"program {p.name} (arena {p.arena_bytes} bytes)"]
+    for b in p.buffers:
+        extra = f" @arena+{b.offset}" if b.kind == "temp" else ""
+        lines.append(f"  buf{b.index} {b.name}: {b.dtype.name}{list(b.shape)}{extra}")
+    for k in p.kernels:
+        lines.append(f"  kernel {k.name} domain={list(k.domain)} nodes={k.nodes}")
+        for s in k.body:
+            lines.append(f"    {_fmt_stmt(s)}")
+    lines.append(f"  outputs {[(o.kind, o.index) for o in p.outputs]}")
+    return "\n".join(lines)
+
+
+def _fmt_stmt(s: Stmt) -> str:
+    if isinstance(s, Load):
+        a = s.access
+        return f"{s.var} = load buf{a.buf}[{a.offset} + {list(a.strides)}.i] : {s.dtype.name}"
+    if isinstance(s, Const):
+        return f"{s.var} = {s.value!r} : {s.dtype.name}"
+    if isinstance(s, Compute):
+        return f"{s.var} = {s.op}({', '.join(s.args)}) : {s.dtype.name}"
+    if isinstance(s, Check):
+        return f"check {s.op}#{s.code}({', '.join(s.args)})"
+    a = s.access
+    return f"store buf{a.buf}[{a.offset} + {list(a.strides)}.i] = {s.var}"

@@ -1,0 +1,216 @@
+"""Lowering: a partitioned Graph becomes a Program of loop-IR kernels.
+
+Inside a kernel every value is computed at each domain point from materialised buffers read
+through affine index maps: broadcasting gives stride 0, views (transpose, slicing with steps,
+split, integer indexing) give offsets and scaled strides, and non-contiguous inputs are read
+through their own strides. Nothing is copied unless fusion decided to store it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend.ir import Graph, Node
+from ..frontend.ops import OPS
+from .fusion import partition
+from .loop_ir import (
+    Access,
+    Buffer,
+    Check,
+    Compute,
+    Const,
+    Kernel,
+    Load,
+    OutputRef,
+    Program,
+    Stmt,
+    Store,
+)
+
+# An affine map from domain indices to a node's indices: one (offset, coefficients) per dim.
+Row = tuple[int, tuple[int, ...]]
+AffineMap = tuple[Row, ...]
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def identity_map(ndim: int) -> AffineMap:
+    return tuple((0, tuple(int(i == d) for i in range(ndim))) for d in range(ndim))
+
+
+def broadcast_map(in_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                  amap: AffineMap) -> AffineMap:
+    """The map to an input of an elementwise node (right-aligned, size-1 dims stay at 0)."""
+    lead = len(out_shape) - len(in_shape)
+    ndom = len(amap[0][1]) if amap else 0
+    zero: Row = (0, (0,) * ndom)
+    return tuple(zero if n == 1 else amap[k + lead] for k, n in enumerate(in_shape))
+
+
+def view_map(node: Node, amap: AffineMap, ndom: int) -> AffineMap:
+    """The map to the input of a `view` node, given the map to the view itself."""
+    start, dims = node.attrs["start"], node.attrs["dims"]
+    rows = []
+    for a in range(len(start)):
+        off, coef = start[a], [0] * ndom
+        for d, (axis, step) in enumerate(dims):
+            if axis == a:
+                off += step * amap[d][0]
+                coef = [c + step * x for c, x in zip(coef, amap[d][1])]
+        rows.append((off, tuple(coef)))
+    return tuple(rows)
+
+
+def access(buf: Buffer, amap: AffineMap, ndom: int) -> Access:
+    offset = sum(s * row[0] for s, row in zip(buf.strides, amap))
+    strides = tuple(sum(s * row[1][d] for s, row in zip(buf.strides, amap)) for d in range(ndom))
+    return Access(buf.index, int(offset), strides)
+
+
+class _KernelBuilder:
+    """Builds one kernel's SSA body by walking the graph from its roots."""
+
+    def __init__(self, lowering: _Lowering, shape: tuple[int, ...], roots: list[Node]) -> None:
+        self.low = lowering
+        self.shape = shape
+        self.ndom = len(shape)
+        self.roots = {r.id for r in roots}
+        self.memo: dict[tuple[int, AffineMap], str] = {}
+        self.body: list[Stmt] = []
+        self.nodes: list[int] = []
+        self.locs: list[str] = []
+
+    def var(self) -> str:
+        return f"v{len(self.memo)}"
+
+    def value(self, node: Node, amap: AffineMap) -> str:
+        key = (node.id, amap)
+        if key in self.memo:
+            return self.memo[key]
+        buf = self.low.buffer_for(node)
+        if buf is not None and node.id not in self.roots:
+            name = self.var()
+            self.body.append(Load(name, access(buf, amap, self.ndom), node.dtype))
+        elif node.op == "const":
+            name = self.var()
+            self.body.append(Const(name, node.attrs["value"].reshape(-1)[0].item(), node.dtype))
+        elif node.op == "view":
+            name = self.value(node.inputs[0], view_map(node, amap, self.ndom))
+        else:
+            args = tuple(self.value(i, broadcast_map(i.shape, node.shape, amap))
+                         for i in node.inputs)
+            in_dtypes = tuple(i.dtype for i in node.inputs)
+            op = OPS[node.op]
+            sfx = [_sfx(d) for d in in_dtypes]
+            for check in op.errors:
+                if check.applies(sfx):
+                    self.body.append(Check(check.code, node.op, args, in_dtypes))
+            name = self.var()
+            self.body.append(Compute(name, node.op, args, in_dtypes, node.dtype, node.id))
+            if node.id not in self.nodes:
+                self.nodes.append(node.id)
+                if node.loc and node.loc not in self.locs:
+                    self.locs.append(node.loc)
+        self.memo[key] = name
+        return name
+
+    def build(self, name: str, roots: list[Node]) -> Kernel:
+        ident = identity_map(self.ndom)
+        for root in roots:
+            v = self.value(root, ident)
+            buf = self.low.buffer_for(root)
+            assert buf is not None
+            self.body.append(Store(access(buf, ident, self.ndom), v))
+        return collapse(Kernel(name, self.shape, self.body, self.nodes, self.locs))
+
+
+def _sfx(dtype: np.dtype) -> str:
+    from ..frontend.ops import suffix
+
+    return suffix(dtype)
+
+
+class _Lowering:
+    def __init__(self, graph: Graph, input_strides: list[tuple[int, ...]]) -> None:
+        self.graph = graph
+        self.buffers: list[Buffer] = []
+        self.by_node: dict[int, Buffer] = {}
+        self.consts: list[np.ndarray] = []
+        for k, node in enumerate(graph.inputs):
+            self._add(node, "input", input_strides[k], ref=k)
+
+    def _add(self, node: Node, kind: str, strides: tuple[int, ...], ref: int = -1) -> Buffer:
+        buf = Buffer(len(self.buffers), kind, node.dtype, node.shape, strides,
+                     node.type.size * node.dtype.itemsize, ref, node=node.id)
+        self.buffers.append(buf)
+        self.by_node[node.id] = buf
+        return buf
+
+    def buffer_for(self, node: Node) -> Buffer | None:
+        buf = self.by_node.get(node.id)
+        if buf is None and node.op == "const" and node.type.size > 1:
+            self.consts.append(np.ascontiguousarray(node.attrs["value"]))
+            buf = self._add(node, "const", contiguous_strides(node.shape), len(self.consts) - 1)
+        return buf
+
+
+def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
+    """Lower an optimised graph, given the element strides of each input, to a Program."""
+    groups, materialised, _ = partition(graph)
+    low = _Lowering(graph, input_strides)
+    out_index: dict[int, int] = {}
+    for pos, node in enumerate(graph.outputs):
+        if node.op != "input" and node.id not in out_index:
+            out_index[node.id] = pos
+    for group in groups:
+        for root in group.roots:
+            if root.id in out_index:
+                low._add(root, "output", contiguous_strides(root.shape), ref=out_index[root.id])
+            else:
+                low._add(root, "temp", contiguous_strides(root.shape))
+    kernels = [_KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots)
+               for i, g in enumerate(groups)]
+    outputs = []
+    for node in graph.outputs:
+        if node.op == "input":
+            outputs.append(OutputRef("input", graph.inputs.index(node)))
+        else:
+            outputs.append(OutputRef("buffer", low.by_node[node.id].index))
+    return Program(graph.name, low.buffers, kernels, outputs, low.consts)
+
+
+def collapse(kernel: Kernel) -> Kernel:
+    """Drop size-1 domain dims and merge adjacent dims that every access walks contiguously."""
+    accesses = [s.access for s in kernel.body if isinstance(s, (Load, Store))]
+    domain = list(kernel.domain)
+    strides = [list(a.strides) for a in accesses]
+    if 0 in domain:
+        domain, strides = [0], [[0] for _ in accesses]
+    else:
+        keep = [d for d, n in enumerate(domain) if n != 1]
+        domain = [domain[d] for d in keep]
+        strides = [[s[d] for d in keep] for s in strides]
+        d = len(domain) - 2
+        while d >= 0:
+            if all(s[d] == s[d + 1] * domain[d + 1] for s in strides):
+                domain[d:d + 2] = [domain[d] * domain[d + 1]]
+                for s in strides:
+                    s[d:d + 2] = [s[d + 1]]
+            d -= 1
+        if not domain:
+            domain, strides = [1], [[0] for _ in accesses]
+    it = iter(strides)
+    body: list[Stmt] = []
+    for s in kernel.body:
+        if isinstance(s, Load):
+            s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype)
+        elif isinstance(s, Store):
+            s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var)
+        body.append(s)
+    return Kernel(kernel.name, tuple(domain), body, kernel.nodes, kernel.locs)

@@ -1,0 +1,121 @@
+"""Graph passes: each a small pure function Graph -> Graph, plus the verifier.
+
+Passes never mutate nodes; they rebuild the graph through `rewrite`, which maps every node to
+its replacement in topological order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import IRError
+from ..frontend.interpret import eval_node
+from ..frontend.ir import Graph, Node, format_graph, format_node, toposort
+from ..frontend.ops import OPS, SUPPORTED_DTYPES
+
+Rule = Callable[[Node], Node]
+
+
+def _rebuilt(graph: Graph, mapped: dict[int, Node]) -> Graph:
+    outputs = [mapped[o.id] for o in graph.outputs]
+    return graph.with_outputs(outputs, toposort(outputs, graph.inputs))
+
+
+def rewrite(graph: Graph, rule: Rule) -> Graph:
+    """Rebuild `graph`: each node gets its inputs replaced, then `rule` may replace it."""
+    mapped: dict[int, Node] = {}
+    for node in graph.nodes():
+        if node.op == "input":
+            mapped[node.id] = node
+            continue
+        inputs = tuple(mapped[i.id] for i in node.inputs)
+        new = node
+        if any(a is not b for a, b in zip(inputs, node.inputs)):
+            new = Node(node.op, inputs, node.type, dict(node.attrs), node.loc)
+        mapped[node.id] = rule(new)
+    return _rebuilt(graph, mapped)
+
+
+def dce(graph: Graph) -> Graph:
+    """Dead-code elimination: keep only nodes that an output depends on."""
+    return graph.with_outputs(list(graph.outputs), toposort(graph.outputs, graph.inputs))
+
+
+def cse(graph: Graph) -> Graph:
+    """Common-subexpression elimination: one node per (op, attrs, inputs, type)."""
+    seen: dict[tuple, Node] = {}
+
+    def rule(node: Node) -> Node:
+        return seen.setdefault(node.key(), node)
+
+    return rewrite(graph, rule)
+
+
+FOLD_MAX_ELEMENTS = 1 << 12
+
+
+def constant_fold(graph: Graph) -> Graph:
+    """Evaluate nodes whose inputs are all constants (never growing a constant past 4096)."""
+
+    def rule(node: Node) -> Node:
+        if not node.inputs or any(i.op != "const" for i in node.inputs):
+            return node
+        biggest = max(i.type.size for i in node.inputs)
+        if node.type.size > max(biggest, FOLD_MAX_ELEMENTS):
+            return node
+        value = np.array(eval_node(node, [i.attrs["value"] for i in node.inputs]))
+        value.setflags(write=False)
+        return Node("const", (), node.type, {"value": value}, node.loc)
+
+    return rewrite(graph, rule)
+
+
+def verify(graph: Graph) -> Graph:
+    """Check the IR's invariants; raise IRError showing the graph when one is broken."""
+    seen: set[int] = set()
+    for node in graph.nodes():
+        problem = _check(node, seen)
+        if problem:
+            raise IRError(f"invalid IR at {format_node(node)}: {problem}\n{format_graph(graph)}")
+        seen.add(node.id)
+    for out in graph.outputs:
+        if out.id not in seen:
+            raise IRError(f"output %{out.id} is not in the graph\n{format_graph(graph)}")
+    return graph
+
+
+def _check(node: Node, seen: set[int]) -> str | None:
+    if node.op not in OPS:
+        return f"unknown op {node.op!r}"
+    if node.dtype not in SUPPORTED_DTYPES:
+        return f"unsupported dtype {node.dtype}"
+    for i in node.inputs:
+        if i.id not in seen:
+            return f"input %{i.id} is used before it is defined"
+    op = OPS[node.op]
+    if op.kind != "source" and len(node.inputs) != op.nin:
+        return f"{node.op} takes {op.nin} inputs, has {len(node.inputs)}"
+    if op.kind == "elementwise":
+        try:
+            shape = np.broadcast_shapes(*(i.shape for i in node.inputs))
+        except ValueError:
+            return "inputs do not broadcast"
+        if shape != node.shape:
+            return f"shape {node.shape} is not the broadcast of its inputs {shape}"
+        if node.op != "cast" and node.op != "where" and len({i.dtype for i in node.inputs}) > 1:
+            return "inputs of an elementwise op must share the loop dtype"
+    if node.op == "const" and (node.attrs["value"].shape != node.shape
+                               or node.attrs["value"].dtype != node.dtype):
+        return "constant value does not match its type"
+    if node.op == "view":
+        start, dims = node.attrs["start"], node.attrs["dims"]
+        src = node.inputs[0]
+        if len(start) != src.type.ndim or len(dims) != node.type.ndim:
+            return "view attrs do not match the ranks of input and output"
+        for (axis, step), n in zip(dims, node.shape):
+            if axis >= src.type.ndim or (axis >= 0 and n > 0 and not
+                                         0 <= start[axis] + step * (n - 1) < src.shape[axis]):
+                return "view reads outside its input"
+    return None

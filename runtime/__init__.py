@@ -1,0 +1,1 @@
+"""Stage 4: build generated sources, load them, and run compiled programs."""

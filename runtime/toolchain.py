@@ -1,0 +1,131 @@
+"""The system C compiler: find it, identify it, probe what it supports, and run it.
+
+Probe results (OpenMP, libmvec) are cached in the kernel store, keyed by the compiler's
+identity, so a new process pays for them only once per machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from .. import config
+from ..errors import CompileError, CompilerNotFoundError
+from ..kernels_cache.store import default_store, key_of
+
+BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
+              "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+              "-fno-semantic-interposition")
+_PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "codegen", "include", "probe_libmvec.c")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    cc: str
+    version: str
+    openmp: bool
+    libmvec: bool
+    extra: tuple[str, ...]
+
+    @property
+    def cflags(self) -> tuple[str, ...]:
+        flags = BASE_FLAGS + (("-fopenmp",) if self.openmp else ("-fopenmp-simd",))
+        return flags + self.extra
+
+    @property
+    def libs(self) -> tuple[str, ...]:
+        return (("-lmvec",) if self.libmvec else ()) + ("-lm",)
+
+    def identity(self) -> str:
+        return f"{self.cc}|{self.version}|{' '.join(self.cflags)}|{' '.join(self.libs)}"
+
+
+def _find_cc(cfg: config.Config) -> str:
+    for cand in ([cfg.cc] if cfg.cc else []) + ["cc", "gcc", "clang"]:
+        path = shutil.which(cand)
+        if path:
+            return path
+    raise CompilerNotFoundError(
+        "fusejit needs a C compiler and found none (looked for $FUSEJIT_CC, $CC, cc, gcc, "
+        "clang). Install one, e.g. `apt-get install gcc`, or point FUSEJIT_CC at it.")
+
+
+def run_cc(args: list[str], what: str) -> None:
+    """Run the compiler; raise CompileError with its output on failure."""
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    except OSError as e:
+        raise CompilerNotFoundError(f"could not run the C compiler {args[0]}: {e}") from e
+    if proc.returncode != 0:
+        raise CompileError(f"C compilation of {what} failed ({' '.join(args)}):\n"
+                           f"{proc.stderr[-4000:]}")
+
+
+def _probe(cc: str, flags: list[str], source: str, libs: list[str]) -> bool:
+    with tempfile.TemporaryDirectory(prefix="fusejit-probe-") as d:
+        src = os.path.join(d, "probe.c")
+        exe = os.path.join(d, "probe")
+        with open(src, "w") as f:
+            f.write(source)
+        proc = subprocess.run([cc, *flags, src, "-o", exe, *libs], capture_output=True)
+        if proc.returncode != 0:
+            return False
+        return subprocess.run([exe], capture_output=True).returncode == 0
+
+
+_OMP_PROBE = """#include <omp.h>
+int main(void) { int n = 0;
+#pragma omp parallel reduction(+:n)
+  n += 1;
+  return n >= 1 ? 0 : 1; }
+"""
+
+
+@functools.lru_cache(maxsize=4)
+def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        raise CompilerNotFoundError(f"could not run the C compiler {cc}: {e}") from e
+    version = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "?"
+    store = default_store(config.current().cache_dir)
+    key = key_of("toolchain-probe-v1", cc, version, str(os.stat(cc).st_mtime_ns), *extra,
+                 _read(_PROBE))
+    cached = store.lookup(key, ".json")
+    if cached:
+        with open(cached) as f:
+            info = json.load(f)
+    else:
+        base = ["-O2", "-march=native", "-fno-math-errno", *extra]
+        omp = _probe(cc, base + ["-fopenmp"], _OMP_PROBE, [])
+        mvec = os.path.exists(_PROBE) and _probe(
+            cc, base + ["-O3", "-fopenmp-simd", "-DFJ_LIBMVEC", "-I", os.path.dirname(_PROBE)],
+            _read(_PROBE), ["-lmvec", "-lm"])
+        info = {"openmp": omp, "libmvec": mvec}
+
+        def write(path: str) -> None:
+            with open(path, "w") as f:
+                json.dump(info, f)
+
+        store.put(key, ".json", write)
+    return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def detect() -> Toolchain:
+    """The toolchain fusejit compiles with (cached per process and on disk)."""
+    cfg = config.current()
+    return _detect(_find_cc(cfg), tuple(cfg.cflags_extra.split()))
