@@ -24,8 +24,8 @@ from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
-from .runtime.backend_c import build, load
-from .runtime.executor import Executable
+from .runtime.backend_c import build, dispatcher, load
+from .runtime.executor import Executable, make_stub
 from .runtime.toolchain import detect
 
 _SCALARS = (bool, int, float)
@@ -69,6 +69,7 @@ class Compiled:
     executable: Executable
     positions: list[int]
     times: dict[str, float] = field(default_factory=dict)
+    stub: Callable[..., Any] | None = None
 
 
 class JitFunction:
@@ -94,6 +95,9 @@ class JitFunction:
         if self.backend != "c":
             raise UnsupportedError(f"backend {self.backend!r} is not available yet (only 'c')")
         self._cache: dict[Hashable, Compiled] = {}
+        # Fast path: signature bytes computed in C -> specialised call stub.
+        self._stubs: dict[bytes, Callable[..., Any]] = {}
+        self._keyfn: Callable[[tuple], bytes | None] | None = None
         self.trace_count = 0
         self.compile_count = 0
 
@@ -117,7 +121,15 @@ class JitFunction:
         return tuple(("static", a) if i in static else arg_key(a) for i, a in enumerate(args))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = self._bind(args, kwargs)
+        if kwargs or len(args) != self._nparams:
+            args = self._bind(args, kwargs)
+        if self._keyfn is not None:
+            stub = self._stubs.get(self._keyfn(args))
+            if stub is not None:
+                return stub(*args)
+        return self._call_slow(args)
+
+    def _call_slow(self, args: tuple) -> Any:
         try:
             compiled = self._cache.get(self._key(args))
         except TypeError:  # an unhashable static argument: _normalise says which
@@ -126,6 +138,8 @@ class JitFunction:
             args = self._normalise(args)
             key = self._key(args)
             compiled = self._cache.get(key) or self._compile(args, key)
+        if compiled.stub is not None:
+            return compiled.stub(*args)
         g = compiled.optimised
         outs = compiled.executable.run([args[i] for i in compiled.positions])
         outs = [o[()] if s and isinstance(o, np.ndarray) else o
@@ -194,8 +208,16 @@ class JitFunction:
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
         self.compile_count += 1
-        compiled = Compiled(graph, optimised, program, source, executable, positions, times)
+        stub = make_stub(executable, len(args), positions, optimised.out_tree,
+                         optimised.out_scalar)
+        compiled = Compiled(graph, optimised, program, source, executable, positions, times, stub)
         self._cache[key] = compiled
+        dispatch = dispatcher()
+        if stub is not None and dispatch is not None and not self.static:
+            self._keyfn = dispatch.key
+            fast_key = dispatch.key(args)
+            if fast_key is not None:
+                self._stubs[fast_key] = stub
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
         return compiled

@@ -53,8 +53,43 @@ def cpu_info() -> tuple[str, bool]:
     return model, "avx512f" in fields.get("flags", "").split()
 
 
-def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> tuple[float, float, int]:
-    """Median and min seconds per call over ``repeat`` samples, and calls per sample."""
+def machine_cpu_s() -> float:
+    """CPU seconds the whole machine was busy or stolen (from /proc/stat); 0.0 elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    """CPU seconds of this process (all threads) and its finished children (compilers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class CpuMeter:
+    """Cores this process (with its children) kept busy, and cores used by everything else
+    (other processes and hypervisor steal), averaged from ``__init__`` to ``read``."""
+
+    def __init__(self) -> None:
+        self.cpu, self.machine, self.wall = own_cpu_s(), machine_cpu_s(), time.perf_counter()
+
+    def read(self) -> tuple[float | None, float | None]:
+        """(own cores, other cores); None for windows too short for /proc/stat's 10 ms ticks."""
+        wall = time.perf_counter() - self.wall
+        if wall < 0.2:
+            return None, None
+        own = own_cpu_s() - self.cpu
+        other = max(0.0, machine_cpu_s() - self.machine - own)
+        return own / wall, other / wall
+
+
+def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> dict[str, Any]:
+    """Median and min seconds per call over ``repeat`` samples, calls per sample, and the
+    cores busy over the timed calls: this process's, and other processes' (a loaded machine)."""
     warm = 100 if latency else WARMUP_CALLS  # untimed: allocator, page faults, caches settle
     t0 = time.perf_counter()
     for _ in range(warm):
@@ -66,15 +101,18 @@ def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> tuple[flo
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
+        meter = CpuMeter()
         for _ in range(repeat):
             t0 = time.perf_counter()
             for _ in range(inner):
                 call()
             samples.append((time.perf_counter() - t0) / inner)
+        busy, other = meter.read()
     finally:
         if gc_was_on:
             gc.enable()
-    return float(np.median(samples)), min(samples), inner
+    return {"median_s": float(np.median(samples)), "min_s": min(samples), "inner": inner,
+            "cores_busy": busy, "other_load": other, "samples_s": samples}
 
 
 def rel_error(got: Sequence[np.ndarray], ref: Sequence[np.ndarray]) -> float:
@@ -101,7 +139,8 @@ def check_outputs(got: Sequence[np.ndarray], spec: Sequence[np.ndarray]) -> str:
 def run_peer(peer: peers.Peer, wl: workloads.Workload, inputs: workloads.Arrays,
              spec: Sequence[np.ndarray], ref: Sequence[np.ndarray], repeat: int) -> dict[str, Any]:
     cell: dict[str, Any] = {"status": "ok", "reason": "", "first_call_s": None, "median_s": None,
-                            "min_s": None, "inner": None, "rel_err": None, "dtype_note": ""}
+                            "min_s": None, "inner": None, "cores_busy": None, "rel_err": None,
+                            "dtype_note": ""}
     reason = peer.load() or wl.not_applicable.get(peer.name)
     if reason:
         return {**cell, "status": "n/a", "reason": reason}
@@ -117,8 +156,7 @@ def run_peer(peer: peers.Peer, wl: workloads.Workload, inputs: workloads.Arrays,
         dtypes = sorted({str(g.dtype) for g in got} - {str(s.dtype) for s in spec})
         cell["dtype_note"] = f"dtype {','.join(dtypes)}" if dtypes else ""
         del result, got
-        cell["median_s"], cell["min_s"], cell["inner"] = time_calls(
-            prepared.call, repeat, wl.latency)
+        cell.update(time_calls(prepared.call, repeat, wl.latency))
     except peers.NotApplicable as exc:
         return {**cell, "status": "n/a", "reason": str(exc)}
     except Exception as exc:  # a peer failing must not stop the others
@@ -205,7 +243,7 @@ def thread_info(peer_list: Sequence[peers.Peer]) -> str:
             layer = nb.threading_layer()
         except ValueError:  # no parallel function has run yet
             layer = nb.config.THREADING_LAYER
-        parts.append(f"numba {nb.get_num_threads()} ({layer})")
+        parts.append(f"numba {nb.get_num_threads()} ({layer}, SVML {nb.config.USING_SVML})")
     if "torch.compile" in loaded:
         parts.append(f"torch {loaded['torch.compile'].get_num_threads()}")
     if "jax" in loaded:
@@ -222,6 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for p in peer_list:
         if reason := p.load():
             print(f"[bench] {p.name}: n/a ({reason})", file=sys.stderr)
+    run_meter = CpuMeter()
     want_numba = any(p.name == "numba" and p.mod for p in peer_list) or args.triad == "numba"
     elements = 1 << (22 if args.quick else 25)
     print("[bench] measuring triad bandwidth ...", file=sys.stderr)
@@ -229,7 +268,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     prefer_numba=want_numba and args.triad != "numpy")
     cpu_model, avx512 = cpu_info()
     meta: dict[str, Any] = {
-        "command": shlex.join([os.path.relpath(sys.argv[0]), *sys.argv[1:]])
+        "command": shlex.join(["python", os.path.relpath(sys.argv[0]), *sys.argv[1:]])
         if not __package__ else shlex.join(["python", "-m", __spec__.name, *sys.argv[1:]]),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu_model": cpu_model, "avx512": "yes" if avx512 else "no", "cores": os.cpu_count(),
@@ -270,6 +309,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not args.quick:
         meta["triad_end_gbs"] = bandwidth.measure_triad(
             elements, runs=20, prefer_numba=triad.method.startswith("numba")).gbytes_per_s
+    meta["other_load"] = run_meter.read()[1] or 0.0
     return {"meta": meta, "peer_names": [p.name for p in peer_list], "workloads": out_wls}
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 ERR_FLAG = 1e-6  # norm-wise relative error above this is flagged (still reported)
+LOAD_FLAG = 0.25  # cores used by other processes while a cell was timed: flagged above this
 
 
 def fmt_time(seconds: float) -> str:
@@ -45,6 +46,8 @@ def time_cell(wl: dict[str, Any], peer: str) -> str:
         text += f" ({', '.join(notes)})"
     if cell["rel_err"] is not None and cell["rel_err"] > ERR_FLAG:
         text += f" [err {cell['rel_err']:.1e}]"
+    if (cell.get("other_load") or 0.0) > LOAD_FLAG:
+        text += f" [other load {cell['other_load']:.1f} cores]"
     if cell.get("dtype_note"):
         text += f" [{cell['dtype_note']}]"
     return text
@@ -68,6 +71,14 @@ def err_cell(wl: dict[str, Any], peer: str) -> str:
         return "" if cell is None else cell["status"]
     flag = " !" if cell["rel_err"] > ERR_FLAG else ""
     return f"{cell['rel_err']:.1e}{flag}"
+
+
+def busy_cell(wl: dict[str, Any], peer: str) -> str:
+    cell = wl["peers"].get(peer)
+    if cell is None or cell.get("cores_busy") is None:
+        return "" if cell is None else "-" if cell["status"] == "ok" else cell["status"]
+    other = cell.get("other_load") or 0.0
+    return f"{cell['cores_busy']:.2f}" + (f" (+{other:.2f} other)" if other > LOAD_FLAG else "")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
@@ -103,6 +114,9 @@ def render(results: dict[str, Any], markdown: bool) -> str:
         + (", ".join(f"{k} {fmt_time(v) if isinstance(v, float) else v}"
                      for k, v in meta["import_s"].items()) or "not measured (--quick)"),
         f"- threads: {meta['threads']}",
+        f"- other processes (and hypervisor steal) used {meta['other_load']:.2f} cores on average "
+        "during the run" + (": TIMINGS ARE UNRELIABLE, rerun on a quiet machine"
+                            if meta["other_load"] > LOAD_FLAG else ""),
         "",
         "Cells: median time per call (min in --json); `x bw` = median / (bytes moved / triad "
         "bandwidth), `x np` = median / NumPy median; both lower is better. Bytes moved = every "
@@ -128,5 +142,10 @@ def render(results: dict[str, Any], markdown: bool) -> str:
     lines += [f"{h}norm-wise relative error vs float64 NumPy (! = above {ERR_FLAG:g})", ""]
     lines += [table(["workload", *peers],
                     [[wl["name"], *[err_cell(wl, p) for p in peers]] for wl in ran],
+                    markdown), ""]
+    lines += [f"{h}cores busy during the timed calls (process CPU time / wall time; "
+              "+other = other processes and steal)", ""]
+    lines += [table(["workload", *peers],
+                    [[wl["name"], *[busy_cell(wl, p) for p in peers]] for wl in ran],
                     markdown), ""]
     return "\n".join(lines)

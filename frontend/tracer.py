@@ -68,10 +68,10 @@ def where_msg() -> str:
     return f"{fn} at {loc}" if loc else fn
 
 
-def make_node(op: str, inputs: list[Node], shape: tuple[int, ...], dtype: np.dtype,
+def make_node(op: str, inputs: list[Node], shape: tuple[int, ...], out_dtype: np.dtype,
               **attrs: Any) -> Node:
     """Create a node, stamped with the user's source location."""
-    node = Node(op, tuple(inputs), TensorType(tuple(int(s) for s in shape), np.dtype(dtype)),
+    node = Node(op, tuple(inputs), TensorType(tuple(int(s) for s in shape), np.dtype(out_dtype)),
                 attrs, user_location(2))
     ctx = getattr(_state, "ctx", None)
     if ctx is not None:

@@ -73,8 +73,58 @@ static PyObject *fj_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return PyLong_FromLong(status);
 }
 
+/* key(args) -> bytes or None: the call signature of a tuple of arguments (dtype, shape and,
+   for non-contiguous arrays, strides; the kind of Python and NumPy scalars). None when an
+   argument needs the slow path (a subclass, a foreign object, a non-native byte order). */
+static PyObject *fj_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 1 || !PyTuple_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "key(tuple)");
+        return NULL;
+    }
+    PyObject *tup = args[0];
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    int64_t buf[512];
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(tup, i);
+        if (k > 400) Py_RETURN_NONE;
+        if (PyArray_CheckExact(o)) {
+            PyArrayObject *a = (PyArrayObject *)o;
+            PyArray_Descr *d = PyArray_DESCR(a);
+            if (!PyArray_ISNBO(d->byteorder)) Py_RETURN_NONE;
+            int nd = PyArray_NDIM(a);
+            if (nd > 32) Py_RETURN_NONE;
+            int contig = PyArray_IS_C_CONTIGUOUS(a) || PyArray_SIZE(a) == 0;
+            buf[k++] = ((int64_t)d->type_num << 16) | (contig ? 0x100 : 0x200) | nd;
+            npy_intp *shape = PyArray_DIMS(a);
+            for (int j = 0; j < nd; j++) buf[k++] = shape[j];
+            if (!contig) {
+                npy_intp *st = PyArray_STRIDES(a);
+                for (int j = 0; j < nd; j++) buf[k++] = st[j];
+            }
+        } else if (PyFloat_CheckExact(o)) {
+            buf[k++] = 1;
+        } else if (PyBool_Check(o)) {
+            buf[k++] = 2;
+        } else if (PyLong_CheckExact(o)) {
+            buf[k++] = 3;
+        } else if (PyArray_IsScalar(o, Generic)) {
+            PyArray_Descr *d = PyArray_DescrFromScalar(o);
+            if (d == NULL) return NULL;
+            int nbo = PyArray_ISNBO(d->byteorder);
+            buf[k++] = ((int64_t)d->type_num << 16) | 0x400;
+            Py_DECREF(d);
+            if (!nbo) Py_RETURN_NONE;
+        } else {
+            Py_RETURN_NONE;
+        }
+    }
+    return PyBytes_FromStringAndSize((const char *)buf, k * (Py_ssize_t)sizeof(int64_t));
+}
+
 static PyMethodDef fj_methods[] = {
     {"call", (PyCFunction)(void (*)(void))fj_call, METH_FASTCALL, "Call a compiled entry."},
+    {"key", (PyCFunction)(void (*)(void))fj_key, METH_FASTCALL, "Signature of arguments."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,6 +8,7 @@ the exception NumPy would have raised.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,75 @@ class Executable:
         if status:
             raise_status(status)
         return [outs[i] if kind == "out" else inputs[i] for kind, i in self.results]
+
+
+def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
+              out_scalar: list[bool]) -> Callable[..., Any] | None:
+    """A Python function specialised to one signature: allocate, one native call, rebuild.
+
+    It takes the bound arguments of the user's function and returns exactly what the user's
+    function returns. None when the dispatcher is unavailable (the slow path is used then).
+    """
+    if exe._dispatch is None:
+        return None
+    env: dict[str, Any] = {"_empty": np.empty, "_call": exe._dispatch.call,
+                           "_addr": exe.address, "_raise": raise_status,
+                           "_arena": exe.arena}
+    params = [f"a{i}" for i in range(nargs)]
+    lines = [f"def stub({', '.join(params)}):"]
+    for k, (lo, hi), dtype in exe.input_ranges:
+        a = f"a{positions[k]}"
+        lines.append(f"    if not {lo} <= {a} <= {hi}:")
+        lines.append(f"        raise OverflowError(f'Python integer {{{a}}} out of bounds for "
+                     f"{dtype}')")
+    for j, (shape, dtype) in enumerate(exe.out_specs):
+        env[f"_s{j}"], env[f"_d{j}"] = shape, dtype
+        lines.append(f"    o{j} = _empty(_s{j}, _d{j})")
+    items = []
+    for i, (kind, v) in enumerate(exe.recipe):
+        if kind == "in":
+            items.append(f"a{positions[v]}")
+        elif kind == "out":
+            items.append(f"o{v}")
+        else:
+            env[f"_c{i}"] = v
+            items.append(f"_c{i}")
+    arena = "_arena()" if exe.arena_bytes else "None"
+    lines.append(f"    st = _call(_addr, ({', '.join(items)}{',' if items else ''}), {arena})")
+    lines.append("    if st:")
+    lines.append("        _raise(st)")
+    leaves = []
+    for (kind, v), scalar in zip(exe.results, out_scalar, strict=True):
+        if kind == "out":
+            leaves.append(f"o{v}[()]" if scalar else f"o{v}")
+        else:
+            leaves.append(f"a{positions[v]}")
+    lines.append(f"    return {_tree_expr(out_tree, iter(leaves), env)}")
+    code = "\n".join(lines)
+    exec(compile(code, f"<fusejit stub {exe.program.name}>", "exec"), env)
+    stub = env["stub"]
+    stub.source = code
+    return stub
+
+
+def _tree_expr(tree: Any, leaves: Any, env: dict[str, Any]) -> str:
+    kind = tree[0]
+    if kind == "leaf":
+        return next(leaves)
+    if kind in ("tuple", "list"):
+        inner = ", ".join(_tree_expr(t, leaves, env) for t in tree[1])
+        return f"({inner},)" if kind == "tuple" and inner else (
+            "()" if kind == "tuple" else f"[{inner}]")
+    if kind == "dict":
+        parts = []
+        for key, sub in zip(tree[1], tree[2], strict=True):
+            name = f"_k{len(env)}"
+            env[name] = key
+            parts.append(f"{name}: {_tree_expr(sub, leaves, env)}")
+        return "{" + ", ".join(parts) + "}"
+    name = f"_k{len(env)}"
+    env[name] = tree[1]
+    return name
 
 
 def raise_status(status: int) -> None:
