@@ -91,8 +91,8 @@ def demo(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         jf(*inputs)
         compile_s = time.perf_counter() - t0
-        t_np = _best(lambda: fn(*inputs))
-        t_fj = _best(lambda: jf(*inputs))
+        t_np = _best(lambda fn=fn, xs=inputs: fn(*xs))
+        t_fj = _best(lambda jf=jf, xs=inputs: jf(*xs))
         ref = fn(*[a.astype(np.float64) for a in inputs])
         err = _rel_err(jf(*inputs), ref)
         compiled = jf.lower_for(*inputs)

@@ -261,11 +261,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if reason := p.load():
             print(f"[bench] {p.name}: n/a ({reason})", file=sys.stderr)
     run_meter = CpuMeter()
-    want_numba = any(p.name == "numba" and p.mod for p in peer_list) or args.triad == "numba"
     elements = 1 << (22 if args.quick else 25)
     print("[bench] measuring triad bandwidth ...", file=sys.stderr)
     triad = bandwidth.measure_triad(elements, runs=5 if args.quick else 20,
-                                    prefer_numba=want_numba and args.triad != "numpy")
+                                    prefer_numba=args.triad != "numpy")
     cpu_model, avx512 = cpu_info()
     meta: dict[str, Any] = {
         "command": shlex.join(["python", os.path.relpath(sys.argv[0]), *sys.argv[1:]])
@@ -288,6 +287,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         inputs = wl.make_inputs(args.seed, args.quick)
         spec = peers.as_arrays(wl.numpy_fn(*inputs))
         ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) for a in inputs]))
+        if any(o.dtype != np.float32 for o in spec):
+            print(f"[bench] warning: {name}'s NumPy outputs are {[str(o.dtype) for o in spec]}",
+                  file=sys.stderr)
         nbytes = workloads.bytes_moved(inputs, spec)
         rec.update(shapes=[list(a.shape) for a in inputs], bytes=nbytes,
                    flops=wl.flops(inputs) if wl.flops else None,
@@ -298,8 +300,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if p.name == "fusejit" and cell["status"] == "ok" and not args.no_cold:
                 cell["cold_first_call"] = cold_first_call(name, args.quick)
             rec["peers"][p.name] = cell
-            print(f"[bench]   {p.name}: {report.time_cell(rec, p.name)} "
-                  f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            if p.unavailable is None:
+                print(f"[bench]   {p.name}: {report.time_cell(rec, p.name)} "
+                      f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
             gc.collect()
         del inputs, spec, ref
     meta["versions"] = {"numpy": np.__version__, **{p.name: p.version() for p in peer_list
@@ -325,8 +328,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
-    ap.add_argument("--triad", choices=("auto", "numba", "numpy"), default="auto",
-                    help="triad implementation (auto: numba if the numba peer loads)")
+    ap.add_argument("--triad", choices=("auto", "numpy"), default="auto",
+                    help="triad implementation (auto: numba when installed, else numpy)")
     ap.add_argument("--no-cold", action="store_true",
                     help="skip fusejit's cold first call in a fresh process")
     ap.add_argument("--child-first-call", metavar="NAME", help=argparse.SUPPRESS)

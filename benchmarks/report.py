@@ -134,8 +134,8 @@ def render(results: dict[str, Any], markdown: bool) -> str:
                      *[time_cell(wl, p) for p in peers]])
     lines += [table(headers, rows, markdown), ""]
     ran = [wl for wl in wls if not wl.get("skipped")]
-    lines += [f"{h}first call (trace + compile + run; fusejit cold = fresh process, empty "
-              "FUSEJIT_CACHE_DIR)", ""]
+    lines += [f"{h}first call (trace + compile + run, may hit on-disk caches; "
+              "fusejit cold = fresh process, empty FUSEJIT_CACHE_DIR)", ""]
     lines += [table(["workload", *peers],
                     [[wl["name"], *[first_call_cell(wl, p) for p in peers]] for wl in ran],
                     markdown), ""]

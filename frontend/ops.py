@@ -95,12 +95,16 @@ def _is_float(sfx: str) -> bool:
     return sfx.startswith("f")
 
 
+def _placeholders(n: int) -> str:
+    return ", ".join("{" + str(i) + "}" for i in range(n))
+
+
 def _libm(name: str) -> Callable[[list[str], str], str]:
     """A libm function: `namef` for float32, `name` for float64."""
 
     def render(ins: list[str], out: str) -> str:
         fn = name + ("f" if out == "f32" else "")
-        return f"{fn}({', '.join('{%d}' % i for i in range(len(ins)))})"
+        return f"{fn}({_placeholders(len(ins))})"
 
     return render
 
@@ -109,7 +113,7 @@ def _helper(name: str) -> Callable[[list[str], str], str]:
     """A fusejit helper from fj_scalar.h, typed by the first input's suffix."""
 
     def render(ins: list[str], out: str) -> str:
-        return f"fj_{name}_{ins[0]}({', '.join('{%d}' % i for i in range(len(ins)))})"
+        return f"fj_{name}_{ins[0]}({_placeholders(len(ins))})"
 
     return render
 

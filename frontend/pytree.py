@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-TreeDef = Any  # ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", v)
+# ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", value)
+TreeDef = Any
 
 
 def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:

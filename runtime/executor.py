@@ -7,7 +7,9 @@ the exception NumPy would have raised.
 
 from __future__ import annotations
 
+import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,9 @@ from ..errors import RuntimeFailure
 from ..frontend.ops import ERROR_CHECKS
 from ..lowering.loop_ir import Program
 from .backend_c import Library, call_with_cffi, dispatcher
+
+# Outputs at least this big are recycled once the caller has dropped them.
+POOL_MIN_BYTES = 1 << 18
 
 
 class Executable:
@@ -86,7 +91,8 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
         return None
     env: dict[str, Any] = {"_empty": np.empty, "_call": exe._dispatch.call,
                            "_addr": exe.address, "_raise": raise_status,
-                           "_arena": exe.arena}
+                           "_arena": exe.arena, "_refs": sys.getrefcount,
+                           "_weak": weakref.getweakrefcount}
     params = [f"a{i}" for i in range(nargs)]
     lines = [f"def stub({', '.join(params)}):"]
     for k, (lo, hi), dtype in exe.input_ranges:
@@ -94,9 +100,19 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
         lines.append(f"    if not {lo} <= {a} <= {hi}:")
         lines.append(f"        raise OverflowError(f'Python integer {{{a}}} out of bounds for "
                      f"{dtype}')")
+    pooled = []
     for j, (shape, dtype) in enumerate(exe.out_specs):
         env[f"_s{j}"], env[f"_d{j}"] = shape, dtype
-        lines.append(f"    o{j} = _empty(_s{j}, _d{j})")
+        if int(np.prod(shape)) * dtype.itemsize >= POOL_MIN_BYTES:
+            # Reuse the previous output when nobody but this pool can see it any more (the
+            # caller dropped it): no page faults on a fresh allocation, no visible aliasing.
+            env[f"_pool{j}"] = []
+            pooled.append(j)
+            lines += [f"    o{j} = _pool{j}.pop() if _pool{j} else None",
+                      f"    if o{j} is None or _refs(o{j}) != 2 or _weak(o{j}):",
+                      f"        o{j} = _empty(_s{j}, _d{j})"]
+        else:
+            lines.append(f"    o{j} = _empty(_s{j}, _d{j})")
     items = []
     for i, (kind, v) in enumerate(exe.recipe):
         if kind == "in":
@@ -110,6 +126,7 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     lines.append(f"    st = _call(_addr, ({', '.join(items)}{',' if items else ''}), {arena})")
     lines.append("    if st:")
     lines.append("        _raise(st)")
+    lines += [f"    _pool{j}.append(o{j})" for j in pooled]
     leaves = []
     for (kind, v), scalar in zip(exe.results, out_scalar, strict=True):
         if kind == "out":
