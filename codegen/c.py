@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Compute, Const, Kernel, Load, Program, Store
 from .cexpr import check_expr, compute_expr, const_expr
@@ -32,7 +30,9 @@ class COptions:
 
 
 @functools.lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
+def _env() -> Any:
+    import jinja2  # imported on first render: keeps `import fusejit` fast
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(os.path.join(_HERE, "templates")),
         trim_blocks=True, lstrip_blocks=False, keep_trailing_newline=True,
@@ -42,11 +42,9 @@ def _env() -> jinja2.Environment:
 @functools.lru_cache(maxsize=4)
 def prelude(libmvec: bool) -> str:
     """The scalar-semantics header (and vector-math declarations), inlined into the source."""
-    parts = []
     inc = os.path.join(_HERE, "include")
-    if libmvec:
-        parts.append("#define FJ_LIBMVEC 1")
-        parts.append(_read(os.path.join(inc, "fj_vmath.h")))
+    parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
+    parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
     return "\n".join(parts)
 

@@ -118,6 +118,11 @@ def _helper(name: str) -> Callable[[list[str], str], str]:
     return render
 
 
+def _helper_by_out(name: str) -> Callable[[list[str], str], str]:
+    """A fusejit helper typed by the output suffix (float16 never reaches here)."""
+    return lambda ins, out: f"fj_{name}_{out}({{0}})"
+
+
 def _infix(sym: str, bool_sym: str | None = None) -> Callable[[list[str], str], str]:
     def render(ins: list[str], out: str) -> str:
         s = bool_sym if (bool_sym and ins[0] == "b") else sym
@@ -185,12 +190,16 @@ _ufunc("radians", _helper("deg2rad"))
 # --- transcendental -------------------------------------------------------------------------
 for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"),
                ("expm1", "expm1"), ("log", "log"), ("log2", "log2"), ("log10", "log10"),
-               ("log1p", "log1p"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
+               ("log1p", "log1p"), ("tan", "tan"),
                ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"),
                ("cosh", "cosh"), ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
                ("arctanh", "atanh"), ("arctan2", "atan2"), ("hypot", "hypot"),
                ("copysign", "copysign"), ("nextafter", "nextafter")]:
     _ufunc(_n, _libm(_c), cost=1 if _n in ("copysign", "sqrt") else 20)
+# fj_sin/fj_cos (fj_vmath.h) keep gcc from merging sin and cos of one value into sincos,
+# which has no vector variant.
+_ufunc("sin", _helper_by_out("sin"), cost=20)
+_ufunc("cos", _helper_by_out("cos"), cost=20)
 _ufunc("logaddexp", _helper("logaddexp"), cost=40)
 _ufunc("logaddexp2", _helper("logaddexp2"), cost=40)
 # --- rounding -------------------------------------------------------------------------------

@@ -12,16 +12,22 @@ import sysconfig
 from dataclasses import dataclass
 from typing import Any
 
-import cffi
-
 from .. import config
 from ..kernels_cache.store import default_store, key_of
 from .toolchain import Toolchain, detect, run_cc
 
 VERSION = "0.1.0"
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_ffi = cffi.FFI()
-_ffi.cdef("int fj_entry(char *const *io, char *arena);")
+
+
+@functools.lru_cache(maxsize=1)
+def ffi() -> Any:
+    """The cffi FFI that loads programs (cffi is imported on first use)."""
+    import cffi
+
+    f = cffi.FFI()
+    f.cdef("int fj_entry(char *const *io, char *arena);")
+    return f
 
 
 @dataclass
@@ -54,15 +60,16 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
 
 def load(path: str) -> Library:
     """dlopen a compiled program and find its entry point."""
-    handle = _ffi.dlopen(path)
+    handle = ffi().dlopen(path)
     entry = handle.fj_entry
-    return Library(path, handle, entry, int(_ffi.cast("uintptr_t", entry)))
+    return Library(path, handle, entry, int(ffi().cast("uintptr_t", entry)))
 
 
 def call_with_cffi(lib: Library, objs: tuple, arena: Any) -> int:
     """Slow but dependency-free call path (used when the dispatcher cannot be built)."""
     import numpy as np
 
+    _ffi = ffi()
     keep = []
     ptrs = _ffi.new("char *[]", max(len(objs), 1))
     for i, o in enumerate(objs):

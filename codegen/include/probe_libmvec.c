@@ -165,6 +165,27 @@ PROBE2(atan2, -10, 10, -10, 10)
 PROBE2(hypot, -100, 100, -100, 100)
 PROBE2(pow, 0, 10, -20, 20)
 
+/* fj_sin_* / fj_cos_* (cos bound to the libm symbol under another name). */
+__attribute__((noinline)) static void loop_sincos(void)
+{
+    for (int i = 0; i < N; i++)
+        od[i] = fj_sin_f64(xd[i]) * fj_cos_f64(xd[i]);
+    for (int i = 0; i < N; i++)
+        of[i] = fj_sin_f32(xf[i]) * fj_cos_f32(xf[i]);
+}
+
+static void probe_sincos(void)
+{
+    double (*volatile sd)(double) = sin, (*volatile cd)(double) = cos;
+    float (*volatile sf)(float) = sinf, (*volatile cf)(float) = cosf;
+    fill(-100, 100, 0);
+    loop_sincos();
+    for (int i = 0; i < N; i++) {
+        check("sin*fj_cos", 0, xd[i], od[i], sd(xd[i]) * cd(xd[i]));
+        check("sinf*fj_cosf", 1, xf[i], of[i], sf(xf[i]) * cf(xf[i]));
+    }
+}
+
 int main(void)
 {
     probe_exp();
@@ -193,6 +214,7 @@ int main(void)
     probe_atan2();
     probe_hypot();
     probe_pow();
+    probe_sincos();
     if (failures) {
         fprintf(stderr, "probe_libmvec: %d wrong results, libmvec unusable\n", failures);
         return 1;
