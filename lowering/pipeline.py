@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..frontend.ir import Graph
-from . import passes
+from . import passes, patterns
 
 Pass = Callable[[Graph], Graph]
 
 DEFAULT_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
+    ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),
     ("dce", passes.dce),
 ]
