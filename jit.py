@@ -24,7 +24,7 @@ from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
-from .runtime.backend_c import build, dispatcher, load
+from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
 from .runtime.toolchain import detect
 
@@ -138,6 +138,8 @@ class JitFunction:
             args = self._normalise(args)
             key = self._key(args)
             compiled = self._cache.get(key) or self._compile(args, key)
+        if compiled.stub is None:
+            self._install_stub(compiled, args)
         if compiled.stub is not None:
             return compiled.stub(*args)
         g = compiled.optimised
@@ -172,7 +174,23 @@ class JitFunction:
         key = self._key(args)
         return self._cache.get(key) or self._compile(args, key)
 
+    def _install_stub(self, compiled: Compiled, args: tuple) -> None:
+        """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
+        a fresh machine run through cffi while it builds in the background)."""
+        dispatch = ready_dispatcher()
+        if dispatch is None:
+            return
+        g = compiled.optimised
+        compiled.stub = make_stub(compiled.executable, len(args), compiled.positions,
+                                  g.out_tree, g.out_scalar)
+        if compiled.stub is not None and not self.static:
+            self._keyfn = dispatch.key
+            fast_key = dispatch.key(args)
+            if fast_key is not None:
+                self._stubs[fast_key] = compiled.stub
+
     def _compile(self, args: tuple, key: Hashable) -> Compiled:
+        prepare_dispatcher()
         times: dict[str, float] = {}
         t0 = time.perf_counter()
         graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__)
@@ -208,16 +226,9 @@ class JitFunction:
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
         self.compile_count += 1
-        stub = make_stub(executable, len(args), positions, optimised.out_tree,
-                         optimised.out_scalar)
-        compiled = Compiled(graph, optimised, program, source, executable, positions, times, stub)
+        compiled = Compiled(graph, optimised, program, source, executable, positions, times)
         self._cache[key] = compiled
-        dispatch = dispatcher()
-        if stub is not None and dispatch is not None and not self.static:
-            self._keyfn = dispatch.key
-            fast_key = dispatch.key(args)
-            if fast_key is not None:
-                self._stubs[fast_key] = stub
+        self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
         return compiled

@@ -1,10 +1,10 @@
 """Benchmark driver: times NumPy, fusejit and the installed peers side by side in one process.
 
-This module owns the measurement protocol: triad bandwidth, the first call (trace + compile)
-timed on its own, then ``--repeat`` timed calls reported as median and min; the correctness
-check against a float64 NumPy reference; ``import`` times and fusejit's cold first call, each in
-a fresh subprocess; and the command line. Run ``python benchmarks/bench.py --help`` (or
-``python -m fusejit.benchmarks.bench``).
+This module owns the measurement protocol: the first call (trace + compile) timed on its own,
+then ``--repeat`` timed calls reported as median and min; the correctness check against a
+float64 NumPy reference; fusejit's cold first call in a fresh subprocess; and the command line.
+The bandwidth bound comes from ``bandwidth.py``, the machine description from ``machine.py``.
+Run ``python benchmarks/bench.py --help`` (or ``python -m fusejit.benchmarks.bench``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import datetime
 import gc
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -26,9 +25,10 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from . import bandwidth, peers, report, workloads
+    from . import bandwidth, machine, peers, report, workloads
 else:  # run as a script: python benchmarks/bench.py
     import bandwidth  # type: ignore[no-redef]
+    import machine  # type: ignore[no-redef]
     import peers  # type: ignore[no-redef]
     import report  # type: ignore[no-redef]
     import workloads  # type: ignore[no-redef]
@@ -36,59 +36,12 @@ else:  # run as a script: python benchmarks/bench.py
 DEFAULT_PEERS = ("numpy", "fusejit", "numexpr", "numba", "jax", "torch.compile")
 WARMUP_CALLS = 2  # untimed calls after the first call, before the timed ones
 LATENCY_SAMPLE_S = 0.02  # one latency sample loops over calls for about this long
-CHILD_TIMEOUT_S = 600
-
-
-def cpu_info() -> tuple[str, bool]:
-    """CPU model name and whether it has AVX-512F, from /proc/cpuinfo (Linux)."""
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
-    model = fields.get("model name") or platform.processor() or "unknown"
-    return model, "avx512f" in fields.get("flags", "").split()
-
-
-def machine_cpu_s() -> float:
-    """CPU seconds the whole machine was busy or stolen (from /proc/stat); 0.0 elsewhere."""
-    try:
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return 0.0
-    user, nice, system, _idle, _iowait, irq, softirq, steal = v
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def own_cpu_s() -> float:
-    """CPU seconds of this process (all threads) and its finished children (compilers)."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-class CpuMeter:
-    """Cores this process (with its children) kept busy, and cores used by everything else
-    (other processes and hypervisor steal), averaged from ``__init__`` to ``read``."""
-
-    def __init__(self) -> None:
-        self.cpu, self.machine, self.wall = own_cpu_s(), machine_cpu_s(), time.perf_counter()
-
-    def read(self) -> tuple[float | None, float | None]:
-        """(own cores, other cores); None for windows too short for /proc/stat's 10 ms ticks."""
-        wall = time.perf_counter() - self.wall
-        if wall < 0.2:
-            return None, None
-        own = own_cpu_s() - self.cpu
-        other = max(0.0, machine_cpu_s() - self.machine - own)
-        return own / wall, other / wall
+MIN_TIMED_S = 0.3  # fast cells take more samples (up to 10x --repeat) to fill this much time
+QUIET_RETRIES = 2  # --wait-quiet: times a cell timed on a loaded machine is timed again
 
 
 def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> dict[str, Any]:
-    """Median and min seconds per call over ``repeat`` samples, calls per sample, and the
+    """Median and min seconds per call over ``repeat`` or more samples, calls per sample, and the
     cores busy over the timed calls: this process's, and other processes' (a loaded machine)."""
     warm = 100 if latency else WARMUP_CALLS  # untimed: allocator, page faults, caches settle
     t0 = time.perf_counter()
@@ -101,8 +54,10 @@ def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> dict[str,
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        meter = CpuMeter()
-        for _ in range(repeat):
+        meter = machine.CpuMeter()
+        # at least `repeat` samples; fast calls get more, up to MIN_TIMED_S (bounded)
+        while len(samples) < repeat or (
+                time.perf_counter() - meter.wall < MIN_TIMED_S and len(samples) < 10 * repeat):
             t0 = time.perf_counter()
             for _ in range(inner):
                 call()
@@ -113,6 +68,22 @@ def time_calls(call: Callable[[], Any], repeat: int, latency: bool) -> dict[str,
             gc.enable()
     return {"median_s": float(np.median(samples)), "min_s": min(samples), "inner": inner,
             "cores_busy": busy, "other_load": other, "samples_s": samples}
+
+
+def timed_on_quiet_machine(call: Callable[[], Any], repeat: int, latency: bool,
+                           wait_s: float) -> dict[str, Any]:
+    """``time_calls``; with ``wait_s`` > 0, first wait for a quiet machine, and time again (up
+    to QUIET_RETRIES times) when other processes still competed, keeping the quietest timing."""
+    waited = machine.wait_quiet(wait_s) if wait_s else 0.0
+    timing = time_calls(call, repeat, latency)
+    for _ in range(QUIET_RETRIES if wait_s else 0):
+        if (timing["other_load"] or 0.0) <= machine.QUIET_LOAD:
+            break
+        waited += machine.wait_quiet(wait_s)
+        again = time_calls(call, repeat, latency)
+        if (again["other_load"] or 0.0) < timing["other_load"]:
+            timing = again
+    return {**timing, "waited_s": waited}
 
 
 def rel_error(got: Sequence[np.ndarray], ref: Sequence[np.ndarray]) -> float:
@@ -127,7 +98,7 @@ def rel_error(got: Sequence[np.ndarray], ref: Sequence[np.ndarray]) -> float:
 
 
 def check_outputs(got: Sequence[np.ndarray], spec: Sequence[np.ndarray]) -> str:
-    """'' when count and shapes match NumPy's float32 outputs; else what differs."""
+    """'' when the number and shapes of the outputs match NumPy's; else what differs."""
     if len(got) != len(spec):
         return f"{len(got)} outputs, NumPy has {len(spec)}"
     for g, s in zip(got, spec, strict=True):
@@ -137,7 +108,8 @@ def check_outputs(got: Sequence[np.ndarray], spec: Sequence[np.ndarray]) -> str:
 
 
 def run_peer(peer: peers.Peer, wl: workloads.Workload, inputs: workloads.Arrays,
-             spec: Sequence[np.ndarray], ref: Sequence[np.ndarray], repeat: int) -> dict[str, Any]:
+             spec: Sequence[np.ndarray], ref: Sequence[np.ndarray], repeat: int,
+             wait_s: float = 0.0) -> dict[str, Any]:
     cell: dict[str, Any] = {"status": "ok", "reason": "", "first_call_s": None, "median_s": None,
                             "min_s": None, "inner": None, "cores_busy": None, "rel_err": None,
                             "dtype_note": ""}
@@ -156,7 +128,7 @@ def run_peer(peer: peers.Peer, wl: workloads.Workload, inputs: workloads.Arrays,
         dtypes = sorted({str(g.dtype) for g in got} - {str(s.dtype) for s in spec})
         cell["dtype_note"] = f"dtype {','.join(dtypes)}" if dtypes else ""
         del result, got
-        cell.update(time_calls(prepared.call, repeat, wl.latency))
+        cell.update(timed_on_quiet_machine(prepared.call, repeat, wl.latency, wait_s))
     except peers.NotApplicable as exc:
         return {**cell, "status": "n/a", "reason": str(exc)}
     except Exception as exc:  # a peer failing must not stop the others
@@ -171,9 +143,9 @@ def child_command(*args: str) -> list[str]:
 def run_child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     try:
         proc = subprocess.run(child_command(*args), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, env=env)
+                              timeout=machine.CHILD_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {CHILD_TIMEOUT_S} s"}
+        return {"error": f"timed out after {machine.CHILD_TIMEOUT_S} s"}
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("{"):
             return dict(json.loads(line))
@@ -181,11 +153,12 @@ def run_child(args: list[str], env: dict[str, str] | None = None) -> dict[str, A
     return {"error": f"child exited {proc.returncode}: {tail}"}
 
 
-def cold_first_call(name: str, quick: bool) -> dict[str, Any]:
+def cold_first_call(name: str, quick: bool, seed: int) -> dict[str, Any]:
     """fusejit's jit + first call in a fresh process with an empty FUSEJIT_CACHE_DIR."""
     with tempfile.TemporaryDirectory(prefix="fusejit-bench-cache-") as cache:
         env = {**os.environ, "FUSEJIT_CACHE_DIR": cache}
-        return run_child(["--child-first-call", name, *(["--quick"] if quick else [])], env)
+        args = ["--child-first-call", name, "--seed", str(seed), *(["--quick"] if quick else [])]
+        return run_child(args, env)
 
 
 def child_first_call(name: str, quick: bool, seed: int) -> dict[str, Any]:
@@ -202,53 +175,35 @@ def child_first_call(name: str, quick: bool, seed: int) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-IMPORT_PROBE = "import time; t = time.perf_counter(); import {}; print(time.perf_counter() - t)"
-
-
-def import_time(module: str, repo_fusejit: bool) -> float | str:
-    """Seconds for ``import module`` in a fresh interpreter (nothing imported before it)."""
-    with tempfile.TemporaryDirectory(prefix="fusejit-bench-import-") as tmp:
-        env = dict(os.environ)
-        if repo_fusejit:  # not installed: a symlink named fusejit makes the repo importable
-            os.symlink(peers.REPO_ROOT, os.path.join(tmp, "fusejit"))
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [tmp, env.get("PYTHONPATH")]))
-        try:
-            proc = subprocess.run([sys.executable, "-c", IMPORT_PROBE.format(module)], cwd=tmp,
-                                  env=env, capture_output=True, text=True,
-                                  timeout=CHILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            return "timed out"
-    if proc.returncode:
-        return ((proc.stderr.strip().splitlines() or ["failed"])[-1])
-    return float(proc.stdout.split()[-1])
-
-
-def import_times(peer_list: Sequence[peers.Peer]) -> dict[str, float | str]:
-    out: dict[str, float | str] = {}
+def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
+                 args: argparse.Namespace, triad: bandwidth.Triad) -> dict[str, Any]:
+    """One table row: every peer on one workload's inputs."""
+    rec: dict[str, Any] = {"name": wl.name, "description": wl.description,
+                           "latency": wl.latency, "peers": {}}
+    if missing := wl.missing_requirement():
+        return {**rec, "skipped": missing}
+    print(f"[bench] {wl.name} ...", file=sys.stderr)
+    inputs = wl.make_inputs(args.seed, args.quick)
+    spec = peers.as_arrays(wl.numpy_fn(*inputs))
+    ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) for a in inputs]))
+    if any(o.dtype != np.float32 for o in spec):
+        print(f"[bench] warning: {wl.name}'s NumPy outputs are {[str(o.dtype) for o in spec]}",
+              file=sys.stderr)
+    nbytes = workloads.bytes_moved(inputs, spec)
+    rec.update(shapes=[list(a.shape) for a in inputs], bytes=nbytes,
+               flops=wl.flops(inputs) if wl.flops else None,
+               bound_s=nbytes / (triad.gbytes_per_s * 1e9))
     for p in peer_list:
-        if p.mod is not None:
-            from_repo = isinstance(p, peers.FusejitPeer) and p.from_repo
-            out[p.module_name] = import_time(p.module_name, from_repo)
-    return out
-
-
-def thread_info(peer_list: Sequence[peers.Peer]) -> str:
-    loaded = {p.name: p.mod for p in peer_list if p.mod is not None}
-    parts = [f"os.cpu_count()={os.cpu_count()}"]
-    if "numexpr" in loaded:
-        parts.append(f"numexpr {loaded['numexpr'].get_num_threads()}")
-    if "numba" in loaded:
-        nb = loaded["numba"]
-        try:
-            layer = nb.threading_layer()
-        except ValueError:  # no parallel function has run yet
-            layer = nb.config.THREADING_LAYER
-        parts.append(f"numba {nb.get_num_threads()} ({layer}, SVML {nb.config.USING_SVML})")
-    if "torch.compile" in loaded:
-        parts.append(f"torch {loaded['torch.compile'].get_num_threads()}")
-    if "jax" in loaded:
-        parts.append(f"jax devices {loaded['jax'].devices()} (XLA's own pool)")
-    return ", ".join(parts)
+        t0 = time.perf_counter()
+        cell = run_peer(p, wl, inputs, spec, ref, args.repeat, args.wait_quiet)
+        if p.name == "fusejit" and cell["status"] == "ok" and not args.no_cold:
+            cell["cold_first_call"] = cold_first_call(wl.name, args.quick, args.seed)
+        rec["peers"][p.name] = cell
+        if p.unavailable is None:
+            print(f"[bench]   {p.name}: {report.time_cell(rec, p.name)} "
+                  f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+        gc.collect()
+    return rec
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -260,56 +215,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for p in peer_list:
         if reason := p.load():
             print(f"[bench] {p.name}: n/a ({reason})", file=sys.stderr)
-    run_meter = CpuMeter()
+    run_meter = machine.CpuMeter()
     elements = 1 << (22 if args.quick else 25)
     print("[bench] measuring triad bandwidth ...", file=sys.stderr)
+    machine.wait_quiet(args.wait_quiet)
     triad = bandwidth.measure_triad(elements, runs=5 if args.quick else 20,
                                     prefer_numba=args.triad != "numpy")
-    cpu_model, avx512 = cpu_info()
+    cpu_model, avx512 = machine.cpu_info()
     meta: dict[str, Any] = {
         "command": shlex.join(["python", os.path.relpath(sys.argv[0]), *sys.argv[1:]])
         if not __package__ else shlex.join(["python", "-m", __spec__.name, *sys.argv[1:]]),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu_model": cpu_model, "avx512": "yes" if avx512 else "no", "cores": os.cpu_count(),
-        "python": platform.python_version(), "triad": triad.as_dict(),
+        "triad": triad.as_dict(),
         "repeat": args.repeat, "quick": args.quick, "seed": args.seed,
     }
-    out_wls = []
-    for name in names:
-        wl = workloads.REGISTRY[name]
-        rec: dict[str, Any] = {"name": name, "description": wl.description,
-                               "latency": wl.latency, "peers": {}}
-        out_wls.append(rec)
-        if missing := wl.missing_requirement():
-            rec["skipped"] = missing
-            continue
-        print(f"[bench] {name} ...", file=sys.stderr)
-        inputs = wl.make_inputs(args.seed, args.quick)
-        spec = peers.as_arrays(wl.numpy_fn(*inputs))
-        ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) for a in inputs]))
-        if any(o.dtype != np.float32 for o in spec):
-            print(f"[bench] warning: {name}'s NumPy outputs are {[str(o.dtype) for o in spec]}",
-                  file=sys.stderr)
-        nbytes = workloads.bytes_moved(inputs, spec)
-        rec.update(shapes=[list(a.shape) for a in inputs], bytes=nbytes,
-                   flops=wl.flops(inputs) if wl.flops else None,
-                   bound_s=nbytes / (triad.gbytes_per_s * 1e9))
-        for p in peer_list:
-            t0 = time.perf_counter()
-            cell = run_peer(p, wl, inputs, spec, ref, args.repeat)
-            if p.name == "fusejit" and cell["status"] == "ok" and not args.no_cold:
-                cell["cold_first_call"] = cold_first_call(name, args.quick)
-            rec["peers"][p.name] = cell
-            if p.unavailable is None:
-                print(f"[bench]   {p.name}: {report.time_cell(rec, p.name)} "
-                      f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
-            gc.collect()
-        del inputs, spec, ref
-    meta["versions"] = {"numpy": np.__version__, **{p.name: p.version() for p in peer_list
-                                                    if p.mod is not None and p.name != "numpy"}}
-    meta["threads"] = thread_info(peer_list)
-    meta["import_s"] = {} if args.quick else import_times(peer_list)
+    out_wls = [run_workload(workloads.REGISTRY[n], peer_list, args, triad) for n in names]
+    meta["versions"] = machine.versions(peer_list)
+    meta["threads"] = machine.thread_info(peer_list)
+    meta["import_s"] = {} if args.quick else machine.import_times(peer_list)
     if not args.quick:
+        machine.wait_quiet(args.wait_quiet)
         meta["triad_end_gbs"] = bandwidth.measure_triad(
             elements, runs=20, prefer_numba=triad.method.startswith("numba")).gbytes_per_s
     meta["other_load"] = run_meter.read()[1] or 0.0
@@ -330,6 +256,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     ap.add_argument("--triad", choices=("auto", "numpy"), default="auto",
                     help="triad implementation (auto: numba when installed, else numpy)")
+    ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                    help="before each cell's timed calls, wait up to SECONDS for other "
+                    f"processes to use < {machine.QUIET_LOAD} cores, and time a cell again "
+                    f"(up to {QUIET_RETRIES}x) if they did not (for shared machines)")
     ap.add_argument("--no-cold", action="store_true",
                     help="skip fusejit's cold first call in a fresh process")
     ap.add_argument("--child-first-call", metavar="NAME", help=argparse.SUPPRESS)

@@ -10,10 +10,13 @@ installed; a missing library or a failing import is reported as the reason, neve
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +175,10 @@ class TorchCompilePeer(Peer):
     name, module_name = "torch.compile", "torch"
 
     def _import(self) -> ModuleType:
+        if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:  # first call = a real compile
+            cache = tempfile.mkdtemp(prefix="fusejit-bench-inductor-")
+            atexit.register(shutil.rmtree, cache, ignore_errors=True)
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
         torch = importlib.import_module("torch")
         torch.set_num_threads(os.cpu_count() or 1)
         import torch._inductor.config as inductor_config

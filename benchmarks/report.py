@@ -97,6 +97,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool)
 def render(results: dict[str, Any], markdown: bool) -> str:
     meta, wls, peers = results["meta"], results["workloads"], results["peer_names"]
     triad = meta["triad"]
+    cells = [c for wl in wls for c in wl["peers"].values() if c.get("median_s") is not None]
+    timed, loaded = len(cells), sum((c.get("other_load") or 0.0) > LOAD_FLAG for c in cells)
     h = "### " if markdown else "== "
     lines = [
         f"{h}fusejit benchmarks ({meta['date']})",
@@ -115,8 +117,8 @@ def render(results: dict[str, Any], markdown: bool) -> str:
                      for k, v in meta["import_s"].items()) or "not measured (--quick)"),
         f"- threads: {meta['threads']}",
         f"- other processes (and hypervisor steal) used {meta['other_load']:.2f} cores on average "
-        "during the run" + (": TIMINGS ARE UNRELIABLE, rerun on a quiet machine"
-                            if meta["other_load"] > LOAD_FLAG else ""),
+        f"over the run; {loaded} of {timed} cells were timed while they used more than "
+        f"{LOAD_FLAG} cores" + (" (flagged: rerun those on a quiet machine)" if loaded else ""),
         "",
         "Cells: median time per call (min in --json); `x bw` = median / (bytes moved / triad "
         "bandwidth), `x np` = median / NumPy median; both lower is better. Bytes moved = every "

@@ -9,6 +9,7 @@ import importlib.util
 import os
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,9 +81,39 @@ def call_with_cffi(lib: Library, objs: tuple, arena: Any) -> int:
     return int(lib.entry(ptrs, a))
 
 
-@functools.lru_cache(maxsize=1)
+_dispatch_lock = threading.Lock()
+_dispatch_module: list[Any] = []
+_dispatch_thread: threading.Thread | None = None
+
+
 def dispatcher() -> Any:
-    """The compiled `_fusejit_dispatch` module, or None when it cannot be built here."""
+    """The compiled `_fusejit_dispatch` module, or None when it cannot be built here.
+
+    Built once per machine (kept in the kernel store) and once per process loaded; safe to
+    call from several threads (`prepare_dispatcher` starts it in the background)."""
+    if _dispatch_module:
+        return _dispatch_module[0]
+    with _dispatch_lock:
+        if not _dispatch_module:
+            _dispatch_module.append(_build_dispatcher())
+    return _dispatch_module[0]
+
+
+def ready_dispatcher() -> Any:
+    """The dispatcher if it is already built, else None (never waits for a build)."""
+    return _dispatch_module[0] if _dispatch_module else None
+
+
+def prepare_dispatcher() -> None:
+    """Start building the dispatcher on a thread, overlapping the first program's compile."""
+    global _dispatch_thread
+    if not _dispatch_module and _dispatch_thread is None:
+        _dispatch_thread = threading.Thread(target=dispatcher, name="fusejit-dispatcher",
+                                            daemon=True)
+        _dispatch_thread.start()
+
+
+def _build_dispatcher() -> Any:
     try:
         import numpy as np
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import RuntimeFailure
 from ..frontend.ops import ERROR_CHECKS
 from ..lowering.loop_ir import Program
-from .backend_c import Library, call_with_cffi, dispatcher
+from .backend_c import Library, call_with_cffi, ready_dispatcher
 
 # Outputs at least this big are recycled once the caller has dropped them.
 POOL_MIN_BYTES = 1 << 18
@@ -34,7 +34,6 @@ class Executable:
         self.input_ranges = input_ranges
         self.address = lib.address
         self._local = threading.local()
-        self._dispatch = dispatcher()
         # Recipe for the io tuple: ("in", k) | ("const", array) | ("out", j).
         self.recipe: list[tuple[str, Any]] = []
         self.out_specs: list[tuple[tuple[int, ...], np.dtype]] = []
@@ -71,8 +70,9 @@ class Executable:
         outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
         objs = tuple(inputs[v] if kind == "in" else (outs[v] if kind == "out" else v)
                      for kind, v in self.recipe)
-        if self._dispatch is not None:
-            status = self._dispatch.call(self.address, objs, self.arena())
+        dispatch = ready_dispatcher()  # None until its one-time build has finished
+        if dispatch is not None:
+            status = dispatch.call(self.address, objs, self.arena())
         else:
             status = call_with_cffi(self.lib, objs, self.arena())
         if status:
@@ -85,11 +85,12 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     """A Python function specialised to one signature: allocate, one native call, rebuild.
 
     It takes the bound arguments of the user's function and returns exactly what the user's
-    function returns. None when the dispatcher is unavailable (the slow path is used then).
+    function returns. None while the dispatcher is not built (the slow path is used then).
     """
-    if exe._dispatch is None:
+    dispatch = ready_dispatcher()
+    if dispatch is None:
         return None
-    env: dict[str, Any] = {"_empty": np.empty, "_call": exe._dispatch.call,
+    env: dict[str, Any] = {"_empty": np.empty, "_call": dispatch.call,
                            "_addr": exe.address, "_raise": raise_status,
                            "_arena": exe.arena, "_refs": sys.getrefcount,
                            "_weak": weakref.getweakrefcount}

@@ -67,16 +67,23 @@ def run_cc(args: list[str], what: str) -> None:
                            f"{proc.stderr[-4000:]}")
 
 
-def _probe(cc: str, flags: list[str], source: str, libs: list[str]) -> bool:
+def _probes(cc: str, jobs: list[tuple[list[str], str, list[str]]]) -> list[bool]:
+    """Compile (concurrently), then run, each (flags, source, libs) probe; True where it ran
+    and exited 0."""
     with tempfile.TemporaryDirectory(prefix="fusejit-probe-") as d:
-        src = os.path.join(d, "probe.c")
-        exe = os.path.join(d, "probe")
-        with open(src, "w") as f:
-            f.write(source)
-        proc = subprocess.run([cc, *flags, src, "-o", exe, *libs], capture_output=True)
-        if proc.returncode != 0:
-            return False
-        return subprocess.run([exe], capture_output=True).returncode == 0
+        procs = []
+        for i, (flags, source, libs) in enumerate(jobs):
+            src, exe = os.path.join(d, f"probe{i}.c"), os.path.join(d, f"probe{i}")
+            with open(src, "w") as f:
+                f.write(source)
+            procs.append((exe, subprocess.Popen([cc, *flags, src, "-o", exe, *libs],
+                                                stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.DEVNULL)))
+        results = []
+        for exe, proc in procs:
+            ok = proc.wait() == 0
+            results.append(ok and subprocess.run([exe], capture_output=True).returncode == 0)
+        return results
 
 
 _OMP_PROBE = """#include <omp.h>
@@ -102,12 +109,15 @@ def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
         with open(cached) as f:
             info = json.load(f)
     else:
-        base = ["-O2", "-march=native", "-fno-math-errno", *extra]
-        omp = _probe(cc, base + ["-fopenmp"], _OMP_PROBE, [])
-        mvec = os.path.exists(_PROBE) and _probe(
-            cc, base + ["-O3", "-fopenmp-simd", "-DFJ_LIBMVEC", "-I", os.path.dirname(_PROBE)],
-            _read(_PROBE), ["-lmvec", "-lm"])
-        info = {"openmp": omp, "libmvec": mvec}
+        # -O1 -ftree-vectorize vectorises the probe's loops (every _ZGV* variant is
+        # referenced) at a third of -O3's compile time.
+        base = ["-march=native", "-fno-math-errno", *extra]
+        jobs = [(["-O1", *base, "-fopenmp"], _OMP_PROBE, [])]
+        if os.path.exists(_PROBE):
+            jobs.append((["-O1", "-ftree-vectorize", *base, "-fopenmp-simd", "-DFJ_LIBMVEC",
+                          "-I", os.path.dirname(_PROBE)], _read(_PROBE), ["-lmvec", "-lm"]))
+        found = _probes(cc, jobs)
+        info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
 
         def write(path: str) -> None:
             with open(path, "w") as f:

@@ -1,0 +1,329 @@
+"""The CUDA backend: nvcc -> cubin/PTX (cached in the kernel store) and running a CudaModule.
+
+This module owns everything on the host side of CUDA: finding nvcc and compiling with flags
+that keep NumPy's float semantics, the device-memory layout of one compiled function
+(`device_layout`), and `CudaExecutable`, which runs a Program through pycuda (an optional
+dependency, imported lazily): one device arena per compiled function, small host inputs packed
+and copied in with one transfer, every kernel launched in order, outputs (and the error word)
+copied back with one transfer; `pycuda.gpuarray.GPUArray` inputs are used in place and, when
+any input is one, outputs stay on the device too.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..codegen.cuda import CudaModule
+from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
+from ..kernels_cache.store import default_store, key_of
+from ..lowering.loop_ir import Buffer, Program
+from .backend_c import VERSION
+from .executor import raise_status
+
+# No --use_fast_math: IEEE division and square root, no FMA contraction (NumPy computes a*b+c
+# with two roundings), denormals kept (no flush to zero).
+NVCC_FLAGS = ("-O3", "-std=c++17", "-prec-div=true", "-prec-sqrt=true", "-fmad=false",
+              "-ftz=false")
+MIN_NVCC = (11, 8)  # the first nvcc that targets sm_90
+SMALL_INPUT = 1 << 16  # host inputs up to this size are packed into one transfer
+_ALIGN = 256
+_NO_PYCUDA = "pycuda is not installed (pip install -e '.[cuda]')"
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    path: str
+    version: tuple[int, int]
+    banner: str  # `nvcc --version` output (part of the cache key)
+    archs: tuple[int, ...]  # virtual architectures it targets: 75, 80, 90, ...
+
+
+@functools.lru_cache(maxsize=1)
+def find_nvcc() -> Nvcc:
+    """The nvcc on PATH (or in /usr/local/cuda/bin); CompilerNotFoundError when none is usable."""
+    path = shutil.which("nvcc") or next(
+        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
+    if path is None:
+        raise CompilerNotFoundError("nvcc not found or too old: no nvcc on PATH or in "
+                                    "/usr/local/cuda/bin (install the CUDA toolkit >= 11.8)")
+    try:
+        banner = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                timeout=60).stdout
+        archs_out = subprocess.run([path, "--list-gpu-arch"], capture_output=True, text=True,
+                                   timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise CompilerNotFoundError(f"nvcc not found or too old: could not run {path}: {e}") from e
+    m = re.search(r"release (\d+)\.(\d+)", banner)
+    version = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if version < MIN_NVCC:
+        raise CompilerNotFoundError(f"nvcc not found or too old: {path} is release "
+                                    f"{version[0]}.{version[1]}, fusejit needs >= 11.8")
+    archs = tuple(sorted({int(a) for a in re.findall(r"compute_(\d+)", archs_out)}))
+    return Nvcc(path, version, banner, archs)
+
+
+def _compile(source: str, kind: str, arch: str) -> bytes:
+    nvcc = find_nvcc()
+    flags = (f"-{kind}", f"-arch={arch}", *NVCC_FLAGS)
+    store = default_store(config.current().cache_dir)
+    key = key_of(f"cuda-{kind}", VERSION, nvcc.path, nvcc.banner, " ".join(flags), source)
+
+    def build(out: str) -> None:
+        with tempfile.TemporaryDirectory(prefix="fusejit-nvcc-") as d:
+            src, tmp = os.path.join(d, "program.cu"), os.path.join(d, f"program.{kind}")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(source)
+            args = [nvcc.path, *flags, src, "-o", tmp]
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0:
+                raise CompileError(f"CUDA compilation failed ({' '.join(args)}):\n"
+                                   f"{proc.stderr[-4000:]}")
+            shutil.copyfile(tmp, out)
+
+    with open(store.get_or_build(key, f".{kind}", build), "rb") as f:
+        return f.read()
+
+
+def compile_cubin(source: str, arch: str = "sm_90") -> bytes:
+    """Compile CUDA source to a cubin for `arch` (e.g. "sm_90"), through the kernel store."""
+    return _compile(source, "cubin", arch)
+
+
+def compile_ptx(source: str, arch: str = "compute_90") -> bytes:
+    """Compile CUDA source to PTX (the driver JIT-compiles it for newer GPUs)."""
+    return _compile(source, "ptx", arch)
+
+
+def _driver() -> tuple[Any, Any]:
+    """(pycuda.driver, pycuda.gpuarray) with an initialised driver, or RuntimeFailure."""
+    if importlib.util.find_spec("pycuda") is None:
+        raise RuntimeFailure(f"CUDA backend unavailable: {_NO_PYCUDA}")
+    try:
+        import pycuda.driver as cuda
+        import pycuda.gpuarray as gpuarray
+
+        cuda.init()
+        count = cuda.Device.count()
+    except Exception as e:  # noqa: BLE001 - ImportError (no libcuda), cuda.Error, ...
+        raise RuntimeFailure(f"CUDA backend unavailable: no CUDA driver/GPU found ({e})") from e
+    if count == 0:
+        raise RuntimeFailure("CUDA backend unavailable: no CUDA driver/GPU found (0 devices)")
+    return cuda, gpuarray
+
+
+def available() -> tuple[bool, str]:
+    """Whether CUDA programs can run here, and why (not)."""
+    try:
+        cuda, _ = _driver()
+        nvcc = find_nvcc()
+    except (RuntimeFailure, CompileError) as e:
+        return False, str(e)
+    dev = cuda.Device(0)
+    major, minor = dev.compute_capability()
+    return True, f"{dev.name()} (sm_{major}{minor}), nvcc {nvcc.version[0]}.{nvcc.version[1]}"
+
+
+@dataclass(frozen=True)
+class DeviceLayout:
+    """Byte offsets in the device arena: temps (at their Program offsets), constants, large
+    inputs, small inputs (one host->device transfer), then the error word and the outputs
+    (one device->host transfer)."""
+
+    total: int
+    slots: dict[int, int]  # buffer index -> offset of its slot
+    shift: dict[int, int]  # buffer index -> bytes from slot start to element 0 (neg. strides)
+    small: tuple[int, int]  # [lo, hi) of the packed small inputs
+    out: tuple[int, int]  # [lo, hi) of the error word and the outputs
+    err: int
+
+
+def _span(b: Buffer) -> tuple[int, int]:
+    """(bytes spanned by a buffer's elements, bytes from the lowest address to element 0)."""
+    if 0 in b.shape:
+        return 0, 0
+    ext = [s * (n - 1) for s, n in zip(b.strides, b.shape)]
+    lo = -sum(e for e in ext if e < 0)
+    return (sum(abs(e) for e in ext) + 1) * b.dtype.itemsize, lo * b.dtype.itemsize
+
+
+def _up(n: int, a: int = _ALIGN) -> int:
+    return (n + a - 1) // a * a
+
+
+def device_layout(program: Program) -> DeviceLayout:
+    """Where every buffer of `program` lives in its device arena."""
+    slots: dict[int, int] = {b.index: b.offset for b in program.by_kind("temp")}
+    shift: dict[int, int] = {}
+    top = _up(program.arena_bytes)
+
+    def place(b: Buffer, align: int) -> None:
+        nonlocal top
+        nbytes, lo = _span(b)
+        top = _up(top, align)
+        slots[b.index], shift[b.index] = top, lo
+        top += nbytes
+
+    for b in program.by_kind("const"):
+        place(b, _ALIGN)
+    inputs = program.by_kind("input")
+    for b in inputs:
+        if _span(b)[0] > SMALL_INPUT:
+            place(b, _ALIGN)
+    top = small_lo = _up(top)
+    for b in inputs:
+        if _span(b)[0] <= SMALL_INPUT:
+            place(b, 16)
+    small_hi = top
+    err = _up(top)
+    top = err + 16
+    for b in program.by_kind("output"):
+        place(b, _ALIGN)
+    return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err)
+
+
+def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:
+    """The bytes of host array `a` as laid out for buffer `b` (a 1-D uint8 view, no copy when
+    possible); `a`'s strides must be the ones the program was compiled for."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise RuntimeFailure(f"argument for {b.name} is {a.dtype}{list(a.shape)}, the compiled "
+                             f"function expects {b.dtype}{list(b.shape)}")
+    nbytes, _ = _span(b)
+    if nbytes == 0:
+        return np.empty(0, np.uint8)
+    want = [s * a.itemsize for s, n in zip(b.strides, b.shape) if n > 1]
+    if [s for s, n in zip(a.strides, a.shape) if n > 1] != want:
+        raise RuntimeFailure(f"argument for {b.name} has strides {a.strides}, the compiled "
+                             f"function expects element strides {b.strides}")
+    flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)
+    low = a[flip] if flip else a  # data pointer at the lowest address
+    span = np.lib.stride_tricks.as_strided(low, (nbytes // a.itemsize,), (a.itemsize,))
+    return span.view(np.uint8)
+
+
+class CudaExecutable:
+    """A CudaModule loaded on a GPU, with its arena; `run` has Executable.run's contract."""
+
+    def __init__(self, program: Program, module: CudaModule,
+                 input_ranges: list[tuple[int, tuple[int, int], np.dtype]] | None = None,
+                 device: int = 0) -> None:
+        cuda, self._gpuarray = _driver()
+        self._cuda = cuda
+        self.program, self.module = program, module
+        self.input_ranges = input_ranges or []
+        self.layout = device_layout(program)
+        self.transfers = {"htod": 0, "dtoh": 0}
+        self._lock = threading.Lock()
+        dev = cuda.Device(device)
+        self._ctx = dev.retain_primary_context()
+        self._ctx.push()
+        try:
+            self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+            self._mod = cuda.module_from_buffer(self._image(dev.compute_capability()))
+            self._fns = [self._mod.get_function(k.name).prepare(
+                "P" * (len(k.buffers) + k.checks)) for k in module.kernels]
+            self._arena = cuda.mem_alloc(self.layout.total)
+            self.base = int(self._arena)
+            cuda.memset_d32(self.base + self.layout.err, 0, 1)
+            for b in program.by_kind("const"):
+                self._htod(self.base + self.layout.slots[b.index],
+                           np.ascontiguousarray(program.consts[b.ref]).reshape(-1))
+            self._stage = np.empty(self.layout.small[1] - self.layout.small[0], np.uint8)
+        finally:
+            cuda.Context.pop()
+
+    def _image(self, cc: tuple[int, int]) -> bytes:
+        """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
+        nvcc, want = find_nvcc(), cc[0] * 10 + cc[1]
+        if want in nvcc.archs:
+            return compile_cubin(self.module.source, f"sm_{want}")
+        older = [a for a in nvcc.archs if a <= want]
+        if not older:
+            raise CompilerNotFoundError(f"nvcc not found or too old: {nvcc.path} cannot target "
+                                        f"sm_{want} (it knows {list(nvcc.archs)})")
+        return compile_ptx(self.module.source, f"compute_{older[-1]}") + b"\0"
+
+    def _htod(self, dst: int, src: np.ndarray) -> None:
+        if src.nbytes:
+            self._cuda.memcpy_htod(dst, src)
+            self.transfers["htod"] += 1
+
+    def run(self, inputs: list[Any], device_outputs: bool | None = None) -> list[Any]:
+        """Run on the graph inputs (NumPy arrays, scalars or GPUArrays); return the outputs,
+        as GPUArrays when `device_outputs` (default: when any input is a GPUArray)."""
+        for k, (lo, hi), dtype in self.input_ranges:
+            if not lo <= inputs[k] <= hi:
+                raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
+        with self._lock:
+            self._ctx.push()
+            try:
+                return self._run(inputs, device_outputs)
+            finally:
+                self._cuda.Context.pop()
+
+    def _run(self, inputs: list[Any], device_outputs: bool | None) -> list[Any]:
+        lay, base, GPUArray = self.layout, self.base, self._gpuarray.GPUArray
+        if device_outputs is None:
+            device_outputs = any(isinstance(v, GPUArray) for v in inputs)
+        ptr = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
+        staged = False
+        for b in self.program.by_kind("input"):
+            v = inputs[b.ref]
+            if isinstance(v, GPUArray):
+                if v.dtype != b.dtype or v.shape != b.shape or (v.size and not all(
+                        s == e * v.dtype.itemsize for s, e, n in zip(v.strides, b.strides,
+                                                                     b.shape) if n > 1)):
+                    raise RuntimeFailure(f"GPUArray for {b.name} is {v.dtype}{list(v.shape)} "
+                                         f"strides {v.strides}; expected {b.dtype}"
+                                         f"{list(b.shape)} element strides {b.strides}")
+                ptr[b.index] = v.ptr if v.size else 0
+                continue
+            data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
+            start = lay.slots[b.index]
+            if lay.small[0] <= start < lay.small[1]:
+                self._stage[start - lay.small[0]:start - lay.small[0] + data.size] = data
+                staged = staged or data.size > 0
+            else:
+                self._htod(base + start, data)
+        if staged:
+            self._htod(base + lay.small[0], self._stage)
+        outs: dict[int, Any] = {}
+        if device_outputs:
+            for b in self.program.by_kind("output"):
+                outs[b.index] = self._gpuarray.empty(b.shape, b.dtype)
+                ptr[b.index] = outs[b.index].ptr if b.nbytes else 0
+        for k, fn in zip(self.module.kernels, self._fns):
+            if k.size:
+                args = [ptr[i] for i in k.buffers] + ([base + lay.err] if k.checks else [])
+                fn.prepared_call((k.grid_for(self.sms), 1), (k.block, 1, 1), *args)
+        checks = any(k.checks for k in self.module.kernels)
+        status = 0
+        if not device_outputs and (self.program.by_kind("output") or checks):
+            host = np.empty(lay.out[1] - lay.out[0], np.uint8)
+            self._cuda.memcpy_dtoh(host, base + lay.out[0])
+            self.transfers["dtoh"] += 1
+            status = int(host[:4].view(np.uint32)[0])
+            for b in self.program.by_kind("output"):
+                o = lay.slots[b.index] - lay.out[0]
+                outs[b.index] = host[o:o + b.nbytes].view(b.dtype).reshape(b.shape)
+        elif checks:
+            word = np.zeros(1, np.uint32)
+            self._cuda.memcpy_dtoh(word, base + lay.err)
+            self.transfers["dtoh"] += 1
+            status = int(word[0])
+        if status:
+            self._cuda.memset_d32(base + lay.err, 0, 1)
+            raise_status(status)
+        return [outs[o.index] if o.kind == "buffer" else inputs[o.index]
+                for o in self.program.outputs]

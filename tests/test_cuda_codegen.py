@@ -1,0 +1,360 @@
+"""CUDA backend without a GPU: render traced programs, compile them with nvcc (cubin for sm_90,
+several programs per nvcc call), golden files, the launch plan and device layout, the clear
+errors when pycuda/a GPU is missing, and the whole host path of CudaExecutable against a fake
+pycuda whose "kernels" run the loop IR with NumPy."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.special
+
+from fusejit.codegen.cuda import CudaModule, render_cuda
+from fusejit.errors import FusejitError, RuntimeFailure
+from fusejit.frontend.ops import OPS, reference
+from fusejit.frontend.tracer import trace
+from fusejit.lowering.loop_ir import Check, Compute, Const, Load, Program, Store
+from fusejit.lowering.lower import contiguous_strides, lower
+from fusejit.lowering.memplan import plan
+from fusejit.lowering.pipeline import optimise
+from fusejit.runtime import backend_cuda
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists(
+    "/usr/local/cuda/bin/nvcc"), reason="nvcc (CUDA toolkit) is not installed")
+
+
+def program_of(fn: Any, *args: Any, name: str | None = None) -> Program:
+    """trace -> optimise -> lower -> memory plan, as jit.py does (no C compilation)."""
+    graph, positions = trace(fn, list(args), frozenset(), name or fn.__name__)
+    strides = []
+    for node, pos in zip(graph.inputs, positions):
+        a = args[pos]
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous and a.size:
+            strides.append(tuple(0 if n == 1 else s // a.itemsize
+                                 for s, n in zip(a.strides, a.shape)))
+        else:
+            strides.append(contiguous_strides(node.shape))
+    return plan(lower(optimise(graph), strides))
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def lstm_cell(concat, c):
+    i, j, f, o = np.split(concat, 4, axis=1)
+    sig = lambda z: 1 / (1 + np.exp(-z))
+    new_c = c * sig(f + 1.0) + sig(i) * np.tanh(j)
+    return new_c, np.tanh(new_c) * sig(o)
+
+
+def int_division(x, y):
+    return x // y, x % y, np.fmod(x, y), x ** 2, np.right_shift(x, 3), np.abs(x)
+
+
+f32 = np.float32
+CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
+    "gelu": (gelu, (np.ones(1 << 15, f32),)),
+    "lstm_cell": (lstm_cell, (np.ones((64, 256), f32), np.ones((64, 64), f32))),
+    "broadcast": (lambda x, y, s: x * y + s, (np.ones((4, 1, 8)), np.ones((3, 1), f32), 2.5)),
+    "transpose": (lambda x, y: x.T * 2 + y, (np.ones((16, 24), f32), np.ones(16, f32))),
+    "int_div32": (int_division, (np.ones(100, np.int32), np.int32(3))),
+    "int_div64": (int_division, (np.ones((5, 7), np.int64), np.ones((5, 1), np.int64))),
+    "uint8": (lambda x, y: (x // y, x % y, x << y, np.minimum(x, y)),
+              (np.ones(64, np.uint8), np.ones(64, np.uint8))),
+    "float16": (lambda h, g: (np.sin(h) * g + h, (h * 2).astype(f32), np.exp(h)),
+                (np.ones((4, 8), np.float16), np.ones(8, np.float16))),
+    "specials": (lambda x: (np.where(x > 0, x, np.nan), x + np.inf, -np.inf * x,
+                            x.astype(np.int32), x.astype(np.uint64),
+                            np.int64(-2**63) + x.astype(np.int64), scipy.special.erf(x),
+                            np.logaddexp(x, x)),
+                 (np.ones(33),)),
+    "strided": (lambda x, y: np.sqrt(x) + y[::-1], (np.ones(40, f32)[::-2], np.ones(20, f32))),
+    "power_check": (lambda x, y: x ** y, (np.ones(8, np.int64), np.ones(8, np.int64))),
+    "empty": (lambda x: x + 1, (np.ones((0, 3), f32),)),
+}
+
+
+def render_case(name: str) -> CudaModule:
+    fn, args = CASES[name]
+    return render_cuda(program_of(fn, *args, name=name))
+
+
+def test_render_plan() -> None:
+    gelu_m = render_case("gelu")
+    assert gelu_m.kernel_names == ["fj_gelu_k0"] and gelu_m.kernels[0].vector == 4
+    assert "fj_vec<float, 4>" in gelu_m.body and "fj_sin" not in gelu_m.body
+    assert gelu_m.kernels[0].grid == (1 << 15) // (256 * 4)
+    json.dumps(gelu_m.plan())
+    lstm = render_case("lstm_cell")
+    assert len(lstm.kernels) == 1 and len(lstm.kernels[0].buffers) == 4  # ONE kernel, 2 outputs
+    assert render_case("transpose").kernels[0].vector == 1  # strided load: scalar path only
+    assert render_case("broadcast").kernels[0].vector == 2  # float64 -> double2
+    assert render_case("float16").kernels[0].vector == 4  # float32 output limits the width
+    assert render_case("power_check").kernels[0].checks
+    assert "atomicOr(fj_errp" in render_case("power_check").body
+    empty = render_case("empty")
+    assert empty.kernels[0].size == 0 and empty.kernels[0].grid == 0
+    small = program_of(lambda x: x + 1, np.ones(3, f32))
+    assert "typedef int fj_idx" in render_cuda(small).body
+    huge = program_of(lambda x: x + 1, np.broadcast_to(np.ones(1, f32), (1 << 31,)))
+    assert "typedef long long fj_idx" in render_cuda(huge).body
+
+
+def _check_golden(name: str) -> None:
+    program = program_of(CASES[name][0], *CASES[name][1], name=name)
+    for k in program.kernels:  # node ids and source lines depend on what ran before
+        k.nodes, k.locs = [], []
+    body = render_cuda(program).body
+    path = os.path.join(GOLDEN, f"cuda_{name}.cu")
+    if os.environ.get("FUSEJIT_UPDATE_GOLDEN") == "1" or not os.path.exists(path):
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(body)
+    with open(path, encoding="utf-8") as f:
+        assert body == f.read(), f"{path} differs (FUSEJIT_UPDATE_GOLDEN=1 regenerates it)"
+
+
+@pytest.mark.parametrize("name", ["gelu", "lstm_cell"])
+def test_golden(name: str) -> None:
+    _check_golden(name)
+
+
+@needs_nvcc
+def test_cases_compile_to_cubin() -> None:
+    modules = [render_case(n) for n in CASES]
+    source = modules[0].prelude + "".join(m.body for m in modules)
+    cubin = backend_cuda.compile_cubin(source, "sm_90")
+    assert cubin[:4] == b"\x7fELF"
+    for m in modules:
+        for name in m.kernel_names:
+            assert name.encode() in cubin
+
+
+@needs_nvcc
+def test_wide_loads_in_ptx() -> None:
+    ptx = backend_cuda.compile_ptx(render_case("gelu").source + render_case("broadcast").body)
+    text = ptx.decode()
+    assert "ld.global.v4" in text and "st.global.v4" in text  # float4
+    assert "ld.global.nc.v2.f64" in text or "ld.global.v2.f64" in text  # double2
+
+
+def _op_programs() -> list[Program]:
+    dtypes = [np.bool_, np.int8, np.int32, np.int64, np.uint32, np.uint64, np.float16,
+              np.float32, np.float64]
+    programs = []
+    for s in dtypes:
+        for d in dtypes:
+            programs.append(program_of(lambda x, d=d: x.astype(d), np.ones(32, s)[::2]))
+    for name, op in OPS.items():
+        if op.kind != "elementwise" or name == "cast":
+            continue
+        fn = getattr(scipy.special, name, None) if name in ("erf", "erfc", "expit") else \
+            getattr(np, op.ufunc_name or name)
+        for dt in dtypes:
+            args = [np.ones(32, dt)[::2]] * op.nin  # strided: scalar path only, faster nvcc
+            if name == "where":
+                args[0] = args[0].astype(bool)
+            try:
+                programs.append(program_of(fn, *args, name=name))
+            except (TypeError, FusejitError):
+                continue  # NumPy has no loop for this dtype
+    return programs
+
+
+@needs_nvcc
+def test_every_op_and_cast_compiles() -> None:
+    programs = _op_programs()
+    assert len(programs) > 500
+    modules = [render_cuda(dataclasses.replace(p, name=f"p{i}")) for i, p in enumerate(programs)]
+    rendered = {m.body.count("__global__") for m in modules}
+    assert rendered == {1}
+    source = modules[0].prelude + "".join(m.body for m in modules)
+    assert backend_cuda.compile_cubin(source, "sm_90")[:4] == b"\x7fELF"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None,
+                    reason="pycuda is installed")
+def test_unavailable_without_pycuda() -> None:
+    ok, reason = backend_cuda.available()
+    assert not ok and "pycuda is not installed" in reason
+    module = render_case("gelu")
+    with pytest.raises(RuntimeFailure, match=r"pycuda is not installed \(pip install"):
+        backend_cuda.CudaExecutable(program_of(gelu, *CASES["gelu"][1]), module)
+
+
+def test_device_layout_and_host_bytes() -> None:
+    p = program_of(lambda x, y, s: (np.exp(x) + y) * s, np.ones(40, f32)[::-2],
+                   np.ones((1 << 15, 20), f32), 3.0)
+    lay = backend_cuda.device_layout(p)
+    regions = sorted((lay.slots[b.index], lay.slots[b.index] + b.nbytes) for b in p.buffers)
+    assert all(a[1] <= b[0] for a, b in zip(regions, regions[1:]))
+    assert all(lay.slots[b.index] % 16 == 0 for b in p.buffers)
+    assert lay.small[0] <= lay.slots[p.by_kind("input")[2].index] < lay.small[1]
+    assert lay.out[0] == lay.err and lay.out[1] <= lay.total
+    a = np.arange(40, dtype=f32)[::-2]
+    b = p.by_kind("input")[0]
+    raw = backend_cuda.host_bytes(a, b).view(f32)
+    shift = lay.shift[b.index] // 4
+    assert raw[shift] == a[0] and raw[shift - 19 * 2] == a[-1]
+    with pytest.raises(RuntimeFailure, match="strides"):
+        backend_cuda.host_bytes(np.ascontiguousarray(a), b)
+
+
+# --- a fake pycuda: device memory is a bytearray, a launch runs the kernel's loop IR ------------
+
+
+class _Mem:
+    def __init__(self) -> None:
+        self.buf = bytearray(1 << 24)
+        self.top = 4096
+
+    def alloc(self, n: int) -> int:
+        addr, self.top = self.top, (self.top + n + 255) // 256 * 256
+        return addr
+
+    def read(self, addr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        raw = np.frombuffer(self.buf, np.uint8)
+        return raw[addr[:, None] + np.arange(dtype.itemsize)].reshape(-1).view(dtype)
+
+    def write(self, addr: np.ndarray, values: np.ndarray) -> None:
+        raw = np.frombuffer(self.buf, np.uint8)
+        raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
+            len(addr), -1)
+
+
+def _fake_pycuda(program: Program, module: CudaModule, mem: _Mem) -> dict[str, Any]:
+    kernels = {m.name: (k, m) for k, m in zip(program.kernels, module.kernels)}
+
+    class Fn:
+        def __init__(self, name: str) -> None:
+            self.kernel, self.launch = kernels[name]
+
+        def prepare(self, fmt: str) -> Fn:
+            assert fmt == "P" * (len(self.launch.buffers) + self.launch.checks)
+            return self
+
+        def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
+            assert grid[0] >= 1 and block == (256, 1, 1)
+            ptr = dict(zip(self.launch.buffers, args))
+            k, env = self.kernel, {}
+            idx = np.indices(k.domain).reshape(len(k.domain), -1)
+            for s in k.body:
+                if isinstance(s, (Load, Store)):
+                    a, dt = s.access, program.buffers[s.access.buf].dtype
+                    elem = a.offset + sum(st * i for st, i in zip(a.strides, idx))
+                    addr = ptr[a.buf] + np.asarray(elem, np.int64) * dt.itemsize
+                    if isinstance(s, Load):
+                        env[s.var] = mem.read(addr, dt)
+                    else:
+                        mem.write(addr, env[s.var].astype(dt))
+                elif isinstance(s, Const):
+                    env[s.var] = np.full(idx.shape[1], s.value, s.dtype)
+                elif isinstance(s, Check) and (env[s.args[1]] < 0).any():
+                    mem.write(np.array([args[-1]]), np.array([s.code], np.uint32))
+                elif isinstance(s, Compute):
+                    xs = [env[v].astype(d) for v, d in zip(s.args, s.in_dtypes)]
+                    if s.op == "power":  # the device computes 0 and reports the error
+                        xs[1] = np.maximum(xs[1], 0)
+                    with np.errstate(all="ignore"):
+                        r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
+                    env[s.var] = np.asarray(r).astype(s.dtype)
+
+    class GPUArray:
+        def __init__(self, shape: tuple, dtype: Any) -> None:
+            self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+            self.size = int(np.prod(self.shape))
+            self.strides = contiguous_strides(self.shape)
+            self.strides = tuple(s * self.dtype.itemsize for s in self.strides)
+            self.ptr = mem.alloc(self.size * self.dtype.itemsize)
+
+        def get(self) -> np.ndarray:
+            n = self.size * self.dtype.itemsize
+            return np.frombuffer(bytes(mem.buf[self.ptr:self.ptr + n]), self.dtype).reshape(
+                self.shape)
+
+    def htod(dst: int, src: np.ndarray) -> None:
+        data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
+        mem.buf[dst:dst + data.size] = data.tobytes()
+
+    def dtoh(dst: np.ndarray, src: int) -> None:
+        dst.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(mem.buf[src:src + dst.nbytes]),
+                                                          np.uint8)
+
+    ctx = types.SimpleNamespace(push=lambda: None)
+    dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
+                                compute_capability=lambda: (9, 0),
+                                get_attribute=lambda attr: 132)
+    device = lambda i: dev
+    device.count = lambda: 1  # type: ignore[attr-defined]
+    driver = types.SimpleNamespace(
+        init=lambda: None, Device=device,
+        device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
+        Context=types.SimpleNamespace(pop=lambda: None), mem_alloc=mem.alloc,
+        module_from_buffer=lambda image: types.SimpleNamespace(get_function=Fn),
+        memcpy_htod=htod, memcpy_dtoh=dtoh,
+        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)))
+    gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray)
+    pkg = types.ModuleType("pycuda")
+    pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
+    pkg.driver, pkg.gpuarray = driver, gpuarray  # type: ignore[attr-defined]
+    return {"pycuda": pkg, "pycuda.driver": driver, "pycuda.gpuarray": gpuarray}
+
+
+def _fake_executable(monkeypatch: pytest.MonkeyPatch, fn: Any, *args: Any):
+    program = program_of(fn, *args)
+    module = render_cuda(program)
+    mem = _Mem()
+    for name, mod in _fake_pycuda(program, module, mem).items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc("nvcc", (13, 0),
+                                                                            "", (90,)))
+    monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: b"cubin")
+    return backend_cuda.CudaExecutable(program, module), sys.modules["pycuda.gpuarray"]
+
+
+def test_host_path_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    fn = lambda x, y, s: (np.exp(x) * y + s, (x[:, None] > y).astype(np.int8))
+    x = np.linspace(-1, 1, 40, dtype=f32)[::-2]
+    y = np.linspace(0, 3, 1 << 15, dtype=f32).reshape(-1, 1, 1)[:, :, [0]]
+    exe, gpuarray = _fake_executable(monkeypatch, fn, x, y, 1.5)
+    assert exe.transfers == {"htod": 0, "dtoh": 0}
+    ok, reason = backend_cuda.available()
+    assert ok and "Fake" in reason
+    for _ in range(2):
+        got = exe.run([x, y, 1.5])
+        for g, e in zip(got, fn(x, y, 1.5)):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+    assert exe.transfers == {"htod": 4, "dtoh": 2}  # per call: big y, packed (x, 1.5); outputs
+    dx = gpuarray.empty(x.shape, f32)  # contiguous: not the layout x was compiled for
+    with pytest.raises(RuntimeFailure, match="strides"):
+        exe.run([dx, y, 1.5])
+
+
+def test_device_outputs_and_errors_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    exe, gpuarray = _fake_executable(monkeypatch, lambda x, y: x ** y, np.ones(8, np.int64),
+                                     np.ones(8, np.int64))
+    x, y = np.arange(8, dtype=np.int64), np.arange(8, dtype=np.int64) % 3
+    dx, dy = gpuarray.empty(x.shape, x.dtype), gpuarray.empty(y.shape, y.dtype)
+    exe._cuda.memcpy_htod(dx.ptr, x)
+    exe._cuda.memcpy_htod(dy.ptr, y)
+    before = dict(exe.transfers)
+    (out,) = exe.run([dx, dy])
+    assert isinstance(out, gpuarray.GPUArray)
+    np.testing.assert_array_equal(out.get(), x ** y)
+    assert exe.transfers == {"htod": before["htod"], "dtoh": before["dtoh"] + 1}  # error word
+    with pytest.raises(ValueError, match="negative integer powers"):
+        exe.run([x, -y])
+    np.testing.assert_array_equal(exe.run([x, y])[0], x ** y)  # the error word was cleared
