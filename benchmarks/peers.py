@@ -158,7 +158,11 @@ class JaxPeer(Peer):
         import jax.scipy.special as jss
 
         self.ns = SimpleNamespace(sin=jnp.sin, tanh=jnp.tanh, exp=jnp.exp, log=jnp.log,
-                                  sqrt=jnp.sqrt, erf=jss.erf, split=jnp.split)
+                                  sqrt=jnp.sqrt, erf=jss.erf, split=jnp.split,
+                                  rmax=lambda a, axis: jnp.max(a, axis=axis, keepdims=True),
+                                  rsum=lambda a, axis: jnp.sum(a, axis=axis, keepdims=True),
+                                  rmean=lambda a, axis: jnp.mean(a, axis=axis, keepdims=True),
+                                  total=jnp.sum)
         return jax
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
@@ -188,7 +192,10 @@ class TorchCompilePeer(Peer):
         inductor_config.compile_threads = 1
         self.ns = SimpleNamespace(
             sin=torch.sin, tanh=torch.tanh, exp=torch.exp, log=torch.log, sqrt=torch.sqrt,
-            erf=torch.special.erf, split=lambda a, n, axis: torch.chunk(a, n, dim=axis))
+            erf=torch.special.erf, split=lambda a, n, axis: torch.chunk(a, n, dim=axis),
+            rmax=lambda a, axis: torch.amax(a, dim=axis, keepdim=True),
+            rsum=lambda a, axis: torch.sum(a, dim=axis, keepdim=True),
+            rmean=lambda a, axis: torch.mean(a, dim=axis, keepdim=True), total=torch.sum)
         return torch
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:

@@ -68,7 +68,10 @@ def register(wl: Workload) -> Workload:
 
 
 NUMPY_NS = SimpleNamespace(
-    sin=np.sin, tanh=np.tanh, exp=np.exp, log=np.log, sqrt=np.sqrt, erf=_scipy_erf, split=np.split
+    sin=np.sin, tanh=np.tanh, exp=np.exp, log=np.log, sqrt=np.sqrt, erf=_scipy_erf, split=np.split,
+    rmax=lambda a, axis: np.max(a, axis=axis, keepdims=True),
+    rsum=lambda a, axis: np.sum(a, axis=axis, keepdims=True),
+    rmean=lambda a, axis: np.mean(a, axis=axis, keepdims=True), total=np.sum,
 )
 
 
@@ -355,3 +358,10 @@ register(Workload(
 
 # Planned (later issues): softmax_rows, layernorm_rows, l2dist, mlp_fwd, adagrad_inplace,
 # mlp_train_step. In-place workloads will need bytes counted from the updated state too.
+
+
+# Row-wise and reduction workloads (issue 3) live in their own module and register on import.
+if __package__:
+    from . import workloads_rows  # noqa: E402,F401
+else:  # run as a script from benchmarks/
+    import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401

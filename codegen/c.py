@@ -12,9 +12,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Check, Compute, Const, Kernel, Load, Program, Store
+from ..lowering.loop_ir import Check, Compute, Const, Kernel, Load, Program, ReduceKernel, Store
 from .cexpr import check_expr, compute_expr, const_expr
+from .creduce import render_reduce_kernel
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = 4096  # elements per innermost block
@@ -46,6 +49,7 @@ def prelude(libmvec: bool) -> str:
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
+    parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)
 
 
@@ -116,6 +120,15 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
     }
 
 
+def _reduce_view(k: ReduceKernel, program: Program) -> dict[str, Any]:
+    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
+    types = {b.index: (ctype(b.dtype), b.index in stored) for b in program.buffers}
+    fn = f"fj_{k.name}"
+    outer = int(np.prod(k.outer, dtype=np.int64))
+    return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
+            "total_blocks": outer, "size": k.size}
+
+
 def io_buffers(program: Program) -> list[int]:
     """Indices of the buffers passed by the caller, in the order the entry expects them."""
     return [b.index for b in program.buffers if b.kind != "temp"]
@@ -127,7 +140,8 @@ def render(program: Program, opts: COptions) -> str:
     buffers = [{"index": b.index,
                 "expr": f"fj_arena + {b.offset}" if b.kind == "temp" else f"fj_io[{io[b.index]}]"}
                for b in program.buffers]
-    kernels = [_kernel_view(k, i, program, opts) for i, k in enumerate(program.kernels)]
+    kernels = [_reduce_view(k, program) if isinstance(k, ReduceKernel)
+               else _kernel_view(k, i, program, opts) for i, k in enumerate(program.kernels)]
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
         kernels=kernels, buffers=buffers, nbuf=max(len(program.buffers), 1),

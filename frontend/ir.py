@@ -99,6 +99,14 @@ class Graph:
     out_scalar: list[bool] = field(default_factory=list)
     # Every node the trace created, dead ones included (None once DCE has run).
     body: list[Node] | None = None
+    # Per flat output: the first output position that is the very same object in the user's
+    # return value (NumPy returns one array twice), or -1. Outputs that were distinct objects
+    # stay distinct even when the passes merge their nodes.
+    out_alias: list[int] | None = None
+    # Per flat output: the index (in `inputs`) of the argument the user returned unchanged, or
+    # -1. Only those outputs may be the caller's own object; an output that optimisation
+    # reduces to an input (`-(-x)`) is a new array in NumPy, so it gets a copy.
+    out_input: list[int] | None = None
 
     def nodes(self) -> list[Node]:
         """The graph's nodes in topological order: `body` if set, else those reachable."""
@@ -107,7 +115,8 @@ class Graph:
         return toposort(self.outputs, self.inputs)
 
     def with_outputs(self, outputs: list[Node], body: list[Node] | None = None) -> Graph:
-        return Graph(self.inputs, outputs, self.name, self.out_tree, self.out_scalar, body)
+        return Graph(self.inputs, outputs, self.name, self.out_tree, self.out_scalar, body,
+                     self.out_alias, self.out_input)
 
 
 def toposort(roots: Iterable[Node], extra: Iterable[Node] = ()) -> list[Node]:

@@ -41,13 +41,33 @@ def where(condition: Any, x: Any = None, y: Any = None) -> T.Tracer:
     O.check_dtype(dtype, "the result of np.where")
     shape = T.broadcast(*(T.shape_of(a) for a in (condition, x, y)))
     cond = T.to_node(condition, np.dtype(bool))
-    node = T.make_node("where", [cond, T.to_node(x, dtype), T.to_node(y, dtype)], shape, dtype)
+    node = T.make_node("where", [cond, _where_operand(x, dtype), _where_operand(y, dtype)],
+                       shape, dtype)
     return T.Tracer(node)
+
+
+def _where_operand(x: Any, dtype: np.dtype) -> Any:
+    # np.where casts a Python int that does not fit the result dtype unsafely (it wraps, it
+    # does not raise), so a Python-int argument gets no range check here.
+    if isinstance(x, T.Tracer) and x.weak is not None:
+        return T.cast_node(x.node, dtype)
+    return T.to_node(x, dtype)
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
     if out is not None or kwargs:
         raise T.UnsupportedError(f"np.clip(..., out=/kwargs) is not supported yet{T.where_msg()}")
+    a_dtype = a.dtype if isinstance(a, T.Tracer) else np.asarray(a).dtype
+    if a_dtype.kind in "iu":
+        # NumPy's clip drops a Python-int bound beyond an integer array's range (instead of
+        # raising OverflowError as NEP 50 would), see numpy/_core/_methods.py:_clip.
+        info = np.iinfo(a_dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
+        a_min = _int_bound(a_min, a_dtype, lower=True)
+        a_max = _int_bound(a_max, a_dtype, lower=False)
     if a_min is None and a_max is None:
         return np.positive(a) if isinstance(a, T.Tracer) else a
     if a_min is None:
@@ -58,13 +78,35 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs
         dtype = np.clip(_probe(a), _probe(a_min), _probe(a_max)).dtype
     O.check_dtype(dtype, "the result of np.clip")
     shape = T.broadcast(*(T.shape_of(v) for v in (a, a_min, a_max)))
-    nodes = [T.to_node(v, dtype) for v in (a, a_min, a_max)]
-    return T.Tracer(T.make_node("clip", nodes, shape, dtype), scalar=shape == ())
+    compute = T._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
+    nodes = [T.to_node(v, compute) for v in (a, a_min, a_max)]
+    node = T.cast_node(T.make_node("clip", nodes, shape, compute), dtype)
+    return T.Tracer(node, scalar=shape == ())
+
+
+def _int_bound(b: Any, dtype: np.dtype, lower: bool) -> Any:
+    """A Python-int *argument* as a clip bound of an integer array: its value is only known at
+    run time, so the bound is clamped into the dtype's range (which is what dropping it
+    amounts to) and only the other side is range-checked (NumPy raises OverflowError there)."""
+    if not (isinstance(b, T.Tracer) and b.weak is int):
+        return b
+    info, i64 = np.iinfo(dtype), np.iinfo(np.int64)
+    node = b.node
+    if node.op == "input":
+        lo, hi = node.attrs.get("range", (int(i64.min), int(i64.max)))
+        allowed = (int(i64.min), int(info.max)) if lower else (int(info.min), int(i64.max))
+        node.attrs["range"] = (max(lo, allowed[0]), min(hi, allowed[1]))
+    edge = int(info.min) if lower else int(info.max)
+    if i64.min <= edge <= i64.max:
+        const = T.const_node(np.int64(edge))
+        node = T.make_node("maximum" if lower else "minimum", [node, const], node.shape,
+                           np.dtype(np.int64))
+    return T.Tracer(T.cast_node(node, dtype), scalar=True)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
               shape: Any = None, **kwargs: Any) -> T.Tracer:
-    dtype = O.check_dtype(np.dtype(dtype) if dtype is not None else T.operand_spec(a)
+    dtype = O.check_dtype(np.dtype(dtype) if dtype is not None else a.dtype
                           if isinstance(a, T.Tracer) else np.asarray(a).dtype, "full_like()")
     shape = tuple(T.shape_of(a) if shape is None else
                   ((shape,) if isinstance(shape, int) else tuple(shape)))
@@ -88,7 +130,8 @@ def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> T.Tracer:
-    return _as_tracer(a).copy()
+    t = _as_tracer(a)
+    return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype))  # always an array
 
 
 def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
@@ -96,9 +139,14 @@ def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
         raise T.UnsupportedError(f"np.round(..., out=) is not supported yet{T.where_msg()}")
     t = _as_tracer(a)
     decimals = operator.index(decimals)
-    if t.dtype.kind in "biu":
-        if decimals >= 0:
-            return t.copy()
+    if t.dtype.kind == "b":
+        if decimals:  # NumPy's own error (bool * 10**decimals cannot be cast back to bool)
+            np.round(np.zeros(1, bool), decimals)
+        return np.rint(t)  # float16, as in NumPy
+    if t.dtype.kind in "iu":
+        if decimals >= 0:  # like every ufunc result, a 0-d result is a NumPy scalar
+            return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype),
+                            scalar=t.shape == ())
         raise T.UnsupportedError(f"np.round of integers with negative decimals is not "
                                  f"supported yet{T.where_msg()}")
     if decimals == 0:

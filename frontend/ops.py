@@ -257,6 +257,21 @@ def view_reference(x: np.ndarray, start: tuple[int, ...], dims: tuple[tuple[int,
 # expand_dims and squeeze: each output dim d reads input axis dims[d][0] (or none, -1: a
 # broadcast dim) with step dims[d][1]; every input axis starts at start[axis].
 _add(OpDef("view", "view", 1, view_reference))
+# --- reductions: fn (sum, prod, max, min, any, all, argmax, argmin) over `axes` ------------
+
+
+def reduce_reference(x: np.ndarray, fn: str, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """Evaluate a `reduce` node with NumPy (arg-reductions over several axes flatten them)."""
+    if fn in ("argmax", "argmin"):
+        if len(axes) == 1:
+            return getattr(np, fn)(x, axis=axes[0], keepdims=keepdims)
+        flat = getattr(np, fn)(x.reshape(-1))
+        return np.reshape(flat, (1,) * x.ndim) if keepdims else flat
+    with np.errstate(all="ignore"):
+        return getattr(np, fn)(x, axis=axes, keepdims=keepdims)
+
+
+_add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
 # --- sources --------------------------------------------------------------------------------
 _add(OpDef("input", "source", 0, None))
 _add(OpDef("const", "source", 0, None))
@@ -303,6 +318,9 @@ def resolve_ufunc(ufunc: np.ufunc, operands: list[Any]) -> tuple[list[np.dtype],
     with np.errstate(all="ignore"):
         result = ufunc(*probes)
     out_dtype = np.asarray(result).dtype
+    if not any(isinstance(d, np.dtype) for d in operands):
+        # Only Python scalars: NumPy converts them to arrays (int64/float64/bool) first.
+        operands = [np.asarray(d).dtype for d in operands]
     spec = tuple(d if isinstance(d, np.dtype) else
                  (np.dtype(bool) if isinstance(d, (bool, np.bool_)) else type(d))
                  for d in operands)

@@ -21,9 +21,20 @@ from . import ops as O
 from .ir import Graph, Node, TensorType
 from .pytree import flatten
 
+_UMATH_CLIP = getattr(np._core.umath, "clip", None) if hasattr(np, "_core") else None
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SKIP_DIRS = (_PKG_DIR, os.path.dirname(np.__file__))
+_PKG_DIRS = frozenset({_PKG_DIR, os.path.realpath(_PKG_DIR)})
+# fusejit's own sources: the modules at the package root and its sub-packages. Other files
+# under the package directory (tests/, a user's scripts in a checkout) are user code.
+_SKIP_DIRS = tuple(os.path.join(d, sub) + os.sep for d in _PKG_DIRS
+                   for sub in ("frontend", "lowering", "codegen", "runtime", "kernels_cache")
+                   ) + (os.path.dirname(np.__file__),)
 _state = threading.local()
+
+
+def _internal(fname: str) -> bool:
+    return (fname.startswith(_SKIP_DIRS) or os.path.dirname(fname) in _PKG_DIRS
+            or "scipy" in fname or "<frozen" in fname)
 
 
 def user_location(skip: int = 1) -> str | None:
@@ -31,7 +42,7 @@ def user_location(skip: int = 1) -> str | None:
     frame = sys._getframe(skip)
     while frame is not None:
         fname = frame.f_code.co_filename
-        if not fname.startswith(_SKIP_DIRS) and "scipy" not in fname and "<frozen" not in fname:
+        if not _internal(fname):
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return None
@@ -95,6 +106,10 @@ def cast_node(node: Node, dtype: np.dtype) -> Node:
     return make_node("cast", [node], node.shape, dtype, dtype=np.dtype(dtype))
 
 
+class _UnsupportedAttribute(UnsupportedError, AttributeError):
+    """An ndarray attribute that Tracer does not implement."""
+
+
 class Tracer:
     """A traced array. `scalar` marks a NumPy scalar result; `weak` a Python-scalar argument."""
 
@@ -143,15 +158,27 @@ class Tracer:
 
     # --- NumPy protocols --------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "reduce":
+            from .reductions import ufunc_reduce
+
+            return ufunc_reduce(ufunc, *inputs, **kwargs)
         if method != "__call__":
             raise UnsupportedError(
                 f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
+        if ufunc is _UMATH_CLIP:  # ndarray.clip(tracer, ...) reaches NumPy's internal ufunc
+            from .numpy_api import clip
+
+            return clip(*inputs, **kwargs)
         return apply_ufunc(ufunc, *inputs, **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         from .numpy_api import HANDLERS
 
         handler = HANDLERS.get(func)
+        if handler is None:
+            from .reductions import HANDLERS as REDUCTIONS
+
+            handler = REDUCTIONS.get(func)
         if handler is None:
             name = getattr(func, "__name__", repr(func))
             raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
@@ -197,17 +224,20 @@ class Tracer:
     # --- methods ----------------------------------------------------------------------------
     def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
                copy: bool = True) -> Tracer:
-        dtype = O.check_dtype(np.dtype(dtype), "astype()")
+        dtype = O.check_dtype(np.dtype(dtype), f"astype(){where_msg()}")
         if not np.can_cast(self.dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
         if dtype == self.dtype:
-            return Tracer(make_node("copy", [self.node], self.shape, dtype)) if copy else self
+            if not copy:
+                return self
+            return Tracer(make_node("copy", [self.node], self.shape, dtype), scalar=self.scalar)
         return Tracer(make_node("cast", [self.node], self.shape, dtype, dtype=dtype),
                       scalar=self.scalar)
 
     def copy(self, order: str = "K") -> Tracer:
-        return Tracer(make_node("copy", [self.node], self.shape, self.dtype))
+        # A NumPy scalar's .copy() is a scalar; an array's (0-d included) is an array.
+        return Tracer(make_node("copy", [self.node], self.shape, self.dtype), scalar=self.scalar)
 
     def __getitem__(self, index: Any) -> Tracer:
         from .views import basic_index
@@ -233,6 +263,56 @@ class Tracer:
     def round(self, decimals: int = 0) -> Any:
         return np.round(self, decimals)
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names Tracer lacks: an ndarray method fusejit does not trace yet
+        # (x.sum(), x.reshape()...) gets a clear error; NumPy's protocol probes (dunders) and
+        # hasattr() still see an AttributeError.
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise _UnsupportedAttribute(f"ndarray.{name} is not supported by fusejit yet"
+                                        f"{where_msg()}")
+        raise AttributeError(f"'Tracer' object has no attribute {name!r}")
+
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            **kw: Any) -> Any:
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+             **kw: Any) -> Any:
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,
+             keepdims: bool = False, **kw: Any) -> Any:
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+            keepdims: bool = False, **kw: Any) -> Any:
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+            keepdims: bool = False, **kw: Any) -> Any:
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        return np.any(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        return np.all(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def ptp(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        return np.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
     def __setitem__(self, index: Any, value: Any) -> None:
         raise UnsupportedError(f"in-place assignment is not supported by fusejit yet{where_msg()}")
 
@@ -241,6 +321,10 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
     def method(self: Tracer, other: Any) -> Any:
         if not _is_operand(other):
             return NotImplemented
+        if ufunc is np.power and not reflected and not self.scalar and self.weak is None and (
+                type(other) is int and other == 2):
+            # ndarray.__pow__'s fast path: `array ** 2` is np.square (bool ** 2 is int8).
+            return apply_ufunc(np.square, self)
         a, b = (other, self) if reflected else (self, other)
         if _all_weak(a, b):
             return _weak_result(apply_ufunc(ufunc, a, b))
@@ -296,7 +380,9 @@ for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
 
 
 def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float))
+    # complex is accepted here so that operand_spec reports it as unsupported (with the
+    # user's file:line) instead of Python's bare "unsupported operand type(s)".
+    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
 
 
 def _is_weak(x: Any) -> bool:
@@ -385,11 +471,73 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     O.check_dtype(out_dtype, f"the result of {ufunc.__name__}")
     for d in loop:
         O.check_dtype(d, f"an operand of {ufunc.__name__}")
+    if op.name == "nextafter" and any(d == np.float16 for d in loop):
+        raise UnsupportedError(f"np.nextafter with float16 operands is not supported by fusejit"
+                               f"{where_msg()} (its step is a float16 ulp, which a float32 "
+                               "computation would lose); cast the operands to float32 first")
     shape = broadcast(*(shape_of(a) for a in args))
+    if op.name in _MIRRORED and dtype_kw is None and all(d.kind in "iu" for d in loop):
+        exact = _integer_comparison(op.name, args, loop, shape)
+        if exact is not None:
+            return exact
     inputs = [to_node(a, _compute_dtype(d)) for a, d in zip(args, loop)]
     node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
+
+
+# Comparison -> the same comparison with its operands swapped.
+_MIRRORED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
+             "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal"}
+
+
+def _integer_comparison(name: str, args: tuple, loop: list[np.dtype],
+                        shape: tuple[int, ...]) -> Tracer | None:
+    """NumPy compares integers exactly: int64 with uint64 (mixed loops), and an integer array
+    with any Python int, even one outside the array's dtype. None: the ordinary path is exact.
+    """
+    a, b = args
+    if _is_weak(a) and not _is_weak(b):  # put the Python int second
+        a, b, loop, name = b, a, loop[::-1], _MIRRORED[name]
+    d = loop[0]
+    if type(b) is int:  # a literal Python int
+        info = np.iinfo(d)
+        if info.min <= b <= info.max:
+            return None
+        # Out of the array's range: NumPy's answer is the same for every element.
+        value = getattr(np, name)(np.array([info.min], d), b)[0]
+        out = make_node("view", [const_node(np.bool_(value))], shape, np.dtype(bool),
+                        start=(), dims=((-1, 0),) * len(shape))
+        return Tracer(make_node("copy", [out], shape, np.dtype(bool)), scalar=shape == ())
+    if isinstance(b, Tracer) and b.weak is int:
+        # A Python-int argument (held as int64): compare in int64 (or int64 vs uint64), with
+        # no range restriction on its value.
+        nodes = [cast_node(a.node if isinstance(a, Tracer) else const_node(a), d), b.node]
+        types = [d, np.dtype(np.int64)]
+        if d != np.uint64:
+            nodes[0] = cast_node(nodes[0], np.dtype(np.int64))
+            types[0] = np.dtype(np.int64)
+    elif {loop[0], loop[1]} == {np.dtype(np.int64), np.dtype(np.uint64)}:
+        nodes = [to_node(x, t) for x, t in zip((a, b), loop)]
+        types = list(loop)
+    else:
+        return None
+    if types[0] == types[1]:
+        node = make_node(name, nodes, shape, np.dtype(bool))
+        return Tracer(node, scalar=shape == ())
+    # int64 s vs uint64 u: s < 0 decides unless both are in the common range [0, 2**63).
+    if types[0] == np.uint64:
+        nodes, name = nodes[::-1], _MIRRORED[name]
+    s, u = nodes
+    zero = const_node(np.int64(0))
+    common = make_node(name, [cast_node(s, np.dtype(np.uint64)), u], shape, np.dtype(bool))
+    if name in ("equal", "greater", "greater_equal"):
+        nonneg = make_node("greater_equal", [s, zero], s.shape, np.dtype(bool))
+        node = make_node("logical_and", [nonneg, common], shape, np.dtype(bool))
+    else:
+        neg = make_node("less", [s, zero], s.shape, np.dtype(bool))
+        node = make_node("logical_or", [neg, common], shape, np.dtype(bool))
+    return Tracer(node, scalar=shape == ())
 
 
 def _resolve_with_dtype(ufunc: np.ufunc, specs: list[Any], dtype: np.dtype):
@@ -408,12 +556,14 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     ctx = TraceContext(name)
     call_args: list[Any] = []
     positions: list[int] = []
+    kinds: dict[int, tuple[bool, Any]] = {}
     for i, a in enumerate(args):
-        if i in static:
+        if i in static or a is None:  # None has one value: it is static by nature
             call_args.append(a)
             continue
         t = input_tracer(a, len(ctx.inputs), name, i)
         ctx.inputs.append(t.node)
+        kinds[t.node.id] = (t.scalar, t.weak)
         positions.append(i)
         call_args.append(t)
     with ctx:
@@ -424,13 +574,23 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     with ctx:
         for leaf in leaves:
             if isinstance(leaf, Tracer):
-                outputs.append(leaf.node)
+                node = leaf.node
+                if node.op == "input" and kinds[node.id] != (leaf.scalar, leaf.weak):
+                    # An argument returned as another kind of object (a 0-d array as a NumPy
+                    # scalar, `a[()]`, or a scalar as a 0-d array, `s[...]`): a new value.
+                    node = make_node("copy", [node], node.shape, node.dtype)
+                outputs.append(node)
                 scalars.append(leaf.scalar or leaf.weak is not None)
             else:
                 outputs.append(const_node(leaf))
                 scalars.append(isinstance(leaf, np.generic))
     body = list(ctx.inputs) + ctx.created
-    return Graph(ctx.inputs, outputs, name, tree, scalars, body), positions
+    first: dict[int, int] = {}
+    alias = [first.setdefault(id(leaf), k) for k, leaf in enumerate(leaves)]
+    alias = [a if a != k else -1 for k, a in enumerate(alias)]
+    index = {n.id: k for k, n in enumerate(ctx.inputs)}
+    returned = [index.get(n.id, -1) for n in outputs]
+    return Graph(ctx.inputs, outputs, name, tree, scalars, body, alias, returned), positions
 
 
 def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:

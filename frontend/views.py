@@ -40,8 +40,8 @@ def view_node(base: Node, start: tuple[int, ...], dims: tuple[tuple[int, int], .
     return T.make_node("view", [base], shape, base.dtype, start=tuple(start), dims=dims)
 
 
-def _wrap(t: T.Tracer, node: Node) -> T.Tracer:
-    return T.Tracer(node, scalar=False)
+def _wrap(t: T.Tracer, node: Node, scalar: bool = False) -> T.Tracer:
+    return T.Tracer(node, scalar=scalar)
 
 
 def broadcast_to(t: T.Tracer, shape: tuple[int, ...]) -> T.Tracer:
@@ -59,7 +59,9 @@ def transpose(t: T.Tracer, axes: Any) -> T.Tracer:
     np.empty(t.shape, dtype=[]).transpose(perm)  # NumPy's checks and errors
     perm = tuple(a % t.ndim for a in perm) if t.ndim else perm
     shape = tuple(t.shape[a] for a in perm)
-    return _wrap(t, view_node(t.node, (0,) * t.ndim, tuple((a, 1) for a in perm), shape))
+    # NumPy: a scalar's transpose is the scalar; a 0-d array's is a 0-d array.
+    return _wrap(t, view_node(t.node, (0,) * t.ndim, tuple((a, 1) for a in perm), shape),
+                 scalar=t.scalar and not shape)
 
 
 def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
@@ -108,7 +110,9 @@ def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
             start[axis] = i % n
         axis += 1
-    return _wrap(t, view_node(t.node, tuple(start), tuple(dims), tuple(shape)))
+    # NumPy: indexing down to 0-d gives a NumPy scalar unless the index has an Ellipsis.
+    scalar = not shape and Ellipsis not in index
+    return _wrap(t, view_node(t.node, tuple(start), tuple(dims), tuple(shape)), scalar=scalar)
 
 
 def split(t: T.Tracer, indices_or_sections: Any, axis: int = 0, even: bool = True) -> list:

@@ -20,11 +20,25 @@ RECOMPUTE_BUDGET = 16
 
 @dataclass
 class Group:
-    """One future kernel: a domain shape and the nodes it materialises (in order)."""
+    """One future kernel: a domain shape and the nodes it materialises (in order).
+
+    A reduction group (`axes` set) iterates over `shape` (the reduced input's shape) row by
+    row; `level` gives each member its phase (reductions and full-shape outputs) or, for
+    outputs shaped like the reduction results, the phase after which they can be computed."""
 
     shape: tuple[int, ...]
     roots: list[Node] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    axes: tuple[int, ...] | None = None
+    phase_of: dict[int, int] = field(default_factory=dict)
+    level: dict[int, int] = field(default_factory=dict)
+
+    def row_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The shapes of this group's reduction results, with and without keepdims."""
+        assert self.axes is not None
+        keep = tuple(1 if d in self.axes else n for d, n in enumerate(self.shape))
+        squeezed = tuple(n for d, n in enumerate(self.shape) if d not in self.axes)
+        return keep, squeezed
 
 
 def is_source(node: Node) -> bool:
@@ -49,6 +63,7 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
     nodes = graph.nodes()
     uses = users(nodes)
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
+    materialised |= {n.id for n in nodes if n.op == "reduce"}
     reasons: dict[int, str] = {}
     for node in reversed(nodes):  # consumers before producers
         if is_source(node) or node.op == "view" or node.id in materialised:
@@ -66,8 +81,12 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
     return materialised, reasons
 
 
-def partition(graph: Graph) -> tuple[list[Group], set[int], dict[int, str]]:
-    """Group the materialised nodes into kernels, in an order that respects dependencies."""
+def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int], dict[int, str]]:
+    """Group the materialised nodes into kernels, in an order that respects dependencies.
+
+    With `rowwise`, reductions that need each other's results and the elementwise outputs that
+    use them share one kernel (phases over the same rows); without it every group only holds
+    independent roots (the fallback when a use does not follow the rows)."""
     materialised, reasons = choose_materialised(graph)
     groups: list[Group] = []
     group_of: dict[int, int] = {}
@@ -76,26 +95,47 @@ def partition(graph: Graph) -> tuple[list[Group], set[int], dict[int, str]]:
             continue
         deps = _materialised_deps(node, materialised)
         after = max((group_of[d] for d in deps if d in group_of), default=-1)
-        # A root may join the kernel that stores one of its dependencies: the kernel reuses the
-        # value in registers, or recomputes it where the index map differs.
-        target = None
-        for gi in range(len(groups) - 1, max(after, 0) - 1, -1):
-            if groups[gi].shape == node.shape:
-                target = gi
-                break
+        target = _join(node, deps, groups, group_of, after, rowwise)
         if target is None:
-            if any(g.shape == node.shape for g in groups):
-                groups_note = (f"%{node.id} needs a value stored by a kernel of the same shape, "
-                               "so it starts a new kernel")
+            if node.op == "reduce":
+                groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
-                groups_note = ""
-            groups.append(Group(node.shape))
+                groups.append(Group(node.shape))
             target = len(groups) - 1
-            if groups_note:
-                groups[target].refusals.append(groups_note)
-        groups[target].roots.append(node)
+            if any(g.shape == node.shape and g.axes is None for g in groups[:-1]):
+                groups[target].refusals.append(
+                    f"%{node.id} needs a value stored by a kernel of the same shape, so it "
+                    "starts a new kernel")
+        group = groups[target]
+        if group.axes is not None:
+            lvl = max((group.level[d] for d in deps if group_of.get(d) == target), default=-1)
+            if node.op == "reduce" or node.shape == group.shape:
+                group.phase_of[node.id] = group.level[node.id] = lvl + 1
+            else:
+                group.level[node.id] = lvl
+        group.roots.append(node)
         group_of[node.id] = target
     return groups, materialised, reasons
+
+
+def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, int],
+          after: int, rowwise: bool) -> int | None:
+    """The index of an existing group `node` can join, or None."""
+    for gi in range(len(groups) - 1, max(after, 0) - 1, -1):
+        g = groups[gi]
+        in_group = any(group_of.get(d) == gi for d in deps)
+        if g.axes is None:
+            if node.op != "reduce" and g.shape == node.shape:
+                return gi
+            continue
+        if not rowwise and in_group:
+            continue
+        if node.op == "reduce":
+            if node.inputs[0].shape == g.shape and node.attrs["axes"] == g.axes:
+                return gi
+        elif in_group and (node.shape == g.shape or node.shape in g.row_shapes()):
+            return gi
+    return None
 
 
 def _materialised_deps(node: Node, materialised: set[int]) -> set[int]:

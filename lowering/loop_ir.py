@@ -81,7 +81,19 @@ class Store:
     var: str
 
 
-Stmt = Load | Const | Compute | Check | Store
+@dataclass(frozen=True)
+class Reduce:
+    """Fold `value` into accumulator `var` over a phase's inner loop; after the phase `var`
+    holds the result in `dtype`. fn: sum, prod, max, min, any, all, argmax, argmin."""
+
+    var: str
+    fn: str
+    value: str
+    in_dtype: np.dtype
+    dtype: np.dtype
+
+
+Stmt = Load | Const | Compute | Check | Store | Reduce
 
 
 @dataclass
@@ -103,6 +115,39 @@ class Kernel:
         return [s for s in self.body if isinstance(s, Store)]
 
 
+@dataclass
+class ReduceKernel:
+    """Per point of the `outer` domain, run each phase's loop over the `inner` domain, then
+    the epilogue. Accesses have one stride per dim of outer + inner (in that order); epilogue
+    accesses use only the outer strides (their inner strides are 0)."""
+
+    name: str
+    outer: tuple[int, ...]
+    inner: tuple[int, ...]
+    phases: list[list[Stmt]]
+    epilogue: list[Stmt]
+    nodes: list[int] = field(default_factory=list)
+    locs: list[str] = field(default_factory=list)
+
+    @property
+    def domain(self) -> tuple[int, ...]:
+        return self.outer + self.inner
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.domain, dtype=np.int64))
+
+    @property
+    def body(self) -> list[Stmt]:
+        return [s for phase in self.phases for s in phase] + self.epilogue
+
+    def loads(self) -> list[Load]:
+        return [s for s in self.body if isinstance(s, Load)]
+
+    def stores(self) -> list[Store]:
+        return [s for s in self.body if isinstance(s, Store)]
+
+
 @dataclass(frozen=True)
 class OutputRef:
     """Where a graph output comes from: a buffer, or a graph input returned unchanged."""
@@ -115,7 +160,7 @@ class OutputRef:
 class Program:
     name: str
     buffers: list[Buffer]
-    kernels: list[Kernel]
+    kernels: list[Kernel | ReduceKernel]
     outputs: list[OutputRef]
     consts: list[np.ndarray]
     arena_bytes: int = 0
@@ -131,6 +176,15 @@ def format_program(p: Program) -> str:
         extra = f" @arena+{b.offset}" if b.kind == "temp" else ""
         lines.append(f"  buf{b.index} {b.name}: {b.dtype.name}{list(b.shape)}{extra}")
     for k in p.kernels:
+        if isinstance(k, ReduceKernel):
+            lines.append(f"  reduce kernel {k.name} outer={list(k.outer)} "
+                         f"inner={list(k.inner)} nodes={k.nodes}")
+            for i, phase in enumerate(k.phases):
+                lines.append(f"    phase {i}:")
+                lines.extend(f"      {_fmt_stmt(s)}" for s in phase)
+            lines.append("    epilogue:")
+            lines.extend(f"      {_fmt_stmt(s)}" for s in k.epilogue)
+            continue
         lines.append(f"  kernel {k.name} domain={list(k.domain)} nodes={k.nodes}")
         for s in k.body:
             lines.append(f"    {_fmt_stmt(s)}")
@@ -148,5 +202,7 @@ def _fmt_stmt(s: Stmt) -> str:
         return f"{s.var} = {s.op}({', '.join(s.args)}) : {s.dtype.name}"
     if isinstance(s, Check):
         return f"check {s.op}#{s.code}({', '.join(s.args)})"
+    if isinstance(s, Reduce):
+        return f"{s.var} = reduce_{s.fn}({s.value}) : {s.dtype.name}"
     a = s.access
     return f"store buf{a.buf}[{a.offset} + {list(a.strides)}.i] = {s.var}"

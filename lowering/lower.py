@@ -97,9 +97,17 @@ class _KernelBuilder:
         if buf is not None and node.id not in self.roots:
             name = self.var()
             self.body.append(Load(name, access(buf, amap, self.ndom), node.dtype))
+        elif node.op == "const" and node.type.size > 1:
+            # A constant array that is itself stored (an output): copy it from its buffer.
+            name = self.var()
+            cbuf = self.low.const_buffer(node)
+            self.body.append(Load(name, access(cbuf, amap, self.ndom), node.dtype))
         elif node.op == "const":
             name = self.var()
-            self.body.append(Const(name, node.attrs["value"].reshape(-1)[0].item(), node.dtype))
+            flat = node.attrs["value"].reshape(-1)
+            # A zero-size constant is only ever read by a zero-size domain: any value will do.
+            value = flat[0].item() if flat.size else np.zeros((), node.dtype).item()
+            self.body.append(Const(name, value, node.dtype))
         elif node.op == "view":
             name = self.value(node.inputs[0], view_map(node, amap, self.ndom))
         else:
@@ -142,6 +150,7 @@ class _Lowering:
         self.buffers: list[Buffer] = []
         self.by_node: dict[int, Buffer] = {}
         self.consts: list[np.ndarray] = []
+        self.const_bufs: dict[int, Buffer] = {}
         for k, node in enumerate(graph.inputs):
             self._add(node, "input", input_strides[k], ref=k)
 
@@ -155,13 +164,27 @@ class _Lowering:
     def buffer_for(self, node: Node) -> Buffer | None:
         buf = self.by_node.get(node.id)
         if buf is None and node.op == "const" and node.type.size > 1:
+            buf = self.const_buffer(node)
+        return buf
+
+    def const_buffer(self, node: Node) -> Buffer:
+        """The read-only buffer holding constant `node` (kept apart from an output buffer
+        the same node may also have, when the constant is returned)."""
+        buf = self.const_bufs.get(node.id)
+        if buf is None:
             self.consts.append(np.ascontiguousarray(node.attrs["value"]))
-            buf = self._add(node, "const", contiguous_strides(node.shape), len(self.consts) - 1)
+            buf = Buffer(len(self.buffers), "const", node.dtype, node.shape,
+                         contiguous_strides(node.shape), node.type.size * node.dtype.itemsize,
+                         len(self.consts) - 1, node=node.id)
+            self.buffers.append(buf)
+            self.const_bufs[node.id] = buf
+            self.by_node.setdefault(node.id, buf)
         return buf
 
 
 def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
     """Lower an optimised graph, given the element strides of each input, to a Program."""
+    graph = separate_outputs(graph)
     groups, materialised, _ = partition(graph)
     low = _Lowering(graph, input_strides)
     out_index: dict[int, int] = {}
@@ -174,8 +197,15 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
                 low._add(root, "output", contiguous_strides(root.shape), ref=out_index[root.id])
             else:
                 low._add(root, "temp", contiguous_strides(root.shape))
-    kernels = [_KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots)
-               for i, g in enumerate(groups)]
+    kernels: list = []
+    for i, g in enumerate(groups):
+        if g.axes is None:
+            kernels.append(_KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
+        else:
+            from .rowwise import ReduceBuilder
+
+            builder = ReduceBuilder(low, g.shape, g.axes, g.roots, g.phase_of)
+            kernels.append(builder.build_reduce(f"k{i}", g.roots))
     outputs = []
     for node in graph.outputs:
         if node.op == "input":
@@ -183,6 +213,33 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
         else:
             outputs.append(OutputRef("buffer", low.by_node[node.id].index))
     return Program(graph.name, low.buffers, kernels, outputs, low.consts)
+
+
+def separate_outputs(graph: Graph) -> Graph:
+    """Give outputs that were distinct objects in the user's return value distinct buffers.
+
+    CSE may merge `return x * 2, x * 2` into one node; NumPy returns two independent arrays,
+    so the second position gets its own `copy` (stored by the same kernel). Positions that
+    were one object (`y = x * 2; return y, y`) and returned inputs keep sharing. An output
+    that the passes reduced to an input (`-(-x)`) is a new array in NumPy: it is copied.
+    """
+    alias = graph.out_alias or [-1] * len(graph.outputs)
+    returned = graph.out_input
+    inputs = {n.id: k for k, n in enumerate(graph.inputs)}
+    outputs = list(graph.outputs)
+    owner: dict[int, int] = {}
+    changed = False
+    for k, node in enumerate(graph.outputs):
+        first = owner.setdefault(node.id, k)
+        if node.op == "input":
+            # Only an argument the user returned unchanged is handed back as itself.
+            if returned is None or returned[k] == inputs[node.id]:
+                continue
+        elif first == k or alias[k] == first:
+            continue
+        outputs[k] = Node("copy", (node,), node.type, {}, node.loc)
+        changed = True
+    return graph.with_outputs(outputs) if changed else graph
 
 
 def collapse(kernel: Kernel) -> Kernel:

@@ -76,8 +76,10 @@ def call_with_cffi(lib: Library, objs: tuple, arena: Any) -> int:
     for i, o in enumerate(objs):
         arr = o if isinstance(o, np.ndarray) else np.asarray(o)
         keep.append(arr)
-        ptrs[i] = _ffi.cast("char *", _ffi.from_buffer(arr, require_writable=False))
-    a = _ffi.cast("char *", 0) if arena is None else _ffi.cast("char *", _ffi.from_buffer(arena))
+        # The address of element [0, ..., 0]: non-contiguous arrays are read through strides.
+        ptrs[i] = _ffi.cast("char *", arr.__array_interface__["data"][0])
+    a = (_ffi.cast("char *", 0) if arena is None
+         else _ffi.cast("char *", arena.__array_interface__["data"][0]))
     return int(lib.entry(ptrs, a))
 
 

@@ -1,0 +1,190 @@
+"""Render a ReduceKernel as a C function over a range of outer points.
+
+Per outer point: each phase is a loop nest over the inner (reduced) domain whose innermost
+loop runs in chunks of FJ_CHUNK elements under `#pragma omp simd` with the phase's
+reductions; float sums go through the pairwise cascade of fj_reduce.h, arg-reductions run a
+scalar loop (first occurrence wins, NaN counts as the extreme, as in NumPy). Then the epilogue
+computes and stores the per-point results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend.ops import ctype, suffix
+from ..lowering.loop_ir import (
+    Access,
+    Check,
+    Compute,
+    Const,
+    Load,
+    Reduce,
+    ReduceKernel,
+    Stmt,
+    Store,
+)
+from .cexpr import check_expr, compute_expr, const_expr
+
+
+def _acc(r: Reduce) -> tuple[str, str, str | None]:
+    """(C type, identity, simd reduction clause operator) of the accumulator of `r`."""
+    s = suffix(r.in_dtype)
+    flt = r.in_dtype.kind == "f"
+    if r.fn == "sum":
+        return ("double", "0.0", "+") if flt else (ctype(r.dtype), "0", "+")
+    if r.fn == "prod":
+        return ("double", "1.0", "*") if flt else (ctype(r.dtype), "1", "*")
+    if r.fn in ("any", "all"):
+        return "uint8_t", "0" if r.fn == "any" else "1", "|" if r.fn == "any" else "&"
+    if r.fn in ("max", "min"):
+        if flt:
+            fs = "f32" if s in ("f16", "f32") else "f64"
+            t = "float" if fs == "f32" else "double"
+            inf = "__builtin_inff()" if fs == "f32" else "__builtin_inf()"
+            return t, (f"-{inf}" if r.fn == "max" else inf), f"fj_{r.fn}_{fs}"
+        info = np.iinfo(r.in_dtype) if r.in_dtype.kind in "iu" else None
+        ident = (str(int(info.min)) if r.fn == "max" else str(int(info.max))) if info else (
+            "0" if r.fn == "max" else "1")
+        if r.in_dtype == np.int64 and r.fn == "max":
+            ident = "(-9223372036854775807LL - 1)"
+        elif r.in_dtype == np.uint64 and r.fn == "min":
+            ident = "18446744073709551615ULL"
+        return ctype(r.in_dtype), ident, r.fn
+    return "int64_t", "0", None  # argmax / argmin
+
+
+def _combine(r: Reduce, acc: str, v: str) -> str:
+    if r.fn == "sum":
+        return f"{acc} += {v};"
+    if r.fn == "prod":
+        return f"{acc} *= {v};"
+    if r.fn == "any":
+        return f"{acc} |= ({v} != 0);"
+    if r.fn == "all":
+        return f"{acc} &= ({v} != 0);"
+    if r.in_dtype.kind == "f":
+        fs = "f32" if suffix(r.in_dtype) in ("f16", "f32") else "f64"
+        return f"{acc} = fj_r{r.fn}_{fs}({acc}, {v});"
+    op = ">" if r.fn == "max" else "<"
+    return f"{acc} = {v} {op} {acc} ? {v} : {acc};"
+
+
+def _index(acc: Access, nouter: int, last: str | None) -> str:
+    terms = [str(acc.offset)]
+    for d, s in enumerate(acc.strides):
+        if not s:
+            continue
+        if d < nouter:
+            terms.append(f"i{d} * {s}")
+        elif d == len(acc.strides) - 1 and last is not None:
+            terms.append(f"({last}) * {s}")
+        else:
+            terms.append(f"i{d} * {s}")
+    return " + ".join(terms)
+
+
+def _stmt(s: Stmt, nouter: int, last: str | None) -> str:
+    if isinstance(s, Load):
+        index = _index(s.access, nouter, last)
+        return f"const {ctype(s.dtype)} {s.var} = b{s.access.buf}[{index}];"
+    if isinstance(s, Const):
+        return f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};"
+    if isinstance(s, Compute):
+        return f"const {ctype(s.dtype)} {s.var} = {compute_expr(s)};"
+    if isinstance(s, Check):
+        return f"fj_err |= ({check_expr(s)}) ? {s.code} : 0;"
+    assert isinstance(s, Store)
+    acc = s.access
+    return f"b{acc.buf}[{_index(acc, nouter, last)}] = {s.var};"
+
+
+def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tuple[str, bool]]
+                         ) -> str:
+    """The C text of one reduce kernel (a static function taking a range of outer points)."""
+    nouter, ninner = len(k.outer), len(k.inner)
+    out = [f"static int {fn_name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+           "    int fj_err = 0;"]
+    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    for b in used:
+        t, stored = buf_types[b]
+        const = "" if stored else "const "
+        out.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    out.append("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {")
+    out.append("        int64_t fj_r = fj_o;")
+    for d in reversed(range(nouter)):
+        out.append(f"        const int64_t i{d} = fj_r % {k.outer[d]};")
+        out.append(f"        fj_r /= {k.outer[d]};")
+    out.append("        (void)fj_r;")
+    for phase in k.phases:
+        out.extend("        " + line for line in _phase(phase, k, nouter, ninner))
+    for s in k.epilogue:
+        out.append("        " + _stmt(s, nouter, None))
+    out += ["    }", "    return fj_err;", "}"]
+    return "\n".join(out)
+
+
+def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int) -> list[str]:
+    reduces = [s for s in phase if isinstance(s, Reduce)]
+    body = [s for s in phase if not isinstance(s, Reduce)]
+    arg = any(r.fn in ("argmax", "argmin") for r in reduces)
+    lines: list[str] = []
+    for r in reduces:
+        t, ident, _op = _acc(r)
+        if r.fn == "sum" and r.in_dtype.kind == "f":
+            lines.append(f"fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});")
+        elif r.fn in ("argmax", "argmin"):
+            lines.append(f"{ctype(r.in_dtype)} fj_best_{r.var} = 0; int64_t fj_at_{r.var} = -1;")
+        else:
+            lines.append(f"{t} fj_a_{r.var} = {ident};")
+    indent = ""
+    for d in range(nouter, nouter + ninner - 1):
+        lines.append(f"{indent}for (int64_t i{d} = 0; i{d} < {k.domain[d]}; i{d}++) {{")
+        indent += "    "
+    last_n = k.domain[-1]
+    lines.append(f"{indent}for (int64_t fj_c = 0; fj_c < {last_n}; fj_c += FJ_CHUNK) {{")
+    lines.append(f"{indent}    const int64_t fj_cn = {last_n} - fj_c < FJ_CHUNK ? "
+                 f"{last_n} - fj_c : FJ_CHUNK;")
+    clauses = []
+    for r in reduces:
+        op = _acc(r)[2]
+        if r.fn == "sum" and r.in_dtype.kind == "f":
+            lines.append(f"{indent}    double fj_a_{r.var} = 0.0;")
+        if op is not None:
+            clauses.append(f"reduction({op}:fj_a_{r.var})")
+    if any(isinstance(s, Check) for s in body):
+        clauses.append("reduction(|:fj_err)")
+    if not arg:
+        lines.append(f"{indent}    #pragma omp simd {' '.join(clauses)}".rstrip())
+    lines.append(f"{indent}    for (int64_t j = 0; j < fj_cn; j++) {{")
+    inner = indent + "        "
+    for s in body:
+        lines.append(inner + _stmt(s, nouter, "fj_c + j"))
+    for r in reduces:
+        if r.fn in ("argmax", "argmin"):
+            flat = "fj_c + j"
+            for d in range(nouter + ninner - 2, nouter - 1, -1):
+                flat = f"{flat} + i{d} * {int(np.prod(k.domain[d + 1:], dtype=np.int64))}"
+            better = ">" if r.fn == "argmax" else "<"
+            v, b = r.value, f"fj_best_{r.var}"
+            nan = (f" || ({v} != {v} && {b} == {b})" if r.in_dtype.kind == "f" else "")
+            lines.append(f"{inner}if (fj_at_{r.var} < 0 || {v} {better} {b}{nan}) "
+                         f"{{ {b} = {v}; fj_at_{r.var} = {flat}; }}")
+        else:
+            lines.append(inner + _combine(r, f"fj_a_{r.var}", r.value))
+    lines.append(f"{indent}    }}")
+    for r in reduces:
+        if r.fn == "sum" and r.in_dtype.kind == "f":
+            lines.append(f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
+    lines.append(f"{indent}}}")
+    for _ in range(ninner - 1):
+        indent = indent[:-4]
+        lines.append(f"{indent}}}")
+    for r in reduces:
+        t = ctype(r.dtype)
+        if r.fn == "sum" and r.in_dtype.kind == "f":
+            lines.append(f"const {t} {r.var} = ({t})fj_pw_total(&fj_pw_{r.var});")
+        elif r.fn in ("argmax", "argmin"):
+            lines.append(f"const {t} {r.var} = ({t})fj_at_{r.var};")
+        else:
+            lines.append(f"const {t} {r.var} = ({t})fj_a_{r.var};")
+    return lines

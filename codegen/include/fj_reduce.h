@@ -1,0 +1,57 @@
+/* fj_reduce.h -- reduction support for generated kernels.
+ *
+ * fj_pw: pairwise summation over chunks. Each chunk (up to FJ_CHUNK elements, summed in
+ * double by vector lanes) is pushed into a binary-counter cascade: level k holds the sum of
+ * 2^k consecutive chunks, so the chunk sums are combined as a balanced binary tree, in a fixed
+ * order. The error grows like log2(n / FJ_CHUNK), as in NumPy's pairwise summation, and the
+ * result never depends on threads or timing.
+ *
+ * fj_max_* / fj_min_*: NaN-propagating reductions (as np.max / np.min) usable in
+ * `#pragma omp simd reduction(...)` loops.
+ */
+#ifndef FJ_REDUCE_H
+#define FJ_REDUCE_H
+#include <stdint.h>
+
+#define FJ_CHUNK 1024
+
+typedef struct { double level[64]; int64_t count; } fj_pw;
+
+static inline void fj_pw_init(fj_pw *p) { p->count = 0; }
+
+static inline void fj_pw_push(fj_pw *p, double v) {
+    int64_t n = p->count++;
+    int k = 0;
+    while (n & 1) {
+        v = p->level[k] + v;
+        n >>= 1;
+        k++;
+    }
+    p->level[k] = v;
+}
+
+static inline double fj_pw_total(const fj_pw *p) {
+    double total = 0.0;
+    int started = 0;
+    for (int k = 0; k < 64; k++) {
+        if (p->count >> k & 1) {
+            total = started ? p->level[k] + total : p->level[k];
+            started = 1;
+        }
+    }
+    return total;
+}
+
+static inline float fj_rmax_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline float fj_rmin_f32(float a, float b) { return (a < b || a != a) ? a : b; }
+static inline double fj_rmax_f64(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline double fj_rmin_f64(double a, double b) { return (a < b || a != a) ? a : b; }
+#pragma omp declare reduction(fj_max_f32 : float : omp_out = fj_rmax_f32(omp_out, omp_in)) \
+    initializer(omp_priv = -__builtin_inff())
+#pragma omp declare reduction(fj_min_f32 : float : omp_out = fj_rmin_f32(omp_out, omp_in)) \
+    initializer(omp_priv = __builtin_inff())
+#pragma omp declare reduction(fj_max_f64 : double : omp_out = fj_rmax_f64(omp_out, omp_in)) \
+    initializer(omp_priv = -__builtin_inf())
+#pragma omp declare reduction(fj_min_f64 : double : omp_out = fj_rmin_f64(omp_out, omp_in)) \
+    initializer(omp_priv = __builtin_inf())
+#endif

@@ -1,0 +1,265 @@
+"""Reductions at trace time: sum, prod, max, min, any, all, argmax, argmin as `reduce` nodes,
+and mean, var, std, ptp and the nan-variants composed from them as NumPy does.
+
+Dtypes, result shapes and errors (AxisError, reducing an empty axis without identity) are asked
+of NumPy by running the same call on an empty or one-element stand-in array.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import ops as O
+from . import tracer as T
+
+# The reductions a `reduce` node performs, and the NumPy function that defines each.
+REDUCE_FNS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
+              "all": np.all, "argmax": np.argmax, "argmin": np.argmin}
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _probe(fn: Any, t: T.Tracer, **kwargs: Any) -> np.dtype:
+    """Run NumPy's own reduction on a stand-in: its dtype, and its errors for empty input."""
+    stand_in = np.empty(t.shape, t.dtype) if t.size == 0 else np.zeros((1,) * t.ndim, t.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(stand_in, **kwargs)).dtype
+
+
+def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
+                out_dtype: np.dtype) -> T.Tracer:
+    """A `reduce` node over `axes` of `t` (already in the accumulation dtype)."""
+    shape = tuple(1 if d in axes else n for d, n in enumerate(t.shape) if keepdims or d not in axes)
+    node = T.make_node("reduce", [t.node], shape, out_dtype, fn=fn, axes=axes, keepdims=keepdims)
+    return T.Tracer(node, scalar=shape == ())
+
+
+def _as_tracer(x: Any) -> T.Tracer:
+    if isinstance(x, T.Tracer):
+        return x
+    return T.Tracer(T.const_node(np.asarray(x)))
+
+
+def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+               keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
+    if out is not None:
+        raise T.UnsupportedError(f"np.{fn}(..., out=) is not supported yet{T.where_msg()}")
+    t = _as_tracer(a)
+    kwargs: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if initial is not np._NoValue:
+        kwargs["initial"] = initial
+    if where is not True:
+        if isinstance(where, T.Tracer) or np.ndim(where):
+            where_t = _as_tracer(where)
+        else:
+            where_t = None if bool(where) else _as_tracer(np.zeros(t.shape, bool))
+        kwargs["where"] = np.ones(1, bool) if where_t is not None else True
+    else:
+        where_t = None
+    out_dtype = O.check_dtype(_probe(REDUCE_FNS[fn], t, **kwargs), f"the result of np.{fn}")
+    axes = _axes(axis, t.ndim)
+    if fn in ("any", "all"):
+        acc = T.to_node(t, np.dtype(bool))
+    else:
+        acc = T.cast_node(t.node, out_dtype)
+    x = T.Tracer(acc)
+    if where_t is not None:
+        identity = {"sum": 0, "prod": 1, "any": False, "all": True}.get(fn)
+        if identity is None and initial is np._NoValue:
+            raise ValueError(f"reduction operation '{fn}' does not have an identity, so to use "
+                             "a where mask one has to specify 'initial'")
+        fill = identity if identity is not None else initial
+        x = np.where(where_t, x, np.asarray(fill, out_dtype))
+        x = T.Tracer(T.cast_node(x.node, out_dtype))
+    result = reduce_node(x, fn, axes, keepdims, out_dtype)
+    if initial is not np._NoValue:
+        combine = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[fn]
+        result = combine(result, np.asarray(initial).astype(out_dtype))
+        result = T.Tracer(T.cast_node(result.node, out_dtype), scalar=result.scalar)
+    return result
+
+
+def sum_(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _reduction("sum", a, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _reduction("prod", a, axis, dtype, out, keepdims, initial, where)
+
+
+def max_(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _reduction("max", a, axis, None, out, keepdims, initial, where)
+
+
+def min_(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _reduction("min", a, axis, None, out, keepdims, initial, where)
+
+
+def any_(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = True) -> Any:
+    return _reduction("any", a, axis, None, out, keepdims, np._NoValue, where)
+
+
+def all_(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = True) -> Any:
+    return _reduction("all", a, axis, None, out, keepdims, np._NoValue, where)
+
+
+def _arg(fn: str, a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    if out is not None:
+        raise T.UnsupportedError(f"np.{fn}(..., out=) is not supported yet{T.where_msg()}")
+    t = _as_tracer(a)
+    out_dtype = _probe(REDUCE_FNS[fn], t, axis=axis, keepdims=keepdims)
+    if axis is None:
+        axes = tuple(range(t.ndim))
+    else:
+        axes = _axes(operator.index(axis), t.ndim)
+    return reduce_node(t, fn, axes, keepdims, out_dtype)
+
+
+def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    return _arg("argmax", a, axis, out, keepdims=keepdims)
+
+
+def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    return _arg("argmin", a, axis, out, keepdims=keepdims)
+
+
+def _count(t: T.Tracer, axis: Any) -> int:
+    axes = _axes(axis, t.ndim)
+    return int(np.prod([t.shape[a] for a in axes], dtype=np.int64))
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, *, where: Any = True) -> Any:
+    """NumPy's _mean: sum in float64 for integers (else the input dtype), divide by count."""
+    if where is not True:
+        raise T.UnsupportedError(f"np.mean(..., where=) is not supported yet{T.where_msg()}")
+    t = _as_tracer(a)
+    result_dtype = _probe(np.mean, t, axis=axis, dtype=dtype)
+    acc = dtype if dtype is not None else (np.float64 if t.dtype.kind in "biu" else None)
+    total = sum_(t, axis, acc, out, keepdims)
+    n = _count(t, axis)
+    with np.errstate(all="ignore"):
+        res = np.divide(total, n)
+    return res if res.dtype == result_dtype else res.astype(result_dtype)
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, where: Any = True, mean: Any = None,
+        correction: Any = None) -> Any:
+    """NumPy's _var: two passes, mean then the mean of squared deviations, / (n - ddof)."""
+    if where is not True or mean is not None or out is not None:
+        raise T.UnsupportedError(f"np.var(where=/mean=/out=) is not supported yet"
+                                 f"{T.where_msg()}")
+    if correction is not None:
+        ddof = correction
+    t = _as_tracer(a)
+    result_dtype = _probe(np.var, t, axis=axis, dtype=dtype, ddof=ddof)
+    acc = dtype if dtype is not None else (np.float64 if t.dtype.kind in "biu" else None)
+    n = _count(t, axis)
+    total = sum_(t, axis, acc, None, True)
+    arrmean = np.divide(total, n)
+    x = np.subtract(t, arrmean) if acc is None else np.subtract(t.astype(acc), arrmean)
+    x = np.multiply(x, x)
+    ret = sum_(x, axis, acc, None, keepdims)
+    with np.errstate(all="ignore"):
+        ret = np.divide(ret, max(n - ddof, 0))
+    return ret if ret.dtype == result_dtype else ret.astype(result_dtype)
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, where: Any = True, mean: Any = None,
+        correction: Any = None) -> Any:
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return np.sqrt(v)
+
+
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    return np.subtract(max_(a, axis, out, keepdims), min_(a, axis, out, keepdims))
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
+    t = _as_tracer(a)
+    if t.dtype.kind == "f":
+        t = np.where(np.isnan(t), t.dtype.type(0), t)
+    return sum_(t, axis, dtype, out, keepdims, initial, where)
+
+
+def _nan_extreme(fn: str, a: Any, axis: Any, keepdims: bool) -> Any:
+    t = _as_tracer(a)
+    if t.dtype.kind != "f":
+        return (max_ if fn == "max" else min_)(t, axis, None, keepdims)
+    # fmax/fmin ignore NaN; an all-NaN slice gives NaN, as NumPy's nanmax does.
+    fill = t.dtype.type(-np.inf if fn == "max" else np.inf)
+    masked = np.where(np.isnan(t), fill, t)
+    r = (max_ if fn == "max" else min_)(masked, axis, None, keepdims)
+    all_nan = all_(np.isnan(t), axis, None, keepdims)
+    out = np.where(all_nan, t.dtype.type(np.nan), r)
+    out.scalar = out.shape == ()  # a reduction to 0-d gives a NumPy scalar
+    return out
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _nan_extreme("max", a, axis, keepdims)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = np._NoValue, where: Any = True) -> Any:
+    return _nan_extreme("min", a, axis, keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, *, where: Any = True) -> Any:
+    t = _as_tracer(a)
+    if t.dtype.kind != "f":
+        return mean(t, axis, dtype, out, keepdims)
+    valid = np.logical_not(np.isnan(t))
+    total = sum_(np.where(valid, t, t.dtype.type(0)), axis, dtype, None, keepdims)
+    count = sum_(valid, axis, np.intp, None, keepdims)
+    return np.divide(total, count).astype(total.dtype)
+
+
+UFUNC_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                "logical_or": "any", "logical_and": "all"}
+
+
+def ufunc_reduce(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+                 keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
+    fn = UFUNC_REDUCE.get(ufunc.__name__)
+    if fn is None:
+        raise T.UnsupportedError(f"{ufunc.__name__}.reduce is not supported by fusejit"
+                                 f"{T.where_msg()}")
+    if fn in ("any", "all"):
+        return _reduction(fn, a, axis, None, out, keepdims, np._NoValue, where)
+    return _reduction(fn, a, axis, dtype, out, keepdims, initial, where)
+
+
+HANDLERS = {np.sum: sum_, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_,
+            np.amin: min_, np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin,
+            np.mean: mean, np.var: var, np.std: std, np.ptp: ptp, np.nansum: nansum,
+            np.nanmax: nanmax, np.nanmin: nanmin, np.nanmean: nanmean}

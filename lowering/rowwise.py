@@ -1,0 +1,154 @@
+"""Lowering of reduction groups: one ReduceKernel per group of reductions over the same input
+space (shape, reduced axes).
+
+The domain is the reduced input's shape with the kept axes first (outer, parallel) and the
+reduced axes last (inner). Each phase is one pass over the inner domain of a row: reductions
+whose inputs need no other reduction of the group share phase 0; a reduction or an elementwise
+output that needs a result of phase k runs in a later phase (softmax: max, then sum of exp,
+then the normalised store; layernorm: mean, variance, output), all while the row is in cache.
+Outputs shaped like the reduction results are computed and stored in the epilogue.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..frontend.ir import Node
+from .loop_ir import Access, Load, Reduce, ReduceKernel, Stmt, Store
+from .lower import AffineMap, _KernelBuilder, access
+
+
+class NonCanonicalUse(Exception):
+    """A group member reads a reduction of its own kernel through an index map other than
+    the row it belongs to (e.g. transposed); the group must be split."""
+
+
+def domain_order(in_shape: tuple[int, ...], axes: tuple[int, ...]) -> list[int]:
+    """Input axis of each domain dim: kept axes first, reduced axes last."""
+    return [a for a in range(len(in_shape)) if a not in axes] + list(axes)
+
+
+def _row(pos: int, ndom: int) -> tuple[int, tuple[int, ...]]:
+    return (0, tuple(int(d == pos) for d in range(ndom)))
+
+
+class ReduceBuilder(_KernelBuilder):
+    """Builds a ReduceKernel: phases of inner loops, then the per-row epilogue."""
+
+    def __init__(self, lowering, in_shape: tuple[int, ...], axes: tuple[int, ...],
+                 roots: list[Node], phase_of: dict[int, int]) -> None:
+        self.order = domain_order(in_shape, axes)
+        super().__init__(lowering, tuple(in_shape[a] for a in self.order), roots)
+        self.in_shape, self.axes, self.phase_of = in_shape, axes, phase_of
+        self.nouter = len(in_shape) - len(axes)
+        self.results: dict[int, str] = {}
+        self._names = itertools.count()
+
+    def var(self) -> str:
+        return f"v{next(self._names)}"
+
+    def full_map(self) -> AffineMap:
+        return tuple(_row(self.order.index(a), self.ndom) for a in range(len(self.in_shape)))
+
+    def row_map(self, shape: tuple[int, ...]) -> AffineMap:
+        """Map to a value shaped like the reductions' results (keepdims or not)."""
+        zero = (0, (0,) * self.ndom)
+        if len(shape) == len(self.in_shape):
+            axes = [None if a in self.axes else a for a in range(len(shape))]
+        else:
+            axes = [a for a in range(len(self.in_shape)) if a not in self.axes]
+        # Size-1 dims are always read at index 0 (broadcasting), so their row is zero.
+        return tuple(zero if a is None or self.in_shape[a] == 1
+                     else _row(self.order.index(a), self.ndom) for a in axes)
+
+    def value(self, node: Node, amap: AffineMap) -> str:
+        if node.op == "reduce" and node.id in self.roots:
+            if node.id not in self.results or amap != self.row_map(node.shape):
+                raise NonCanonicalUse(f"%{node.id} read through {amap}")
+            return self.results[node.id]
+        return super().value(node, amap)
+
+    def _fresh_phase(self) -> None:
+        self.body = []
+        self.memo = {}
+
+    def build_reduce(self, name: str, roots: list[Node]) -> ReduceKernel:
+        phases: list[list[Stmt]] = []
+        for p in sorted({self.phase_of[r.id] for r in roots if r.id in self.phase_of}):
+            self._fresh_phase()
+            done: list[tuple[Node, str]] = []
+            for root in roots:
+                if self.phase_of.get(root.id) != p:
+                    continue
+                if root.op == "reduce":
+                    src = root.inputs[0]
+                    v = self.value(src, self.full_map())
+                    var = self.var()
+                    self.body.append(Reduce(var, root.attrs["fn"], v, src.dtype, root.dtype))
+                    done.append((root, var))
+                    if root.id not in self.nodes:
+                        self.nodes.append(root.id)
+                else:
+                    v = self.value(root, self.full_map())
+                    buf = self.low.buffer_for(root)
+                    self.body.append(Store(access(buf, self.full_map(), self.ndom), v))
+            phases.append(self.body)
+            for root, var in done:
+                self.results[root.id] = var
+        self._fresh_phase()
+        for root in roots:
+            if root.op == "reduce":
+                v = self.results[root.id]
+            elif root.id in self.phase_of:
+                continue
+            else:
+                v = self.value(root, self.row_map(root.shape))
+            buf = self.low.buffer_for(root)
+            self.body.append(Store(access(buf, self.row_map(root.shape), self.ndom), v))
+        kernel = ReduceKernel(name, self.shape[:self.nouter], self.shape[self.nouter:], phases,
+                              self.body, self.nodes, self.locs)
+        return collapse_reduce(kernel)
+
+
+def collapse_reduce(k: ReduceKernel) -> ReduceKernel:
+    """Drop size-1 dims and merge adjacent dims of the same part (outer or inner) that every
+    access walks contiguously; an empty part becomes a single dim of size 1."""
+    accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
+    dims = list(k.domain)
+    part = [0] * len(k.outer) + [1] * len(k.inner)
+    strides = [list(a.strides) for a in accesses]
+    keep = [d for d, n in enumerate(dims) if n != 1 or 0 in dims]
+    dims, part = [dims[d] for d in keep], [part[d] for d in keep]
+    strides = [[s[d] for d in keep] for s in strides]
+    d = len(dims) - 2
+    while d >= 0 and 0 not in dims:
+        if part[d] == part[d + 1] and all(s[d] == s[d + 1] * dims[d + 1] for s in strides):
+            dims[d:d + 2] = [dims[d] * dims[d + 1]]
+            part[d:d + 2] = [part[d]]
+            for s in strides:
+                s[d:d + 2] = [s[d + 1]]
+        d -= 1
+    for which in (0, 1):  # give each part at least one dim
+        if which not in part:
+            pos = len(part) if which == 1 else 0
+            dims.insert(pos, 1)
+            part.insert(pos, which)
+            for s in strides:
+                s.insert(pos, 0)
+    it = iter(strides)
+
+    def fix(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, Load):
+                s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype)
+            elif isinstance(s, Store):
+                s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var)
+            out.append(s)
+        return out
+
+    phases = [fix(p) for p in k.phases]
+    epilogue = fix(k.epilogue)
+    nout = part.count(0)
+    return ReduceKernel(k.name, tuple(dims[:nout]), tuple(dims[nout:]), phases, epilogue,
+                        k.nodes, k.locs)

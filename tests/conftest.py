@@ -1,0 +1,153 @@
+"""Shared test configuration: a private kernel cache, hypothesis profiles, and `assert_same`.
+
+`assert_same(got, expected)` is the suite's definition of "the compiled function returned what
+NumPy returned": the same Python structure, the same kind of leaf (NumPy scalar vs ndarray vs
+Python scalar, checked by exact type), dtype, shape, and values (integers and bools exactly;
+floats within a relative tolerance per dtype, with NaN positions and the signs of zeros and
+infinities matching).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+# The kernel cache must be private to the test session, and it must be set before fusejit
+# compiles anything (the store is created lazily from FUSEJIT_CACHE_DIR).
+_CACHE_DIR = tempfile.mkdtemp(prefix="fusejit-test-cache-")
+os.environ["FUSEJIT_CACHE_DIR"] = _CACHE_DIR
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# Every hypothesis example usually costs one C compile (0.1-0.3 s), so the CI profile keeps the
+# example counts modest and deterministic; `dev` and `thorough` search harder.
+_COMMON = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+    print_blob=True,
+)
+settings.register_profile("ci", max_examples=50, derandomize=True, database=None, **_COMMON)
+settings.register_profile("dev", max_examples=60, **_COMMON)
+settings.register_profile("thorough", max_examples=400, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dispatcher_built() -> None:
+    """Build fusejit's C call dispatcher before the first test (it is otherwise built in the
+    background while the first programs compile, and calls made before it is ready take the
+    cffi fallback path: see test_api.py::test_cold_start_path_*), so that which call path a
+    test exercises does not depend on timing."""
+    try:
+        from fusejit.runtime.backend_c import dispatcher
+    except ImportError:
+        return
+    dispatcher()
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
+# Relative tolerance per float dtype: float16 ~2 ulp, float32 ~16 ulp, float64 ~4500 ulp (a
+# chain of libm calls whose implementations differ by a few ulp each, NumPy's SIMD loops vs the
+# C library).
+RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
+
+
+def rtol_for(dtype: np.dtype) -> float:
+    return RTOL.get(np.dtype(dtype), 0.0)
+
+
+def match_mask(got: np.ndarray, expected: np.ndarray, rtol: float | None = None,
+               atol: float = 0.0) -> np.ndarray:
+    """Elementwise: does `got` match `expected` (same dtype and shape assumed)?
+
+    Integers and bools must be equal. Floats: both NaN, or equal, or within
+    `atol + rtol * |expected|`; an infinity only matches the same infinity and a zero only a
+    zero of the same sign (a non-zero value within atol of a zero is accepted).
+    """
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if expected.dtype.kind not in "fc":
+        return np.asarray(got == expected)
+    if rtol is None:
+        rtol = rtol_for(expected.dtype)
+    g = got.astype(np.float64)
+    e = expected.astype(np.float64)
+    with np.errstate(all="ignore"):
+        nan_g, nan_e = np.isnan(g), np.isnan(e)
+        close = np.abs(g - e) <= atol + rtol * np.abs(e)
+        close &= np.isfinite(g) == np.isfinite(e)
+        ok = (g == e) | close
+        zeros = (g == 0) & (e == 0)
+        ok &= ~zeros | (np.signbit(g) == np.signbit(e))
+        ok &= ~nan_g & ~nan_e
+    return np.asarray(ok | (nan_g & nan_e))
+
+
+def _describe_mismatch(got: np.ndarray, expected: np.ndarray, bad: np.ndarray) -> str:
+    idx = np.argwhere(bad)
+    lines = [f"{int(bad.sum())} of {bad.size} elements differ; first ones (index: got vs "
+             "expected):"]
+    for i in idx[:8]:
+        t = tuple(int(v) for v in i)
+        lines.append(f"  {t}: {got[t]!r} vs {expected[t]!r}")
+    return "\n".join(lines)
+
+
+def assert_same(got: Any, expected: Any, rtol: float | None = None, atol: float = 0.0,
+                path: str = "result") -> None:
+    """Assert that `got` is what NumPy gave (`expected`): structure, types, dtype, shape, values."""
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected), f"{path}: {type(got)} is not {type(expected)}"
+        assert len(got) == len(expected), f"{path}: length {len(got)} != {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert_same(g, e, rtol, atol, f"{path}[{i}]")
+        return
+    if isinstance(expected, dict):
+        assert type(got) is dict, f"{path}: {type(got)} is not dict"
+        assert list(got) == list(expected), f"{path}: keys {list(got)} != {list(expected)}"
+        for k in expected:
+            assert_same(got[k], expected[k], rtol, atol, f"{path}[{k!r}]")
+        return
+    if isinstance(expected, (np.ndarray, np.generic)):
+        assert type(got) is type(expected), (
+            f"{path}: got {type(got).__name__}, NumPy gives {type(expected).__name__}")
+        assert got.dtype == expected.dtype, f"{path}: dtype {got.dtype} != {expected.dtype}"
+        assert got.shape == expected.shape, f"{path}: shape {got.shape} != {expected.shape}"
+        ok = match_mask(got, expected, rtol, atol)
+        if not ok.all():
+            g, e = np.atleast_1d(np.asarray(got)), np.atleast_1d(np.asarray(expected))
+            raise AssertionError(f"{path} ({expected.dtype}{list(expected.shape)}): "
+                                 + _describe_mismatch(g, e, ~np.atleast_1d(ok)))
+        return
+    if isinstance(expected, (bool, int, float, complex)):
+        assert type(got) is type(expected), (
+            f"{path}: got {type(got).__name__}, Python gives {type(expected).__name__}")
+        if isinstance(expected, float):
+            ok = match_mask(np.float64(got), np.float64(expected),
+                            RTOL[np.dtype("f8")] if rtol is None else rtol, atol)
+            assert ok, f"{path}: {got!r} != {expected!r}"
+        else:
+            assert got == expected, f"{path}: {got!r} != {expected!r}"
+        return
+    assert got == expected, f"{path}: {got!r} != {expected!r}"
+
+
+def snapshot(args: Any) -> list[Any]:
+    """Copies of the array arguments (with their bytes), to check later they were not modified."""
+    return [(a, a.copy(), a.strides) if isinstance(a, np.ndarray) else (a, None, None)
+            for a in args]
+
+
+def assert_unmodified(snap: list[Any]) -> None:
+    for i, (a, copy, strides) in enumerate(snap):
+        if copy is not None:
+            assert a.strides == strides, f"argument {i}: strides changed"
+            assert a.tobytes() == copy.tobytes(), f"argument {i} was modified"

@@ -1,0 +1,832 @@
+"""Random typed NumPy expression DAGs, shared by the property tests and the fuzzer.
+
+A generator builds, top-down for a target shape, a DAG of `Expr` nodes over the elementwise
+operations fusejit supports (ufuncs in operator or function form, where, clip, casts, round,
+*_like, copy, views: transposes, slices with steps, integer indexing, np.split). Leaves are
+function arguments (arrays of any layout, 0-d arrays, NumPy scalars, Python scalars) or
+literals captured in the function. Every node's dtype is asked of NumPy (the op is applied to
+0-d probes), so only valid programs are built; float -> int casts go through a clip so they are
+defined; integer powers get non-negative exponents.
+
+`build(expr)` turns a DAG into an ordinary Python function of the arguments. The same function
+runs under NumPy (the spec) and under fusejit.
+
+Comparing with NumPy uses perturbation: libm-style functions (exp, sin, erf, float power...)
+differ by a few ulp between NumPy's SIMD loops and the C library, and a later discontinuous op
+(floor, a comparison, a cast) or a cancellation can magnify that. `compare` re-evaluates the
+NumPy function with every approximate op's result nudged up, down, and randomly by a few ulp;
+elements whose value moves beyond the tolerance are ill-conditioned in the spec itself and are
+not compared (everything else, and the dtype/shape/type of every output, always is).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.special as sp
+from conftest import match_mask, rtol_for
+
+BOOL = np.dtype(bool)
+INT_DTYPES = [np.dtype(n) for n in ("int8", "int16", "int32", "int64",
+                                     "uint8", "uint16", "uint32", "uint64")]
+FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64)]
+DTYPES = [BOOL, *INT_DTYPES, *FLOAT_DTYPES]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    nin: int
+    fn: Callable[..., Any]
+    approx: bool = False  # a libm-style function: NumPy and C may differ by a few ulp
+    operator: Callable[..., Any] | None = None  # the Python operator form, if any
+
+
+def _spec(name: str, approx: bool = False, op: Callable[..., Any] | None = None,
+          fn: Callable[..., Any] | None = None) -> OpSpec:
+    f = fn or getattr(np, name)
+    return OpSpec(name, f.nin, f, approx, op)
+
+
+UNARY = {s.name: s for s in [
+    _spec("negative", op=operator.neg), _spec("positive", op=operator.pos),
+    _spec("absolute", op=abs), _spec("fabs"), _spec("sign"), _spec("square"),
+    _spec("reciprocal"), _spec("sqrt"), _spec("floor"), _spec("ceil"), _spec("trunc"),
+    _spec("rint"), _spec("isnan"), _spec("isinf"), _spec("isfinite"), _spec("signbit"),
+    _spec("logical_not"), _spec("invert", op=operator.invert),
+    _spec("cbrt", True), _spec("exp", True), _spec("exp2", True), _spec("expm1", True),
+    _spec("log", True), _spec("log2", True), _spec("log10", True), _spec("log1p", True),
+    _spec("sin", True), _spec("cos", True), _spec("tan", True), _spec("arcsin", True),
+    _spec("arccos", True), _spec("arctan", True), _spec("sinh", True), _spec("cosh", True),
+    _spec("tanh", True), _spec("arcsinh", True), _spec("arccosh", True),
+    _spec("arctanh", True), _spec("deg2rad", True), _spec("rad2deg", True),
+    _spec("erf", True, fn=sp.erf), _spec("erfc", True, fn=sp.erfc),
+    _spec("expit", True, fn=sp.expit),
+]}
+BINARY = {s.name: s for s in [
+    _spec("add", op=operator.add), _spec("subtract", op=operator.sub),
+    _spec("multiply", op=operator.mul), _spec("divide", op=operator.truediv),
+    _spec("floor_divide", op=operator.floordiv), _spec("remainder", op=operator.mod),
+    _spec("fmod"), _spec("power", op=operator.pow),  # approx for floats only (see is_approx)
+    _spec("maximum"), _spec("minimum"), _spec("fmax"), _spec("fmin"),
+    _spec("copysign"), _spec("nextafter"), _spec("heaviside"),
+    _spec("arctan2", True), _spec("hypot", True), _spec("logaddexp", True),
+    _spec("logaddexp2", True),
+    _spec("equal", op=operator.eq), _spec("not_equal", op=operator.ne),
+    _spec("less", op=operator.lt), _spec("less_equal", op=operator.le),
+    _spec("greater", op=operator.gt), _spec("greater_equal", op=operator.ge),
+    _spec("logical_and"), _spec("logical_or"), _spec("logical_xor"),
+    _spec("bitwise_and", op=operator.and_), _spec("bitwise_or", op=operator.or_),
+    _spec("bitwise_xor", op=operator.xor),
+    _spec("left_shift", op=operator.lshift), _spec("right_shift", op=operator.rshift),
+]}
+
+
+def known_bug(kind: str, param: Any, dtype: np.dtype) -> str | None:
+    """Programs the generators steer around because of a known fusejit bug; each one is pinned
+    by a strict xfail test (test_elementwise_props.py::test_known_bug_*), so fixing the bug
+    turns that test into an XPASS failure and this entry must then be removed."""
+    if kind == "ufunc" and param[0] == "nextafter" and dtype == np.float16:
+        return "nextafter in float16 is computed as float32 nextafter, then rounded"
+    return None
+
+
+def is_approx(name: str, dtype: np.dtype) -> bool:
+    if name == "power":
+        return dtype.kind == "f"
+    spec = UNARY.get(name) or BINARY.get(name)
+    return bool(spec and spec.approx)
+
+
+@dataclass(eq=False)
+class Expr:
+    """One node. kind: arg | lit | ufunc | where | clip | astype | safecast | round | like |
+    copy | view. `shape` is the node's NumPy shape; `weak` marks a Python scalar (NEP 50)."""
+
+    kind: str
+    children: tuple[Expr, ...] = ()
+    param: Any = None
+    dtype: np.dtype = BOOL
+    shape: tuple[int, ...] = ()
+    weak: bool = False
+    probe: Any = None
+
+    def __repr__(self) -> str:
+        return show(self)
+
+
+def show(e: Any) -> str:
+    """A readable Python-like rendering of an expression (for failure messages)."""
+    if isinstance(e, (tuple, list)):
+        inner = ", ".join(show(x) for x in e)
+        return f"({inner},)" if isinstance(e, tuple) else f"[{inner}]"
+    if isinstance(e, dict):
+        return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in e.items()) + "}"
+    if e.kind == "arg":
+        return f"a{e.param}"
+    if e.kind == "lit":
+        v = e.param
+        return repr(v) if not isinstance(v, np.ndarray) else f"const{v.dtype}{list(v.shape)}"
+    args = ", ".join(show(c) for c in e.children)
+    if e.kind == "ufunc":
+        name, form = e.param
+        return f"{name}[{form}]({args})"
+    return f"{e.kind}{{{e.param!r}}}({args})"
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+Hook = Callable[[Any, str], Any]
+
+
+def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) -> Any:
+    k = e.kind
+    if k == "arg":
+        return args[e.param]
+    if k == "lit":
+        return e.param
+    vals = [ev(c) for c in e.children]
+    if k == "ufunc":
+        name, form = e.param
+        spec = UNARY.get(name) or BINARY[name]
+        out = (spec.operator if form == "op" else spec.fn)(*vals)
+        if hook is not None and (is_approx(name, e.dtype) or name in ZERO_SIGN_UNSPECIFIED):
+            out = hook(out, name)
+        return out
+    if k == "where":
+        return np.where(*vals)
+    if k == "clip":
+        return np.clip(*vals) if e.param == "fn" else vals[0].clip(vals[1], vals[2])
+    if k == "astype":
+        return vals[0].astype(e.param)
+    if k == "safecast":
+        lo, hi, dtype = e.param
+        x = vals[0]
+        return np.clip(np.where(np.isnan(x), 0, x), lo, hi).astype(dtype)
+    if k == "round":
+        return np.round(vals[0], e.param)
+    if k == "like":
+        which, value, dtype = e.param
+        if which == "ones":
+            return np.ones_like(vals[0], dtype=dtype)
+        if which == "zeros":
+            return np.zeros_like(vals[0], dtype=dtype)
+        return np.full_like(vals[0], value, dtype=dtype)
+    if k == "copy":
+        return np.copy(vals[0]) if e.param == "fn" else vals[0].copy()
+    if k == "view":
+        how = e.param
+        x = vals[0]
+        if how[0] == "index":
+            return x[how[1]]
+        if how[0] == "transpose":
+            return x.T if how[1] is None else np.transpose(x, how[1])
+        if how[0] == "split":
+            _, sections, axis, piece = how
+            return np.split(x, sections, axis=axis)[piece]
+        if how[0] == "broadcast_to":
+            return np.broadcast_to(x, how[1])
+    raise AssertionError(f"unknown expression kind {k}")
+
+
+def map_structure(fn: Callable[[Any], Any], s: Any) -> Any:
+    if isinstance(s, tuple):
+        return tuple(map_structure(fn, x) for x in s)
+    if isinstance(s, list):
+        return [map_structure(fn, x) for x in s]
+    if isinstance(s, dict):
+        return {k: map_structure(fn, v) for k, v in s.items()}
+    return fn(s)
+
+
+def leaves(s: Any) -> list[Any]:
+    out: list[Any] = []
+    map_structure(out.append, s)
+    return out
+
+
+def build(result: Any, hook: Hook | None = None, share: bool = True,
+          n_args: int | None = None) -> Callable[..., Any]:
+    """A plain Python function of the arguments that evaluates `result` (an Expr or a
+    tuple/list/dict of them). `share=False` re-evaluates shared subexpressions (for CSE)."""
+
+    def impl(*args: Any) -> Any:
+        memo: dict[int, Any] = {}
+
+        def ev(e: Expr) -> Any:
+            if share and id(e) in memo:
+                return memo[id(e)]
+            v = _eval(e, args, ev, hook)
+            memo[id(e)] = v
+            return v
+
+        return map_structure(ev, result)
+
+    # fusejit wants named positional parameters, so wrap `impl` in `def generated(a0, a1...)`.
+    used = 1 + max((e.param for e in _nodes(result) if e.kind == "arg"), default=-1)
+    n = used if n_args is None else n_args
+    assert n >= used
+    params = ", ".join(f"a{i}" for i in range(n))
+    namespace: dict[str, Any] = {"impl": impl}
+    exec(f"def generated({params}):\n    return impl({params})\n", namespace)
+    return namespace["generated"]
+
+
+def _nodes(result: Any) -> list[Expr]:
+    out, seen, stack = [], set(), leaves(result)
+    while stack:
+        e = stack.pop()
+        if id(e) not in seen:
+            seen.add(id(e))
+            out.append(e)
+            stack.extend(e.children)
+    return out
+
+
+# --- random choices ---------------------------------------------------------------------------
+
+
+class Chooser:
+    """Random decisions; subclassed for hypothesis (`data.draw`) and NumPy seeds."""
+
+    def choice(self, seq: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def integer(self, lo: int, hi: int) -> int:
+        raise NotImplementedError
+
+    def chance(self, p: float) -> bool:
+        return self.integer(0, 99) < round(100 * p)
+
+
+class SeededChooser(Chooser):
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def choice(self, seq: list[Any]) -> Any:
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def integer(self, lo: int, hi: int) -> int:
+        return int(self.rng.integers(lo, hi + 1))
+
+
+class DrawChooser(Chooser):
+    def __init__(self, data: Any) -> None:
+        from hypothesis import strategies as st
+
+        self.data, self.st = data, st
+
+    def choice(self, seq: list[Any]) -> Any:
+        return seq[self.data.draw(self.st.integers(0, len(seq) - 1))]
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.data.draw(self.st.integers(lo, hi))
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+
+@dataclass
+class ArgSpec:
+    """What one function argument is: an array (dtype, shape, layout), a NumPy scalar, or a
+    Python scalar (value fixed at generation time)."""
+
+    kind: str  # "array" | "npscalar" | "pyscalar"
+    dtype: np.dtype | None = None
+    shape: tuple[int, ...] = ()
+    layout: str = "C"
+    value: Any = None
+
+
+LAYOUTS = ["C", "C", "C", "perm", "step", "neg", "stepneg", "bcast0"]
+
+
+def random_values(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> Any:
+    """Mostly moderate values plus the special ones: extremes, zeros of both signs, NaN, Inf,
+    halves (rounding ties), values near the domain edges of log/arcsin."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "b":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        small = rng.integers(max(info.min, -12), min(info.max, 12) + 1, n)
+        special = np.array([info.min, info.max, 0, 1, info.max // 2 + 1,
+                            info.min + 1 if info.min else 2, 7, 3], dtype=np.int64 if
+                           dtype != np.uint64 else np.uint64)
+        wide = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        pick = rng.random(n)
+        out = np.where(pick < 0.7, small.astype(dtype), wide)
+        sp_idx = rng.integers(0, len(special), n)
+        out = np.where(pick > 0.9, special.astype(dtype)[sp_idx], out)
+        return out.astype(dtype).reshape(shape)
+    fin = np.finfo(dtype)
+    special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5, -0.5, 2.5, -1.5,
+                        float(fin.max), float(fin.tiny), 1e-3, 0.999, 1.0001, 88.5, 30.0,
+                        -0.0], dtype=dtype)
+    uniform = rng.uniform(-3, 3, n).astype(dtype)
+    halves = (rng.integers(-8, 9, n) / 2).astype(dtype)
+    pick = rng.random(n)
+    out = np.where(pick < 0.75, uniform, halves)
+    out = np.where(pick > 0.9, special[rng.integers(0, len(special), n)], out)
+    return out.astype(dtype).reshape(shape)
+
+
+def layout_array(values: np.ndarray, layout: str, rng: np.random.Generator) -> np.ndarray:
+    """`values` (C-contiguous) re-laid out: a permuted, stepped, reversed or stride-0 view."""
+    shape = values.shape
+    if layout == "C" or values.ndim == 0:
+        return values
+    if layout == "perm":
+        perm = tuple(int(p) for p in rng.permutation(values.ndim))
+        inv = tuple(int(p) for p in np.argsort(perm))
+        return np.ascontiguousarray(values.transpose(perm)).transpose(inv)
+    if layout in ("step", "stepneg"):
+        big = np.zeros(tuple(2 * n + 1 for n in shape), values.dtype)
+        if layout == "step":
+            index = tuple(slice(1, 2 * n + 1, 2) for n in shape)
+        else:
+            index = tuple(slice(2 * n - 1, None, -2) if n else slice(0, 0, -2) for n in shape)
+        big[index] = values
+        return big[index]
+    if layout == "neg":
+        rev = tuple(slice(None, None, -1) for _ in shape)
+        return np.ascontiguousarray(values[rev])[rev]
+    if layout == "bcast0":
+        # one axis of length > 1 read with stride 0 (a read-only broadcast view)
+        axes = [d for d, n in enumerate(shape) if n > 1]
+        if not axes:
+            return values
+        d = axes[0]
+        first = np.take(values, [0], axis=d)
+        return np.broadcast_to(first, shape)
+    raise AssertionError(layout)
+
+
+def make_args(specs: list[ArgSpec], seed: int) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    out: list[Any] = []
+    for s in specs:
+        if s.kind == "pyscalar":
+            out.append(s.value)
+        elif s.kind == "npscalar":
+            out.append(random_values(rng, s.dtype, ()).reshape(())[()])
+        else:
+            out.append(layout_array(random_values(rng, s.dtype, s.shape), s.layout, rng))
+    return out
+
+
+# --- the generator ----------------------------------------------------------------------------
+
+
+def sub_shape(ch: Chooser, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts to `shape`: some leading dims dropped, some dims set to 1."""
+    drop = ch.integer(0, len(shape)) if ch.chance(0.4) else 0
+    rest = shape[drop:]
+    return tuple(1 if (n != 1 and ch.chance(0.2)) else n for n in rest)
+
+
+@dataclass
+class Generator:
+    """Builds random expressions; `args` collects the argument specs as leaves are made."""
+
+    ch: Chooser
+    dtypes: list[np.dtype]
+    max_depth: int = 4
+    views: bool = True
+    literals: bool = True
+    array_literals: bool = False
+    scalar_args: bool = True
+    share: float = 0.0  # probability of reusing an existing node (DAGs, for the fuzzer)
+    args: list[ArgSpec] = field(default_factory=list)
+    pool: list[Expr] = field(default_factory=list)
+
+    # leaves ---------------------------------------------------------------------------------
+    def arg(self, spec: ArgSpec, probe: Any) -> Expr:
+        self.args.append(spec)
+        dtype = spec.dtype if spec.dtype is not None else np.asarray(spec.value).dtype
+        return Expr("arg", (), len(self.args) - 1, dtype, spec.shape,
+                    weak=spec.kind == "pyscalar", probe=probe)
+
+    def array_leaf(self, shape: tuple[int, ...], dtype: np.dtype | None = None) -> Expr:
+        dtype = dtype or self.ch.choice(self.dtypes)
+        layout = self.ch.choice(LAYOUTS)
+        return self.arg(ArgSpec("array", dtype, shape, layout), np.zeros((), dtype))
+
+    def py_value(self, kind: str) -> Any:
+        ch = self.ch
+        if kind == "bool":
+            return ch.chance(0.5)
+        if kind == "int":
+            return ch.choice([0, 1, 2, 3, 5, 7, 100, -1, -3, 127])
+        return ch.choice([0.5, -2.25, 3.0, 1e-3, -0.0, 1e10, 2.5, float("nan"), 0.1])
+
+    def leaf(self, shape: tuple[int, ...]) -> Expr:
+        ch = self.ch
+        r = ch.integer(0, 99)
+        if r < 60 or not shape and r < 65:
+            return self.array_leaf(sub_shape(ch, shape))
+        if r < 65:
+            return self.array_leaf(())  # a 0-d array
+        if r < 75 and self.scalar_args:
+            dtype = ch.choice(self.dtypes)
+            return self.arg(ArgSpec("npscalar", dtype), np.zeros((), dtype))
+        if r < 83 and self.scalar_args:
+            v = self.py_value(ch.choice(["bool", "int", "int", "float"]))
+            return self.arg(ArgSpec("pyscalar", value=v), v)
+        if self.literals and r < 92:
+            v = self.py_value(ch.choice(["int", "int", "float", "bool"]))
+            return Expr("lit", (), v, np.asarray(v).dtype, (), weak=True, probe=v)
+        if self.literals and r < 96:
+            dtype = ch.choice(self.dtypes)
+            v = np.asarray(self.py_value("int") if dtype.kind != "f" else
+                           self.py_value("float")).astype(dtype)[()]
+            return Expr("lit", (), v, dtype, (), probe=np.zeros((), dtype))
+        if self.array_literals:
+            s = sub_shape(ch, shape)
+            dtype = ch.choice(self.dtypes)
+            v = random_values(np.random.default_rng(ch.integer(0, 1 << 30)), dtype, s)
+            return Expr("lit", (), v, dtype, s, probe=np.zeros((), dtype))
+        return self.array_leaf(sub_shape(ch, shape))
+
+    # nodes ----------------------------------------------------------------------------------
+    def node(self, kind: str, children: list[Expr], param: Any) -> Expr | None:
+        """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it."""
+        probe_expr = Expr(kind, tuple(children), param)
+        try:
+            shape = self._shape(kind, children, param)
+            if kind == "view":
+                probe = np.zeros((), children[0].dtype)
+            else:
+                with np.errstate(all="ignore"):
+                    probe = _eval(probe_expr, (), lambda c: c.probe, None)
+        except (TypeError, ValueError, OverflowError, IndexError, AttributeError,
+                np.exceptions.AxisError):
+            return None
+        if isinstance(probe, (bool, int, float)):
+            return None  # Python-scalar arithmetic: not a NumPy program
+        probe = np.asarray(probe)
+        if probe.dtype not in DTYPES and probe.dtype != np.float16:
+            return None
+        if known_bug(kind, param, probe.dtype):
+            return None
+        return Expr(kind, tuple(children), param, probe.dtype, shape,
+                    probe=np.zeros((), probe.dtype))
+
+    @staticmethod
+    def _shape(kind: str, children: list[Expr], param: Any) -> tuple[int, ...]:
+        if kind == "view":
+            dummy = np.empty(children[0].shape, dtype=[])
+            how = param
+            if how[0] == "index":
+                return dummy[how[1]].shape
+            if how[0] == "transpose":
+                return (dummy.T if how[1] is None else np.transpose(dummy, how[1])).shape
+            if how[0] == "split":
+                return np.split(dummy, how[1], axis=how[2])[how[3]].shape
+            return tuple(how[1])
+        return np.broadcast_shapes(*(c.shape for c in children))
+
+    def strong(self, e: Expr, shape: tuple[int, ...]) -> Expr:
+        """`e`, or an array leaf in its place when `e` is a Python scalar."""
+        return self.array_leaf(sub_shape(self.ch, shape)) if e.weak else e
+
+    def expr(self, shape: tuple[int, ...], depth: int = 0) -> Expr:
+        """A random expression whose shape broadcasts to `shape`."""
+        ch = self.ch
+        if self.share and self.pool and ch.chance(self.share):
+            fits = [p for p in self.pool if _broadcasts(p.shape, shape)]
+            if fits:
+                return ch.choice(fits)
+        if depth >= self.max_depth or ch.chance(0.25 if depth else 0.0):
+            return self.leaf(shape)
+        for _ in range(6):
+            e = self._try_node(shape, depth)
+            if e is not None:
+                if not e.weak:
+                    self.pool.append(e)
+                return e
+        return self.strong(self.leaf(shape), shape)
+
+    def _try_node(self, shape: tuple[int, ...], depth: int) -> Expr | None:
+        ch = self.ch
+        r = ch.integer(0, 99)
+        sub = lambda: self.expr(shape, depth + 1)  # noqa: E731
+        if r < 30:
+            name = ch.choice(list(UNARY))
+            x = sub()
+            form = "op" if UNARY[name].operator and not x.weak and ch.chance(0.5) else "fn"
+            return self.node("ufunc", [x], (name, form))
+        if r < 68:
+            name = ch.choice(list(BINARY))
+            a, b = sub(), sub()
+            if a.weak and b.weak:
+                b = self.strong(b, shape)
+            if name == "power":
+                a, b = self._power_operands(a, b, shape)
+                if b is None:
+                    return None
+            form = "op" if BINARY[name].operator and ch.chance(0.6) else "fn"
+            return self.node("ufunc", [a, b], (name, form))
+        if r < 74:
+            cond, a, b = sub(), sub(), sub()
+            if cond.weak and a.weak and b.weak:
+                cond = self.strong(cond, shape)
+            return self.node("where", [cond, a, b], None)
+        if r < 79:
+            a = self.strong(sub(), shape)
+            lo, hi = sub(), sub()
+            form = "method" if ch.chance(0.3) else "fn"
+            if form == "method" and not isinstance(a.probe, np.ndarray):
+                form = "fn"
+            return self.node("clip", [a, lo, hi], form)
+        if r < 87:
+            return self._cast(self.strong(sub(), shape))
+        if r < 90:
+            x = self.strong(sub(), shape)
+            if x.dtype.kind not in "f" and x.dtype != np.float16:
+                return None
+            return self.node("round", [x], ch.choice([0, 0, 1, 2]))
+        if r < 93:
+            x = self.strong(sub(), shape)
+            which = ch.choice(["ones", "zeros", "full"])
+            value = ch.choice([0, 1, 7, -2, 2.5]) if which == "full" else None
+            dtype = ch.choice([None, *self.dtypes])
+            if which == "full" and dtype is not None and dtype.kind in "iub" and value == 2.5:
+                value = 3
+            if which == "full" and value == -2 and (dtype or x.dtype).kind in "ub":
+                value = 2
+            return self.node("like", [x], (which, value, dtype))
+        if r < 95:
+            x = self.strong(sub(), shape)
+            return self.node("copy", [x], ch.choice(["fn", "method"]))
+        if self.views:
+            return self._view(shape, depth)
+        return None
+
+    def _power_operands(self, a: Expr, b: Expr, shape: tuple[int, ...]):
+        """Integer powers need non-negative exponents (NumPy raises otherwise)."""
+        ints = a.dtype.kind in "iub" and b.dtype.kind in "iub"
+        if not ints:
+            return a, b
+        if b.weak:
+            return a, Expr("lit", (), self.ch.choice([0, 1, 2, 3]), np.dtype(np.int64), (),
+                           weak=True, probe=2)
+        masked = self.node("ufunc", [b, Expr("lit", (), 3, np.dtype(np.int64), (), weak=True,
+                                             probe=3)], ("bitwise_and", "op"))
+        return a, masked
+
+    def _cast(self, x: Expr) -> Expr | None:
+        target = self.ch.choice(self.dtypes)
+        if x.dtype.kind == "f" and target.kind in "iu":
+            info = np.iinfo(target)
+            lo, hi = (-100, 100) if info.min < 0 else (0, 200)
+            return self.node("safecast", [x], (lo, hi, target))
+        return self.node("astype", [x], target)
+
+    def _view(self, shape: tuple[int, ...], depth: int) -> Expr | None:
+        """A view whose result broadcasts to `shape`, of an expression built for its input."""
+        ch = self.ch
+        target = sub_shape(ch, shape) if ch.chance(0.3) else shape
+        nd = len(target)
+        how = ch.choice(["transpose", "reverse", "step", "index", "newaxis", "split", "bcast"])
+        if how == "transpose" and nd >= 2:
+            if ch.chance(0.5):
+                src, param = target[::-1], ("transpose", None)
+            else:
+                perm = list(range(nd))
+                i, j = ch.integer(0, nd - 1), ch.integer(0, nd - 1)
+                perm[i], perm[j] = perm[j], perm[i]
+                src = tuple(target[p] for p in np.argsort(perm))
+                param = ("transpose", tuple(perm))
+        elif how == "reverse" and nd >= 1:
+            d = ch.integer(0, nd - 1)
+            src = target
+            param = ("index", tuple(slice(None, None, -1) if k == d else slice(None)
+                                    for k in range(nd)))
+        elif how == "step" and nd >= 1:
+            d = ch.integer(0, nd - 1)
+            step = ch.choice([2, 3, -2])
+            n = target[d]
+            start = ch.integer(0, 1)
+            src_n = start + abs(step) * n if n else ch.integer(0, 2)
+            src = target[:d] + (src_n,) + target[d + 1:]
+            if step > 0:
+                sl = slice(start, None, step) if n else slice(src_n, None, step)
+            else:
+                sl = slice(src_n - 1 - start, None, step) if n else slice(0, 0, step)
+            param = ("index", tuple(sl if k == d else slice(None) for k in range(nd)))
+        elif how == "index":
+            extra = ch.integer(1, 3)
+            i = ch.integer(-extra, extra - 1)
+            src = (extra,) + target
+            param = ("index", (i, Ellipsis) if ch.chance(0.5) else (i,))
+        elif how == "newaxis" and nd >= 1 and 1 in target:
+            d = target.index(1)
+            src = target[:d] + target[d + 1:]
+            param = ("index", tuple([slice(None)] * d + [None]))
+        elif how == "split" and nd >= 1:
+            axis = ch.integer(0, nd - 1)
+            sections = ch.choice([2, 3, 4])
+            piece = ch.integer(0, sections - 1)
+            src = target[:axis] + (target[axis] * sections,) + target[axis + 1:]
+            param = ("split", sections, axis - nd if ch.chance(0.3) else axis, piece)
+        elif how == "bcast" and nd >= 1:
+            src = sub_shape(ch, target)
+            param = ("broadcast_to", target)
+        else:
+            return None
+        x = self.strong(self.expr_exact(src, depth + 1), src)
+        return self.node("view", [x], param)
+
+    def expr_exact(self, shape: tuple[int, ...], depth: int) -> Expr:
+        """An expression of exactly `shape` (broadcast up when needed): the input of a view."""
+        e = self.expr(shape, depth)
+        if e.shape == shape:
+            return e
+        if e.weak:
+            e = self.array_leaf(shape)
+            return e
+        if e.shape != shape:
+            b = self.node("view", [e], ("broadcast_to", shape))
+            return b if b is not None else self.array_leaf(shape)
+        return e
+
+
+def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
+
+
+# --- comparing with perturbation --------------------------------------------------------------
+
+PERTURB_ULPS = 8
+# Ops whose result's zero sign NumPy does not pin down (+0/-0 ties).
+ZERO_SIGN_UNSPECIFIED = frozenset({"fmax", "fmin"})
+
+
+def make_hook(mode: str, seed: int = 0) -> Hook:
+    """What NumPy leaves unspecified, varied: an approximate op's float result nudged by a few
+    ulp (up, down, or randomly per element) and the sign of its NaNs (libm and NumPy's SIMD
+    code make NaNs of either sign); the sign of a zero from fmax/fmin on a +0/-0 tie (NumPy's
+    own loops answer differently depending on the array length)."""
+    rng = np.random.default_rng(seed)
+
+    def hook(v: Any, name: str) -> Any:
+        arr = np.asarray(v)
+        if arr.dtype.kind != "f":
+            return v
+        if mode == "random":
+            sign = rng.choice(np.array([-1.0, 1.0]), size=arr.shape)
+        else:
+            sign = np.full(arr.shape, 1.0 if mode == "up" else -1.0)
+        if name in ZERO_SIGN_UNSPECIFIED:
+            out = np.where(arr == 0, np.copysign(arr, sign).astype(arr.dtype), arr)
+            return out[()] if isinstance(v, np.generic) else out
+        if arr.dtype == np.float16:  # one ulp; zeros and infinities stay (as for products)
+            out = np.where(np.isfinite(arr) & (arr != 0),
+                           np.nextafter(arr, (sign * np.inf).astype(arr.dtype)), arr)
+        else:
+            eps = float(np.finfo(arr.dtype).eps)
+            out = arr * (1.0 + sign * PERTURB_ULPS * eps).astype(arr.dtype)
+        out = np.where(np.isnan(out), np.copysign(out, sign), out).astype(arr.dtype)
+        return out[()] if isinstance(v, np.generic) else out
+
+    return hook
+
+
+def has_approx(result: Any) -> bool:
+    seen: set[int] = set()
+    stack = leaves(result)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.kind == "ufunc" and (is_approx(e.param[0], e.dtype)
+                                  or e.param[0] in ZERO_SIGN_UNSPECIFIED):
+            return True
+        stack.extend(e.children)
+    return False
+
+
+def evaluate(result: Any, args: list[Any], hook: Hook | None = None) -> Any:
+    with np.errstate(all="ignore"):
+        return build(result, hook, n_args=len(args))(*args)
+
+
+def stable_masks(result: Any, args: list[Any], expected: Any) -> list[np.ndarray | None]:
+    """Per output leaf: where NumPy's own result is insensitive to few-ulp libm differences
+    (None: every element is stable, no approximate op is involved)."""
+    exp_leaves = [np.asarray(v) for v in leaves(expected)]
+    if not has_approx(result):
+        return [None] * len(exp_leaves)
+    masks = [np.ones(v.shape, bool) for v in exp_leaves]
+    for mode, seed in [("up", 0), ("down", 0), ("random", 1), ("random", 2)]:
+        pert = [np.asarray(v) for v in leaves(evaluate(result, args, make_hook(mode, seed)))]
+        for m, p, e in zip(masks, pert, exp_leaves):
+            m &= np.broadcast_to(match_mask(p.astype(e.dtype), e), m.shape)
+    return masks
+
+
+def assert_matches(got_leaves: list[Any], exp_leaves: list[Any],
+                   masks: list[np.ndarray | None], what: str) -> None:
+    """Values of flat outputs (dtype and shape checked separately) on the stable elements."""
+    assert len(got_leaves) == len(exp_leaves), f"{what}: {len(got_leaves)} outputs"
+    for i, (g, e, m) in enumerate(zip(got_leaves, exp_leaves, masks)):
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == e.dtype, f"{what} output {i}: dtype {g.dtype} != {e.dtype}"
+        assert g.shape == e.shape, f"{what} output {i}: shape {g.shape} != {e.shape}"
+        ok = match_mask(g, e, rtol_for(e.dtype))
+        if m is not None:
+            ok = ok | ~m
+        if not np.all(ok):
+            bad = np.argwhere(~np.atleast_1d(ok))[:6]
+            ga, ea = np.atleast_1d(g), np.atleast_1d(e)
+            detail = "; ".join(f"{tuple(int(v) for v in b)}: {ga[tuple(b)]!r} vs "
+                               f"{ea[tuple(b)]!r}" for b in bad)
+            raise AssertionError(f"{what} output {i} ({e.dtype}{list(e.shape)}): "
+                                 f"{int((~np.atleast_1d(ok)).sum())} element(s) differ: "
+                                 f"{detail}")
+
+
+def assert_types(got: Any, expected: Any, path: str = "result") -> None:
+    """Same Python structure and, per leaf, the same type (ndarray / NumPy scalar type)."""
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected) and len(got) == len(expected), path
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert_types(g, e, f"{path}[{i}]")
+    elif isinstance(expected, dict):
+        assert type(got) is dict and list(got) == list(expected), path
+        for k in expected:
+            assert_types(got[k], expected[k], f"{path}[{k!r}]")
+    else:
+        assert type(got) is type(expected), (
+            f"{path}: got {type(got).__name__}, NumPy gives {type(expected).__name__}")
+
+
+# --- the end-to-end check ---------------------------------------------------------------------
+
+
+def check_program(result: Any, specs: list[ArgSpec], seed: int, *, interpreter: bool = False,
+                  share: bool = True) -> Any:
+    """Compile `build(result)` with fusejit and check it against NumPy on arguments drawn from
+    `seed`: same exception type if NumPy raises; else same structure, leaf types, dtypes,
+    shapes and (stable) values; arguments unmodified; a second call neither retraces nor
+    changes the result. With `interpreter`, the reference interpreter on the traced and on the
+    optimised graph must agree with NumPy too. Returns the JitFunction."""
+    import pytest
+    from conftest import assert_same, assert_unmodified, snapshot
+
+    import fusejit
+    from fusejit.frontend.interpret import interpret
+    from fusejit.frontend.tracer import trace
+    from fusejit.lowering.pipeline import optimise
+
+    args = make_args(specs, seed)
+    fn = build(result, share=share, n_args=len(specs))
+    snap = snapshot(args)
+    jf = fusejit.jit(fn)
+    try:
+        with np.errstate(all="ignore"):
+            expected = fn(*args)
+    except Exception as e:  # noqa: BLE001 - NumPy's exception is the spec
+        with pytest.raises(type(e)):
+            jf(*args)
+        assert_unmodified(snap)
+        return jf
+    masks = stable_masks(result, args, expected)
+    got = jf(*args)
+    assert_unmodified(snap)
+    assert_types(got, expected)
+    exp_leaves = leaves(expected)
+    assert_matches(leaves(got), exp_leaves, masks, "compiled vs NumPy")
+    got2 = jf(*args)
+    assert jf.trace_count == 1, "second call with the same signature retraced"
+    assert_same(got2, got, rtol=0.0)
+    assert_unmodified(snap)
+    if interpreter:
+        graph, positions = trace(fn, list(args))
+        inputs = [args[p] for p in positions]
+        with np.errstate(all="ignore"):
+            flat = interpret(graph, inputs)
+            flat_opt = interpret(optimise(graph), inputs)
+        assert_matches(flat, exp_leaves, masks, "interpret(trace) vs NumPy")
+        assert_matches(flat_opt, exp_leaves, masks, "interpret(optimise(trace)) vs NumPy")
+    return jf
+
+
+def describe(result: Any, specs: list[ArgSpec]) -> str:
+    parts = []
+    for i, s in enumerate(specs):
+        if s.kind == "array":
+            parts.append(f"a{i}: {s.dtype}{list(s.shape)} {s.layout}")
+        elif s.kind == "npscalar":
+            parts.append(f"a{i}: np.{s.dtype} scalar")
+        else:
+            parts.append(f"a{i}: Python {s.value!r}")
+    return f"{show(result)}\n  with " + "; ".join(parts)

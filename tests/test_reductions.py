@@ -1,0 +1,154 @@
+"""Reductions (issue 3): results against NumPy, fusion across reductions, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fusejit
+from fusejit.lowering.loop_ir import ReduceKernel
+from fusejit.lowering.memplan import check_plan
+
+RNG = np.random.default_rng(0)
+
+REDUCTIONS = {
+    "sum": lambda x, ax, kd: x.sum(axis=ax, keepdims=kd),
+    "prod": lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd),
+    "max": lambda x, ax, kd: x.max(axis=ax, keepdims=kd),
+    "min": lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd),
+    "mean": lambda x, ax, kd: x.mean(axis=ax, keepdims=kd),
+    "var": lambda x, ax, kd: np.var(x, axis=ax, keepdims=kd, ddof=1),
+    "std": lambda x, ax, kd: x.std(axis=ax, keepdims=kd),
+    "any": lambda x, ax, kd: np.any(x > 0, axis=ax, keepdims=kd),
+    "all": lambda x, ax, kd: (x > -1).all(axis=ax, keepdims=kd),
+    "ptp": lambda x, ax, kd: np.ptp(x, axis=ax, keepdims=kd),
+    "nansum": lambda x, ax, kd: np.nansum(x, axis=ax, keepdims=kd),
+    "nanmax": lambda x, ax, kd: np.nanmax(x, axis=ax, keepdims=kd),
+    "add.reduce": lambda x, ax, kd: np.add.reduce(x, axis=ax, keepdims=kd),
+}
+
+
+def assert_like_numpy(got, exp) -> None:
+    assert type(got) is type(exp)
+    assert np.asarray(got).dtype == np.asarray(exp).dtype
+    assert np.shape(got) == np.shape(exp)
+    if np.asarray(exp).dtype.kind == "f":
+        rtol = 1e-5 if np.asarray(exp).dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, exp, rtol=rtol, atol=1e-6, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, exp)
+
+
+def _bind(f, axis, keepdims):
+    """A one-argument function (axis and keepdims closed over, not traced arguments)."""
+    return lambda x: f(x, axis, keepdims)
+
+
+def _call_both(f, x):
+    try:
+        exp = f(x)
+    except Exception as e:  # noqa: BLE001 - the compiled function must raise the same type
+        with pytest.raises(type(e)):
+            fusejit.jit(f)(x)
+        return
+    with np.errstate(all="ignore"):
+        got = fusejit.jit(f)(x)
+    assert_like_numpy(got, exp)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize("shape,axis", [((), None), ((7,), 0), ((3, 5), 1), ((3, 5), None),
+                                        ((4, 0), 0), ((4, 0), 1), ((2, 3, 4), (0, 2)),
+                                        ((1, 6), -1)])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_reduction_matches_numpy(name, dtype, shape, axis) -> None:
+    x = (RNG.standard_normal(shape) * 3).astype(dtype)
+    for keepdims in (False, True):
+        _call_both(_bind(REDUCTIONS[name], axis, keepdims), x)
+
+
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_arg_reductions_first_occurrence_and_nan(fn, axis) -> None:
+    x = np.array([[1.0, 3.0, 3.0, -2.0], [np.nan, 5.0, np.nan, 5.0], [0.0, 0.0, -1.0, -1.0]])
+    _call_both(lambda x: fn(x, axis=axis), x)
+    _call_both(lambda x: fn(x, axis=axis), x.astype(np.int16))
+
+
+def test_reductions_of_non_contiguous_inputs() -> None:
+    x = RNG.standard_normal((6, 8)).astype(np.float32)[::2, ::-3]
+    for f in REDUCTIONS.values():
+        for axis in (None, 0, 1):
+            _call_both(_bind(f, axis, False), x)
+
+
+def test_empty_reduction_errors_like_numpy() -> None:
+    x = np.zeros((3, 0), np.float32)
+    _call_both(lambda x: x.max(axis=1), x)
+    _call_both(lambda x: np.argmin(x), x)
+    _call_both(lambda x: x.sum(axis=1), x)
+
+
+def test_axis_errors_like_numpy() -> None:
+    with pytest.raises(np.exceptions.AxisError):
+        fusejit.jit(lambda x: x.sum(axis=2))(np.ones((2, 2)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def l2(x, y):
+    return np.sum((x - y) ** 2)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (softmax, lambda: [RNG.standard_normal((33, 70)).astype(np.float32)]),
+    (layernorm, lambda: [RNG.standard_normal((9, 130)).astype(np.float32),
+                         RNG.standard_normal(130).astype(np.float32),
+                         RNG.standard_normal(130).astype(np.float32)]),
+    (l2, lambda: [RNG.standard_normal(5000).astype(np.float32),
+                  RNG.standard_normal(5000).astype(np.float32)]),
+])
+def test_row_programs_are_one_kernel_and_match(fn, args) -> None:
+    xs = args()
+    jf = fusejit.jit(fn)
+    assert_like_numpy(jf(*xs), fn(*xs))
+    program = jf.lower_for(*xs).program
+    check_plan(program)
+    assert len(program.kernels) == 1
+    kernel = program.kernels[0]
+    assert isinstance(kernel, ReduceKernel)
+    if fn is not l2:
+        assert len(kernel.phases) == 3
+
+
+def test_float32_sum_is_deterministic_and_accurate() -> None:
+    x = RNG.standard_normal(1 << 20).astype(np.float32) + np.float32(1000)
+    f = fusejit.jit(lambda x: x.sum())
+    first = f(x)
+    assert all(f(x).tobytes() == first.tobytes() for _ in range(5))
+    exact = np.sum(x.astype(np.float64))
+    assert abs(float(first) - exact) <= abs(float(np.sum(x)) - exact) + abs(exact) * 2 ** -24
+
+
+def test_float64_sum_is_pairwise_accurate() -> None:
+    x = RNG.uniform(0, 1, 1 << 21)
+    got = fusejit.jit(lambda x: x.sum())(x)
+    exact = float(np.sum(x.astype(np.longdouble)))
+    assert abs(got - exact) <= 4 * abs(float(np.sum(x)) - exact) + 1e-9
+
+
+def test_sum_dtypes_follow_numpy() -> None:
+    for dtype in (np.int8, np.int32, np.uint16, np.bool_):
+        x = np.arange(10).astype(dtype)
+        _call_both(lambda x: x.sum(), x)
+        _call_both(lambda x: x.mean(), x)
