@@ -259,10 +259,34 @@ def test_same_signature_new_data_does_not_retrace(dtype: np.dtype, data: st.Data
 
 
 def test_known_bug_list_is_pinned() -> None:
-    from exprgen import known_bug
+    from exprgen import SeededChooser, known_bug
 
     assert known_bug("ufunc", ("nextafter", "fn"), np.dtype(np.float16))
     assert not known_bug("ufunc", ("nextafter", "fn"), np.dtype(np.float32))
+    gen = Generator(SeededChooser(0), [np.dtype(np.float32)])
+    x = gen.array_leaf((3,))
+    i64 = gen.node("safecast", [x], (-100, 100, np.dtype(np.int64)))
+    i32 = gen.node("safecast", [x], (-100, 100, np.dtype(np.int32)))
+    assert i64 is not None and i32 is not None
+    assert gen.node("astype", [i64], np.dtype(np.float32)) is None
+    assert gen.node("astype", [i32], np.dtype(np.float32)) is not None
+    assert gen.node("astype", [i64], np.dtype(np.int8)) is not None
+
+
+@pytest.mark.xfail(reason="BUG: gcc folds the C of a float -> int64 -> float round trip, "
+                   "(double)(int64_t)x, into trunc(x) (allowed by -fno-trapping-math), so "
+                   "values in (-1, 0) give -0.0 where NumPy gives 0.0",
+                   raises=AssertionError, strict=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_known_bug_float_int64_float_round_trip(dtype: type) -> None:
+    import fusejit
+    from conftest import assert_same
+
+    def f(x):
+        return x.astype(np.int64).astype(dtype)
+
+    x = np.array([-0.3, -0.7, 0.5, 2.5] * 4, dtype)
+    assert_same(fusejit.jit(f)(x), f(x))
 
 
 def test_known_bug_nextafter_float16() -> None:
