@@ -15,7 +15,7 @@ import numpy as np
 
 from . import config
 from .codegen.c import COptions, render
-from .errors import UnsupportedError
+from .errors import CompileError, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
@@ -26,7 +26,7 @@ from .lowering.memplan import plan
 from .lowering.pipeline import optimise
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
-from .runtime.toolchain import detect
+from .runtime.toolchain import detect, guess
 
 _SCALARS = (bool, int, float)
 
@@ -189,6 +189,31 @@ class JitFunction:
             if fast_key is not None:
                 self._stubs[fast_key] = compiled.stub
 
+    def _build(self, program: Program) -> tuple[str, Any, float]:
+        """Render and build `program`. On a machine's first compile the toolchain probe runs
+        concurrently with it; the probe's verdict is awaited before the library is loaded, and
+        a wrong guess is rebuilt, so nothing built on a guess ever runs."""
+        tc, exact = guess()
+        cfg = config.current()
+        t0 = time.perf_counter()
+        source = render(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
+        render_s = time.perf_counter() - t0
+        _log(4, source)
+        try:
+            path = build(source, tc, self.fn.__name__)
+        except CompileError:
+            if exact:
+                raise
+            path = None
+        if not exact:
+            real = detect()
+            if real != tc or path is None:
+                tc = real
+                source = render(program, COptions(par_min=cfg.parallel_min,
+                                                  libmvec=tc.libmvec))
+                path = build(source, tc, self.fn.__name__)
+        return source, load(path), render_s
+
     def _compile(self, args: tuple, key: Hashable) -> Compiled:
         prepare_dispatcher()
         times: dict[str, float] = {}
@@ -213,15 +238,9 @@ class JitFunction:
         t3 = time.perf_counter()
         times["lower"] = t3 - t2
         _log(3, format_program(program))
-        tc = detect()
-        source = render(program, COptions(par_min=config.current().parallel_min,
-                                          libmvec=tc.libmvec))
-        t4 = time.perf_counter()
-        times["render"] = t4 - t3
-        _log(4, source)
-        lib = load(build(source, tc, self.fn.__name__))
-        t5 = time.perf_counter()
-        times["compile"] = t5 - t4
+        source, lib, render_s = self._build(program)
+        times["render"] = render_s
+        times["compile"] = time.perf_counter() - t3 - render_s
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)

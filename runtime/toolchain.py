@@ -9,9 +9,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import platform
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 
 from .. import config
@@ -95,36 +98,67 @@ int main(void) { int n = 0;
 
 
 @functools.lru_cache(maxsize=4)
-def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
+def _identify(cc: str, extra: tuple[str, ...]) -> tuple[str, str]:
+    """(compiler version line, store key of its probe results)."""
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
     except OSError as e:
         raise CompilerNotFoundError(f"could not run the C compiler {cc}: {e}") from e
     version = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "?"
-    store = default_store(config.current().cache_dir)
     key = key_of("toolchain-probe-v1", cc, version, str(os.stat(cc).st_mtime_ns), *extra,
                  _read(_PROBE))
-    cached = store.lookup(key, ".json")
-    if cached:
-        with open(cached) as f:
-            info = json.load(f)
-    else:
-        # -O1 -ftree-vectorize vectorises the probe's loops (every _ZGV* variant is
-        # referenced) at a third of -O3's compile time.
-        base = ["-march=native", "-fno-math-errno", *extra]
-        jobs = [(["-O1", *base, "-fopenmp"], _OMP_PROBE, [])]
-        if os.path.exists(_PROBE):
-            jobs.append((["-O1", "-ftree-vectorize", *base, "-fopenmp-simd", "-DFJ_LIBMVEC",
-                          "-I", os.path.dirname(_PROBE)], _read(_PROBE), ["-lmvec", "-lm"]))
-        found = _probes(cc, jobs)
-        info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
+    return version, key
 
-        def write(path: str) -> None:
-            with open(path, "w") as f:
-                json.dump(info, f)
 
-        store.put(key, ".json", write)
+def _cached_info(key: str) -> dict | None:
+    cached = default_store(config.current().cache_dir).lookup(key, ".json")
+    if not cached:
+        return None
+    with open(cached) as f:
+        return json.load(f)
+
+
+_probe_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
+    version, key = _identify(cc, extra)
+    with _probe_lock:  # one probe run per process, even when started from several threads
+        info = _cached_info(key)
+        if info is None:
+            # -O1 -ftree-vectorize vectorises the probe's loops (every _ZGV* variant is
+            # referenced) at a third of -O3's compile time.
+            base = ["-march=native", "-fno-math-errno", *extra]
+            jobs = [(["-O1", *base, "-fopenmp"], _OMP_PROBE, [])]
+            if os.path.exists(_PROBE):
+                jobs.append((["-O1", "-ftree-vectorize", *base, "-fopenmp-simd", "-DFJ_LIBMVEC",
+                              "-I", os.path.dirname(_PROBE)], _read(_PROBE), ["-lmvec", "-lm"]))
+            found = _probes(cc, jobs)
+            info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
+
+            def write(path: str) -> None:
+                with open(path, "w") as f:
+                    json.dump(info, f)
+
+            default_store(config.current().cache_dir).put(key, ".json", write)
     return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra)
+
+
+def guess() -> tuple[Toolchain, bool]:
+    """(toolchain, exact): the probed toolchain when its results are cached, else the likely
+    one (OpenMP; libmvec on x86-64 Linux) with the probe started on a background thread.
+    A guess must be confirmed with `detect()` before anything built with it runs."""
+    cfg = config.current()
+    cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
+    version, key = _identify(cc, extra)
+    info = _cached_info(key)
+    if info is not None:
+        return _detect(cc, extra), True
+    threading.Thread(target=_detect, args=(cc, extra), name="fusejit-probe",
+                     daemon=True).start()
+    likely = platform.machine() in ("x86_64", "AMD64") and sys.platform.startswith("linux")
+    return Toolchain(cc, version, True, likely, extra), False
 
 
 def _read(path: str) -> str:

@@ -88,11 +88,12 @@ BINARY = {s.name: s for s in [
 
 def known_bug(kind: str, param: Any, dtype: np.dtype,
               children: tuple[Expr, ...] = ()) -> str | None:
-    """Programs the generators steer around because of a known fusejit bug; each one is pinned
-    by a strict xfail test (test_elementwise_props.py::test_known_bug_*), so fixing the bug
-    turns that test into an XPASS failure and this entry must then be removed."""
+    """Programs the generators steer around because fusejit knowingly differs from NumPy on
+    them; each case is pinned by a test in test_elementwise_props.py::test_known_bug_* (a strict
+    xfail for a bug, so fixing it turns the test into an XPASS failure and this entry must then
+    be removed; or a check of the clear error fusejit gives instead)."""
     if kind == "ufunc" and param[0] == "nextafter" and dtype == np.float16:
-        return "nextafter in float16 is computed as float32 nextafter, then rounded"
+        return "nextafter in float16 is refused (UnsupportedError): no float16 step in C"
     if dtype.kind == "f" and any(c.truncs for c in children):
         return ("a float -> int64 -> float round trip is folded to trunc() by gcc "
                 "(-fno-trapping-math), which gives -0.0 where NumPy gives 0.0")

@@ -279,8 +279,9 @@ def test_known_bug_list_is_pinned() -> None:
                    raises=AssertionError, strict=True)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_known_bug_float_int64_float_round_trip(dtype: type) -> None:
-    import fusejit
     from conftest import assert_same
+
+    import fusejit
 
     def f(x):
         return x.astype(np.int64).astype(dtype)

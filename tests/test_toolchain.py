@@ -1,0 +1,28 @@
+"""The toolchain probe overlapping the first compile: a wrong guess is rebuilt before use."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import numpy as np
+
+import fusejit
+from fusejit.runtime import toolchain
+
+
+def test_wrong_toolchain_guess_is_rebuilt_before_it_runs(monkeypatch) -> None:
+    real = toolchain.detect()
+    wrong = dataclasses.replace(real, libmvec=not real.libmvec)
+    jit_module = sys.modules["fusejit.jit"]
+    monkeypatch.setattr(jit_module, "guess", lambda: (wrong, False))
+    f = fusejit.jit(lambda x: np.tanh(x) * 3)
+    x = np.linspace(-2, 2, 50, dtype=np.float32)
+    np.testing.assert_allclose(f(x), np.tanh(x) * 3, rtol=1e-6)
+    assert ("#define FJ_LIBMVEC 1" in f.lower_for(x).source) == real.libmvec
+
+
+def test_guess_is_exact_once_the_probe_is_cached() -> None:
+    toolchain.detect()
+    tc, exact = toolchain.guess()
+    assert exact and tc == toolchain.detect()
