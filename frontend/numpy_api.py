@@ -178,6 +178,49 @@ def transpose(a: Any, axes: Any = None) -> T.Tracer:
     return V.transpose(_as_tracer(a), axes)
 
 
+def expand_dims(a: Any, axis: Any) -> T.Tracer:
+    t = _as_tracer(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = t.ndim + len(axes)
+    norm = sorted(np.lib.array_utils.normalize_axis_tuple(axes, nd))
+    index = tuple(None if d in norm else slice(None) for d in range(nd))
+    return V.basic_index(t, index)
+
+
+def squeeze(a: Any, axis: Any = None) -> T.Tracer:
+    t = _as_tracer(a)
+    if axis is None:
+        axes = tuple(d for d, n in enumerate(t.shape) if n == 1)
+    else:
+        axes = np.lib.array_utils.normalize_axis_tuple(axis, t.ndim)
+        if any(t.shape[d] != 1 for d in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             "to one")
+    return V.basic_index(t, tuple(0 if d in axes else slice(None) for d in range(t.ndim)))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> T.Tracer:
+    t = _as_tracer(a)
+    a1, a2 = np.lib.array_utils.normalize_axis_tuple((axis1, axis2), t.ndim,
+                                                     allow_duplicate=True)
+    perm = list(range(t.ndim))
+    perm[a1], perm[a2] = perm[a2], perm[a1]
+    return V.transpose(t, perm)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> T.Tracer:
+    t = _as_tracer(a)
+    src = np.lib.array_utils.normalize_axis_tuple(source, t.ndim, "source")
+    dst = np.lib.array_utils.normalize_axis_tuple(destination, t.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")
+    order = [n for n in range(t.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return V.transpose(t, order)
+
+
 def shape(a: Any) -> tuple[int, ...]:
     return T.shape_of(a)
 
@@ -210,6 +253,10 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.array_split: array_split,
     np.broadcast_to: broadcast_to,
     np.transpose: transpose,
+    np.expand_dims: expand_dims,
+    np.squeeze: squeeze,
+    np.swapaxes: swapaxes,
+    np.moveaxis: moveaxis,
     np.shape: shape,
     np.ndim: ndim,
     np.size: size,

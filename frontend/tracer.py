@@ -257,6 +257,12 @@ class Tracer:
             axes = axes[0]
         return transpose(self, axes or None)
 
+    def squeeze(self, axis: Any = None) -> Any:
+        return np.squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return np.swapaxes(self, axis1, axis2)
+
     def clip(self, min: Any = None, max: Any = None, **kwargs: Any) -> Any:  # noqa: A002
         return np.clip(self, min, max, **kwargs)
 

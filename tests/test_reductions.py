@@ -152,3 +152,20 @@ def test_sum_dtypes_follow_numpy() -> None:
         x = np.arange(10).astype(dtype)
         _call_both(lambda x: x.sum(), x)
         _call_both(lambda x: x.mean(), x)
+
+
+@pytest.mark.parametrize("view", [
+    lambda x: np.expand_dims(x, (0, -1)) * 2,
+    lambda x: np.squeeze(x[:, :1]) + 1,
+    lambda x: x[None].squeeze(0) - 1,
+    lambda x: np.swapaxes(x, 0, 1) * x.T,
+    lambda x: np.moveaxis(x[..., None], -1, 0) + 1,
+    lambda x: x.swapaxes(1, 0).sum(axis=0, keepdims=True),
+])
+def test_views_as_index_maps(view) -> None:
+    x = RNG.standard_normal((4, 5)).astype(np.float32)
+    _call_both(view, x)
+
+
+def test_squeeze_of_non_unit_axis_raises_like_numpy() -> None:
+    _call_both(lambda x: np.squeeze(x, 0), np.ones((2, 3)))
