@@ -39,6 +39,17 @@ def _black_scholes(s, k, t, r, sigma):
     return s * cdf(d1) - disc * cdf(d2), disc * cdf(-d2) - s * cdf(-d1)
 
 
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
 def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray]]]:
     rng = np.random.default_rng(0)
     f32 = np.float32
@@ -55,6 +66,8 @@ def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray
         ("black_scholes", _black_scholes,
          [u(n, lo=10, hi=100), u(n, lo=10, hi=100), u(n, lo=0.1, hi=2), u(n, lo=0.01, hi=0.1),
           u(n, lo=0.1, hi=0.5)]),
+        ("softmax", _softmax, [u(side, side)]),
+        ("layernorm", _layernorm, [u(side, side), u(side), u(side)]),
     ]
 
 
