@@ -15,9 +15,19 @@ from typing import Any
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Check, Compute, Const, Kernel, Load, Program, ReduceKernel, Store
+from ..lowering.loop_ir import (
+    Check,
+    Compute,
+    Const,
+    Kernel,
+    Load,
+    Program,
+    Reduce,
+    ReduceKernel,
+    Store,
+)
 from .cexpr import check_expr, compute_expr, const_expr
-from .creduce import render_reduce_kernel
+from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = 4096  # elements per innermost block
@@ -115,18 +125,30 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         "locs": [os.path.basename(loc) for loc in k.locs],
         "inner": inner, "blk": blk, "nblk": max(nblk, 1),
         "outer_rev": [{"dim": d, "n": n} for d, n in reversed(list(enumerate(outer)))],
-        "total_blocks": total_blocks, "size": k.size, "bufs": bufs, "ptrs": ptr_list,
+        "calls": [f"fj_err = fj_run(fj_{k.name}, fj_buf, {total_blocks}, {k.size});"],
+        "bufs": bufs, "ptrs": ptr_list,
         "lines": lines, "checks": any(isinstance(s, Check) for s in k.body),
     }
 
 
-def _reduce_view(k: ReduceKernel, program: Program) -> dict[str, Any]:
+def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]:
+    """A reduce kernel; a full reduction big enough to split gets parts in fj_buf[slot]."""
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
     types = {b.index: (ctype(b.dtype), b.index in stored) for b in program.buffers}
     fn = f"fj_{k.name}"
     outer = int(np.prod(k.outer, dtype=np.int64))
-    return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
-            "total_blocks": outer, "size": k.size}
+    nparts = split_parts(k)
+    if not nparts:
+        return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
+                "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
+    nacc = sum(1 for s in k.phases[0] if isinstance(s, Reduce))
+    return {"name": k.name, "fn": fn, "slot": slot,
+            "text": render_split_reduce(k, fn, types, slot, nparts),
+            "locals": [f"double fj_part_{k.name}[{nparts * nacc}];",
+                       f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],
+            "calls": [f"fj_err = fj_run({fn}, fj_buf, {nparts}, {k.size});",
+                      "if (fj_err) return fj_err;",
+                      f"fj_err = {fn}_fin(fj_buf, 0, 1);"]}
 
 
 def io_buffers(program: Program) -> list[int]:
@@ -140,9 +162,12 @@ def render(program: Program, opts: COptions) -> str:
     buffers = [{"index": b.index,
                 "expr": f"fj_arena + {b.offset}" if b.kind == "temp" else f"fj_io[{io[b.index]}]"}
                for b in program.buffers]
-    kernels = [_reduce_view(k, program) if isinstance(k, ReduceKernel)
-               else _kernel_view(k, i, program, opts) for i, k in enumerate(program.kernels)]
+    kernels = [_reduce_view(k, program, len(program.buffers) + i)
+               if isinstance(k, ReduceKernel) else _kernel_view(k, i, program, opts)
+               for i, k in enumerate(program.kernels)]
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        kernels=kernels, buffers=buffers, nbuf=max(len(program.buffers), 1),
+        kernels=kernels, buffers=buffers,
+        nbuf=max(len(program.buffers), 1) + (
+            len(program.kernels) if any("slot" in k for k in kernels) else 0),
         entry=entry_name(program))

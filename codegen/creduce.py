@@ -123,7 +123,10 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     return "\n".join(out)
 
 
-def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int) -> list[str]:
+def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
+           span: tuple[str, str] | None = None, part: str | None = None) -> list[str]:
+    """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
+    double array to which the raw accumulators are written instead of final values."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     arg = any(r.fn in ("argmax", "argmin") for r in reduces)
@@ -140,10 +143,10 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int) -> list
     for d in range(nouter, nouter + ninner - 1):
         lines.append(f"{indent}for (int64_t i{d} = 0; i{d} < {k.domain[d]}; i{d}++) {{")
         indent += "    "
-    last_n = k.domain[-1]
-    lines.append(f"{indent}for (int64_t fj_c = 0; fj_c < {last_n}; fj_c += FJ_CHUNK) {{")
-    lines.append(f"{indent}    const int64_t fj_cn = {last_n} - fj_c < FJ_CHUNK ? "
-                 f"{last_n} - fj_c : FJ_CHUNK;")
+    lo, hi = span or ("0", str(k.domain[-1]))
+    lines.append(f"{indent}for (int64_t fj_c = {lo}; fj_c < {hi}; fj_c += FJ_CHUNK) {{")
+    lines.append(f"{indent}    const int64_t fj_cn = {hi} - fj_c < FJ_CHUNK ? "
+                 f"{hi} - fj_c : FJ_CHUNK;")
     clauses = []
     for r in reduces:
         op = _acc(r)[2]
@@ -179,6 +182,12 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int) -> list
     for _ in range(ninner - 1):
         indent = indent[:-4]
         lines.append(f"{indent}}}")
+    if part is not None:
+        for a, r in enumerate(reduces):
+            raw = (f"fj_pw_total(&fj_pw_{r.var})" if r.fn == "sum" and r.in_dtype.kind == "f"
+                   else f"(double)fj_a_{r.var}")
+            lines.append(f"{part}[{a}] = {raw};")
+        return lines
     for r in reduces:
         t = ctype(r.dtype)
         if r.fn == "sum" and r.in_dtype.kind == "f":
@@ -188,3 +197,77 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int) -> list
         else:
             lines.append(f"const {t} {r.var} = ({t})fj_a_{r.var};")
     return lines
+
+
+PART_MIN = 1 << 16  # elements per part at least
+MAX_PARTS = 256
+
+
+def split_parts(k: ReduceKernel) -> int:
+    """How many fixed parts a full reduction is split into for threads (0: not split).
+
+    Only single-phase reductions to one point whose accumulators a double holds exactly (float
+    sum/prod/max/min, any/all) are split; the count depends on the size alone, so results are
+    the same on any number of threads."""
+    n = k.inner[-1]
+    if (int(np.prod(k.outer)) != 1 or len(k.inner) != 1 or len(k.phases) != 1
+            or n < 2 * PART_MIN):
+        return 0
+    reduces = [s for s in k.phases[0] if isinstance(s, Reduce)]
+    if not reduces or not all(r.fn in ("any", "all") or (
+            r.in_dtype.kind == "f" and r.fn in ("sum", "prod", "max", "min")) for r in reduces):
+        return 0
+    return min(MAX_PARTS, -(-n // PART_MIN))
+
+
+def _part_size(k: ReduceKernel, nparts: int) -> int:
+    """Elements per part: n / nparts rounded up to whole chunks."""
+    per = -(-k.inner[-1] // nparts)
+    return -(-per // 1024) * 1024
+
+
+def render_split_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tuple[str, bool]],
+                        slot: int, nparts: int) -> str:
+    """A full reduction as two functions: `fn_name` computes parts [lo, hi) into the double
+    array in fj_buf[slot]; `fn_name`_fin combines them in order and runs the epilogue."""
+    n, size = k.inner[-1], _part_size(k, nparts)
+    reduces = [s for s in k.phases[0] if isinstance(s, Reduce)]
+    heads = []
+    for b in sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))}):
+        t, stored = buf_types[b]
+        const = "" if stored else "const "
+        heads.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    heads.append(f"    double *const fj_part = (double *)fj_buf[{slot}];")
+    heads += [f"    const int64_t i{d} = 0;" for d in range(len(k.outer))]
+    heads += [f"    (void)i{d};" for d in range(len(k.outer))]
+    out = [f"static int {fn_name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+           "    int fj_err = 0;", *heads,
+           "    for (int64_t fj_p = fj_lo; fj_p < fj_hi; fj_p++) {",
+           f"        const int64_t fj_plo = fj_p * {size};",
+           f"        const int64_t fj_phi = fj_plo + {size} < {n} ? fj_plo + {size} : {n};"]
+    out += ["        " + line for line in _phase(k.phases[0], k, len(k.outer), 1,
+                                                  ("fj_plo", "fj_phi"),
+                                                  f"(fj_part + fj_p * {len(reduces)})")]
+    out += ["    }", "    return fj_err;", "}", "",
+            f"static int {fn_name}_fin(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+            "    (void)fj_lo; (void)fj_hi;", *heads]
+    for a, r in enumerate(reduces):
+        t = ctype(r.dtype)
+        v = f"fj_part[p * {len(reduces)} + {a}]"
+        loop = f"for (int64_t p = 0; p < {nparts}; p++)"
+        if r.fn == "sum":
+            out += [f"    fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});",
+                    f"    {loop} fj_pw_push(&fj_pw_{r.var}, {v});",
+                    f"    const {t} {r.var} = ({t})fj_pw_total(&fj_pw_{r.var});"]
+            continue
+        init, step = {"prod": ("1.0", f"acc *= {v};"),
+                      "max": ("-__builtin_inf()", f"acc = fj_rmax_f64(acc, {v});"),
+                      "min": ("__builtin_inf()", f"acc = fj_rmin_f64(acc, {v});"),
+                      "any": ("0.0", f"acc = (acc != 0 || {v} != 0);"),
+                      "all": ("1.0", f"acc = (acc != 0 && {v} != 0);")}[r.fn]
+        out += [f"    double fj_acc_{r.var} = {init};",
+                f"    {loop} {{ double acc = fj_acc_{r.var}; {step} fj_acc_{r.var} = acc; }}",
+                f"    const {t} {r.var} = ({t})fj_acc_{r.var};"]
+    out += ["    " + _stmt(s, len(k.outer), None) for s in k.epilogue]
+    out += ["    return 0;", "}"]
+    return "\n".join(out)

@@ -169,3 +169,31 @@ def test_views_as_index_maps(view) -> None:
 
 def test_squeeze_of_non_unit_axis_raises_like_numpy() -> None:
     _call_both(lambda x: np.squeeze(x, 0), np.ones((2, 3)))
+
+
+def test_split_full_reductions_do_not_depend_on_thread_count(tmp_path) -> None:
+    """Full reductions are split into a number of parts fixed by the size alone, so one
+    thread and two threads give bit-identical results."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, fusejit\n"
+        "rng = np.random.default_rng(3)\n"
+        "x = rng.standard_normal((1 << 20) + 5).astype(np.float32) * 100\n"
+        "f = fusejit.jit(lambda x: (np.sum(x * x), x.max(), x.mean(), np.any(x > 300)))\n"
+        "print(repr(tuple(v.tobytes() for v in f(x))))\n")
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_CACHE_DIR=str(tmp_path))
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    x = np.random.default_rng(3).standard_normal((1 << 20) + 5).astype(np.float32) * 100
+    f = fusejit.jit(lambda x: np.sum(x * x))
+    kernel = f.lower_for(x).program.kernels[0]
+    assert isinstance(kernel, ReduceKernel) and "_fin(" in f.lower_for(x).source
+    np.testing.assert_allclose(f(x), np.sum(x.astype(np.float64) ** 2), rtol=1e-6)
