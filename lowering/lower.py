@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontend.ir import Graph, Node
-from ..frontend.ops import OPS
+from ..frontend.ops import OPS, suffix
 from .fusion import partition
 from .loop_ir import (
     Access,
@@ -115,7 +115,7 @@ class _KernelBuilder:
                          for i in node.inputs)
             in_dtypes = tuple(i.dtype for i in node.inputs)
             op = OPS[node.op]
-            sfx = [_sfx(d) for d in in_dtypes]
+            sfx = [suffix(d) for d in in_dtypes]
             for check in op.errors:
                 if check.applies(sfx):
                     self.body.append(Check(check.code, node.op, args, in_dtypes))
@@ -136,12 +136,6 @@ class _KernelBuilder:
             assert buf is not None
             self.body.append(Store(access(buf, ident, self.ndom), v))
         return collapse(Kernel(name, self.shape, self.body, self.nodes, self.locs))
-
-
-def _sfx(dtype: np.dtype) -> str:
-    from ..frontend.ops import suffix
-
-    return suffix(dtype)
 
 
 class _Lowering:
