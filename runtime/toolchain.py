@@ -22,7 +22,7 @@ from ..errors import CompileError, CompilerNotFoundError
 from ..kernels_cache.store import default_store, key_of
 
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
-              "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+              "-fno-math-errno", "-ffp-contract=off",
               "-fno-semantic-interposition")
 _PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "codegen", "include", "probe_libmvec.c")

@@ -94,9 +94,6 @@ def known_bug(kind: str, param: Any, dtype: np.dtype,
     be removed; or a check of the clear error fusejit gives instead)."""
     if kind == "ufunc" and param[0] == "nextafter" and dtype == np.float16:
         return "nextafter in float16 is refused (UnsupportedError): no float16 step in C"
-    if dtype.kind == "f" and any(c.truncs for c in children):
-        return ("a float -> int64 -> float round trip is folded to trunc() by gcc "
-                "(-fno-trapping-math), which gives -0.0 where NumPy gives 0.0")
     return None
 
 
@@ -119,7 +116,6 @@ class Expr:
     shape: tuple[int, ...] = ()
     weak: bool = False
     probe: Any = None
-    truncs: bool = False  # contains a float -> int64 cast (see known_bug)
 
     def __repr__(self) -> str:
         return show(self)
@@ -479,10 +475,8 @@ class Generator:
             return None
         if known_bug(kind, param, probe.dtype, tuple(children)):
             return None
-        truncs = any(c.truncs for c in children) or (
-            kind == "safecast" and param[2] == np.int64)
         return Expr(kind, tuple(children), param, probe.dtype, shape,
-                    probe=np.zeros((), probe.dtype), truncs=truncs)
+                    probe=np.zeros((), probe.dtype))
 
     @staticmethod
     def _shape(kind: str, children: list[Expr], param: Any) -> tuple[int, ...]:
