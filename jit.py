@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .codegen.c import COptions, render
+from .codegen.c import COptions, render, uses_blas
 from .errors import CompileError, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
@@ -212,7 +212,7 @@ class JitFunction:
                 source = render(program, COptions(par_min=cfg.parallel_min,
                                                   libmvec=tc.libmvec))
                 path = build(source, tc, self.fn.__name__)
-        return source, load(path), render_s
+        return source, load(path, blas=uses_blas(program)), render_s
 
     def _compile(self, args: tuple, key: Hashable) -> Compiled:
         prepare_dispatcher()

@@ -162,7 +162,7 @@ class JaxPeer(Peer):
                                   rmax=lambda a, axis: jnp.max(a, axis=axis, keepdims=True),
                                   rsum=lambda a, axis: jnp.sum(a, axis=axis, keepdims=True),
                                   rmean=lambda a, axis: jnp.mean(a, axis=axis, keepdims=True),
-                                  total=jnp.sum)
+                                  total=jnp.sum, relu=lambda a: jnp.maximum(a, 0))
         return jax
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
@@ -195,7 +195,8 @@ class TorchCompilePeer(Peer):
             erf=torch.special.erf, split=lambda a, n, axis: torch.chunk(a, n, dim=axis),
             rmax=lambda a, axis: torch.amax(a, dim=axis, keepdim=True),
             rsum=lambda a, axis: torch.sum(a, dim=axis, keepdim=True),
-            rmean=lambda a, axis: torch.mean(a, dim=axis, keepdim=True), total=torch.sum)
+            rmean=lambda a, axis: torch.mean(a, dim=axis, keepdim=True), total=torch.sum,
+            relu=torch.relu)
         return torch
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:

@@ -72,6 +72,7 @@ NUMPY_NS = SimpleNamespace(
     rmax=lambda a, axis: np.max(a, axis=axis, keepdims=True),
     rsum=lambda a, axis: np.sum(a, axis=axis, keepdims=True),
     rmean=lambda a, axis: np.mean(a, axis=axis, keepdims=True), total=np.sum,
+    relu=lambda a: np.maximum(a, 0),
 )
 
 
@@ -356,8 +357,8 @@ register(Workload(
     latency=True,
 ))
 
-# Planned (later issues): softmax_rows, layernorm_rows, l2dist, mlp_fwd, adagrad_inplace,
-# mlp_train_step. In-place workloads will need bytes counted from the updated state too.
+# Planned (issue 4): adagrad_inplace, mlp_train_step. In-place workloads will need bytes
+# counted from the updated state too.
 
 
 # Row-wise and reduction workloads (issue 3) live in their own module and register on import.
@@ -365,3 +366,7 @@ if __package__:
     from . import workloads_rows  # noqa: E402,F401
 else:  # run as a script from benchmarks/
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
+if __package__:
+    from . import workloads_linalg  # noqa: E402,F401
+else:
+    import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401

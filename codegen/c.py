@@ -19,6 +19,7 @@ from ..lowering.loop_ir import (
     Check,
     Compute,
     Const,
+    GemmKernel,
     Kernel,
     Load,
     Program,
@@ -27,6 +28,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import check_expr, compute_expr, const_expr
+from .cgemm import BLAS_DECLS, render_gemm
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -151,6 +153,11 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
                       f"fj_err = {fn}_fin(fj_buf, 0, 1);"]}
 
 
+def uses_blas(program: Program) -> bool:
+    """True when the library needs BLAS pointers (`fj_set_blas`) before it runs."""
+    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels)
+
+
 def io_buffers(program: Program) -> list[int]:
     """Indices of the buffers passed by the caller, in the order the entry expects them."""
     return [b.index for b in program.buffers if b.kind != "temp"]
@@ -163,10 +170,13 @@ def render(program: Program, opts: COptions) -> str:
                 "expr": f"fj_arena + {b.offset}" if b.kind == "temp" else f"fj_io[{io[b.index]}]"}
                for b in program.buffers]
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
-               if isinstance(k, ReduceKernel) else _kernel_view(k, i, program, opts)
+               if isinstance(k, ReduceKernel) else
+               render_gemm(k, f"fj_{k.name}") if isinstance(k, GemmKernel) else
+               _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
+        blas_decls=BLAS_DECLS if uses_blas(program) else "",
         kernels=kernels, buffers=buffers,
         nbuf=max(len(program.buffers), 1) + (
             len(program.kernels) if any("slot" in k for k in kernels) else 0),

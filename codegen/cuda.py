@@ -20,9 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError
+from ..errors import CompileError, UnsupportedError
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Check, Compute, Const, Kernel, Load, Program, Stmt, Store
+from ..lowering.loop_ir import (
+    Access,
+    Check,
+    Compute,
+    Const,
+    GemmKernel,
+    Kernel,
+    Load,
+    Program,
+    Stmt,
+    Store,
+)
 from .c import _env
 from .cexpr import cast_expr, check_expr, compute_expr, const_expr
 
@@ -276,6 +287,10 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     opts = opts or CudaOptions()
     views, launches = [], []
     for k in program.kernels:
+        if not isinstance(k, Kernel):
+            what = "matmul" if isinstance(k, GemmKernel) else "reductions"
+            raise UnsupportedError(f"{what} in {program.name}() is not supported by the CUDA "
+                                   "backend yet; use the C backend")
         view, launch = _kernel_view(k, program, opts)
         views.append(view)
         launches.append(launch)

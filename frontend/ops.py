@@ -82,7 +82,7 @@ class OpDef:
     """One operation. `c` maps (input suffixes, output suffix) to a C expression template."""
 
     name: str
-    kind: str  # "elementwise" | "view" | "source"
+    kind: str  # "elementwise" | "view" | "reduction" | "contraction" | "source"
     nin: int
     ref: Callable[..., Any] | None
     c: Callable[[list[str], str], str] | None = None
@@ -272,6 +272,8 @@ def reduce_reference(x: np.ndarray, fn: str, axes: tuple[int, ...], keepdims: bo
 
 
 _add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
+# --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
+_add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 # --- sources --------------------------------------------------------------------------------
 _add(OpDef("input", "source", 0, None))
 _add(OpDef("const", "source", 0, None))

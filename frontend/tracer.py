@@ -165,6 +165,10 @@ class Tracer:
         if method != "__call__":
             raise UnsupportedError(
                 f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
+        if ufunc is np.matmul:
+            from .linalg import matmul
+
+            return matmul(*inputs, **kwargs)
         if ufunc is _UMATH_CLIP:  # ndarray.clip(tracer, ...) reaches NumPy's internal ufunc
             from .numpy_api import clip
 
@@ -179,6 +183,10 @@ class Tracer:
             from .reductions import HANDLERS as REDUCTIONS
 
             handler = REDUCTIONS.get(func)
+        if handler is None:
+            from .linalg import HANDLERS as LINALG
+
+            handler = LINALG.get(func)
         if handler is None:
             name = getattr(func, "__name__", repr(func))
             raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
@@ -318,6 +326,15 @@ class Tracer:
 
     def ptp(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
         return np.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def dot(self, b: Any, out: Any = None) -> Any:
+        return np.dot(self, b, out=out)
+
+    def __matmul__(self, other: Any) -> Any:
+        return np.matmul(self, other) if _is_operand(other) else NotImplemented
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return np.matmul(other, self) if _is_operand(other) else NotImplemented
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise UnsupportedError(f"in-place assignment is not supported by fusejit yet{where_msg()}")

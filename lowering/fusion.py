@@ -28,6 +28,7 @@ class Group:
 
     shape: tuple[int, ...]
     roots: list[Node] = field(default_factory=list)
+    matmul: bool = False
     refusals: list[str] = field(default_factory=list)
     axes: tuple[int, ...] | None = None
     phase_of: dict[int, int] = field(default_factory=dict)
@@ -58,13 +59,37 @@ def inline_cost(node: Node, materialised: set[int]) -> int:
     return total
 
 
+def strip_views(node: Node) -> Node:
+    while node.op == "view":
+        node = node.inputs[0]
+    return node
+
+
+def matmul_operand_store(operand: Node) -> Node | None:
+    """The node that must be stored so a matmul can read `operand` through an index map:
+    its view base when that is computed, the operand itself when its base is a small
+    constant (kept inline, not in memory), None when it already lives in memory."""
+    base = strip_views(operand)
+    if base.op == "input" or (base.op == "const" and base.type.size > 1):
+        return None
+    return operand if base.op == "const" else base
+
+
 def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
     """Ids of the nodes to store in buffers, with the reason for each non-output one."""
     nodes = graph.nodes()
     uses = users(nodes)
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
-    materialised |= {n.id for n in nodes if n.op == "reduce"}
+    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul")}
     reasons: dict[int, str] = {}
+    for node in nodes:
+        if node.op == "matmul":
+            for operand in node.inputs:
+                stored = matmul_operand_store(operand)
+                if stored is not None and stored.id not in materialised:
+                    materialised.add(stored.id)
+                    reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of matmul "
+                                          f"%{node.id}, which reads it from memory")
     for node in reversed(nodes):  # consumers before producers
         if is_source(node) or node.op == "view" or node.id in materialised:
             continue
@@ -95,14 +120,18 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
             continue
         deps = _materialised_deps(node, materialised)
         after = max((group_of[d] for d in deps if d in group_of), default=-1)
-        target = _join(node, deps, groups, group_of, after, rowwise)
+        target = None if node.op == "matmul" else _join(node, deps, groups, group_of, after,
+                                                        rowwise)
         if target is None:
-            if node.op == "reduce":
+            if node.op == "matmul":
+                groups.append(Group(node.shape, matmul=True))
+            elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
                 groups.append(Group(node.shape))
             target = len(groups) - 1
-            if any(g.shape == node.shape and g.axes is None for g in groups[:-1]):
+            if node.op != "matmul" and any(g.shape == node.shape and g.axes is None
+                                           and not g.matmul for g in groups[:-1]):
                 groups[target].refusals.append(
                     f"%{node.id} needs a value stored by a kernel of the same shape, so it "
                     "starts a new kernel")
@@ -123,6 +152,8 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
     """The index of an existing group `node` can join, or None."""
     for gi in range(len(groups) - 1, max(after, 0) - 1, -1):
         g = groups[gi]
+        if g.matmul:
+            continue
         in_group = any(group_of.get(d) == gi for d in deps)
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:

@@ -148,6 +148,54 @@ class ReduceKernel:
         return [s for s in self.body if isinstance(s, Store)]
 
 
+@dataclass
+class GemmKernel:
+    """C[b] = A[b] @ B[b] for every batch index b: A is m x k, B k x n, C m x n, all of
+    `dtype`. Accesses have one stride per batch dim, then the two matrix dims. With `blas`
+    the product is a BLAS gemm call (both operands have a unit stride in one matrix dim);
+    otherwise generated loops compute it."""
+
+    name: str
+    batch: tuple[int, ...]
+    m: int
+    n: int
+    k: int
+    a: Access
+    b: Access
+    c: Access
+    dtype: np.dtype
+    blas: bool
+    nodes: list[int] = field(default_factory=list)
+    locs: list[str] = field(default_factory=list)
+
+    @property
+    def domain(self) -> tuple[int, ...]:
+        return self.batch + (self.m, self.n)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.domain, dtype=np.int64))
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.size * self.k
+
+    @property
+    def body(self) -> list[Stmt]:
+        """The kernel's memory traffic as loads and a store (what planners and checks read)."""
+        return [Load("a", self.a, self.dtype), Load("b", self.b, self.dtype),
+                Store(self.c, "c")]
+
+    def loads(self) -> list[Load]:
+        return [s for s in self.body if isinstance(s, Load)]
+
+    def stores(self) -> list[Store]:
+        return [s for s in self.body if isinstance(s, Store)]
+
+
+AnyKernel = Kernel | ReduceKernel | GemmKernel
+
+
 @dataclass(frozen=True)
 class OutputRef:
     """Where a graph output comes from: a buffer, or a graph input returned unchanged."""
@@ -160,7 +208,7 @@ class OutputRef:
 class Program:
     name: str
     buffers: list[Buffer]
-    kernels: list[Kernel | ReduceKernel]
+    kernels: list[AnyKernel]
     outputs: list[OutputRef]
     consts: list[np.ndarray]
     arena_bytes: int = 0
@@ -176,6 +224,12 @@ def format_program(p: Program) -> str:
         extra = f" @arena+{b.offset}" if b.kind == "temp" else ""
         lines.append(f"  buf{b.index} {b.name}: {b.dtype.name}{list(b.shape)}{extra}")
     for k in p.kernels:
+        if isinstance(k, GemmKernel):
+            how = "blas" if k.blas else "loops"
+            lines.append(f"  matmul kernel {k.name} batch={list(k.batch)} m={k.m} n={k.n} "
+                         f"k={k.k} ({how}, {k.dtype.name}) nodes={k.nodes}")
+            lines.extend(f"    {_fmt_stmt(s)}" for s in k.body)
+            continue
         if isinstance(k, ReduceKernel):
             lines.append(f"  reduce kernel {k.name} outer={list(k.outer)} "
                          f"inner={list(k.inner)} nodes={k.nodes}")

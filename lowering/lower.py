@@ -176,9 +176,12 @@ class _Lowering:
         return buf
 
 
-def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
-    """Lower an optimised graph, given the element strides of each input, to a Program."""
-    graph = separate_outputs(graph)
+def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True) -> Program:
+    """Lower an optimised graph, given the element strides of each input, to a Program.
+    With `blas`, float matmuls become BLAS calls; otherwise generated loops."""
+    from .matmul import build_gemm, pack_operands
+
+    graph = pack_operands(separate_outputs(graph), input_strides, blas)
     groups, materialised, _ = partition(graph)
     low = _Lowering(graph, input_strides)
     out_index: dict[int, int] = {}
@@ -193,7 +196,9 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]]) -> Program:
                 low._add(root, "temp", contiguous_strides(root.shape))
     kernels: list = []
     for i, g in enumerate(groups):
-        if g.axes is None:
+        if g.matmul:
+            kernels.append(build_gemm(low, f"k{i}", g.roots[0], blas))
+        elif g.axes is None:
             kernels.append(_KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:
             from .rowwise import ReduceBuilder

@@ -106,6 +106,12 @@ def _check(node: Node, seen: set[int]) -> str | None:
             return f"shape {node.shape} is not the broadcast of its inputs {shape}"
         if node.op != "cast" and node.op != "where" and len({i.dtype for i in node.inputs}) > 1:
             return "inputs of an elementwise op must share the loop dtype"
+    if op.kind == "contraction":
+        a, b = node.inputs
+        if (a.dtype != node.dtype or b.dtype != node.dtype or a.type.ndim < 2
+                or a.shape[:-1] != node.shape[:-1] or b.shape[:-2] != node.shape[:-2]
+                or b.shape[-2:] != (a.shape[-1], node.shape[-1])):
+            return f"matmul of {a.type} and {b.type} cannot give {node.type}"
     if node.op == "const" and (node.attrs["value"].shape != node.shape
                                or node.attrs["value"].dtype != node.dtype):
         return "constant value does not match its type"

@@ -27,7 +27,8 @@ def ffi() -> Any:
     import cffi
 
     f = cffi.FFI()
-    f.cdef("int fj_entry(char *const *io, char *arena);")
+    f.cdef("int fj_entry(char *const *io, char *arena);\n"
+           "void fj_set_blas(void *sgemm, void *dgemm);")
     return f
 
 
@@ -59,9 +60,14 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
     return store.get_or_build(key, ".so", compile_to)
 
 
-def load(path: str) -> Library:
-    """dlopen a compiled program and find its entry point."""
+def load(path: str, blas: bool = False) -> Library:
+    """dlopen a compiled program and find its entry point; hand it the BLAS it calls."""
     handle = ffi().dlopen(path)
+    if blas:
+        from .blas import gemm_pointers
+
+        sgemm, dgemm = gemm_pointers()
+        handle.fj_set_blas(ffi().cast("void *", sgemm), ffi().cast("void *", dgemm))
     entry = handle.fj_entry
     return Library(path, handle, entry, int(ffi().cast("uintptr_t", entry)))
 

@@ -41,7 +41,13 @@ def floor_divide(a, b):
     return a // b, a // 3
 
 
+def dense_relu(x, w, b):
+    return np.maximum(x @ w + b, 0)
+
+
 CASES = {
+    "dense_relu_f32": (dense_relu, [np.zeros((4, 8), np.float32), np.zeros((8, 3), np.float32),
+                                    np.zeros(3, np.float32)]),
     "mul_add_f32": (mul_add, [np.zeros(1000, np.float32), np.zeros(1000, np.float32)]),
     "broadcast_transpose_f64": (broadcast_transpose, [np.zeros((3, 5)), np.zeros(3)]),
     "floor_divide_i32": (floor_divide, [np.zeros((4, 6), np.int32), np.ones(6, np.int32)]),

@@ -1,0 +1,140 @@
+"""C for GemmKernels: BLAS gemm calls through function pointers, or generated loops.
+
+Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees
+B first. The gemm pointers (Fortran ABI, 32-bit integers) are handed to the library once after
+loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Generated loops
+(integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
+inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
+as NumPy's half loops do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..frontend.ops import ctype
+from ..lowering.loop_ir import Access, GemmKernel
+from ..lowering.matmul import blas_layout
+
+BLAS_DECLS = """
+typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int *,
+    const int *, const float *, const float *, const int *, const float *, const int *,
+    const float *, float *, const int *);
+typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
+    const int *, const double *, const double *, const int *, const double *, const int *,
+    const double *, double *, const int *);
+static fj_gemm_f32_t fj_sgemm;
+static fj_gemm_f64_t fj_dgemm;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm. */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm) {
+    fj_sgemm = (fj_gemm_f32_t)sgemm;
+    fj_dgemm = (fj_gemm_f64_t)dgemm;
+}
+"""
+
+# Error code returned when a BLAS program runs before fj_set_blas (never from the runtime).
+ERR_NO_BLAS = 64
+
+
+def _batch_offsets(k: GemmKernel, accs: list[tuple[str, Access]], idx: str) -> list[str]:
+    """C lines decoding flat batch index `idx` into per-operand pointer offsets."""
+    lines = [f"int64_t fj_r = {idx};"]
+    offs = {name: [str(a.offset)] for name, a in accs}
+    for d in reversed(range(len(k.batch))):
+        n = k.batch[d]
+        lines.append(f"const int64_t fj_i{d} = fj_r % {n}; fj_r /= {n};")
+        for name, a in accs:
+            if a.strides[d]:
+                offs[name].append(f"fj_i{d} * {a.strides[d]}")
+    lines.append("(void)fj_r;")
+    for name, _ in accs:
+        lines.append(f"const int64_t fj_o{name} = {' + '.join(offs[name])};")
+    return lines
+
+
+def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
+    """The view of one GemmKernel for the program template: its C text and entry calls."""
+    t = ctype(k.dtype)
+    head = (f"/* {k.name}: matmul batch {list(k.batch)}, {k.m} x {k.k} @ {k.k} x {k.n}, "
+            f"{k.dtype.name}, {'BLAS gemm' if k.blas else 'generated loops'}; nodes {k.nodes} */")
+    nbatch = int(np.prod(k.batch, dtype=np.int64))
+    bufs = (f"    const {t} *const fj_A = (const {t} *)fj_buf[{k.a.buf}];\n"
+            f"    const {t} *const fj_B = (const {t} *)fj_buf[{k.b.buf}];\n"
+            f"    {t} *const fj_C = ({t} *)fj_buf[{k.c.buf}];\n")
+    if k.blas:
+        return {"name": k.name, "fn": fn, "blas": True,
+                "text": head + "\n" + _blas_fn(k, fn, t, bufs, nbatch),
+                "calls": [f"fj_err = {fn}(fj_buf);"]}
+    rows = nbatch * k.m
+    return {"name": k.name, "fn": fn, "blas": False,
+            "text": head + "\n" + _loops_fn(k, fn, t, bufs),
+            "calls": [f"fj_err = fj_run({fn}, fj_buf, {rows}, {k.size * max(k.k, 1)});"]}
+
+
+def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
+    gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"
+    body = [f"static int {fn}(char *const *fj_buf) {{", bufs.rstrip("\n")]
+    body.append(f"    if (!{gemm}) return {ERR_NO_BLAS};")
+    if k.k == 0:  # an empty sum: zeros (BLAS is not asked to handle k = 0)
+        body.append(f"    for (int64_t j = 0; j < {nbatch * k.m * k.n}; j++) fj_C[j] = 0;")
+        body += ["    (void)fj_A; (void)fj_B;", "    return 0;", "}"]
+        return "\n".join(body)
+    ra, lda = blas_layout(k.m, k.k, *k.a.strides[-2:]) or (True, 0)
+    rb, ldb = blas_layout(k.k, k.n, *k.b.strides[-2:]) or (True, 0)
+    body += [
+        f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
+        f"    const int fj_m = {k.m}, fj_n = {k.n}, fj_k = {k.k};",
+        f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {max(k.n, 1)};",
+        f"    const {t} fj_one = 1, fj_zero = 0;",
+        f"    for (int64_t fj_b = 0; fj_b < {nbatch}; fj_b++) {{",
+    ]
+    accs = [("a", k.a), ("b", k.b), ("c", k.c)]
+    body += ["        " + line for line in _batch_offsets(k, accs, "fj_b")]
+    body += [f"        {gemm}(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_one, fj_B + fj_ob, "
+             "&fj_ldb, fj_A + fj_oa, &fj_lda, &fj_zero, fj_C + fj_oc, &fj_ldc);",
+             "    }", "    return 0;", "}"]
+    return "\n".join(body)
+
+
+def _loops_fn(k: GemmKernel, fn: str, t: str, bufs: str) -> str:
+    """Rows [lo, hi) of the flattened (batch, m) space; each row is an axpy sweep over k."""
+    sam, sak = k.a.strides[-2:]
+    sbk, sbn = k.b.strides[-2:]
+    scm, scn = k.c.strides[-2:]
+    acc = "float" if k.dtype == np.float16 else t
+    is_bool = k.dtype == np.bool_
+    lines = [f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+             bufs.rstrip("\n"),
+             "    for (int64_t fj_row = fj_lo; fj_row < fj_hi; fj_row++) {",
+             f"        const int64_t fj_mi = fj_row % {k.m};",
+             f"        const int64_t fj_bi = fj_row / {k.m};"]
+    accs = [("a", k.a), ("b", k.b), ("c", k.c)]
+    lines += ["        " + s for s in _batch_offsets(k, accs, "fj_bi")]
+    lines += [f"        const {t} *const fj_a = fj_A + fj_oa + fj_mi * {sam};",
+              f"        {t} *const fj_c = fj_C + fj_oc + fj_mi * {scm};"]
+    if k.dtype == np.float16:
+        # Dot products in k order with a float accumulator (NumPy's half matmul).
+        lines += [f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) {{",
+                  f"            {acc} fj_s = 0;",
+                  f"            for (int64_t fj_l = 0; fj_l < {k.k}; fj_l++)",
+                  f"                fj_s += ({acc})fj_a[fj_l * {sak}] * "
+                  f"({acc})fj_B[fj_ob + fj_l * {sbk} + fj_j * {sbn}];",
+                  f"            fj_c[fj_j * {scn}] = ({t})fj_s;", "        }"]
+    else:
+        lines += ["        #pragma omp simd",
+                  f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) fj_c[fj_j * {scn}] = 0;",
+                  f"        for (int64_t fj_l = 0; fj_l < {k.k}; fj_l++) {{",
+                  f"            const {t} fj_x = fj_a[fj_l * {sak}];",
+                  f"            const {t} *const fj_b = fj_B + fj_ob + fj_l * {sbk};",
+                  "            #pragma omp simd",
+                  f"            for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++)"]
+        if is_bool:
+            lines.append(f"                fj_c[fj_j * {scn}] |= fj_x & fj_b[fj_j * {sbn}];")
+        else:
+            lines.append(f"                fj_c[fj_j * {scn}] = ({t})(fj_c[fj_j * {scn}] + "
+                         f"fj_x * fj_b[fj_j * {sbn}]);")
+        lines.append("        }")
+    lines += ["    }", "    return 0;", "}"]
+    return "\n".join(lines)

@@ -1,0 +1,255 @@
+"""Matrix products at trace time: `@`, np.matmul, np.dot, ndarray.dot and np.einsum.
+
+Every product becomes one `matmul` node over operands shaped (batch..., M, K) and
+(batch..., K, N) with the same batch shape and the same (loop) dtype: NumPy's 1-D promotion
+and batch broadcasting are expressed as views, mixed dtypes as casts, so the lowering only
+ever sees the plain batched case. einsum is accepted where it is such a product (possibly
+with transposed operands, summed-out indices and a permuted result).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import ops as O
+from . import tracer as T
+from .views import broadcast_to, transpose, view_node
+
+_SIG = "(n?,k),(k,m?)->(n?,m?)"
+
+
+def _operand(x: Any, pos: int) -> T.Tracer:
+    """`x` as a Tracer; Python and NumPy scalars fail as they do in np.matmul."""
+    if isinstance(x, T.Tracer):
+        if x.ndim == 0:
+            raise ValueError(f"matmul: Input operand {pos} does not have enough dimensions "
+                             f"(has 0, gufunc core with signature {_SIG} requires 1)")
+        return x
+    arr = np.asarray(x)
+    O.check_dtype(arr.dtype, f"matmul operand {pos}")
+    if arr.ndim == 0:
+        raise ValueError(f"matmul: Input operand {pos} does not have enough dimensions "
+                         f"(has 0, gufunc core with signature {_SIG} requires 1)")
+    return T.Tracer(T.const_node(arr))
+
+
+def _loop_dtypes(a: T.Tracer, b: T.Tracer) -> tuple[np.dtype, np.dtype]:
+    """(loop dtype, result dtype) of np.matmul on these operands, as NumPy resolves them."""
+    probe = np.matmul(np.empty((0, 0), a.dtype), np.empty((0, 0), b.dtype))
+    loop = np.matmul.resolve_dtypes((a.dtype, b.dtype, None))
+    return np.dtype(loop[0]), probe.dtype
+
+
+def _expand(t: T.Tracer, axis: int) -> T.Tracer:
+    """A 1-D operand as a (1, K) or (K, 1) matrix."""
+    shape = (1, t.shape[0]) if axis == 0 else (t.shape[0], 1)
+    dims = ((-1, 0), (0, 1)) if axis == 0 else ((0, 1), (-1, 0))
+    return T.Tracer(view_node(t.node, (0,), dims, shape))
+
+
+def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> T.Tracer:
+    """np.matmul with NumPy's shapes, dtypes and errors."""
+    if out is not None:
+        raise UnsupportedError(f"matmul(..., out=) is not supported by fusejit yet{T.where_msg()}")
+    if kwargs:
+        raise UnsupportedError(f"matmul keyword arguments {sorted(kwargs)} are not supported "
+                               f"by fusejit{T.where_msg()}")
+    a, b = _operand(x1, 0), _operand(x2, 1)
+    loop, result = _loop_dtypes(a, b)
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec:
+        a = _expand(a, 0)
+    if b_vec:
+        b = _expand(b, 1)
+    k1, k2 = a.shape[-1], b.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature {_SIG} (size {k2} is different from {k1})")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {a.shape}->{a.shape[:-2]} "
+                         f"{b.shape}->{b.shape[:-2]}") from None
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    an, bn = T.cast_node(a.node, loop), T.cast_node(b.node, loop)
+    m, n = a.shape[-2], b.shape[-1]
+    node = T.make_node("matmul", [an, bn], batch + (m, n), loop)
+    node = T.cast_node(node, result)
+    shape = batch + ((m,) if not a_vec else ()) + ((n,) if not b_vec else ())
+    if shape != node.shape:
+        nb = len(batch)
+        dims = [(d, 1) for d in range(nb)]
+        if not a_vec:
+            dims.append((nb, 1))
+        if not b_vec:
+            dims.append((nb + 1, 1))
+        node = view_node(node, (0,) * (nb + 2), tuple(dims), shape)
+    return T.Tracer(node, scalar=not shape)
+
+
+def dot(a: Any, b: Any, out: Any = None) -> Any:
+    """np.dot: matmul where the two agree (b of 1 or 2 dims), multiply for 0-d operands."""
+    if out is not None:
+        raise UnsupportedError(f"dot(..., out=) is not supported by fusejit yet{T.where_msg()}")
+    if np.ndim(_probe(a)) == 0 or np.ndim(_probe(b)) == 0:
+        # np.dot converts Python scalars to arrays first: they are not weak here.
+        a, b = (x if isinstance(x, T.Tracer) else np.asarray(x) for x in (a, b))
+        return np.multiply(a, b)
+    nb = np.ndim(_probe(b))
+    if nb > 2:
+        raise UnsupportedError(
+            f"np.dot with a {nb}-d second operand is not supported by fusejit{T.where_msg()}; "
+            "write it with np.matmul (which broadcasts batches) or np.einsum")
+    na = np.ndim(_probe(a))
+    ka = _shape(a)[-1]
+    kb = _shape(b)[0 if nb == 1 else -2]
+    if ka != kb:
+        raise ValueError(f"shapes {_shape(a)} and {_shape(b)} not aligned: {ka} (dim {na - 1}) "
+                         f"!= {kb} (dim {max(nb - 2, 0)})")
+    return matmul(a, b)
+
+
+def _probe(x: Any) -> Any:
+    return np.empty(x.shape, dtype=[]) if isinstance(x, T.Tracer) else np.asarray(x)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, T.Tracer) else np.shape(x)
+
+
+# --- einsum ---------------------------------------------------------------------------------
+
+
+def _parse(subscripts: str, nops: int) -> tuple[list[str], str]:
+    """Split 'ij,jk->ik' into operand index strings and the output (implicit mode too)."""
+    if not isinstance(subscripts, str):
+        raise UnsupportedError(f"np.einsum with operand/sublist arguments is not supported by "
+                               f"fusejit{T.where_msg()}; use a subscripts string")
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise UnsupportedError(f"np.einsum with '...' is not supported by fusejit"
+                               f"{T.where_msg()}; name the batch indices explicitly")
+    lhs, arrow, out = spec.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != nops:
+        raise ValueError("more operands provided to einstein sum function than specified in "
+                         "the subscripts string" if nops > len(ins) else
+                         "fewer operands provided to einstein sum function than specified in "
+                         "the subscripts string")
+    letters = "".join(ins)
+    if not arrow:
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for s in ins + [out]:
+        if not all(c.isalpha() for c in s):
+            raise ValueError(f"invalid subscript in einstein sum subscripts string {subscripts!r}")
+    for c in out:
+        if c not in letters:
+            raise ValueError(f"einstein sum subscripts string included output subscript '{c}' "
+                             "which never appeared in an input")
+    return ins, out
+
+
+def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
+           order: str = "K", casting: str = "safe", optimize: Any = False) -> Any:
+    """np.einsum for one or two operands where it is a (batched) matrix product, a transpose,
+    a sum or a broadcast multiply; other forms raise a clear UnsupportedError."""
+    if out is not None or dtype is not None:
+        raise UnsupportedError(f"einsum(out=/dtype=) is not supported by fusejit{T.where_msg()}")
+    if len(operands) not in (1, 2):
+        raise UnsupportedError(f"np.einsum with {len(operands)} operands is not supported by "
+                               f"fusejit{T.where_msg()}; write it as a chain of two-operand "
+                               "products")
+    ins, outs = _parse(subscripts, len(operands))
+    ts = [x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
+          for x in operands]
+    sizes: dict[str, int] = {}
+    for idx, t in zip(ins, ts):
+        if len(idx) != t.ndim:
+            raise ValueError("operand has more dimensions than subscripts given in einstein "
+                             "sum, but no '...' ellipsis provided to broadcast the extra "
+                             "dimensions." if t.ndim > len(idx) else
+                             f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand {ins.index(idx)}")
+        if len(set(idx)) != len(idx):
+            raise UnsupportedError(f"np.einsum with a repeated index in one operand "
+                                   f"({idx!r}, a diagonal) is not supported by fusejit"
+                                   f"{T.where_msg()}")
+        for c, n in zip(idx, t.shape):
+            if sizes.setdefault(c, n) != n:
+                if n != 1 and sizes[c] != 1:
+                    raise ValueError(f"operands could not be broadcast together with remapped "
+                                     f"shapes [original->remapped]: size {sizes[c]} and {n} "
+                                     f"for index '{c}'")
+                sizes[c] = max(sizes[c], n)
+    # Indices that appear in one operand only and not in the output are summed there first.
+    reduced = []
+    for pos, (idx, t) in enumerate(zip(ins, ts)):
+        others = "".join(s for j, s in enumerate(ins) if j != pos) + outs
+        gone = tuple(d for d, c in enumerate(idx) if c not in others)
+        if gone:
+            t = np.sum(t, axis=gone, dtype=t.dtype)
+            idx = "".join(c for d, c in enumerate(idx) if d not in gone)
+        reduced.append((idx, t))
+    if len(reduced) == 1:
+        idx, t = reduced[0]
+        return _result(transpose(t, tuple(idx.index(c) for c in outs)))
+    (ia, a), (ib, b) = reduced
+    contracted = [c for c in ia if c in ib and c not in outs]
+    batch = [c for c in outs if c in ia and c in ib]
+    mi = [c for c in ia if c not in ib]
+    ni = [c for c in ib if c not in ia]
+    if len(contracted) > 1 or len(mi) > 1 or len(ni) > 1:
+        raise UnsupportedError(
+            f"np.einsum({subscripts!r}) is not a single matrix product (contracted {contracted}, "
+            f"row indices {mi}, column indices {ni}); fusejit supports one contracted index "
+            f"and at most one free index per operand{T.where_msg()}")
+    if not contracted:
+        # No contraction: a broadcast multiply laid out in output order.
+        pa = _laid_out(a, ia, outs, sizes)
+        pb = _laid_out(b, ib, outs, sizes)
+        return _result(np.multiply(pa, pb))
+    k = contracted[0]
+    ta = transpose(a, tuple(ia.index(c) for c in batch + mi + [k]))
+    tb = transpose(b, tuple(ib.index(c) for c in batch + [k] + ni))
+    if not mi:
+        ta = T.Tracer(view_node(ta.node, (0,) * ta.ndim,
+                                tuple((d, 1) for d in range(len(batch))) + ((-1, 0),
+                                                                            (len(batch), 1)),
+                                ta.shape[:-1] + (1, ta.shape[-1])))
+    if not ni:
+        tb = T.Tracer(view_node(tb.node, (0,) * tb.ndim,
+                                tuple((d, 1) for d in range(tb.ndim)) + ((-1, 0),),
+                                tb.shape + (1,)))
+    r = matmul(ta, tb)
+    got = batch + mi + ni
+    nb = len(batch)
+    if not mi or not ni:
+        keep = [d for d in range(nb)] + ([nb] if mi else []) + ([nb + 1] if ni else [])
+        r = T.Tracer(view_node(r.node, (0,) * r.ndim, tuple((d, 1) for d in keep),
+                               tuple(r.shape[d] for d in keep)))
+    return _result(transpose(r, tuple(got.index(c) for c in outs)))
+
+
+def _laid_out(t: T.Tracer, idx: str, outs: str, sizes: dict[str, int]) -> T.Tracer:
+    """`t` transposed and expanded so its indices line up with `outs` for broadcasting."""
+    order = [c for c in outs if c in idx]
+    t = transpose(t, tuple(idx.index(c) for c in order))
+    pos = {c: d for d, c in enumerate(order)}
+    shape = tuple(t.shape[pos[c]] if c in idx else 1 for c in outs)
+    dims = tuple((pos[c], 1) if c in idx else (-1, 0) for c in outs)
+    return T.Tracer(view_node(t.node, (0,) * t.ndim, dims, shape))
+
+
+def _result(t: Any) -> Any:
+    """einsum returns a NumPy scalar for a 0-d result."""
+    if isinstance(t, T.Tracer) and t.ndim == 0:
+        return T.Tracer(t.node, scalar=True)
+    return t
+
+
+HANDLERS = {np.matmul: matmul, np.dot: dot, np.einsum: einsum}

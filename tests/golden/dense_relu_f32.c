@@ -1,0 +1,105 @@
+#define FJ_PAR_MIN 32768
+
+
+typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int *,
+    const int *, const float *, const float *, const int *, const float *, const int *,
+    const float *, float *, const int *);
+typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
+    const int *, const double *, const double *, const int *, const double *, const int *,
+    const double *, double *, const int *);
+static fj_gemm_f32_t fj_sgemm;
+static fj_gemm_f64_t fj_dgemm;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm. */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm) {
+    fj_sgemm = (fj_gemm_f32_t)sgemm;
+    fj_dgemm = (fj_gemm_f64_t)dgemm;
+}
+
+typedef int (*fj_kernel_fn)(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi);
+
+/* Run blocks [0, nblk) of a kernel, split statically over the threads when the work is big
+   enough; the split depends only on the thread count, so results never depend on timing. */
+static int fj_run(fj_kernel_fn fn, char *const *buf, int64_t nblk, int64_t work) {
+#ifdef _OPENMP
+    if (nblk > 1 && work >= FJ_PAR_MIN) {
+        int err = 0;
+        #pragma omp parallel reduction(|:err)
+        {
+            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            err |= fn(buf, nblk * t / nt, nblk * (t + 1) / nt);
+        }
+        return err;
+    }
+#endif
+    return fn(buf, 0, nblk);
+}
+
+/* k0: matmul batch [], 4 x 8 @ 8 x 3, float32, BLAS gemm; nodes [...] */
+static int fj_k0(char *const *fj_buf) {
+    const float *const fj_A = (const float *)fj_buf[0];
+    const float *const fj_B = (const float *)fj_buf[1];
+    float *const fj_C = (float *)fj_buf[3];
+    if (!fj_sgemm) return 64;
+    const char fj_ta = 'N', fj_tb = 'N';
+    const int fj_m = 4, fj_n = 3, fj_k = 8;
+    const int fj_lda = 8, fj_ldb = 3, fj_ldc = 3;
+    const float fj_one = 1, fj_zero = 0;
+    for (int64_t fj_b = 0; fj_b < 1; fj_b++) {
+        int64_t fj_r = fj_b;
+        (void)fj_r;
+        const int64_t fj_oa = 0;
+        const int64_t fj_ob = 0;
+        const int64_t fj_oc = 0;
+        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_one, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa, &fj_lda, &fj_zero, fj_C + fj_oc, &fj_ldc);
+    }
+    return 0;
+}
+
+/* k1: domain [4, 3]; nodes [...]; from ['test_golden.py:N'] */
+static int fj_k1(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
+    int fj_err = 0;
+    const float *const b2 = (const float *)fj_buf[2];
+    const float *const b3 = (const float *)fj_buf[3];
+    float *const b4 = (float *)fj_buf[4];
+    for (int64_t fj_b = fj_lo; fj_b < fj_hi; fj_b++) {
+        int64_t fj_r = fj_b;
+        const int64_t fj_ib = fj_r % 1;
+        fj_r /= 1;
+        const int64_t i0 = fj_r % 4;
+        fj_r /= 4;
+        (void)fj_r;
+        const int64_t fj_j0 = fj_ib * 3;
+        const int64_t fj_n = 3 - fj_j0 < 3 ? 3 - fj_j0 : 3;
+        const float *const p0 = b3 + (0 + i0 * 3 + fj_j0 * 1);
+        const float *const p1 = b2 + (0 + fj_j0 * 1);
+        float *const p2 = b4 + (0 + i0 * 3 + fj_j0 * 1);
+        #pragma omp simd
+        for (int64_t j = 0; j < fj_n; j++) {
+            const float v0 = p0[j];
+            const float v1 = p1[j];
+            const float v2 = ((float)(v0 + v1));
+            const float v3 = 0x0.0p+0f;
+            const float v4 = ((float)fj_maximum_f32(v2, v3));
+            p2[j] = v4;
+        }
+    }
+    return fj_err;
+}
+
+/* Entry point: every kernel in order, one native call per invocation.
+   fj_io: inputs, constants and outputs in buffer order; fj_arena: the temporaries' arena. */
+int fj_entry(char *const *fj_io, char *fj_arena) {
+    char *fj_buf[5];
+    fj_buf[0] = fj_io[0];
+    fj_buf[1] = fj_io[1];
+    fj_buf[2] = fj_io[2];
+    fj_buf[3] = fj_arena + 0;
+    fj_buf[4] = fj_io[3];
+    (void)fj_arena;
+    int fj_err = 0;
+    fj_err = fj_k0(fj_buf);
+    if (fj_err) return fj_err;
+    fj_err = fj_run(fj_k1, fj_buf, 4, 12);
+    if (fj_err) return fj_err;
+    return 0;
+}
