@@ -26,7 +26,7 @@ from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
-from .runtime.aot import ExportRequest, ExportResult, check_export_path, export_library
+from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
 from .runtime.toolchain import detect, guess
@@ -273,7 +273,9 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] |
 def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
            name: str | None = None, workspace: str = "caller") -> ExportResult:
     """Compile `fn` for arguments like `example_args` into a shared library that needs no
-    Python: `path` (default `build/lib<name>.so`), a C header and JSON metadata beside it.
+    Python: `path` (default `build/lib<name>.so`; a directory gets `lib<name>.so` in it), a
+    C header and JSON metadata beside it. `name` (default: from `path`, else the function's
+    name) prefixes the C symbols.
 
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
@@ -282,8 +284,8 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     if name is None:
         m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
         name = m.group(1) if m else re.sub(r"\W", "_", jf.fn.__name__, flags=re.ASCII)
-    path = path or os.path.join("build", f"lib{name}.so")
-    check_export_path(path)
+    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        path = os.path.join(path or "build", f"lib{name}.so")
     args = jf._normalise(jf._bind(example_args, {}))
     compiled = jf.lower_for(*args)
     g = compiled.optimised

@@ -37,6 +37,15 @@ _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_a
 _Thread_local workspace status""".split())
 
 
+def check_name(name: str) -> str:
+    """`name` if it can prefix the export's C symbols, else ValueError saying why."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name, flags=re.ASCII) or name in _C_KEYWORDS:
+        raise ValueError(f"export name {name!r} is not usable as a C identifier (letters, "
+                         "digits and _, not starting with a digit, not a C keyword); pass "
+                         "name=... (--name on the command line)")
+    return name
+
+
 def public_ctype(dtype: np.dtype) -> str:
     """The C element type of `dtype` in the public header (float16 travels as its bits)."""
     dtype = np.dtype(dtype)

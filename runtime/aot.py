@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -26,10 +25,11 @@ from ..codegen.export import (
     ExportOut,
     ExportSpec,
     c_identifier,
+    check_name,
     render_header,
     render_wrapper,
 )
-from ..errors import ExportError, UnsupportedError
+from ..errors import UnsupportedError
 from ..frontend import ops
 from ..lowering.loop_ir import Program, Store
 from .backend_c import VERSION
@@ -207,8 +207,7 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     """Compile `program` (whose C text is `source`) into the export at `path`."""
     if workspace not in ("caller", "alloc"):
         raise ValueError(f"workspace must be 'caller' or 'alloc', got {workspace!r}")
-    if not re.fullmatch(r"[A-Za-z_]\w*", name, flags=re.ASCII):
-        raise ValueError(f"export name {name!r} is not a C identifier")
+    check_name(name)
     tc = toolchain or detect()
     stem, _ = os.path.splitext(path)
     header, meta_path = stem + ".h", stem + ".json"
@@ -231,9 +230,3 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     _write_text(meta_path, json.dumps(_metadata(spec, req, path, header), indent=1) + "\n")
     return ExportResult(name, path, header, meta_path, spec)
 
-
-def check_export_path(path: str) -> None:
-    """Refuse to overwrite something that is not a previous export (a directory)."""
-    if os.path.isdir(path):
-        raise ExportError(f"export path {path} is a directory; give the library's file name, "
-                          "e.g. build/libgelu.so")

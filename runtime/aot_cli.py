@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen.export import check_name
 from ..errors import FusejitError
 from ..frontend.ops import SUPPORTED_DTYPES
 
@@ -144,8 +145,10 @@ def run(args: argparse.Namespace, export: Callable[..., Any]) -> int:
         fn = resolve(args.function)
         base = getattr(fn, "fn", fn)  # a @fusejit.jit function wraps the Python one
         name = args.name or re.sub(r"\W", "_", getattr(base, "__name__", "fn"), flags=re.ASCII)
-        if not re.fullmatch(r"[A-Za-z_]\w*", name, flags=re.ASCII):
-            raise UsageError(f"--name {name!r} is not a C identifier")
+        try:
+            check_name(name)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
         try:
             inspect.signature(base).bind(*example)
         except TypeError as e:

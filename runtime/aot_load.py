@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import threading
 from typing import Any
 
@@ -41,6 +43,29 @@ def _paths(path: str) -> tuple[str, str]:
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         raise ExportError(f"{meta} is not fusejit export metadata")
     return os.path.join(os.path.dirname(meta), str(info.get("library", ""))), meta
+
+
+_opened: dict[str, tuple[int, int]] = {}  # path dlopen'ed -> (st_dev, st_ino) it had then
+_opened_lock = threading.Lock()
+
+
+def _fresh_path(path: str) -> str:
+    """A path to dlopen for `path`. The dynamic loader hands back the library it already
+    mapped under the same name, even when the file has since been replaced (re-exported in
+    this process); a replaced file is opened through a link of its own name instead."""
+    path = os.path.abspath(path)
+    st = os.stat(path)
+    ident = (st.st_dev, st.st_ino)
+    with _opened_lock:
+        if _opened.setdefault(path, ident) == ident:
+            return path
+        alias = os.path.join(tempfile.mkdtemp(prefix="fusejit-load-"),
+                             f"{st.st_ino}-{os.path.basename(path)}")
+        try:
+            os.link(path, alias)
+        except OSError:
+            shutil.copy2(path, alias)
+        return alias
 
 
 def _element_strides(a: np.ndarray) -> tuple[int, ...] | None:
@@ -110,10 +135,14 @@ class ExportedFunction:
         if syms.get("call"):
             decls.append(f"int {syms['call']}({', '.join(['void *'] * (nptr + 1))});")
         ffi.cdef("\n".join(decls))
+        where = _fresh_path(lib_path)
         try:
-            lib = ffi.dlopen(os.path.abspath(lib_path))
+            lib = ffi.dlopen(where)
         except OSError as e:
             raise ExportError(f"cannot load {lib_path}: {e}") from None
+        finally:
+            if where != os.path.abspath(lib_path):  # mapped now: the link is not needed
+                shutil.rmtree(os.path.dirname(where), ignore_errors=True)
         self._ffi = ffi
         try:
             abi = ffi.string(getattr(lib, syms["abi"])()).decode()

@@ -414,3 +414,36 @@ def test_cli_bad_input_is_one_clear_line(tmp_path, argv: list[str], message: str
     assert "Traceback" not in proc.stderr, proc.stderr
     assert message in proc.stderr, proc.stderr
     assert proc.stderr.startswith("fusejit export: ")
+
+
+def test_reexport_then_load_in_the_same_process(tmp_path) -> None:
+    path = str(tmp_path / "libagain.so")
+    fusejit.export(gelu, f32(8), path=path)
+    first = fusejit.load(path)
+    fusejit.export(lstm_cell, f32(2, 8), f32(2, 2), path=path, name="again")
+    second = fusejit.load(path)  # the loader must not hand back the first library
+    a, c = f32(2, 8), f32(2, 2)
+    assert_same(second(a, c), lstm_cell(a, c), atol=2e-6)
+    x = f32(8)
+    assert_same(first(x), gelu(x))
+
+
+def test_export_name_must_be_a_c_identifier(tmp_path) -> None:
+    with pytest.raises(ValueError, match="not usable as a C identifier"):
+        fusejit.export(gelu, f32(4), path=str(tmp_path / "libx.so"), name="int")
+    with pytest.raises(ValueError, match="not usable as a C identifier"):
+        fusejit.export(gelu, f32(4), path=str(tmp_path / "libx.so"), name="9lives")
+    res = fusejit.export(gelu, f32(4), path=str(tmp_path) + os.sep)  # a directory
+    assert res.library == os.path.join(str(tmp_path), "libgelu.so")
+
+
+def test_readme_export_example(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = os.path.join(os.path.dirname(fusejit.__file__), "README.md")
+    if not os.path.exists(path):
+        pytest.skip("README.md is not installed with the package")
+    readme = open(path).read()
+    section = readme.split("## Export a compiled function", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "build" / "libgelu.h").exists()
