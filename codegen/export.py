@@ -110,6 +110,7 @@ class ExportSpec:
     errors: dict[int, tuple[str, str]]  # kernel status bit -> (define suffix, message)
     version: str
     compiler: str = ""
+    openmp: bool = True
     blas: str = "none (generated loops only)"
     notes: list[str] = field(default_factory=list)
 

@@ -113,7 +113,7 @@ def _kind(a: Any) -> str:
 
 
 def describe(req: ExportRequest, program: Program, name: str, workspace: str,
-             compiler: str = "") -> ExportSpec:
+             compiler: str = "", openmp: bool = True) -> ExportSpec:
     """The ExportSpec of `program` for the Python function described by `req`."""
     written = {s.access.buf for k in program.kernels for s in k.body if isinstance(s, Store)}
     taken: set[str] = set()
@@ -151,7 +151,8 @@ def describe(req: ExportRequest, program: Program, name: str, workspace: str,
         notes.append("Built with -march=native: it runs on CPUs with this machine's instruction "
                      "set (or a superset).")
     return ExportSpec(name, req.function, args, outputs, static, program.arena_bytes,
-                      workspace, error_codes(), VERSION, compiler, notes=notes)
+                      workspace, error_codes(), VERSION, compiler,
+                      openmp=openmp, notes=notes)
 
 
 def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -> dict:
@@ -215,7 +216,7 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     soname = os.path.basename(path)
     flags = _link_flags(tc, soname)
     compiler = f"{tc.version} ({os.path.basename(tc.cc)} {' '.join(flags)})"
-    spec = describe(req, program, name, workspace, compiler)
+    spec = describe(req, program, name, workspace, compiler, tc.openmp)
     header_text = render_header(spec)
     full = source + "\n" + header_text + render_wrapper(spec, program)
     d = os.path.dirname(os.path.abspath(path))

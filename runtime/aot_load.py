@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen.export import ERR_NOMEM, ERR_RANGE
 from ..errors import ExportError, RuntimeFailure
 from ..frontend.pytree import unflatten
 from .aot import FORMAT, FORMAT_VERSION
 from .executor import raise_status
 
-_INTERFACE_EXC: dict[int, type[Exception]] = {-1: MemoryError, -3: OverflowError}
+_INTERFACE_EXC: dict[int, type[Exception]] = {ERR_NOMEM: MemoryError, ERR_RANGE: OverflowError}
 
 
 def _paths(path: str) -> tuple[str, str]:
