@@ -11,20 +11,26 @@ from .errors import (
     CompileError,
     CompilerNotFoundError,
     ConcretizationError,
+    ExportError,
     FusejitError,
     TraceError,
     UnsupportedError,
 )
-from .jit import JitFunction, jit
+from .jit import JitFunction, export, jit
+from .runtime.aot_load import ExportedFunction, load
 
 __version__ = "0.1.0"
 __all__ = [
     "jit",
     "JitFunction",
+    "export",
+    "load",
+    "ExportedFunction",
     "FusejitError",
     "TraceError",
     "UnsupportedError",
     "ConcretizationError",
     "CompileError",
     "CompilerNotFoundError",
+    "ExportError",
 ]

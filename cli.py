@@ -1,5 +1,5 @@
 """The command line: `python -m fusejit demo` compiles example functions and reports speed
-against NumPy and what was fused."""
+against NumPy and what was fused; `export` compiles a function ahead of time."""
 
 from __future__ import annotations
 
@@ -123,6 +123,18 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_export(sub: Any) -> None:
+    """`export`: ahead-of-time compilation to a shared library (runtime/aot_cli.py)."""
+    from .runtime import aot_cli
+
+    def run(args: argparse.Namespace) -> int:
+        from .jit import export
+
+        return aot_cli.run(args, export)
+
+    aot_cli.add_parser(sub).set_defaults(func=run)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fusejit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -130,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scale", type=int, default=0,
                    help="shrink the inputs by 2**scale (0 = full size)")
     p.set_defaults(func=demo)
+    _add_export(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

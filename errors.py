@@ -33,3 +33,8 @@ class CompilerNotFoundError(CompileError):
 
 class RuntimeFailure(FusejitError):
     """A compiled program failed while running."""
+
+
+class ExportError(FusejitError):
+    """An exported library could not be written or loaded (missing files, metadata that does
+    not match the library, an incompatible format version)."""

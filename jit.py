@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import re
 import sys
 import time
 from collections.abc import Callable, Hashable, Iterable
@@ -24,6 +26,7 @@ from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
+from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
 from .runtime.toolchain import detect, guess
@@ -265,3 +268,30 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] |
         return JitFunction(f, static_argnums, static_argnames, backend)
 
     return wrap if fn is None else wrap(fn)
+
+
+def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
+           name: str | None = None, workspace: str = "caller") -> ExportResult:
+    """Compile `fn` for arguments like `example_args` into a shared library that needs no
+    Python: `path` (default `build/lib<name>.so`; a directory gets `lib<name>.so` in it), a
+    C header and JSON metadata beside it. `name` (default: from `path`, else the function's
+    name) prefixes the C symbols.
+
+    `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
+    caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
+    """
+    jf = fn if isinstance(fn, JitFunction) else JitFunction(fn)
+    if name is None:
+        m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
+        name = m.group(1) if m else re.sub(r"\W", "_", jf.fn.__name__, flags=re.ASCII)
+    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        path = os.path.join(path or "build", f"lib{name}.so")
+    args = jf._normalise(jf._bind(example_args, {}))
+    compiled = jf.lower_for(*args)
+    g = compiled.optimised
+    req = ExportRequest(
+        function=f"{getattr(jf.fn, '__module__', '?')}:{jf.fn.__qualname__}",
+        params=list(jf.signature.parameters), args=args, positions=compiled.positions,
+        out_tree=g.out_tree, out_scalar=list(g.out_scalar),
+        ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs})
+    return export_library(compiled.program, compiled.source, req, path, name, workspace)
