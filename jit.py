@@ -289,9 +289,17 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     args = jf._normalise(jf._bind(example_args, {}))
     compiled = jf.lower_for(*args)
     g = compiled.optimised
+    program, source = compiled.program, compiled.source
+    if uses_blas(program):
+        # The library must not depend on SciPy: matmuls run as generated loops there.
+        strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
+        program = plan(lower(g, strides, blas=False))
+        tc = detect()
+        source = render(program, COptions(par_min=config.current().parallel_min,
+                                          libmvec=tc.libmvec))
     req = ExportRequest(
         function=f"{getattr(jf.fn, '__module__', '?')}:{jf.fn.__qualname__}",
         params=list(jf.signature.parameters), args=args, positions=compiled.positions,
         out_tree=g.out_tree, out_scalar=list(g.out_scalar),
         ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs})
-    return export_library(compiled.program, compiled.source, req, path, name, workspace)
+    return export_library(program, source, req, path, name, workspace)

@@ -447,3 +447,21 @@ def test_readme_export_example(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "build" / "libgelu.h").exists()
+
+
+def dense(x, w, b):
+    return np.maximum(x @ w + b, 0)
+
+
+@needs_cc
+def test_c_program_with_matmul_uses_generated_loops(outdir: str, tmp_path) -> None:
+    """The JIT calls SciPy's BLAS; an exported library must not need SciPy, so its matmuls
+    are generated loops and the header says so."""
+    x, w, b = f32(9, 33), f32(33, 7), f32(7)
+    res = _export(outdir, dense, x, w, b, name="dense")
+    (got,), _ = run_c(res, [x, w, b], str(tmp_path))
+    assert_same(got, dense(x, w, b), rtol=1e-5, atol=1e-5)
+    with open(os.path.join(outdir, "libdense.h"), encoding="utf-8") as f:
+        assert "BLAS: none (generated loops only)" in f.read()
+    assert_same(fusejit.load(os.path.join(outdir, "libdense.so"))(x, w, b), dense(x, w, b),
+                rtol=1e-5, atol=1e-5)
