@@ -47,6 +47,30 @@ def _element_strides(a: np.ndarray) -> tuple[int, ...] | None:
     return tuple(0 if n == 1 else s // item for s, n in zip(a.strides, a.shape))
 
 
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    """True when `a` and `b` are the very same elements (one array passed twice)."""
+    return a is b or (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+                      and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def check_writeable(args: tuple, updated: tuple[int, ...]) -> None:
+    for p in updated:
+        if not args[p].flags.writeable:
+            raise ValueError(f"output array is read-only (argument {p} is updated in place)")
+
+
+def updates_need_slow_path(args: tuple, updated: tuple[int, ...]) -> bool:
+    """Raise NumPy's error for a read-only updated argument; True when an updated argument
+    may overlap another argument (the aliasing-aware path must run)."""
+    check_writeable(args, updated)
+    for p in updated:
+        a = args[p]
+        for i, b in enumerate(args):
+            if i != p and isinstance(b, np.ndarray) and np.may_share_memory(a, b):
+                return True
+    return False
+
+
 def arg_key(a: Any) -> Hashable:
     """The part of the signature that one argument contributes (dtype, shape, layout)."""
     t = type(a)
@@ -73,6 +97,7 @@ class Compiled:
     positions: list[int]
     times: dict[str, float] = field(default_factory=dict)
     stub: Callable[..., Any] | None = None
+    updated: tuple[int, ...] = ()  # argument positions the function writes in place
 
 
 class JitFunction:
@@ -141,15 +166,58 @@ class JitFunction:
             args = self._normalise(args)
             key = self._key(args)
             compiled = self._cache.get(key) or self._compile(args, key)
+        if compiled.updated:
+            return self._call_updating(compiled, args)
         if compiled.stub is None:
             self._install_stub(compiled, args)
         if compiled.stub is not None:
             return compiled.stub(*args)
+        return self._finish(compiled, compiled.executable.run(
+            [args[i] for i in compiled.positions]))
+
+    def _finish(self, compiled: Compiled, outs: list[Any]) -> Any:
         g = compiled.optimised
-        outs = compiled.executable.run([args[i] for i in compiled.positions])
         outs = [o[()] if s and isinstance(o, np.ndarray) else o
-                for o, s in zip(outs, g.out_scalar)]
+                for o, s in zip(outs, g.out_scalar[:g.n_results])]
         return unflatten(g.out_tree, outs)
+
+    def _call_updating(self, compiled: Compiled, args: tuple) -> Any:
+        """A call of a function that writes some arguments in place: NumPy's read-only
+        error before anything is written; arguments that overlap an updated one get a
+        trace that sees the aliasing (the same array twice) or, for partial overlaps, run
+        as plain NumPy; arrays the kernels cannot address are updated through a copy."""
+        if updates_need_slow_path(args, compiled.updated):
+            return self._call_aliased(args)
+        norm = self._normalise(args)
+        outs = compiled.executable.run([norm[i] for i in compiled.positions])
+        for p in compiled.updated:
+            if norm[p] is not args[p]:
+                args[p][...] = norm[p]
+        return self._finish(compiled, outs)
+
+    def _call_aliased(self, args: tuple) -> Any:
+        same: dict[int, int] = {}
+        arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)
+                  and i not in self.static]
+        for j in arrays:
+            for i in arrays:
+                if i >= j or not np.may_share_memory(args[i], args[j]):
+                    continue
+                if _same_view(args[i], args[j]):
+                    same.setdefault(j, same.get(i, i))
+                elif np.shares_memory(args[i], args[j]):
+                    _log(1, f"{self.fn.__name__}: arguments {i} and {j} partly overlap and "
+                            "one is updated in place: running it as plain NumPy")
+                    return self.fn(*args)
+        norm = self._normalise(args)
+        key = (self._key(norm), ("same", tuple(sorted(same.items()))))
+        compiled = self._cache.get(key) or self._compile(norm, key, same)
+        check_writeable(args, compiled.updated)
+        outs = compiled.executable.run([norm[i] for i in compiled.positions])
+        for p in compiled.updated:
+            if norm[p] is not args[p]:
+                args[p][...] = norm[p]
+        return self._finish(compiled, outs)
 
     def _normalise(self, args: tuple) -> tuple:
         """Copy arrays whose strides are not whole elements; reject unsupported arguments."""
@@ -184,8 +252,10 @@ class JitFunction:
         if dispatch is None:
             return
         g = compiled.optimised
+        if compiled.updated:
+            return  # calls that write arguments go through _call_updating's checks
         compiled.stub = make_stub(compiled.executable, len(args), compiled.positions,
-                                  g.out_tree, g.out_scalar)
+                                  g.out_tree, g.out_scalar[:g.n_results])
         if compiled.stub is not None and not self.static:
             self._keyfn = dispatch.key
             fast_key = dispatch.key(args)
@@ -217,11 +287,12 @@ class JitFunction:
                 path = build(source, tc, self.fn.__name__)
         return source, load(path, blas=uses_blas(program)), render_s
 
-    def _compile(self, args: tuple, key: Hashable) -> Compiled:
+    def _compile(self, args: tuple, key: Hashable,
+                 same: dict[int, int] | None = None) -> Compiled:
         prepare_dispatcher()
         times: dict[str, float] = {}
         t0 = time.perf_counter()
-        graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__)
+        graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__, same)
         self.trace_count += 1
         t1 = time.perf_counter()
         times["trace"] = t1 - t0
@@ -248,7 +319,10 @@ class JitFunction:
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
         self.compile_count += 1
-        compiled = Compiled(graph, optimised, program, source, executable, positions, times)
+        compiled = Compiled(graph, optimised, program, source, executable, positions, times,
+                            updated=tuple(positions[k] for k in optimised.updates))
+        if compiled.updated:
+            check_writeable(args, compiled.updated)
         self._cache[key] = compiled
         self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
@@ -289,6 +363,9 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     args = jf._normalise(jf._bind(example_args, {}))
     compiled = jf.lower_for(*args)
     g = compiled.optimised
+    if g.updates:
+        raise UnsupportedError(f"{jf.fn.__name__}() updates arguments in place; exporting such "
+                               "functions is not supported yet (return the new values instead)")
     program, source = compiled.program, compiled.source
     if uses_blas(program):
         # The library must not depend on SciPy: matmuls run as generated loops there.
@@ -300,6 +377,6 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     req = ExportRequest(
         function=f"{getattr(jf.fn, '__module__', '?')}:{jf.fn.__qualname__}",
         params=list(jf.signature.parameters), args=args, positions=compiled.positions,
-        out_tree=g.out_tree, out_scalar=list(g.out_scalar),
+        out_tree=g.out_tree, out_scalar=list(g.out_scalar[:g.n_results]),
         ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs})
     return export_library(program, source, req, path, name, workspace)

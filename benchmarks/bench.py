@@ -184,7 +184,8 @@ def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
         return {**rec, "skipped": missing}
     print(f"[bench] {wl.name} ...", file=sys.stderr)
     inputs = wl.make_inputs(args.seed, args.quick)
-    spec = peers.as_arrays(wl.numpy_fn(*inputs))
+    fresh = (lambda: tuple(a.copy() for a in inputs)) if wl.mutates else (lambda: inputs)
+    spec = peers.as_arrays(wl.numpy_fn(*fresh()))
     ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) for a in inputs]))
     if any(o.dtype != np.float32 for o in spec):
         print(f"[bench] warning: {wl.name}'s NumPy outputs are {[str(o.dtype) for o in spec]}",
@@ -195,7 +196,7 @@ def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
                bound_s=nbytes / (triad.gbytes_per_s * 1e9))
     for p in peer_list:
         t0 = time.perf_counter()
-        cell = run_peer(p, wl, inputs, spec, ref, args.repeat, args.wait_quiet)
+        cell = run_peer(p, wl, fresh(), spec, ref, args.repeat, args.wait_quiet)
         if p.name == "fusejit" and cell["status"] == "ok" and not args.no_cold:
             cell["cold_first_call"] = cold_first_call(wl.name, args.quick, args.seed)
         rec["peers"][p.name] = cell

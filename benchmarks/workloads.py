@@ -45,6 +45,7 @@ class Workload:
     latency: bool = False  # report time per call in microseconds, no bandwidth ratio
     requires: tuple[str, ...] = ()  # modules the NumPy function needs (e.g. "scipy")
     not_applicable: dict[str, str] = field(default_factory=dict)  # peer -> reason
+    mutates: bool = False  # updates its inputs in place: every peer gets its own copies
 
     def missing_requirement(self) -> str | None:
         if "scipy" in self.requires and _scipy_erf is None:
@@ -357,8 +358,7 @@ register(Workload(
     latency=True,
 ))
 
-# Planned (issue 4): adagrad_inplace, mlp_train_step. In-place workloads will need bytes
-# counted from the updated state too.
+# Planned (issue 4): mlp_train_step.
 
 
 # Row-wise and reduction workloads (issue 3) live in their own module and register on import.
@@ -367,6 +367,7 @@ if __package__:
 else:  # run as a script from benchmarks/
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
-    from . import workloads_linalg  # noqa: E402,F401
+    from . import workloads_linalg, workloads_state  # noqa: E402,F401
 else:
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401

@@ -83,10 +83,11 @@ def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
         return "\n".join(body)
     ra, lda = blas_layout(k.m, k.k, *k.a.strides[-2:]) or (True, 0)
     rb, ldb = blas_layout(k.k, k.n, *k.b.strides[-2:]) or (True, 0)
+    _, ldc = blas_layout(k.m, k.n, *k.c.strides[-2:]) or (True, max(k.n, 1))
     body += [
         f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
         f"    const int fj_m = {k.m}, fj_n = {k.n}, fj_k = {k.k};",
-        f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {max(k.n, 1)};",
+        f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {ldc};",
         f"    const {t} fj_one = 1, fj_zero = 0;",
         f"    for (int64_t fj_b = 0; fj_b < {nbatch}; fj_b++) {{",
     ]

@@ -19,6 +19,8 @@ def eval_node(node: Node, args: list[np.ndarray]) -> np.ndarray:
         return args[0].astype(node.dtype)
     if node.op == "view":
         return op.ref(args[0], node.attrs["start"], node.attrs["dims"], node.shape)
+    if node.op == "scatter":
+        return op.ref(args[0], args[1], node.attrs["start"], node.attrs["dims"])
     if node.op == "reduce":
         a = node.attrs
         return np.asarray(op.ref(args[0], a["fn"], a["axes"], a["keepdims"]), node.dtype)
@@ -35,6 +37,7 @@ def interpret(graph: Graph, inputs: list[Any]) -> list[np.ndarray]:
     values: dict[int, np.ndarray] = {}
     for node, value in zip(graph.inputs, inputs):
         values[node.id] = np.asarray(value, dtype=node.dtype)
+    # Outputs are the results, then the final values of updated arguments (graph.updates).
     for node in graph.nodes():
         if node.id not in values:
             values[node.id] = eval_node(node, [values[i.id] for i in node.inputs])

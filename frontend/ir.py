@@ -107,6 +107,14 @@ class Graph:
     # -1. Only those outputs may be the caller's own object; an output that optimisation
     # reduces to an input (`-(-x)`) is a new array in NumPy, so it gets a copy.
     out_input: list[int] | None = None
+    # In-place updates: the last len(updates) outputs are the final values of arguments the
+    # function wrote to (`w -= g`, `w[1:3] = v`); updates[j] is that argument's index in
+    # `inputs`. The other outputs are the user's results.
+    updates: list[int] = field(default_factory=list)
+
+    @property
+    def n_results(self) -> int:
+        return len(self.outputs) - len(self.updates)
 
     def nodes(self) -> list[Node]:
         """The graph's nodes in topological order: `body` if set, else those reachable."""
@@ -116,7 +124,7 @@ class Graph:
 
     def with_outputs(self, outputs: list[Node], body: list[Node] | None = None) -> Graph:
         return Graph(self.inputs, outputs, self.name, self.out_tree, self.out_scalar, body,
-                     self.out_alias, self.out_input)
+                     self.out_alias, self.out_input, list(self.updates))
 
 
 def toposort(roots: Iterable[Node], extra: Iterable[Node] = ()) -> list[Node]:
@@ -181,6 +189,9 @@ def format_graph(g: Graph) -> str:
     lines = [f"graph {g.name}({', '.join(f'%{i.id}' for i in g.inputs)}) {{"]
     for n in g.nodes():
         lines.append("  " + format_node(n))
-    lines.append(f"  return {', '.join(f'%{o.id}' for o in g.outputs)}")
+    n = g.n_results
+    lines.append(f"  return {', '.join(f'%{o.id}' for o in g.outputs[:n])}")
+    for k, o in zip(g.updates, g.outputs[n:]):
+        lines.append(f"  update %{g.inputs[k].id} <- %{o.id}")
     lines.append("}")
     return "\n".join(lines)

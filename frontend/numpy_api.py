@@ -239,7 +239,14 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
                             for a in arrays_and_dtypes))
 
 
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    from .inplace import copyto as copy_into
+
+    copy_into(dst, src, casting, where)
+
+
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.copyto: copyto,
     np.where: where,
     np.clip: clip,
     np.full_like: full_like,

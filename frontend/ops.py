@@ -82,7 +82,7 @@ class OpDef:
     """One operation. `c` maps (input suffixes, output suffix) to a C expression template."""
 
     name: str
-    kind: str  # "elementwise" | "view" | "reduction" | "contraction" | "source"
+    kind: str  # "elementwise" | "view" | "reduction" | "contraction" | "update" | "source"
     nin: int
     ref: Callable[..., Any] | None
     c: Callable[[list[str], str], str] | None = None
@@ -272,6 +272,25 @@ def reduce_reference(x: np.ndarray, fn: str, axes: tuple[int, ...], keepdims: bo
 
 
 _add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
+# --- updates: `old` with a view's region replaced by `value` (x[1:3] = v, through views) ----
+
+
+def scatter_reference(old: np.ndarray, value: np.ndarray, start: tuple[int, ...],
+                      dims: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value."""
+    out = np.array(old, copy=True)
+    if value.size == 0:
+        return out
+    grids = np.indices(value.shape, sparse=True) if value.ndim else []
+    index: list[Any] = list(start)
+    for d, (axis, step) in enumerate(dims):
+        if axis >= 0:
+            index[axis] = index[axis] + step * grids[d]
+    out[tuple(np.broadcast_to(i, value.shape) for i in index)] = value
+    return out
+
+
+_add(OpDef("scatter", "update", 2, scatter_reference))
 # --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
 _add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 # --- sources --------------------------------------------------------------------------------

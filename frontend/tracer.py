@@ -111,15 +111,39 @@ class _UnsupportedAttribute(UnsupportedError, AttributeError):
 
 
 class Tracer:
-    """A traced array. `scalar` marks a NumPy scalar result; `weak` a Python-scalar argument."""
+    """A traced array. `scalar` marks a NumPy scalar result; `weak` a Python-scalar argument.
 
-    __slots__ = ("node", "scalar", "weak")
+    A view (`x[1:3]`, `x.T`...) keeps a link to the array it was taken from (`parent`, with
+    the view's `vargs`), so that in-place updates flow both ways as in NumPy: writing through
+    the view updates the parent (frontend.inplace), and a view read after its parent changed
+    is re-derived from the parent's current value. `version` counts a value's changes."""
+
+    __slots__ = ("_node", "scalar", "weak", "parent", "vargs", "seen", "version", "readonly")
     __array_priority__ = 1000
 
     def __init__(self, node: Node, scalar: bool = False, weak: type | None = None) -> None:
-        self.node = node
+        self._node = node
         self.scalar = scalar
         self.weak = weak
+        self.parent: Tracer | None = None
+        self.vargs: tuple | None = None  # view_node arguments over the parent's value
+        self.seen = 0  # the parent's version this view was derived from
+        self.version = 0
+        self.readonly = False
+
+    @property
+    def node(self) -> Node:
+        """The graph node holding this array's current value."""
+        parent = self.parent
+        if parent is not None:
+            base = parent.node
+            if parent.version != self.seen:
+                from .views import view_node
+
+                self._node = base if self.vargs is None else view_node(base, *self.vargs)
+                self.seen = parent.version
+                self.version += 1
+        return self._node
 
     # --- static attributes ------------------------------------------------------------------
     @property
@@ -337,7 +361,9 @@ class Tracer:
         return np.matmul(other, self) if _is_operand(other) else NotImplemented
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise UnsupportedError(f"in-place assignment is not supported by fusejit yet{where_msg()}")
+        from .inplace import setitem
+
+        setitem(self, index, value)
 
 
 def _binary(ufunc: np.ufunc, reflected: bool = False):
@@ -394,12 +420,23 @@ for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                    ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
                    ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
                    ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                   ("rshift", np.right_shift), ("matmul", None)]:
-    def _iop(self: Tracer, other: Any, _n: str = _name) -> Any:
-        raise UnsupportedError(f"in-place operator {_n}= on a traced array is not supported by "
-                               f"fusejit yet{where_msg()}; write `x = x {_n} y` instead")
+                   ("rshift", np.right_shift)]:
+    def _iop(self: Tracer, other: Any, _uf: np.ufunc = _uf, _n: str = _name) -> Any:
+        if self.scalar or self.weak is not None:  # scalars are immutable: Python rebinds
+            return getattr(self, f"__{_n}__")(other)
+        from .inplace import ufunc_into
+
+        return ufunc_into(_uf, (self, other), self)
 
     setattr(Tracer, f"__i{_name}__", _iop)
+
+
+def _imatmul(self: Tracer, other: Any) -> Any:
+    raise UnsupportedError(f"in-place operator @= on a traced array is not supported by "
+                           f"fusejit yet{where_msg()}; write `x = x @ y` instead")
+
+
+Tracer.__imatmul__ = _imatmul  # type: ignore[attr-defined]
 
 
 def _is_operand(x: Any) -> bool:
@@ -473,9 +510,17 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     dtype_kw = kwargs.pop("dtype", None)
     if kwargs.pop("casting", "same_kind") != "same_kind" or kwargs.pop("where", True) is not True:
         raise UnsupportedError(f"casting=/where= on ufuncs is not supported yet{where_msg()}")
-    if kwargs.get("out") is not None:
-        raise UnsupportedError(f"{ufunc.__name__}(..., out=) is not supported yet{where_msg()}")
-    kwargs.pop("out", None)
+    out = kwargs.pop("out", None)
+    if out is not None:
+        from .inplace import ufunc_into
+
+        if kwargs.pop("casting", "same_kind") != "same_kind" or (
+                kwargs.pop("where", True) is not True):
+            raise UnsupportedError(f"casting=/where= on ufuncs is not supported yet"
+                                   f"{where_msg()}")
+        result = apply_ufunc(ufunc, *args, **kwargs, **(
+            {"dtype": dtype_kw} if dtype_kw is not None else {}))
+        return ufunc_into(ufunc, args, out, result)
     if kwargs:
         raise UnsupportedError(f"{ufunc.__name__}() keyword arguments {sorted(kwargs)} are not "
                                f"supported by fusejit{where_msg()}")
@@ -573,19 +618,28 @@ def _resolve_with_dtype(ufunc: np.ufunc, specs: list[Any], dtype: np.dtype):
 
 
 def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
-          name: str | None = None) -> tuple[Graph, list[int]]:
-    """Trace `fn(*args)`; returns the Graph and the positions of its (non-static) inputs."""
+          name: str | None = None, same: dict[int, int] | None = None
+          ) -> tuple[Graph, list[int]]:
+    """Trace `fn(*args)`; returns the Graph and the positions of its (non-static) inputs.
+
+    `same` maps an argument position to an earlier one holding the very same array: both get
+    one Tracer, so an in-place update through one is seen through the other, as in NumPy."""
     name = name or getattr(fn, "__name__", "fn")
     ctx = TraceContext(name)
     call_args: list[Any] = []
     positions: list[int] = []
+    tracers: list[Tracer] = []
     kinds: dict[int, tuple[bool, Any]] = {}
     for i, a in enumerate(args):
         if i in static or a is None:  # None has one value: it is static by nature
             call_args.append(a)
             continue
+        if same and i in same:
+            call_args.append(call_args[same[i]])
+            continue
         t = input_tracer(a, len(ctx.inputs), name, i)
         ctx.inputs.append(t.node)
+        tracers.append(t)
         kinds[t.node.id] = (t.scalar, t.weak)
         positions.append(i)
         call_args.append(t)
@@ -594,8 +648,18 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic)))
     outputs: list[Node] = []
     scalars: list[bool] = []
+    arg_index = {id(t): k for k, t in enumerate(tracers)}
+    returned: list[int] = []
     with ctx:
         for leaf in leaves:
+            k = arg_index.get(id(leaf), -1) if isinstance(leaf, Tracer) else -1
+            if k >= 0 and tracers[k].version:
+                # An argument updated in place and returned: NumPy returns the caller's own
+                # (now updated) array.
+                outputs.append(ctx.inputs[k])
+                scalars.append(False)
+                returned.append(k)
+                continue
             if isinstance(leaf, Tracer):
                 node = leaf.node
                 if node.op == "input" and kinds[node.id] != (leaf.scalar, leaf.weak):
@@ -607,13 +671,18 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
             else:
                 outputs.append(const_node(leaf))
                 scalars.append(isinstance(leaf, np.generic))
+            index = {n.id: j for j, n in enumerate(ctx.inputs)}
+            returned.append(index.get(outputs[-1].id, -1))
+    updates = [k for k, t in enumerate(tracers)
+               if t.version and not t.scalar and t.weak is None and t.node is not ctx.inputs[k]]
     body = list(ctx.inputs) + ctx.created
     first: dict[int, int] = {}
     alias = [first.setdefault(id(leaf), k) for k, leaf in enumerate(leaves)]
     alias = [a if a != k else -1 for k, a in enumerate(alias)]
-    index = {n.id: k for k, n in enumerate(ctx.inputs)}
-    returned = [index.get(n.id, -1) for n in outputs]
-    return Graph(ctx.inputs, outputs, name, tree, scalars, body, alias, returned), positions
+    n = len(updates)
+    outputs += [tracers[k].node for k in updates]
+    return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
+                 alias + [-1] * n, returned + [-1] * n, updates), positions
 
 
 def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:

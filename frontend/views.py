@@ -40,8 +40,15 @@ def view_node(base: Node, start: tuple[int, ...], dims: tuple[tuple[int, int], .
     return T.make_node("view", [base], shape, base.dtype, start=tuple(start), dims=dims)
 
 
-def _wrap(t: T.Tracer, node: Node, scalar: bool = False) -> T.Tracer:
-    return T.Tracer(node, scalar=scalar)
+def make_view(t: T.Tracer, start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+              shape: tuple[int, ...], scalar: bool = False, readonly: bool = False) -> T.Tracer:
+    """A view of `t` as a Tracer linked to `t`, so in-place updates reach both (a NumPy
+    scalar result is a copy, not a view, and is not linked)."""
+    out = T.Tracer(view_node(t.node, start, dims, shape), scalar=scalar)
+    if not scalar and not t.scalar and t.weak is None:
+        out.parent, out.vargs, out.seen = t, (start, dims, shape), t.version
+        out.readonly = readonly or t.readonly
+    return out
 
 
 def broadcast_to(t: T.Tracer, shape: tuple[int, ...]) -> T.Tracer:
@@ -50,7 +57,7 @@ def broadcast_to(t: T.Tracer, shape: tuple[int, ...]) -> T.Tracer:
     lead = len(shape) - t.ndim
     dims = tuple((-1, 0) if d < lead or t.shape[d - lead] == 1 else (d - lead, 1)
                  for d in range(len(shape)))
-    return _wrap(t, view_node(t.node, (0,) * t.ndim, dims, shape))
+    return make_view(t, (0,) * t.ndim, dims, shape, readonly=True)
 
 
 def transpose(t: T.Tracer, axes: Any) -> T.Tracer:
@@ -60,12 +67,20 @@ def transpose(t: T.Tracer, axes: Any) -> T.Tracer:
     perm = tuple(a % t.ndim for a in perm) if t.ndim else perm
     shape = tuple(t.shape[a] for a in perm)
     # NumPy: a scalar's transpose is the scalar; a 0-d array's is a 0-d array.
-    return _wrap(t, view_node(t.node, (0,) * t.ndim, tuple((a, 1) for a in perm), shape),
-                 scalar=t.scalar and not shape)
+    return make_view(t, (0,) * t.ndim, tuple((a, 1) for a in perm), shape,
+                     scalar=t.scalar and not shape)
 
 
 def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
     """x[index] for integers, slices (any step), None and Ellipsis."""
+    start, dims, shape, scalar = index_view(t, index)
+    return make_view(t, start, dims, shape, scalar=scalar)
+
+
+def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...],
+                                                 tuple[int, ...], bool]:
+    """The view (start, dims, shape) that basic index `index` selects, and whether NumPy
+    gives a scalar for it."""
     if not isinstance(index, tuple):
         index = (index,)
     for ix in index:
@@ -112,7 +127,7 @@ def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
         axis += 1
     # NumPy: indexing down to 0-d gives a NumPy scalar unless the index has an Ellipsis.
     scalar = not shape and Ellipsis not in index
-    return _wrap(t, view_node(t.node, tuple(start), tuple(dims), tuple(shape)), scalar=scalar)
+    return tuple(start), tuple(dims), tuple(shape), scalar
 
 
 def split(t: T.Tracer, indices_or_sections: Any, axis: int = 0, even: bool = True) -> list:

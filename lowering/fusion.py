@@ -28,7 +28,8 @@ class Group:
 
     shape: tuple[int, ...]
     roots: list[Node] = field(default_factory=list)
-    matmul: bool = False
+    matmul: bool = False  # one GemmKernel
+    scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
     refusals: list[str] = field(default_factory=list)
     axes: tuple[int, ...] | None = None
     phase_of: dict[int, int] = field(default_factory=dict)
@@ -80,7 +81,7 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
     nodes = graph.nodes()
     uses = users(nodes)
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
-    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul")}
+    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul", "scatter")}
     reasons: dict[int, str] = {}
     for node in nodes:
         if node.op == "matmul":
@@ -120,18 +121,19 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
             continue
         deps = _materialised_deps(node, materialised)
         after = max((group_of[d] for d in deps if d in group_of), default=-1)
-        target = None if node.op == "matmul" else _join(node, deps, groups, group_of, after,
-                                                        rowwise)
+        alone = node.op in ("matmul", "scatter")
+        target = None if alone else _join(node, deps, groups, group_of, after, rowwise)
         if target is None:
-            if node.op == "matmul":
-                groups.append(Group(node.shape, matmul=True))
+            if alone:
+                groups.append(Group(node.shape, matmul=node.op == "matmul",
+                                    scatter=node.op == "scatter"))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
                 groups.append(Group(node.shape))
             target = len(groups) - 1
-            if node.op != "matmul" and any(g.shape == node.shape and g.axes is None
-                                           and not g.matmul for g in groups[:-1]):
+            if not alone and any(g.shape == node.shape and g.axes is None
+                                 and not (g.matmul or g.scatter) for g in groups[:-1]):
                 groups[target].refusals.append(
                     f"%{node.id} needs a value stored by a kernel of the same shape, so it "
                     "starts a new kernel")
@@ -152,7 +154,7 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
     """The index of an existing group `node` can join, or None."""
     for gi in range(len(groups) - 1, max(after, 0) - 1, -1):
         g = groups[gi]
-        if g.matmul:
+        if g.matmul or g.scatter:
             continue
         in_group = any(group_of.get(d) == gi for d in deps)
         if g.axes is None:

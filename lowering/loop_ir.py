@@ -46,6 +46,7 @@ class Load:
     var: str
     access: Access
     dtype: np.dtype
+    node: int = -1  # the graph node whose value is read (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Check:
 class Store:
     access: Access
     var: str
+    node: int = -1  # the graph node whose value is written (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ class GemmKernel:
     blas: bool
     nodes: list[int] = field(default_factory=list)
     locs: list[str] = field(default_factory=list)
+    operand_nodes: tuple[int, int] = (-1, -1)  # the nodes A and B hold
 
     @property
     def domain(self) -> tuple[int, ...]:
@@ -183,8 +186,9 @@ class GemmKernel:
     @property
     def body(self) -> list[Stmt]:
         """The kernel's memory traffic as loads and a store (what planners and checks read)."""
-        return [Load("a", self.a, self.dtype), Load("b", self.b, self.dtype),
-                Store(self.c, "c")]
+        return [Load("a", self.a, self.dtype, self.operand_nodes[0]),
+                Load("b", self.b, self.dtype, self.operand_nodes[1]),
+                Store(self.c, "c", self.nodes[0] if self.nodes else -1)]
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -212,6 +216,7 @@ class Program:
     outputs: list[OutputRef]
     consts: list[np.ndarray]
     arena_bytes: int = 0
+    updates: list[int] = field(default_factory=list)  # inputs (refs) written in place
 
     def by_kind(self, kind: str) -> list[Buffer]:
         return [b for b in self.buffers if b.kind == kind]
@@ -243,6 +248,8 @@ def format_program(p: Program) -> str:
         for s in k.body:
             lines.append(f"    {_fmt_stmt(s)}")
     lines.append(f"  outputs {[(o.kind, o.index) for o in p.outputs]}")
+    if p.updates:
+        lines.append(f"  updates inputs {p.updates} in place")
     return "\n".join(lines)
 
 

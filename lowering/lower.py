@@ -96,12 +96,12 @@ class _KernelBuilder:
         buf = self.low.buffer_for(node)
         if buf is not None and node.id not in self.roots:
             name = self.var()
-            self.body.append(Load(name, access(buf, amap, self.ndom), node.dtype))
+            self.body.append(Load(name, access(buf, amap, self.ndom), node.dtype, node.id))
         elif node.op == "const" and node.type.size > 1:
             # A constant array that is itself stored (an output): copy it from its buffer.
             name = self.var()
             cbuf = self.low.const_buffer(node)
-            self.body.append(Load(name, access(cbuf, amap, self.ndom), node.dtype))
+            self.body.append(Load(name, access(cbuf, amap, self.ndom), node.dtype, node.id))
         elif node.op == "const":
             name = self.var()
             flat = node.attrs["value"].reshape(-1)
@@ -134,7 +134,7 @@ class _KernelBuilder:
             v = self.value(root, ident)
             buf = self.low.buffer_for(root)
             assert buf is not None
-            self.body.append(Store(access(buf, ident, self.ndom), v))
+            self.body.append(Store(access(buf, ident, self.ndom), v, root.id))
         return collapse(Kernel(name, self.shape, self.body, self.nodes, self.locs))
 
 
@@ -154,6 +154,9 @@ class _Lowering:
         self.buffers.append(buf)
         self.by_node[node.id] = buf
         return buf
+
+    def input_buffer(self, k: int) -> Buffer:
+        return self.by_node[self.graph.inputs[k].id]
 
     def buffer_for(self, node: Node) -> Buffer | None:
         buf = self.by_node.get(node.id)
@@ -178,26 +181,65 @@ class _Lowering:
 
 def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True) -> Program:
     """Lower an optimised graph, given the element strides of each input, to a Program.
-    With `blas`, float matmuls become BLAS calls; otherwise generated loops."""
-    from .matmul import build_gemm, pack_operands
+    With `blas`, float matmuls become BLAS calls; otherwise generated loops. Updated
+    arguments are written in place where that is proven safe (lowering.update)."""
+    from .matmul import pack_operands
+    from .update import buffer_hazards
 
     graph = pack_operands(separate_outputs(graph), input_strides, blas)
-    groups, materialised, _ = partition(graph)
+    safe: frozenset[int] = frozenset()
+    while True:
+        program, shared = _lower(graph, input_strides, blas, safe)
+        bad = buffer_hazards(program, shared)
+        if not bad:
+            return program
+        safe |= bad
+
+
+def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
+           safe: frozenset[int]) -> tuple[Program, dict[int, tuple[int, int]]]:
+    """One lowering, and the buffers it shares between values (scatter chains, arguments
+    updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
+    each value gets its own buffer, and an argument's new value is copied into it last."""
+    from .matmul import build_gemm
+    from .update import build_scatter, copy_back, scatter_tops
+
+    groups, _, _ = partition(graph)
     low = _Lowering(graph, input_strides)
+    n_res = graph.n_results
     out_index: dict[int, int] = {}
-    for pos, node in enumerate(graph.outputs):
+    for pos, node in enumerate(graph.outputs[:n_res]):
         if node.op != "input" and node.id not in out_index:
             out_index[node.id] = pos
+    update_of = {node.id: k for node, k in zip(graph.outputs[n_res:], graph.updates)}
+    tops = scatter_tops(graph, set(out_index) | set(update_of))
+    chain_buf: dict[int, Buffer] = {}
+    shared: dict[int, tuple[int, int]] = {}
     for group in groups:
         for root in group.roots:
-            if root.id in out_index:
-                low._add(root, "output", contiguous_strides(root.shape), ref=out_index[root.id])
+            top = tops.get(root.id, root)
+            if top.id in safe:
+                top = root
+            if top.id in chain_buf:  # a later scatter of a chain: the chain's buffer
+                low.by_node[root.id] = chain_buf[top.id]
+                shared.setdefault(top.id, (chain_buf[top.id].index, -1))
+                continue
+            strides = contiguous_strides(root.shape)
+            if top.id in out_index:
+                buf = low._add(root, "output", strides, ref=out_index[top.id])
+            elif top.id in update_of and top.id not in safe:
+                k = update_of[top.id]
+                buf = low.by_node[root.id] = low.input_buffer(k)
+                shared[top.id] = (buf.index, graph.inputs[k].id)
             else:
-                low._add(root, "temp", contiguous_strides(root.shape))
+                buf = low._add(root, "temp", strides)
+            chain_buf[top.id] = buf
     kernels: list = []
     for i, g in enumerate(groups):
         if g.matmul:
             kernels.append(build_gemm(low, f"k{i}", g.roots[0], blas))
+        elif g.scatter:
+            kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
         elif g.axes is None:
             kernels.append(_KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:
@@ -205,13 +247,17 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
 
             builder = ReduceBuilder(low, g.shape, g.axes, g.roots, g.phase_of)
             kernels.append(builder.build_reduce(f"k{i}", g.roots))
+    for node, k in zip(graph.outputs[n_res:], graph.updates):
+        if low.by_node[node.id] is not low.input_buffer(k):
+            kernels.append(copy_back(low, f"k{len(kernels)}_update{k}", node, k))
     outputs = []
-    for node in graph.outputs:
+    for node in graph.outputs[:n_res]:
         if node.op == "input":
             outputs.append(OutputRef("input", graph.inputs.index(node)))
         else:
             outputs.append(OutputRef("buffer", low.by_node[node.id].index))
-    return Program(graph.name, low.buffers, kernels, outputs, low.consts)
+    return Program(graph.name, low.buffers, kernels, outputs, low.consts,
+                   updates=list(graph.updates)), shared
 
 
 def separate_outputs(graph: Graph) -> Graph:
@@ -265,8 +311,9 @@ def collapse(kernel: Kernel) -> Kernel:
     body: list[Stmt] = []
     for s in kernel.body:
         if isinstance(s, Load):
-            s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype)
+            s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype,
+                     s.node)
         elif isinstance(s, Store):
-            s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var)
+            s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var, s.node)
         body.append(s)
     return Kernel(kernel.name, tuple(domain), body, kernel.nodes, kernel.locs)

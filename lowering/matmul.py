@@ -82,19 +82,20 @@ def build_gemm(low: _Lowering, name: str, node: Node, blas: bool) -> GemmKernel:
     out = low.buffer_for(node)
     assert out is not None
     ndom = node.type.ndim
-    accesses = []
+    accesses, bases = [], []
     for operand in node.inputs:
         base, amap = _walk(operand, identity_map(ndom), ndom)
         buf = low.buffer_for(base)
         assert buf is not None, f"matmul operand %{operand.id} is not in memory"
         accesses.append(access(buf, amap, ndom))
+        bases.append(base.id)
     a, b = accesses
     m, n = node.shape[-2:]
     k = node.inputs[0].shape[-1]
     use = uses_blas(node, blas) and node.type.size > 0 and _blas_ok(a, b, m, n, k)
     return GemmKernel(name, node.shape[:-2], m, n, k, a, b,
                       access(out, identity_map(ndom), ndom), node.dtype, use, [node.id],
-                      [node.loc] if node.loc else [])
+                      [node.loc] if node.loc else [], (bases[0], bases[1]))
 
 
 def _blas_ok(a: Access, b: Access, m: int, n: int, k: int) -> bool:

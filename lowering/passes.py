@@ -106,6 +106,13 @@ def _check(node: Node, seen: set[int]) -> str | None:
             return f"shape {node.shape} is not the broadcast of its inputs {shape}"
         if node.op != "cast" and node.op != "where" and len({i.dtype for i in node.inputs}) > 1:
             return "inputs of an elementwise op must share the loop dtype"
+    if op.kind == "update":
+        old, value = node.inputs
+        start, dims = node.attrs["start"], node.attrs["dims"]
+        if old.type != node.type or value.dtype != node.dtype:
+            return f"scatter into {old.type} cannot give {node.type}"
+        if len(start) != old.type.ndim or len(dims) != value.type.ndim:
+            return "scatter region does not match its operands"
     if op.kind == "contraction":
         a, b = node.inputs
         if (a.dtype != node.dtype or b.dtype != node.dtype or a.type.ndim < 2

@@ -91,7 +91,7 @@ class ReduceBuilder(_KernelBuilder):
                 else:
                     v = self.value(root, self.full_map())
                     buf = self.low.buffer_for(root)
-                    self.body.append(Store(access(buf, self.full_map(), self.ndom), v))
+                    self.body.append(Store(access(buf, self.full_map(), self.ndom), v, root.id))
             phases.append(self.body)
             for root, var in done:
                 self.results[root.id] = var
@@ -104,7 +104,8 @@ class ReduceBuilder(_KernelBuilder):
             else:
                 v = self.value(root, self.row_map(root.shape))
             buf = self.low.buffer_for(root)
-            self.body.append(Store(access(buf, self.row_map(root.shape), self.ndom), v))
+            self.body.append(Store(access(buf, self.row_map(root.shape), self.ndom), v,
+                                   root.id))
         kernel = ReduceKernel(name, self.shape[:self.nouter], self.shape[self.nouter:], phases,
                               self.body, self.nodes, self.locs)
         return collapse_reduce(kernel)
@@ -141,9 +142,10 @@ def collapse_reduce(k: ReduceKernel) -> ReduceKernel:
         out: list[Stmt] = []
         for s in stmts:
             if isinstance(s, Load):
-                s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype)
+                s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype,
+                         s.node)
             elif isinstance(s, Store):
-                s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var)
+                s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var, s.node)
             out.append(s)
         return out
 

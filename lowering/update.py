@@ -1,0 +1,99 @@
+"""Lowering of in-place updates: scatter kernels, scatter chains, and the hazard check.
+
+A `scatter` (old with a view's region replaced by value) is one kernel over the region that
+computes `value` inline and stores it through the view's index map, preceded by a fill kernel
+that writes `old` into the scatter's buffer unless `old` already lives there. Consecutive
+scatters (`x[0] = a; x[1:] = b`) share one buffer. An argument's final value (an update edge,
+Graph.updates) is written straight into the caller's buffer when `buffer_hazards` proves
+no kernel reads a value of that buffer that has already been overwritten; otherwise it is
+computed into a temporary and copied into the argument by a last kernel.
+"""
+
+from __future__ import annotations
+
+from ..frontend.ir import Graph, Node, users
+from .loop_ir import GemmKernel, Kernel, Load, Program, Store
+from .lower import _KernelBuilder, _Lowering, access, collapse, identity_map, view_map
+from .matmul import blas_layout
+
+
+def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
+    """For every scatter, the last scatter of its chain: a chain continues into a scatter
+    that writes over this one (uses it as `old`) when this one is no output. Whether sharing
+    one buffer along a chain is safe is checked afterwards (`buffer_hazards`)."""
+    uses = users(graph.nodes())
+    top: dict[int, Node] = {}
+    for node in reversed(graph.nodes()):
+        if node.op != "scatter":
+            continue
+        over = [u for u in uses.get(node.id, []) if u.op == "scatter" and u.inputs[0] is node
+                and u.inputs[1] is not node]
+        if len(over) == 1 and node.id not in outputs:
+            top[node.id] = top[over[0].id]
+        else:
+            top[node.id] = node
+    return top
+
+
+def build_scatter(low: _Lowering, name: str, node: Node) -> list[Kernel]:
+    """The kernels computing scatter `node` into its buffer: fill (if needed), region."""
+    buf = low.buffer_for(node)
+    assert buf is not None
+    old, value = node.inputs
+    kernels = []
+    if low.buffer_for(old) is not buf:
+        fill = _KernelBuilder(low, node.shape, [])
+        v = fill.value(old, identity_map(node.type.ndim))
+        fill.body.append(Store(access(buf, identity_map(node.type.ndim), node.type.ndim), v,
+                               old.id))
+        kernels.append(collapse(Kernel(f"{name}_fill", node.shape, fill.body, fill.nodes,
+                                       fill.locs)))
+    ndom = value.type.ndim
+    region = _KernelBuilder(low, value.shape, [])
+    v = region.value(value, identity_map(ndom))
+    amap = view_map(node, identity_map(ndom), ndom)
+    region.body.append(Store(access(buf, amap, ndom), v, node.id))
+    locs = region.locs + ([node.loc] if node.loc and node.loc not in region.locs else [])
+    kernels.append(collapse(Kernel(name, value.shape, region.body, region.nodes + [node.id],
+                                   locs)))
+    return kernels
+
+
+def copy_back(low: _Lowering, name: str, node: Node, k: int) -> Kernel:
+    """A kernel copying `node`'s buffer into input `k`'s buffer."""
+    src, dst = low.buffer_for(node), low.input_buffer(k)
+    assert src is not None
+    ident, ndom = identity_map(node.type.ndim), node.type.ndim
+    body = [Load("v0", access(src, ident, ndom), node.dtype, node.id),
+            Store(access(dst, ident, ndom), "v0", node.id)]
+    return collapse(Kernel(name, node.shape, body, [], []))
+
+
+def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[int]:
+    """The chains (top node ids) whose shared buffer is unsafe: `shared` maps a chain's top
+    to (buffer index, id of the node the buffer holds before the program runs, or -1). A
+    kernel that writes the buffer may read it only at the elements it writes and only the
+    value it holds; a later kernel may read only the value it holds now."""
+    bad: set[int] = set()
+    for top, (m, current) in shared.items():
+        modified = False
+        for kern in program.kernels:
+            body = kern.body
+            loads = [s for s in body if isinstance(s, Load) and s.access.buf == m]
+            stores = [s for s in body if isinstance(s, Store) and s.access.buf == m]
+            if stores:
+                written = {s.access for s in stores}
+                if isinstance(kern, GemmKernel) and (loads or (kern.blas and _c_unreadable(kern))):
+                    bad.add(top)
+                if any(ld.access not in written or ld.node != current for ld in loads):
+                    bad.add(top)
+                current, modified = stores[-1].node, True
+            elif modified and any(ld.node != current for ld in loads):
+                bad.add(top)
+    return bad
+
+
+def _c_unreadable(kern: GemmKernel) -> bool:
+    """BLAS writes C row-major with a leading dimension; other layouts cannot be its C."""
+    layout = blas_layout(kern.m, kern.n, *kern.c.strides[-2:])
+    return layout is None or not layout[0]
