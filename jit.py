@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .codegen.c import COptions, render
+from .codegen.c import COptions
 from .errors import CompileError, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
@@ -26,6 +26,7 @@ from .lowering.memplan import plan
 from .lowering.pipeline import optimise
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
+from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
 _SCALARS = (bool, int, float)
@@ -196,7 +197,7 @@ class JitFunction:
         tc, exact = guess()
         cfg = config.current()
         t0 = time.perf_counter()
-        source = render(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
+        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
         render_s = time.perf_counter() - t0
         _log(4, source)
         try:
@@ -209,7 +210,7 @@ class JitFunction:
             real = detect()
             if real != tc or path is None:
                 tc = real
-                source = render(program, COptions(par_min=cfg.parallel_min,
+                source = render_source(program, COptions(par_min=cfg.parallel_min,
                                                   libmvec=tc.libmvec))
                 path = build(source, tc, self.fn.__name__)
         return source, load(path), render_s
