@@ -1,5 +1,6 @@
 """The command line: `python -m fusejit demo` compiles example functions and reports speed
-against NumPy and what was fused."""
+against NumPy and what was fused; `python -m fusejit cache info|list|clear` manages the kernel
+cache."""
 
 from __future__ import annotations
 
@@ -130,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scale", type=int, default=0,
                    help="shrink the inputs by 2**scale (0 = full size)")
     p.set_defaults(func=demo)
+    from .kernels_cache.cli_cache import add_parser as add_cache_parser
+
+    add_cache_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

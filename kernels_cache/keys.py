@@ -15,7 +15,7 @@ import platform
 from dataclasses import dataclass
 
 # Parts longer than this (or spanning lines) are summarised by a digest.
-SHORT = 120
+SHORT = 400
 
 # /proc/cpuinfo fields that decide what -march=native selects (volatile ones such as
 # "cpu MHz", "bogomips" or core ids are left out).
@@ -67,6 +67,23 @@ def changed_parts(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """Names of the parts that differ between two summaries (added or removed parts count)."""
     names = list(new) + [k for k in old if k not in new]
     return [k for k in names if old.get(k) != new.get(k)]
+
+
+def describe_change(name: str, old: str | None, new: str | None) -> str:
+    """`name` with what changed in it, as far as a summary can tell (digests say nothing)."""
+    old, new = old or "", new or ""
+    if old.startswith("sha256:") or new.startswith("sha256:"):
+        return name
+    if len(old) + len(new) <= 100:
+        return f"{name} ({old!r} -> {new!r})"
+    before, after = old.split(), new.split()
+    added = [t for t in after if t not in before]
+    removed = [t for t in before if t not in after]
+    if not added and not removed:
+        return f"{name} (reordered)"
+    said = ([f"added {' '.join(added)}"] if added else []) + (
+        [f"removed {' '.join(removed)}"] if removed else [])
+    return f"{name} ({'; '.join(said)})"
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from .. import config
 from . import entries, stats
-from .keys import KeyParts, key_of  # noqa: F401 - key_of is re-exported for the backends
+from .keys import KeyParts, describe_change, key_of  # noqa: F401 - key_of: re-exported
 from .stats import Stats
 
 
@@ -124,10 +124,8 @@ class Store:
                 msg = f"cache miss: {what}: no previous entry for {parts.name!r}"
             else:
                 old, changed = found
-                now = parts.summary()
-                shown = [f"{c} ({old.meta.get('parts', {}).get(c, '-')!r} -> "
-                         f"{now.get(c, '-')!r})" if len(now.get(c, "")) <= 60 else c
-                         for c in changed]
+                now, before = parts.summary(), old.meta.get("parts") or {}
+                shown = [describe_change(c, before.get(c), now.get(c)) for c in changed]
                 msg = (f"cache miss: {what}: changed since entry {old.key[:12]}: "
                        + (", ".join(shown) or "nothing (same key parts)"))
         print(f"[fusejit] {msg}", file=sys.stderr)

@@ -131,7 +131,7 @@ def prepare_dispatcher() -> None:
     global _dispatch_thread
     if not _dispatch_module and _dispatch_thread is None:
         try:
-            tc = cached_toolchain()
+            tc = cached_toolchain(count=False)
             ready = tc is not None and default_store(config.current().cache_dir).contains(
                 _dispatcher_key(tc), importlib.machinery.EXTENSION_SUFFIXES[0])
         except Exception:  # noqa: BLE001 - no compiler etc.: the thread reports nothing either

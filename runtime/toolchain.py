@@ -182,13 +182,13 @@ def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
     return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra)
 
 
-def cached() -> Toolchain | None:
+def cached(count: bool = True) -> Toolchain | None:
     """The toolchain when its probe results are known (in this process or the cache), else
-    None; never starts the probe."""
+    None; never starts the probe. `count`: record the lookup in the cache's hit/miss counts."""
     cfg = config.current()
     cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
     _, key = _identify(cc, extra)
-    return _detect(cc, extra) if _cached_info(key) is not None else None
+    return _detect(cc, extra) if _cached_info(key, count) is not None else None
 
 
 def guess() -> tuple[Toolchain, bool]:
