@@ -18,7 +18,7 @@ import pickle
 
 from .. import config
 from ..codegen.c import COptions, render
-from ..kernels_cache.keys import key_parts
+from ..kernels_cache.keys import key_parts, short_digest
 from ..kernels_cache.store import default_store
 from ..lowering.loop_ir import Program
 
@@ -55,7 +55,7 @@ def render_source(program: Program, opts: COptions) -> str:
         blob = pickle.dumps((program, opts), protocol=4)
     except Exception:  # noqa: BLE001 - something unpicklable: just render
         return render(program, opts)
-    parts = key_parts("c-source", program.name, program=hashlib.sha256(blob).hexdigest(),
+    parts = key_parts("c-source", program.name, program=short_digest(blob),
                       options=repr(opts), code=code_identity(), numpy=np.__version__,
                       fusejit=VERSION)
     store = default_store(config.current().cache_dir)
