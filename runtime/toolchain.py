@@ -52,7 +52,12 @@ class Toolchain:
 
 
 def _find_cc(cfg: config.Config) -> str:
-    for cand in ([cfg.cc] if cfg.cc else []) + ["cc", "gcc", "clang"]:
+    return _which_cc(cfg.cc)
+
+
+@functools.lru_cache(maxsize=8)
+def _which_cc(configured: str | None) -> str:
+    for cand in ([configured] if configured else []) + ["cc", "gcc", "clang"]:
         path = shutil.which(cand)
         if path:
             return path
