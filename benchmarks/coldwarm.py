@@ -7,7 +7,8 @@ For each workload, fresh processes call the fusejit-compiled NumPy function once
 - cold program: the toolchain probe and dispatcher are cached, the program is not;
 - warm: the same cache again (median and best of --repeat processes), with the number of times
   the C compiler ran in those processes (a wrapper script in FUSEJIT_CC counts them; the target
-  is 0) and the program's steady-state call time for comparison.
+  is 0) and, for comparison, the program's steady-state call time and the first call of the
+  plain NumPy function in a fresh process (which pays the same first-touch page faults).
 
 `import fusejit` is not included (it is timed separately). Python bytecode is cached (in a
 temporary PYTHONPYCACHEPREFIX) as it is for an installed package. Inputs are the benchmark's --quick
@@ -42,15 +43,20 @@ CHILD_TIMEOUT_S = 300
 PROGRAM_KINDS = ("c-program", "c-source")  # what "cold program" leaves out of the cache
 
 
-def child(name: str, full: bool) -> dict[str, Any]:
-    """Run in the measured process: import, first call, steady calls."""
+def child(name: str, full: bool, numpy_only: bool = False) -> dict[str, Any]:
+    """Run in the measured process: import, first call, steady calls (of the fusejit-compiled
+    function, or with `numpy_only` of the NumPy function itself, for comparison)."""
+    wl = workloads.REGISTRY[name]
+    inputs = wl.make_inputs(0, not full)
+    if numpy_only:
+        t0 = time.perf_counter()
+        wl.numpy_fn(*inputs)
+        return {"first_s": time.perf_counter() - t0}
     t0 = time.perf_counter()
     import fusejit
     from fusejit.kernels_cache.store import default_store
 
     import_s = time.perf_counter() - t0
-    wl = workloads.REGISTRY[name]
-    inputs = wl.make_inputs(0, not full)
     f = fusejit.jit(wl.numpy_fn)
     t0 = time.perf_counter()
     f(*inputs)
@@ -65,11 +71,13 @@ def child(name: str, full: bool) -> dict[str, Any]:
             "program_hits": s[("c-program", "hit")], "program_misses": s[("c-program", "miss")]}
 
 
-def run_child(name: str, cache: str, cc: str, full: bool) -> dict[str, Any]:
+def run_child(name: str, cache: str, cc: str, full: bool, numpy_only: bool = False
+              ) -> dict[str, Any]:
     env = {**os.environ, "FUSEJIT_CACHE_DIR": cache, "FUSEJIT_CC": cc, "FUSEJIT_DEBUG": "0",
            "PYTHONPYCACHEPREFIX": os.path.join(os.path.dirname(cache), "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from bytecode
-    args = [sys.executable, os.path.abspath(__file__), "--child", name, *(["--full"] * full)]
+    args = [sys.executable, os.path.abspath(__file__), "--child", name, *(["--full"] * full),
+            *(["--numpy"] * numpy_only)]
     proc = subprocess.run(args, capture_output=True, text=True, env=env,
                           timeout=CHILD_TIMEOUT_S)
     for line in reversed(proc.stdout.splitlines()):
@@ -118,6 +126,7 @@ def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any
             before = _lines(log)
             warm = [run_child(name, cache, cc, full) for _ in range(repeat)]
             firsts = [w["first_s"] for w in warm]
+            numpy = [run_child(name, cache, cc, full, True)["first_s"] for _ in range(repeat)]
             rows.append({
                 "workload": name, "empty_s": empty["first_s"], "cold_s": cold["first_s"],
                 "warm_median_s": statistics.median(firsts), "warm_min_s": min(firsts),
@@ -125,6 +134,7 @@ def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any
                 "compiler_runs_warm": _lines(log) - before,
                 "program_misses_warm": sum(w["program_misses"] for w in warm),
                 "import_s": statistics.median(w["import_s"] for w in warm),
+                "numpy_first_s": statistics.median(numpy),
             })
             print(f"[coldwarm] {name}: cold {cold['first_s'] * 1e3:.0f} ms, warm "
                   f"{rows[-1]['warm_median_s'] * 1e3:.1f} ms", file=sys.stderr)
@@ -134,12 +144,13 @@ def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any
 def markdown(rows: list[dict[str, Any]], repeat: int) -> str:
     ms = lambda s: f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e3:.{1 if s >= 1e-3 else 2}f} ms"
     out = [f"| workload | cold, empty cache | cold program | warm (median of {repeat}) "
-           "| warm best / worst | steady call | compiler runs, warm |",
-           "|---|---|---|---|---|---|---|"]
+           "| warm best / worst | steady call | compiler runs, warm | NumPy first call |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['workload']} | {ms(r['empty_s'])} | {ms(r['cold_s'])} | "
                    f"{ms(r['warm_median_s'])} | {ms(r['warm_min_s'])} / {ms(r['warm_max_s'])} | "
-                   f"{ms(r['steady_s'])} | {r['compiler_runs_warm']} |")
+                   f"{ms(r['steady_s'])} | {r['compiler_runs_warm']} | "
+                   f"{ms(r['numpy_first_s'])} |")
     return "\n".join(out)
 
 
@@ -150,9 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--full", action="store_true", help="full benchmark sizes (default: quick)")
     p.add_argument("--json", help="also write the rows to this file")
     p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--numpy", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.full)))
+        print(json.dumps(child(args.child, args.full, args.numpy)))
         return 0
     names = args.only.split(",") if args.only else list(workloads.REGISTRY)
     meter = machine.CpuMeter()
