@@ -1,5 +1,6 @@
 """The command line: `python -m fusejit demo` compiles example functions and reports speed
-against NumPy and what was fused; `export` compiles a function ahead of time."""
+against NumPy and what was fused; `export` compiles a function ahead of time; `cache
+info|list|clear` manages the kernel cache."""
 
 from __future__ import annotations
 
@@ -143,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="shrink the inputs by 2**scale (0 = full size)")
     p.set_defaults(func=demo)
     _add_export(sub)
+    from .kernels_cache.cli_cache import add_parser as add_cache_parser
+
+    add_cache_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

@@ -29,6 +29,7 @@ from .lowering.pipeline import optimise
 from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
+from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
 _SCALARS = (bool, int, float)
@@ -269,7 +270,7 @@ class JitFunction:
         tc, exact = guess()
         cfg = config.current()
         t0 = time.perf_counter()
-        source = render(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
+        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
         render_s = time.perf_counter() - t0
         _log(4, source)
         try:
@@ -282,7 +283,7 @@ class JitFunction:
             real = detect()
             if real != tc or path is None:
                 tc = real
-                source = render(program, COptions(par_min=cfg.parallel_min,
+                source = render_source(program, COptions(par_min=cfg.parallel_min,
                                                   libmvec=tc.libmvec))
                 path = build(source, tc, self.fn.__name__)
         return source, load(path, blas=uses_blas(program)), render_s

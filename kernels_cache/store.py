@@ -1,124 +1,205 @@
 """The on-disk, content-addressed store of compiled artefacts.
 
-An entry is `<dir>/<key[:2]>/<key><suffix>` plus `<key>.sha256`, the digest of the artefact's
-bytes. Writes go to a temporary file in the same directory and are renamed into place, so a
-reader never sees a half-written entry; an entry whose digest does not match is treated as
-missing. The directory is private to the user; a directory that cannot be used falls back to a
-private temporary one with a warning.
+Layout and the load checks are in `entries.py`: an artefact, a `.sha256` digest of its bytes and
+a `.meta.json` with its key parts. Writes go to temporary files in the entry's directory and are
+renamed into place (artefact first, digest last), so a reader never takes a half-written or
+half-published entry for a valid one; a per-key lock (`flock`, released by the kernel if the
+writer dies) makes concurrent builders of the same key wait for the first and reuse its entry.
+Before anything is returned for loading, its directory and files must belong to this user and be
+writable by nobody else, and its digest must match: otherwise it is treated as missing (a
+refused entry with a warning). The root directory is created private (0700); one that cannot be
+used falls back to a private temporary directory with a warning.
 """
 
 from __future__ import annotations
 
-import hashlib
+import atexit
+import fcntl
+import json
 import os
-import stat
+import shutil
+import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from .. import config
+from . import entries, stats
+from .keys import KeyParts, describe_change, key_of  # noqa: F401 - key_of: re-exported
+from .stats import Stats
 
 
 def default_dir() -> str:
+    """The platform's user cache directory for fusejit."""
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", "fusejit")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "fusejit")
 
 
-def key_of(*parts: str | bytes) -> str:
-    """A hex digest of everything that changes an artefact."""
-    h = hashlib.sha256()
-    for p in parts:
-        data = p.encode() if isinstance(p, str) else p
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
+def _warn(msg: str) -> None:
+    warnings.warn(f"fusejit: {msg}", RuntimeWarning, stacklevel=4)
 
 
-def _digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _safe_dir(path: str) -> bool:
-    """True when `path` is a directory owned by us and not writable by group or others."""
+def _unlink(lock_path: str) -> None:
+    """Remove a lock file we hold once its entry is valid: a process that opened it before
+    rechecks the entry after taking it; one that opens the path afterwards finds the entry."""
     try:
-        st = os.stat(path)
+        os.unlink(lock_path)
     except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+        pass
 
 
-@dataclass
-class Stats:
-    hits: int = 0
-    misses: int = 0
+def _private_tmpdir() -> str:
+    path = tempfile.mkdtemp(prefix="fusejit-cache-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 class Store:
     """A content-addressed artefact store rooted at `root`."""
 
     def __init__(self, root: str | None = None) -> None:
-        self.root = self._usable(root or default_dir())
-        self.stats = Stats()
+        self.requested = root or default_dir()
+        self.root, self.fallback_reason = self._usable(self.requested)
+        self.stats = Stats()  # this process's lookups
+        self._unsafe_tmp: str | None = None
 
     @staticmethod
-    def _usable(root: str) -> str:
+    def _usable(root: str) -> tuple[str, str | None]:
         try:
             os.makedirs(root, mode=0o700, exist_ok=True)
-            if not _safe_dir(root):
-                raise PermissionError(f"{root} is not owned by this user or is writable by others")
-            probe = tempfile.NamedTemporaryFile(dir=root, delete=True)
+            why = entries.unsafe_dir(root)
+            if why:
+                raise PermissionError(why)
+            probe = tempfile.NamedTemporaryFile(dir=root, prefix=entries.TMP_PREFIX)
             probe.close()
-            return root
+            return root, None
         except OSError as e:
-            fallback = tempfile.mkdtemp(prefix="fusejit-cache-")
-            warnings.warn(f"fusejit: cache directory {root} is unusable ({e}); using private "
-                          f"temporary directory {fallback}", RuntimeWarning, stacklevel=3)
-            return fallback
+            reason = e.strerror or str(e)
+            fallback = _private_tmpdir()
+            _warn(f"cache directory {root} cannot be used ({reason}); using the private "
+                  f"temporary directory {fallback} for this process")
+            return fallback, reason
 
     def path(self, key: str, suffix: str) -> str:
         return os.path.join(self.root, key[:2], key + suffix)
 
-    def lookup(self, key: str, suffix: str) -> str | None:
-        """The path of a verified entry, or None (missing, corrupted or unsafe)."""
-        path = self.path(key, suffix)
-        try:
-            with open(path + ".sha256", encoding="ascii") as f:
-                expected = f.read().strip()
-            ok = _safe_dir(os.path.dirname(path)) and os.stat(path).st_uid == os.getuid()
-            if ok and _digest(path) == expected:
-                self.stats.hits += 1
-                return path
-        except OSError:
-            pass
-        self.stats.misses += 1
+    # -- lookup ------------------------------------------------------------------------------
+
+    def lookup(self, key: str | KeyParts, suffix: str, count: bool = True) -> str | None:
+        """The path of a verified entry, or None (missing, corrupted or refused). `count`:
+        record it as a hit or miss (off for a re-check of a lookup already counted)."""
+        parts = key if isinstance(key, KeyParts) else None
+        k = parts.key() if parts else str(key)
+        path = self.path(k, suffix)
+        status, detail = entries.verify(path)
+        if count:
+            kind = parts.kind if parts else suffix.lstrip(".")
+            self.stats.add(kind, status == "ok")
+            if self.fallback_reason is None:
+                stats.record(self.root, kind, status == "ok")
+        if status == "ok":
+            return path
+        if status == "refused":
+            _warn(f"refusing to load cache entry {path}: {detail}; rebuilding it")
+        if count and parts is not None and config.current().debug >= 1:
+            self._log_miss(parts, k, status, detail)
         return None
 
-    def put(self, key: str, suffix: str, build: Callable[[str], None]) -> str:
-        """Build an entry with `build(tmp_path)` and move it into place atomically."""
-        path = self.path(key, suffix)
-        folder = os.path.dirname(path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=suffix)
-        os.close(fd)
-        try:
-            build(tmp)
-            digest = _digest(tmp)
-            fd, tmp_sum = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".sha256")
-            with os.fdopen(fd, "w", encoding="ascii") as f:
-                f.write(digest)
-            os.replace(tmp, path)
-            os.replace(tmp_sum, path + ".sha256")
-        finally:
-            for leftover in (tmp,):
-                if os.path.exists(leftover):
-                    os.unlink(leftover)
-        return path
+    def contains(self, key: str | KeyParts, suffix: str) -> bool:
+        """Whether a verified entry exists (not counted as a lookup)."""
+        return self.lookup(key, suffix, count=False) is not None
 
-    def get_or_build(self, key: str, suffix: str, build: Callable[[str], None]) -> str:
+    def _log_miss(self, parts: KeyParts, key: str, status: str, detail: str) -> None:
+        """Say why `parts` missed: the entry's state, and which key parts differ from the
+        closest previous entry built for the same kind and name."""
+        what = f"{parts.kind} {parts.name!r} (key {key[:12]})"
+        if status != "missing":
+            msg = f"cache miss: {what}: entry {status}: {detail}"
+        else:
+            found = entries.closest(self.root, parts.kind, parts.name, parts.summary(), key)
+            if found is None:
+                msg = f"cache miss: {what}: no previous entry for {parts.name!r}"
+            else:
+                old, changed = found
+                now, before = parts.summary(), old.meta.get("parts") or {}
+                shown = [describe_change(c, before.get(c), now.get(c)) for c in changed]
+                msg = (f"cache miss: {what}: changed since entry {old.key[:12]}: "
+                       + (", ".join(shown) or "nothing (same key parts)"))
+        print(f"[fusejit] {msg}", file=sys.stderr)
+
+    # -- put ---------------------------------------------------------------------------------
+
+    def _folder(self, key: str) -> str | None:
+        """The entry directory for `key` (created private), or None when it is unsafe."""
+        folder = os.path.join(self.root, key[:2])
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError as e:
+            _warn(f"cannot create cache directory {folder} ({e.strerror}); building into a "
+                  "private temporary directory")
+            return None
+        why = entries.unsafe_dir(folder)
+        if why:
+            _warn(f"cache directory {folder} is not private ({why}); building into a private "
+                  "temporary directory instead. Remove it or `chmod 700` it to cache again.")
+            return None
+        return folder
+
+    def put(self, key: str | KeyParts, suffix: str, build: Callable[[str], None]) -> str:
+        """Build an entry with `build(tmp_path)` and publish it atomically; return its path.
+        Under the key's lock, an entry another process finished meanwhile is reused."""
+        parts = key if isinstance(key, KeyParts) else None
+        k = parts.key() if parts else str(key)
+        folder = self._folder(k)
+        if folder is None:
+            if self._unsafe_tmp is None:
+                self._unsafe_tmp = _private_tmpdir()
+            out = os.path.join(self._unsafe_tmp, k + suffix)
+            build(out)
+            return out
+        path = os.path.join(folder, k + suffix)
+        lock_path = os.path.join(folder, k + entries.LOCK)
+        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        temps: list[str] = []
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if entries.verify(path)[0] == "ok":
+                _unlink(lock_path)
+                return path
+            tmp = self._temp(folder, suffix, temps)
+            build(tmp)
+            os.chmod(tmp, os.stat(tmp).st_mode & 0o700)
+            digest = entries.file_digest(tmp)
+            tmp_sum = self._temp(folder, entries.SUM, temps, digest)
+            meta = {"kind": parts.kind if parts else suffix.lstrip("."),
+                    "name": parts.name if parts else "", "suffix": suffix,
+                    "created": time.time(), "parts": parts.summary() if parts else {}}
+            tmp_meta = self._temp(folder, entries.META, temps, json.dumps(meta, indent=1))
+            os.replace(tmp, path)
+            os.replace(tmp_sum, path + entries.SUM)
+            os.replace(tmp_meta, path + entries.META)
+            _unlink(lock_path)
+            return path
+        finally:
+            os.close(lock)
+            for t in temps:
+                if os.path.lexists(t):
+                    os.unlink(t)
+
+    @staticmethod
+    def _temp(folder: str, suffix: str, temps: list[str], text: str | None = None) -> str:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=entries.TMP_PREFIX, suffix=suffix)
+        temps.append(tmp)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            if text is not None:
+                f.write(text)
+        return tmp
+
+    def get_or_build(self, key: str | KeyParts, suffix: str,
+                     build: Callable[[str], None]) -> str:
         return self.lookup(key, suffix) or self.put(key, suffix, build)
 
 
@@ -128,6 +209,6 @@ _default: Store | None = None
 def default_store(root: str | None = None) -> Store:
     """The process-wide store (rooted at FUSEJIT_CACHE_DIR when set)."""
     global _default
-    if _default is None or (root is not None and _default.root != root):
+    if _default is None or (root is not None and _default.requested != root):
         _default = Store(root)
     return _default

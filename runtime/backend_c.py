@@ -1,12 +1,15 @@
 """The C backend: compile generated C into a shared library (through the kernel store) and
-load it with cffi; build and load the call dispatcher."""
+load it (ctypes: no C parser on the warm path; cffi only for the fallback call path); build and
+load the call dispatcher."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.machinery
 import importlib.util
 import os
+import platform
 import sys
 import sysconfig
 import threading
@@ -14,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import config
-from ..kernels_cache.store import default_store, key_of
+from ..kernels_cache.keys import KeyParts, cpu_target, key_parts
+from ..kernels_cache.store import default_store
 from .toolchain import Toolchain, detect, run_cc
+from .toolchain import cached as cached_toolchain
 
 VERSION = "0.1.0"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,15 +43,26 @@ class Library:
 
     path: str
     handle: Any
-    entry: Any
     address: int
+
+    @functools.cached_property
+    def entry(self) -> Any:
+        """The entry point as a cffi function (the fallback call path only)."""
+        return ffi().cast("int (*)(char *const *, char *)", self.address)
+
+
+def program_key(source: str, tc: Toolchain, name: str = "program") -> KeyParts:
+    """Everything that changes a compiled program, by name (see kernels_cache.keys)."""
+    return key_parts("c-program", name, source=source, compiler=tc.cc,
+                     compiler_version=tc.version, flags=" ".join(tc.cflags + tc.libs),
+                     target=cpu_target(), fusejit=VERSION)
 
 
 def build(source: str, toolchain: Toolchain | None = None, name: str = "program") -> str:
     """Compile `source` to a shared library in the kernel store; return its path."""
     tc = toolchain or detect()
     store = default_store(config.current().cache_dir)
-    key = key_of("c-program", VERSION, tc.identity(), source)
+    key = program_key(source, tc, name)
 
     def compile_to(out: str) -> None:
         src = out[: -len(".so")] + ".c"
@@ -61,15 +77,20 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
 
 
 def load(path: str, blas: bool = False) -> Library:
-    """dlopen a compiled program and find its entry point; hand it the BLAS it calls."""
-    handle = ffi().dlopen(path)
+    """dlopen a compiled program and find its entry point (ctypes never unloads it); hand
+    it the BLAS it calls."""
+    import ctypes
+
+    handle = ctypes.CDLL(path)
     if blas:
         from .blas import gemm_pointers
 
-        sgemm, dgemm = gemm_pointers()
-        handle.fj_set_blas(ffi().cast("void *", sgemm), ffi().cast("void *", dgemm))
-    entry = handle.fj_entry
-    return Library(path, handle, entry, int(ffi().cast("uintptr_t", entry)))
+        set_blas = handle.fj_set_blas
+        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p, ctypes.c_void_p], None
+        set_blas(*gemm_pointers())
+    address = ctypes.cast(handle.fj_entry, ctypes.c_void_p).value
+    assert address, f"{path} has no fj_entry"
+    return Library(path, handle, int(address))
 
 
 def call_with_cffi(lib: Library, objs: tuple, arena: Any) -> int:
@@ -113,25 +134,56 @@ def ready_dispatcher() -> Any:
 
 
 def prepare_dispatcher() -> None:
-    """Start building the dispatcher on a thread, overlapping the first program's compile."""
+    """Load the dispatcher now when the cache has it (a few ms), else start building it on a
+    thread, overlapping the first program's compile."""
     global _dispatch_thread
     if not _dispatch_module and _dispatch_thread is None:
+        try:
+            tc = cached_toolchain(count=False)
+            ready = tc is not None and default_store(config.current().cache_dir).contains(
+                _dispatcher_key(tc), importlib.machinery.EXTENSION_SUFFIXES[0])
+        except Exception:  # noqa: BLE001 - no compiler etc.: the thread reports nothing either
+            ready = False
+        if ready:
+            dispatcher()
+            return
         _dispatch_thread = threading.Thread(target=dispatcher, name="fusejit-dispatcher",
                                             daemon=True)
         _dispatch_thread.start()
+        # A short-lived first process still leaves the dispatcher in the cache for the next.
+        atexit.register(_dispatch_thread.join, 120)
+
+
+@functools.lru_cache(maxsize=1)
+def _dispatch_source() -> str:
+    with open(os.path.join(_HERE, "_dispatch.c"), encoding="utf-8") as f:
+        return f.read()
+
+
+def _dispatch_include() -> list[str]:
+    import numpy as np
+
+    return [sysconfig.get_paths()["include"], np.get_include()]
+
+
+def _dispatcher_key(tc: Toolchain) -> KeyParts:
+    import numpy as np
+
+    return key_parts("dispatch", "_fusejit_dispatch", source=_dispatch_source(),
+                     compiler=tc.cc, compiler_version=tc.version,
+                     flags=" ".join(["-O2", "-shared", "-fPIC",
+                                     *[f"-I{i}" for i in _dispatch_include()]]),
+                     target=platform.machine(), python=sys.version, numpy=np.__version__,
+                     fusejit=VERSION)
 
 
 def _build_dispatcher() -> Any:
     try:
-        import numpy as np
-
-        with open(os.path.join(_HERE, "_dispatch.c"), encoding="utf-8") as f:
-            source = f.read()
+        source = _dispatch_source()
         tc = detect()
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        include = [sysconfig.get_paths()["include"], np.get_include()]
-        key = key_of("dispatch", VERSION, tc.cc, tc.version, sys.version, np.__version__,
-                     source, *include)
+        include = _dispatch_include()
+        key = _dispatcher_key(tc)
         store = default_store(config.current().cache_dir)
 
         def compile_to(out: str) -> None:

@@ -1,7 +1,8 @@
 """The system C compiler: find it, identify it, probe what it supports, and run it.
 
-Probe results (OpenMP, libmvec) are cached in the kernel store, keyed by the compiler's
-identity, so a new process pays for them only once per machine.
+The compiler's version and the probe results (OpenMP, libmvec) are cached in the kernel store,
+keyed by the compiler binary's identity (path, size, mtime, inode), so a process that finds
+everything it needs in the cache never runs the compiler at all.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 
 from .. import config
 from ..errors import CompileError, CompilerNotFoundError
-from ..kernels_cache.store import default_store, key_of
+from ..kernels_cache.keys import KeyParts, cpu_target, key_parts
+from ..kernels_cache.store import default_store
 
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
               "-fno-math-errno", "-ffp-contract=off",
@@ -50,7 +52,12 @@ class Toolchain:
 
 
 def _find_cc(cfg: config.Config) -> str:
-    for cand in ([cfg.cc] if cfg.cc else []) + ["cc", "gcc", "clang"]:
+    return _which_cc(cfg.cc)
+
+
+@functools.lru_cache(maxsize=8)
+def _which_cc(configured: str | None) -> str:
+    for cand in ([configured] if configured else []) + ["cc", "gcc", "clang"]:
         path = shutil.which(cand)
         if path:
             return path
@@ -97,25 +104,64 @@ int main(void) { int n = 0;
 """
 
 
-@functools.lru_cache(maxsize=4)
-def _identify(cc: str, extra: tuple[str, ...]) -> tuple[str, str]:
-    """(compiler version line, store key of its probe results)."""
+def _version(cc: str) -> str:
+    """The compiler's version line, from the cache when this binary was asked before."""
+    real = os.path.realpath(cc)
+    try:
+        st = os.stat(real)
+    except OSError as e:
+        raise CompilerNotFoundError(f"could not run the C compiler {cc}: {e}") from e
+    parts = key_parts("cc-version", os.path.basename(cc), compiler=cc,
+                      binary=f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}")
+    store = default_store(config.current().cache_dir)
+    cached = store.lookup(parts, ".json")
+    if cached:
+        try:
+            with open(cached, encoding="utf-8") as f:
+                return str(json.load(f)["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
     except OSError as e:
         raise CompilerNotFoundError(f"could not run the C compiler {cc}: {e}") from e
-    version = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "?"
-    key = key_of("toolchain-probe-v1", cc, version, str(os.stat(cc).st_mtime_ns), *extra,
-                 _read(_PROBE))
+    text = out.stdout or out.stderr
+    version = text.splitlines()[0] if text.strip() else "?"
+    if out.returncode == 0:
+        store.put(parts, ".json", lambda path: _write_json(path, {"version": version}))
+    return version
+
+
+def _write_json(path: str, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+
+
+@functools.lru_cache(maxsize=4)
+def _identify(cc: str, extra: tuple[str, ...]) -> tuple[str, KeyParts]:
+    """(compiler version line, store key parts of its probe results)."""
+    version = _version(cc)
+    key = key_parts("toolchain-probe", os.path.basename(cc), compiler=cc,
+                    compiler_version=version, flags=" ".join(extra), target=cpu_target(),
+                    source=_OMP_PROBE + _read(_PROBE), fusejit="probe-v2")
     return version, key
 
 
-def _cached_info(key: str) -> dict | None:
-    cached = default_store(config.current().cache_dir).lookup(key, ".json")
-    if not cached:
-        return None
-    with open(cached) as f:
-        return json.load(f)
+_infos: dict[str, dict] = {}  # probe results already read in this process
+
+
+def _cached_info(key: KeyParts, count: bool = True) -> dict | None:
+    k = key.key()
+    if k not in _infos:
+        cached = default_store(config.current().cache_dir).lookup(key, ".json", count)
+        if not cached:
+            return None
+        try:
+            with open(cached, encoding="utf-8") as f:
+                _infos[k] = json.load(f)
+        except (OSError, ValueError):
+            return None
+    return _infos[k]
 
 
 _probe_lock = threading.Lock()
@@ -125,7 +171,7 @@ _probe_lock = threading.Lock()
 def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
     version, key = _identify(cc, extra)
     with _probe_lock:  # one probe run per process, even when started from several threads
-        info = _cached_info(key)
+        info = _cached_info(key, count=False)  # cached() counted this process's lookup
         if info is None:
             # -O1 -ftree-vectorize vectorises the probe's loops (every _ZGV* variant is
             # referenced) at a third of -O3's compile time.
@@ -136,25 +182,30 @@ def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
                               "-I", os.path.dirname(_PROBE)], _read(_PROBE), ["-lmvec", "-lm"]))
             found = _probes(cc, jobs)
             info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
-
-            def write(path: str) -> None:
-                with open(path, "w") as f:
-                    json.dump(info, f)
-
-            default_store(config.current().cache_dir).put(key, ".json", write)
+            default_store(config.current().cache_dir).put(
+                key, ".json", lambda path: _write_json(path, info))
     return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra)
+
+
+def cached(count: bool = True) -> Toolchain | None:
+    """The toolchain when its probe results are known (in this process or the cache), else
+    None; never starts the probe. `count`: record the lookup in the cache's hit/miss counts."""
+    cfg = config.current()
+    cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
+    _, key = _identify(cc, extra)
+    return _detect(cc, extra) if _cached_info(key, count) is not None else None
 
 
 def guess() -> tuple[Toolchain, bool]:
     """(toolchain, exact): the probed toolchain when its results are cached, else the likely
     one (OpenMP; libmvec on x86-64 Linux) with the probe started on a background thread.
     A guess must be confirmed with `detect()` before anything built with it runs."""
+    tc = cached()
+    if tc is not None:
+        return tc, True
     cfg = config.current()
     cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
-    version, key = _identify(cc, extra)
-    info = _cached_info(key)
-    if info is not None:
-        return _detect(cc, extra), True
+    version, _ = _identify(cc, extra)
     threading.Thread(target=_detect, args=(cc, extra), name="fusejit-probe",
                      daemon=True).start()
     likely = platform.machine() in ("x86_64", "AMD64") and sys.platform.startswith("linux")

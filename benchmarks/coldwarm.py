@@ -1,0 +1,186 @@
+"""Cold compile vs warm start (issue 5): time from the call to the first result in a new process.
+
+For each workload, fresh processes call the fusejit-compiled NumPy function once:
+
+- cold, empty cache: a new FUSEJIT_CACHE_DIR (toolchain probe, call dispatcher and program all
+  built in that process);
+- cold program: the toolchain probe and dispatcher are cached, the program is not;
+- warm: the same cache again (median and best of --repeat processes), with the number of times
+  the C compiler ran in those processes (a wrapper script in FUSEJIT_CC counts them; the target
+  is 0) and, for comparison, the program's steady-state call time and the first call of the
+  plain NumPy function in a fresh process (which pays the same first-touch page faults).
+
+`import fusejit` is not included (it is timed separately). Python bytecode is cached (in a
+temporary PYTHONPYCACHEPREFIX) as it is for an installed package. Inputs are the benchmark's --quick
+sizes unless --full is given (then the first call also pays for the page faults of large
+outputs, which the steady call does not).
+
+    python benchmarks/coldwarm.py [--only gelu_tanh,softmax_rows] [--repeat 5] [--full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+if __package__:
+    from . import machine, workloads
+else:  # run as a script: python benchmarks/coldwarm.py
+    import machine  # type: ignore[no-redef]
+    import workloads  # type: ignore[no-redef]
+
+CHILD_TIMEOUT_S = 300
+PROGRAM_KINDS = ("c-program", "c-source")  # what "cold program" leaves out of the cache
+
+
+def child(name: str, full: bool, numpy_only: bool = False) -> dict[str, Any]:
+    """Run in the measured process: import, first call, steady calls (of the fusejit-compiled
+    function, or with `numpy_only` of the NumPy function itself, for comparison)."""
+    wl = workloads.REGISTRY[name]
+    inputs = wl.make_inputs(0, not full)
+    if numpy_only:
+        t0 = time.perf_counter()
+        wl.numpy_fn(*inputs)
+        return {"first_s": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    import fusejit
+    from fusejit.kernels_cache.store import default_store
+
+    import_s = time.perf_counter() - t0
+    f = fusejit.jit(wl.numpy_fn)
+    t0 = time.perf_counter()
+    f(*inputs)
+    first_s = time.perf_counter() - t0
+    steady = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        f(*inputs)
+        steady.append(time.perf_counter() - t0)
+    s = default_store().stats.by_kind
+    return {"import_s": import_s, "first_s": first_s, "steady_s": min(steady),
+            "program_hits": s[("c-program", "hit")], "program_misses": s[("c-program", "miss")]}
+
+
+def run_child(name: str, cache: str, cc: str, full: bool, numpy_only: bool = False
+              ) -> dict[str, Any]:
+    env = {**os.environ, "FUSEJIT_CACHE_DIR": cache, "FUSEJIT_CC": cc, "FUSEJIT_DEBUG": "0",
+           "PYTHONPYCACHEPREFIX": os.path.join(os.path.dirname(cache), "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from bytecode
+    args = [sys.executable, os.path.abspath(__file__), "--child", name, *(["--full"] * full),
+            *(["--numpy"] * numpy_only)]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env,
+                          timeout=CHILD_TIMEOUT_S)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            return dict(json.loads(line))
+    raise RuntimeError(f"{name}: child exited {proc.returncode}: {proc.stderr[-2000:]}")
+
+
+def recording_cc(folder: str) -> tuple[str, str]:
+    """A compiler wrapper that logs each invocation; (wrapper path, log path)."""
+    real = next((shutil.which(c) for c in (os.environ.get("FUSEJIT_CC"),
+                                             os.environ.get("CC"), "cc", "gcc", "clang")
+                 if c and shutil.which(c)), None)
+    if real is None:
+        raise SystemExit("no C compiler found")
+    log = os.path.join(folder, "cc.log")
+    path = os.path.join(folder, "cc")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    os.chmod(path, 0o755)
+    return path, log
+
+
+def _lines(path: str) -> int:
+    try:
+        with open(path) as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fusejit-coldwarm-") as tmp:
+        cc, log = recording_cc(tmp)
+        base = os.path.join(tmp, "base")  # toolchain probe and dispatcher, no programs
+        run_child("dispatch", base, cc, full)
+        from fusejit.kernels_cache import entries
+
+        entries.remove([e.path for e in entries.scan(base) if e.kind in PROGRAM_KINDS])
+        for name in names:
+            empty = run_child(name, os.path.join(tmp, f"empty-{name}"), cc, full)
+            cache = os.path.join(tmp, f"warm-{name}")
+            shutil.copytree(base, cache)
+            cold = run_child(name, cache, cc, full)
+            before = _lines(log)
+            warm = [run_child(name, cache, cc, full) for _ in range(repeat)]
+            firsts = [w["first_s"] for w in warm]
+            numpy = [run_child(name, cache, cc, full, True)["first_s"] for _ in range(repeat)]
+            rows.append({
+                "workload": name, "empty_s": empty["first_s"], "cold_s": cold["first_s"],
+                "warm_median_s": statistics.median(firsts), "warm_min_s": min(firsts),
+                "warm_max_s": max(firsts), "steady_s": min(w["steady_s"] for w in warm),
+                "compiler_runs_warm": _lines(log) - before,
+                "program_misses_warm": sum(w["program_misses"] for w in warm),
+                "import_s": statistics.median(w["import_s"] for w in warm),
+                "numpy_first_s": statistics.median(numpy),
+            })
+            print(f"[coldwarm] {name}: cold {cold['first_s'] * 1e3:.0f} ms, warm "
+                  f"{rows[-1]['warm_median_s'] * 1e3:.1f} ms", file=sys.stderr)
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]], repeat: int) -> str:
+    ms = lambda s: f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e3:.{1 if s >= 1e-3 else 2}f} ms"
+    out = [f"| workload | cold, empty cache | cold program | warm (median of {repeat}) "
+           "| warm best / worst | steady call | compiler runs, warm | NumPy first call |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['workload']} | {ms(r['empty_s'])} | {ms(r['cold_s'])} | "
+                   f"{ms(r['warm_median_s'])} | {ms(r['warm_min_s'])} / {ms(r['warm_max_s'])} | "
+                   f"{ms(r['steady_s'])} | {r['compiler_runs_warm']} | "
+                   f"{ms(r['numpy_first_s'])} |")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", help="comma-separated workload names (default: all)")
+    p.add_argument("--repeat", type=int, default=5, help="warm processes per workload")
+    p.add_argument("--full", action="store_true", help="full benchmark sizes (default: quick)")
+    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--numpy", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.full, args.numpy)))
+        return 0
+    names = args.only.split(",") if args.only else list(workloads.REGISTRY)
+    meter = machine.CpuMeter()
+    rows = measure(names, args.repeat, args.full)
+    own, other = meter.read()
+    model, _ = machine.cpu_info()
+    print(f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{'full' if args.full else 'quick'} sizes; other processes used "
+          f"{other or 0:.2f} cores on average during the run; `import fusejit` "
+          f"{statistics.median(r['import_s'] for r in rows) * 1e3:.0f} ms (not included)\n")
+    print(markdown(rows, args.repeat))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""The entries of a cache directory as files: their layout, the checks that decide whether one
+may be loaded, and scanning and clearing them (for `fusejit cache` and miss reports).
+
+An entry is `<root>/<key[:2]>/<key><suffix>` (the artefact) with `<key><suffix>.sha256` (the
+digest of its bytes) and `<key><suffix>.meta.json` (what it was built for and its key parts).
+`.tmp-*` files are writes in progress (or left by a killed writer); `<key>.lock` files are
+held while an entry is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import time
+from dataclasses import dataclass, field
+
+from .keys import changed_parts
+
+SUM = ".sha256"
+META = ".meta.json"
+LOCK = ".lock"
+TMP_PREFIX = ".tmp-"
+_BUCKET = re.compile(r"^[0-9a-f]{2}$")
+_KEY = re.compile(r"^[0-9a-f]{64}")
+STALE_TMP_S = 3600.0  # temporaries older than this are leftovers of a killed writer
+
+
+def unsafe_dir(path: str) -> str | None:
+    """Why `path` may not hold loadable entries, or None: it must be a real directory owned by
+    this user and writable by nobody else."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"cannot stat it ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if st.st_uid != os.getuid():
+        return f"it is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def unsafe_file(path: str) -> str | None:
+    """Why the file at `path` may not be trusted, or None: a regular file (not a link) owned
+    by this user and writable by nobody else."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_uid != os.getuid():
+        return f"it is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(path: str) -> tuple[str, str]:
+    """(status, detail) of the entry whose artefact is `path`. status is "ok" (safe to load),
+    "missing", "corrupted" (no or wrong digest: truncated, damaged or half-published) or
+    "refused" (wrong owner or permissions: never loaded)."""
+    folder = os.path.dirname(path)
+    if not os.path.lexists(path):
+        return "missing", "no entry"
+    why = unsafe_dir(folder)
+    if why:
+        return "refused", f"directory {folder}: {why}"
+    try:
+        for p in (path, path + SUM):
+            if os.path.lexists(p):
+                why = unsafe_file(p)
+                if why:
+                    return "refused", f"{p}: {why}"
+        with open(path + SUM, encoding="ascii") as f:
+            expected = f.read().strip()
+    except FileNotFoundError:
+        return "corrupted", "its digest file is missing"
+    except (OSError, UnicodeDecodeError) as e:
+        return "corrupted", f"its digest cannot be read ({e})"
+    try:
+        actual = file_digest(path)
+    except OSError as e:
+        return "corrupted", f"it cannot be read ({e.strerror})"
+    if actual != expected:
+        return "corrupted", "its contents do not match its digest (truncated or damaged)"
+    return "ok", ""
+
+
+def read_meta(path: str) -> dict:
+    """The metadata stored next to the artefact `path` ({} when absent or unreadable)."""
+    try:
+        with open(path + META, encoding="utf-8") as f:
+            meta = json.load(f)
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+@dataclass
+class Entry:
+    """One artefact in the cache (its sidecars included in `size`)."""
+
+    key: str
+    suffix: str
+    path: str
+    size: int
+    mtime: float
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return str(self.meta.get("kind", "?"))
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "?"))
+
+
+def _buckets(root: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    return [os.path.join(root, n) for n in names
+            if _BUCKET.match(n) and os.path.isdir(os.path.join(root, n))]
+
+
+def scan(root: str, with_meta: bool = True) -> list[Entry]:
+    """Every artefact under `root`, oldest first."""
+    out = []
+    for bucket in _buckets(root):
+        try:
+            names = os.listdir(bucket)
+        except OSError:
+            continue
+        present = set(names)
+        for n in names:
+            if not _KEY.match(n) or n.endswith((SUM, META, LOCK)):
+                continue
+            path = os.path.join(bucket, n)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            size = st.st_size + sum(os.lstat(path + s).st_size for s in (SUM, META)
+                                    if n + s in present)
+            out.append(Entry(n[:64], n[64:], path, size, st.st_mtime,
+                             read_meta(path) if with_meta else {}))
+    out.sort(key=lambda e: e.mtime)
+    return out
+
+
+def leftovers(root: str, min_age_s: float = 0.0) -> list[str]:
+    """Temporary files, orphaned sidecars and lock files not in use as far as the file system
+    shows (older than `min_age_s`)."""
+    now = time.time()
+    out = []
+    for bucket in _buckets(root):
+        try:
+            names = os.listdir(bucket)
+        except OSError:
+            continue
+        present = set(names)
+        for n in names:
+            path = os.path.join(bucket, n)
+            orphan = (n.endswith(SUM) and n[: -len(SUM)] not in present) or (
+                n.endswith(META) and n[: -len(META)] not in present)
+            if not (n.startswith(TMP_PREFIX) or n.endswith(LOCK) or orphan):
+                continue
+            try:
+                if now - os.lstat(path).st_mtime >= min_age_s:
+                    out.append(path)
+            except OSError:
+                pass
+    return out
+
+
+def closest(root: str, kind: str, name: str, summary: dict[str, str],
+            exclude: str = "") -> tuple[Entry, list[str]] | None:
+    """The entry for the same kind and name whose key parts differ least from `summary`
+    (the newest among equals), with the names of the parts that differ."""
+    best: tuple[int, float, Entry, list[str]] | None = None
+    for e in scan(root):
+        if e.key == exclude or e.kind != kind or e.name != name:
+            continue
+        diff = changed_parts(e.meta.get("parts") or {}, summary)
+        rank = (len(diff), -e.mtime)
+        if best is None or rank < best[:2]:
+            best = (len(diff), -e.mtime, e, diff)
+    return None if best is None else (best[2], best[3])
+
+
+def remove(paths: list[str]) -> tuple[int, int]:
+    """Unlink `paths` (and their sidecars); (files removed, bytes freed)."""
+    count = freed = 0
+    for p in paths:
+        for q in (p, p + SUM, p + META):
+            try:
+                size = os.lstat(q).st_size
+                os.unlink(q)
+            except OSError:
+                continue
+            count += 1
+            freed += size
+    return count, freed
