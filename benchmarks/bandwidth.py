@@ -7,6 +7,9 @@ each thread walking its share in L2-sized chunks through a small scratch buffer
 triad streams. Bytes counted = 3 arrays x size (read b, read c, write a); the write-allocate read
 of ``a`` that a cache without streaming stores also performs is NOT counted (STREAM convention),
 and workloads' bytes are counted the same way.
+
+Compute-bound workloads (matrix products) are compared to a FLOP bound instead: their FLOPs over
+this machine's float32 gemm rate, measured here with NumPy's own BLAS (``measure_sgemm``).
 """
 
 from __future__ import annotations
@@ -104,7 +107,25 @@ def measure_triad(elements: int = DEFAULT_ELEMENTS, runs: int = 10,
                  bytes_per_run=nbytes, best_s=best, median_s=float(np.median(times)), runs=runs)
 
 
+def measure_sgemm(m: int = 2048, k: int = 1024, n: int = 1024, runs: int = 10) -> float:
+    """Best-of-``runs`` float32 GEMM rate in GFLOP/s (2*m*k*n FLOPs), through NumPy's BLAS."""
+    rng = np.random.default_rng(0)
+    a = rng.random((m, k), dtype=np.float32)
+    b = rng.random((k, n), dtype=np.float32)
+    c = np.empty((m, n), np.float32)
+    np.matmul(a, b, out=c)  # warm-up: BLAS threads started, pages touched
+    best = min(_timed(lambda: np.matmul(a, b, out=c)) for _ in range(runs))
+    return 2.0 * m * k * n / best / 1e9
+
+
+def _timed(call: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
+
+
 if __name__ == "__main__":
+    print(f"sgemm: {measure_sgemm():.0f} GFLOP/s (NumPy matmul, 2048x1024 @ 1024x1024)")
     for numba_first in (True, False):
         t = measure_triad(prefer_numba=numba_first)
         print(f"{t.gbytes_per_s:.1f} GB/s  ({t.method}, best of {t.runs})")

@@ -176,7 +176,8 @@ def child_first_call(name: str, quick: bool, seed: int) -> dict[str, Any]:
 
 
 def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
-                 args: argparse.Namespace, triad: bandwidth.Triad) -> dict[str, Any]:
+                 args: argparse.Namespace, triad: bandwidth.Triad,
+                 sgemm_gflops: float | None) -> dict[str, Any]:
     """One table row: every peer on one workload's inputs."""
     rec: dict[str, Any] = {"name": wl.name, "description": wl.description,
                            "latency": wl.latency, "peers": {}}
@@ -194,6 +195,8 @@ def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
     rec.update(shapes=[list(a.shape) for a in inputs], bytes=nbytes,
                flops=wl.flops(inputs) if wl.flops else None,
                bound_s=nbytes / (triad.gbytes_per_s * 1e9))
+    if wl.gemm_flops and sgemm_gflops:
+        rec["flop_bound_s"] = wl.gemm_flops(inputs) / (sgemm_gflops * 1e9)
     for p in peer_list:
         t0 = time.perf_counter()
         cell = run_peer(p, wl, fresh(), spec, ref, args.repeat, args.wait_quiet)
@@ -222,16 +225,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     machine.wait_quiet(args.wait_quiet)
     triad = bandwidth.measure_triad(elements, runs=5 if args.quick else 20,
                                     prefer_numba=args.triad != "numpy")
+    sgemm = None
+    if any(workloads.REGISTRY[n].gemm_flops for n in names):
+        print("[bench] measuring the sgemm rate ...", file=sys.stderr)
+        sgemm = bandwidth.measure_sgemm(runs=3 if args.quick else 10)
     cpu_model, avx512 = machine.cpu_info()
     meta: dict[str, Any] = {
         "command": shlex.join(["python", os.path.relpath(sys.argv[0]), *sys.argv[1:]])
         if not __package__ else shlex.join(["python", "-m", __spec__.name, *sys.argv[1:]]),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu_model": cpu_model, "avx512": "yes" if avx512 else "no", "cores": os.cpu_count(),
-        "triad": triad.as_dict(),
+        "triad": triad.as_dict(), "sgemm_gflops": sgemm,
         "repeat": args.repeat, "quick": args.quick, "seed": args.seed,
     }
-    out_wls = [run_workload(workloads.REGISTRY[n], peer_list, args, triad) for n in names]
+    out_wls = [run_workload(workloads.REGISTRY[n], peer_list, args, triad, sgemm) for n in names]
     meta["versions"] = machine.versions(peer_list)
     meta["threads"] = machine.thread_info(peer_list)
     meta["import_s"] = {} if args.quick else machine.import_times(peer_list)

@@ -36,6 +36,9 @@ def time_cell(wl: dict[str, Any], peer: str) -> str:
     if wl["latency"]:
         text = f"{med * 1e6:.3g} µs"
         notes = []
+    elif wl.get("flop_bound_s"):
+        text = fmt_time(med)
+        notes = [f"{med / wl['flop_bound_s']:.2g}x flop"]
     else:
         text = fmt_time(med)
         notes = [f"{med / wl['bound_s']:.2g}x bw"]
@@ -111,6 +114,10 @@ def render(results: dict[str, Any], markdown: bool) -> str:
         f"write-allocate not counted)"
         + (f"; re-measured at the end: {meta['triad_end_gbs']:.1f} GB/s"
            if meta.get("triad_end_gbs") else ""),
+        *([f"- sgemm rate: {meta['sgemm_gflops']:.0f} GFLOP/s (NumPy matmul 2048x1024 @ "
+             "1024x1024, best of runs): compute-bound rows show `x flop` = median / (their "
+             "matrix-product FLOPs / this rate) instead of `x bw`"]
+          if meta.get("sgemm_gflops") else []),
         "- versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()),
         "- import time (fresh process): "
         + (", ".join(f"{k} {fmt_time(v) if isinstance(v, float) else v}"
@@ -131,7 +138,8 @@ def render(results: dict[str, Any], markdown: bool) -> str:
         if wl.get("skipped"):
             rows.append([wl["name"], "", "", *[f"skipped: {wl['skipped']}"] * len(peers)])
             continue
-        bound = "-" if wl["latency"] else fmt_time(wl["bound_s"])
+        bound = ("-" if wl["latency"] else f"{fmt_time(wl['flop_bound_s'])} (flop)"
+                 if wl.get("flop_bound_s") else fmt_time(wl["bound_s"]))
         rows.append([wl["name"], f"{wl['bytes'] / 1e6:.3g}", bound,
                      *[time_cell(wl, p) for p in peers]])
     lines += [table(headers, rows, markdown), ""]

@@ -42,6 +42,9 @@ class Workload:
     numexpr: Callable[[Any], Callable[..., Any]] | None = None  # factory(numexpr module) -> fn
     numba: Callable[[Any], Callable[..., Any]] | None = None  # factory(numba module) -> fn
     flops: Callable[[Arrays], float] | None = None  # arithmetic ops, transcendental = 1
+    # FLOPs of the matrix products: set for compute-bound workloads, which are then compared to
+    # a FLOP bound (these FLOPs over the measured sgemm rate) instead of the bandwidth bound.
+    gemm_flops: Callable[[Arrays], float] | None = None
     latency: bool = False  # report time per call in microseconds, no bandwidth ratio
     requires: tuple[str, ...] = ()  # modules the NumPy function needs (e.g. "scipy")
     not_applicable: dict[str, str] = field(default_factory=dict)  # peer -> reason

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..codegen.export import ERR_NOMEM, ERR_RANGE
 from ..errors import ExportError, RuntimeFailure
 from ..frontend.pytree import unflatten
@@ -137,6 +138,7 @@ class ExportedFunction:
             decls.append(f"int {syms['call']}({', '.join(['void *'] * (nptr + 1))});")
         ffi.cdef("\n".join(decls))
         where = _fresh_path(lib_path)
+        config.apply_openmp_defaults()
         try:
             lib = ffi.dlopen(where)
         except OSError as e:
