@@ -101,6 +101,15 @@ def _describe_mismatch(got: np.ndarray, expected: np.ndarray, bad: np.ndarray) -
     return "\n".join(lines)
 
 
+def cancellation_atol(x: Any, ulps: float = 4.0) -> float:
+    """An absolute tolerance for expressions like GELU's `0.5*x*(1 + tanh(u))`, where `1 + tanh`
+    cancels for negative x: tanh implementations that are each within a ULP or two (NumPy's
+    SIMD tanh, libm's, glibc's vector tanhf; which one runs depends on the CPU) then differ by
+    a large *relative* amount, while the absolute error stays below `ulps * eps * max|x|`."""
+    a = np.asarray(x)
+    return float(ulps * np.finfo(a.dtype).eps * max(float(np.max(np.abs(a), initial=0)), 1.0))
+
+
 def assert_same(got: Any, expected: Any, rtol: float | None = None, atol: float = 0.0,
                 path: str = "result") -> None:
     """Assert that `got` is what NumPy gave (`expected`): structure, types, dtype, shape, values."""
