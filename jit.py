@@ -364,9 +364,6 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     args = jf._normalise(jf._bind(example_args, {}))
     compiled = jf.lower_for(*args)
     g = compiled.optimised
-    if g.updates:
-        raise UnsupportedError(f"{jf.fn.__name__}() updates arguments in place; exporting such "
-                               "functions is not supported yet (return the new values instead)")
     program, source = compiled.program, compiled.source
     if uses_blas(program):
         # The library must not depend on SciPy: matmuls run as generated loops there.
@@ -379,5 +376,7 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
         function=f"{getattr(jf.fn, '__module__', '?')}:{jf.fn.__qualname__}",
         params=list(jf.signature.parameters), args=args, positions=compiled.positions,
         out_tree=g.out_tree, out_scalar=list(g.out_scalar[:g.n_results]),
-        ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs})
+        ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs},
+        defaults={name: p.default for name, p in jf.signature.parameters.items()
+                  if type(p.default) in _SCALARS})
     return export_library(program, source, req, path, name, workspace)

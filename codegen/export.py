@@ -169,7 +169,7 @@ def _arg_views(spec: ExportSpec) -> list[dict]:
         if a.range is not None:
             what += f"; must lie in [{a.range[0]}, {a.range[1]}] (else {spec.macro}_ERR_RANGE)"
         if a.written:
-            what += "; WRITTEN in place"
+            what += "; WRITTEN in place (must not overlap any other argument)"
         views.append({"a": a, "upper": a.cname.upper(), "what": what, "size": size,
                       "shape": _dims(a.shape), "strides": _dims(a.strides),
                       "lo": _c_int64(a.range[0]) if a.range else "",

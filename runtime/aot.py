@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,7 @@ class ExportRequest:
     out_tree: Any  # frontend.pytree TreeDef of the result
     out_scalar: list[bool]  # per flat result: a NumPy scalar rather than a 0-d array
     ranges: dict[int, tuple[int, int]]  # graph input -> allowed values of a Python int
+    defaults: dict[str, Any] = field(default_factory=dict)  # parameter -> Python scalar default
 
 
 @dataclass
@@ -169,7 +170,9 @@ def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -
         "args": [{"name": a.name, "cname": a.cname, "position": a.position, "kind": a.kind,
                   "dtype": a.dtype.name, "shape": list(a.shape), "strides": list(a.strides),
                   "contiguous": a.contiguous, "written": a.written,
-                  "range": list(a.range) if a.range else None} for a in spec.args],
+                  "range": list(a.range) if a.range else None,
+                  **({"default": req.defaults[a.name]} if a.name in req.defaults else {})}
+                 for a in spec.args],
         "static": [{"name": n, "repr": r} for n, r in spec.static],
         "outputs": [{"index": o.index, "path": o.path, "dtype": o.dtype.name,
                      "shape": list(o.shape), "scalar": o.scalar, "source": o.source,

@@ -186,6 +186,9 @@ class ExportedFunction:
             if given[i]:
                 raise TypeError(f"{self.name}() got multiple values for argument {key!r}")
             values[i], given[i] = v, True
+        for i, spec in enumerate(self._args):
+            if not given[i] and "default" in spec:
+                values[i], given[i] = spec["default"], True
         missing = [n for n, g in zip(self._names, given) if not g]
         if missing:
             raise TypeError(f"{self.name}() missing argument(s): {', '.join(missing)}")
@@ -233,6 +236,19 @@ class ExportedFunction:
             raise OverflowError(f"Python integer {v} out of bounds for int64")
         return np.array(v, dtype)
 
+    def _check_overlap(self, arrays: list[np.ndarray]) -> None:
+        """The library was compiled for distinct arguments: an argument it writes in place
+        must not share memory with any other argument."""
+        for i, spec in enumerate(self._args):
+            if not spec["written"]:
+                continue
+            for j, other in enumerate(arrays):
+                if j != i and np.may_share_memory(arrays[i], other):
+                    raise ValueError(
+                        f"{self.name}(): argument {spec['name']!r} is written in place and "
+                        f"shares memory with argument {self._args[j]['name']!r}; the library "
+                        "was compiled for separate arrays (pass a copy)")
+
     def _workspace(self) -> np.ndarray:
         ws = getattr(self._local, "ws", None)
         if ws is None:
@@ -243,6 +259,7 @@ class ExportedFunction:
         values = args if not kwargs and len(args) == len(self._names) else self._bind(args,
                                                                                        kwargs)
         arrays = [self._check(spec, v) for spec, v in zip(self._args, values)]
+        self._check_overlap(arrays)
         outs = [np.empty(shape, dtype) for shape, dtype in self._outs]
         cast = self._ffi.cast
         ptrs = [cast("void *", a.__array_interface__["data"][0]) for a in arrays + outs]

@@ -109,6 +109,12 @@ def c_driver(meta: dict, alloc: bool) -> str:
         lines += [f"    FILE *f_{o['cname']} = fopen(argv[i++], \"wb\");",
                   f"    fwrite({o['cname']}, sizeof({t}), {macro}_{o['cname'].upper()}_SIZE, "
                   f"f_{o['cname']}); fclose(f_{o['cname']});"]
+    for a in meta["args"]:  # arguments written in place, after the out parameters
+        if a["written"]:
+            t, c = CTYPES[a["dtype"]], a["cname"]
+            lines += [f"    FILE *w_{c} = fopen(argv[i++], \"wb\");",
+                      f"    fwrite({c}, sizeof({t}), {macro}_{c.upper()}_SIZE, w_{c}); "
+                      f"fclose(w_{c});"]
     lines += ["    return st == 0 ? 0 : 1;", "}"]
     return "\n".join(lines) + "\n"
 
@@ -127,6 +133,8 @@ def run_c(result, args: list, tmp: str, alloc: bool = False) -> tuple[list, str]
         files.append(os.path.join(tmp, f"in{k}.bin"))
         np.asarray(a).tofile(files[-1])
     outs = [o for o in meta["outputs"] if o["source"] == "buffer"]
+    written = [a for a in meta["args"] if a["written"]]
+    outs += written  # their final contents come back after the out parameters
     out_files = [os.path.join(tmp, f"out{k}.bin") for k in range(len(outs))]
     env = dict(os.environ, OMP_NUM_THREADS="2")
     proc = subprocess.run([exe, *files, *out_files], capture_output=True, text=True, env=env,
@@ -465,3 +473,41 @@ def test_c_program_with_matmul_uses_generated_loops(outdir: str, tmp_path) -> No
         assert "BLAS: none (generated loops only)" in f.read()
     assert_same(fusejit.load(os.path.join(outdir, "libdense.so"))(x, w, b), dense(x, w, b),
                 rtol=1e-5, atol=1e-5)
+
+
+def adagrad(w, g, cache, lr=0.01, eps=1e-8):
+    cache += g * g
+    w -= lr * g / (np.sqrt(cache) + eps)
+    return np.sum(w)
+
+
+@needs_cc
+def test_export_of_an_in_place_update(outdir: str, tmp_path) -> None:
+    """An optimiser step that writes its arguments: the C program and `load` update the
+    caller's arrays exactly as NumPy does; defaults travel in the metadata."""
+    w, g, cache = f32(4, 300), f32(4, 300), np.abs(f32(4, 300))
+    res = _export(outdir, adagrad, w, g, cache, name="adagrad")
+    header = open(res.header).read()
+    assert "w: float32[4, 300], C-contiguous; WRITTEN in place" in header
+    assert "float *w, const float *g, float *cache" in header
+    assert "g: float32[4, 300], C-contiguous\n" in header
+    ref_w, ref_c = w.copy(), cache.copy()
+    ref_s = adagrad(ref_w, g, ref_c)
+    (s, got_w, got_c), _ = run_c(res, [w, g, cache, 0.01, 1e-8], str(tmp_path))
+    assert_same(got_w, ref_w)
+    assert_same(got_c, ref_c)
+    assert np.isclose(s[()], ref_s, rtol=1e-5)
+    f = fusejit.load(res.library)
+    w2, c2 = w.copy(), cache.copy()
+    got_s = f(w2, g, c2)  # lr and eps from the function's defaults
+    assert_same(w2, ref_w)
+    assert_same(c2, ref_c)
+    assert np.isclose(got_s, ref_s, rtol=1e-5)
+    before = w2.copy()
+    with pytest.raises(ValueError, match="shares memory"):
+        f(w2, g, w2)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = w2.copy()
+        ro.flags.writeable = False
+        f(ro, g, c2)
+    np.testing.assert_array_equal(w2, before)  # nothing written by the refused calls
