@@ -11,7 +11,7 @@ computed in exactly one kernel is drawn inside that kernel's cluster.
 from __future__ import annotations
 
 from ..frontend.ir import Graph, Node, users
-from ..lowering.loop_ir import Buffer, Program, Store
+from ..lowering.loop_ir import Buffer, GemmKernel, Program, ReduceKernel, Store
 
 # Fill colours of the arena's memory blocks (pastel, distinguishable; cycled when exhausted).
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69",
@@ -70,6 +70,12 @@ def node_kernels(graph: Graph, program: Program) -> dict[int, set[str]]:
     return where
 
 
+def _kind(k: object) -> str:
+    if isinstance(k, GemmKernel):
+        return "matmul (BLAS)" if k.blas else "matmul (loops)"
+    return "reduction" if isinstance(k, ReduceKernel) else "elementwise"
+
+
 def to_dot(graph: Graph, program: Program, name: str = "fn") -> str:
     """DOT text of `graph`, as lowered to `program` (see the module docstring)."""
     nodes = graph.nodes()
@@ -94,7 +100,8 @@ def to_dot(graph: Graph, program: Program, name: str = "fn") -> str:
     for k in program.kernels:
         if clustered[k.name]:
             lines.append(f"  subgraph {_quote('cluster_' + k.name)} {{")
-            lines.append(f"    label={_quote(k.name)}; style=rounded; color=\"#777777\";")
+            lines.append(f"    label={_quote(f'{k.name} {_kind(k)}')}; style=rounded; "
+                         'color="#777777";')
             lines.extend(f"    {t}" for t in clustered[k.name])
             lines.append("  }")
     for node in nodes:
