@@ -5,6 +5,11 @@ Every elementwise op and view is inlined into the kernel that needs it; a node i
 broadcast domain and recomputing the node there would cost more than storing it once. Roots of
 the same shape share a kernel whenever the dependency order allows it, so several outputs are
 written by one loop nest (the LSTM cell is one kernel).
+
+Every decision is recorded in words for `explain`: why a non-output node is stored
+(`choose_materialised`'s reasons) and, on each group, why its first node could not join an
+earlier kernel of the same domain or one it reads from (`Group.refusals`; group i becomes
+kernel `k<i>`).
 """
 
 from __future__ import annotations

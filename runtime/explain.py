@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
-from ..lowering.loop_ir import Buffer, GemmKernel, Load, Program, ReduceKernel, Store
+from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
 from ..lowering.lower import lower, separate_outputs
 from ..lowering.matmul import BLAS_DTYPES, pack_operands
 from ..lowering.memplan import PlanSummary, plan, summary
@@ -158,7 +158,7 @@ def _loc_text(loc: str) -> str:
     return f"{shown}:{line}" + (f"  {text}" if text else "")
 
 
-def _kind(k: object) -> str:
+def _kind(k: AnyKernel) -> str:
     if isinstance(k, GemmKernel):
         how = "BLAS gemm" if k.blas else f"generated loops ({_no_blas(k)})"
         batch = f"batch {list(k.batch)} x " if k.batch else ""
