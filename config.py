@@ -1,4 +1,15 @@
-"""Every environment knob of fusejit, read in one place (nothing else reads os.environ)."""
+"""Every environment knob of fusejit, read in one place (nothing else reads os.environ).
+
+FUSEJIT_DEBUG (to stderr, as compilation happens; each level adds to the ones below it):
+  0  nothing (default)
+  1  compile events: each compilation with its stage times and memory-plan summary (naive vs
+     planned arena vs lower bound), kernel-cache misses and why, calls run as plain NumPy
+  2  the graph after tracing and after optimisation
+  3  the kernels with the nodes and source lines they fuse, refused fusions and why, and the
+     memory-plan table (what `f.explain(...)` shows)
+  4  the loop IR of the Program
+  5  the generated C source
+"""
 
 from __future__ import annotations
 

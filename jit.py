@@ -29,15 +29,17 @@ from .lowering.pipeline import optimise
 from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
+from .runtime.explain import Explanation, explain, plan_line
 from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
 _SCALARS = (bool, int, float)
 
 
-def _log(level: int, msg: str) -> None:
+def _log(level: int, msg: str | Callable[[], str]) -> None:
+    """Print `msg` (or what calling it returns) to stderr when FUSEJIT_DEBUG >= level."""
     if config.current().debug >= level:
-        print(f"[fusejit] {msg}", file=sys.stderr)
+        print(f"[fusejit] {msg() if callable(msg) else msg}", file=sys.stderr)
 
 
 def _element_strides(a: np.ndarray) -> tuple[int, ...] | None:
@@ -246,6 +248,13 @@ class JitFunction:
         key = self._key(args)
         return self._cache.get(key) or self._compile(args, key)
 
+    def explain(self, *args: Any, **kwargs: Any) -> Explanation:
+        """What compiling for these arguments did: graphs, kernels and the source lines they
+        fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
+        Compiles only when this signature is new."""
+        c = self.lower_for(*args, **kwargs)
+        return explain(c.graph, c.optimised, c.program, c.times)
+
     def _install_stub(self, compiled: Compiled, args: tuple) -> None:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
         a fresh machine run through cffi while it builds in the background)."""
@@ -272,7 +281,6 @@ class JitFunction:
         t0 = time.perf_counter()
         source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
         render_s = time.perf_counter() - t0
-        _log(4, source)
         try:
             path = build(source, tc, self.fn.__name__)
         except CompileError:
@@ -312,10 +320,12 @@ class JitFunction:
         program = plan(lower(optimised, strides))
         t3 = time.perf_counter()
         times["lower"] = t3 - t2
-        _log(3, format_program(program))
+        _log(3, lambda: explain(graph, optimised, program).lowering_report())
+        _log(4, lambda: format_program(program))
         source, lib, render_s = self._build(program)
         times["render"] = render_s
         times["compile"] = time.perf_counter() - t3 - render_s
+        _log(5, lambda: f"generated C for {self.fn.__name__}:\n{source}")
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
@@ -328,6 +338,7 @@ class JitFunction:
         self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
+        _log(1, lambda: f"{self.fn.__name__}: {plan_line(program)}")
         return compiled
 
 

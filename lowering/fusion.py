@@ -5,6 +5,11 @@ Every elementwise op and view is inlined into the kernel that needs it; a node i
 broadcast domain and recomputing the node there would cost more than storing it once. Roots of
 the same shape share a kernel whenever the dependency order allows it, so several outputs are
 written by one loop nest (the LSTM cell is one kernel).
+
+Every decision is recorded in words for `explain`: why a non-output node is stored
+(`choose_materialised`'s reasons) and, on each group, why its first node could not join an
+earlier kernel of the same domain or one it reads from (`Group.refusals`; group i becomes
+kernel `k<i>`).
 """
 
 from __future__ import annotations
@@ -124,6 +129,7 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
         alone = node.op in ("matmul", "scatter")
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise)
         if target is None:
+            refusals = _refusals(node, deps, groups, group_of, after, rowwise)
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul",
                                     scatter=node.op == "scatter"))
@@ -132,11 +138,7 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
             else:
                 groups.append(Group(node.shape))
             target = len(groups) - 1
-            if not alone and any(g.shape == node.shape and g.axes is None
-                                 and not (g.matmul or g.scatter) for g in groups[:-1]):
-                groups[target].refusals.append(
-                    f"%{node.id} needs a value stored by a kernel of the same shape, so it "
-                    "starts a new kernel")
+            groups[target].refusals.extend(refusals)
         group = groups[target]
         if group.axes is not None:
             lvl = max((group.level[d] for d in deps if group_of.get(d) == target), default=-1)
@@ -168,6 +170,63 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                 return gi
         elif in_group and (node.shape == g.shape or node.shape in g.row_shapes()):
             return gi
+    return None
+
+
+def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, int],
+              after: int, rowwise: bool) -> list[str]:
+    """Why `node` starts a new kernel: for each earlier kernel that iterates over the same
+    domain or stores a value `node` reads, the reason it could not join that kernel."""
+    if node.op in ("matmul", "scatter"):
+        what = ("a GEMM reads its operands from memory" if node.op == "matmul"
+                else "it writes a region through an index map")
+        return [f"%{node.id} ({node.op}) is a kernel of its own: {what}"]
+    domain = node.inputs[0].shape if node.op == "reduce" else node.shape
+    out = []
+    for gi, g in enumerate(groups):
+        reads = sorted(d for d in deps if group_of.get(d) == gi)
+        if reads or g.shape == domain:
+            why = _refusal(node, g, gi, reads, deps, group_of, after, rowwise)
+            if why:
+                out.append(f"%{node.id} ({node.op}) not fused into k{gi}: {why}")
+    return out
+
+
+def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
+             group_of: dict[int, int], after: int, rowwise: bool) -> str | None:
+    """The reason `node` cannot join group `gi` (None when nothing prevents it)."""
+    via = f" (it reads %{reads[0]} from memory)" if reads else ""
+    if g.matmul:
+        return f"k{gi} is a matmul, which fuses nothing else{via}"
+    if g.scatter:
+        return f"k{gi} writes a scatter region, which fuses nothing else{via}"
+    later = sorted(d for d in deps if group_of.get(d) == after)
+    order = (f"it reads %{later[0]}, stored by k{after}, which runs after k{gi}"
+             if gi < after and later else None)
+    shape = list(node.shape)
+    if node.op == "reduce":
+        src = list(node.inputs[0].shape)
+        if g.axes is None:
+            return f"reduction boundary: a reduction starts its own row loop{via}"
+        if tuple(src) != g.shape:
+            return f"it reduces a {src} domain, k{gi} reduces {list(g.shape)}"
+        if node.attrs["axes"] != g.axes:
+            return f"it reduces axes {node.attrs['axes']}, k{gi} reduces {g.axes}"
+        return order
+    if g.axes is None:
+        if node.shape != g.shape:
+            return f"its shape {shape} differs from k{gi}'s domain {list(g.shape)}{via}"
+        return order
+    if order:
+        return order
+    if not reads:
+        return f"it uses none of k{gi}'s reductions, so it does not join their row loop"
+    if not rowwise:
+        return "row-wise fusion is off (a use does not follow the rows)"
+    keep, squeezed = g.row_shapes()
+    if node.shape not in (g.shape, keep, squeezed):
+        return (f"reduction boundary: its shape {shape} is neither k{gi}'s rows "
+                f"{list(g.shape)} nor its results {list(keep)}")
     return None
 
 
