@@ -7,6 +7,11 @@ whose inputs need no other reduction of the group share phase 0; a reduction or 
 output that needs a result of phase k runs in a later phase (softmax: max, then sum of exp,
 then the normalised store; layernorm: mean, variance, output), all while the row is in cache.
 Outputs shaped like the reduction results are computed and stored in the epilogue.
+
+Store-then-scale: when a later phase's full-shape output reuses an expensive expression that an
+earlier phase already computed as a reduction's operand (softmax's `e = exp(x - max)`, summed
+in phase 1 and divided in phase 2), phase 1 stores `e` into the output's own row and phase 2
+reads it back from there (the row is still in cache) instead of computing `exp` again.
 """
 
 from __future__ import annotations
@@ -14,8 +19,12 @@ from __future__ import annotations
 import itertools
 
 from ..frontend.ir import Node
+from ..frontend.ops import OPS
 from .loop_ir import Access, Load, Reduce, ReduceKernel, Stmt, Store
 from .lower import AffineMap, _KernelBuilder, access
+
+# Recompute a reduction operand in a later phase only when it costs less than this (op costs).
+STASH_MIN_COST = 4
 
 
 class NonCanonicalUse(Exception):
@@ -72,10 +81,60 @@ class ReduceBuilder(_KernelBuilder):
         self.body = []
         self.memo = {}
 
+    def _cost(self, node: Node, seen: set[int]) -> int:
+        """Op cost of computing `node` from what is in memory (shared subtrees once)."""
+        if node.id in seen or self.low.buffer_for(node) is not None or not node.inputs:
+            return 0
+        seen.add(node.id)
+        if OPS[node.op].kind != "elementwise":
+            return 0
+        return OPS[node.op].cost + sum(self._cost(i, seen) for i in node.inputs)
+
+    def stash_plan(self, roots: list[Node]) -> dict[int, Node]:
+        """Reduction operand -> the later full-shape output whose row holds it in between
+        (see the module docstring). Only same-shape elementwise paths are followed, so the
+        operand is read at exactly the element the output stores."""
+        operands = {r.inputs[0].id: (self.phase_of[r.id], r.inputs[0]) for r in roots
+                    if r.op == "reduce" and r.id in self.phase_of
+                    and r.inputs[0].shape == self.in_shape}
+        plan: dict[int, Node] = {}
+        for root in roots:
+            buf = self.low.buffer_for(root)
+            if (root.op == "reduce" or root.id not in self.phase_of or buf is None
+                    or buf.kind not in ("output", "temp") or root.shape != self.in_shape):
+                continue
+            best, stack, seen = None, [root], set()
+            while stack:
+                n = stack.pop()
+                if n.id in seen or (n is not root and self.low.buffer_for(n) is not None):
+                    continue
+                seen.add(n.id)
+                hit = operands.get(n.id)
+                if (hit and hit[0] < self.phase_of[root.id] and n.dtype == root.dtype
+                        and n.id not in plan):
+                    cost = self._cost(n, set())
+                    if cost >= STASH_MIN_COST and (best is None or
+                                                   cost > self._cost(best, set())):
+                        best = n
+                if OPS[n.op].kind == "elementwise":
+                    stack.extend(i for i in n.inputs if i.shape == n.shape)
+            if best is not None:
+                plan[best.id] = root
+        return plan
+
     def build_reduce(self, name: str, roots: list[Node]) -> ReduceKernel:
         phases: list[list[Stmt]] = []
+        stash = self.stash_plan(roots)
+        stashed: list[tuple[int, Node, Node]] = []  # (phase, operand, output holding it)
         for p in sorted({self.phase_of[r.id] for r in roots if r.id in self.phase_of}):
             self._fresh_phase()
+            for _, operand, holder in stashed:
+                if self.phase_of[holder.id] < p:
+                    continue  # the holder's row holds its own value by now
+                var = self.var()
+                acc = access(self.low.buffer_for(holder), self.full_map(), self.ndom)
+                self.body.append(Load(var, acc, operand.dtype, operand.id))
+                self.memo[(operand.id, self.full_map())] = var
             done: list[tuple[Node, str]] = []
             for root in roots:
                 if self.phase_of.get(root.id) != p:
@@ -83,6 +142,12 @@ class ReduceBuilder(_KernelBuilder):
                 if root.op == "reduce":
                     src = root.inputs[0]
                     v = self.value(src, self.full_map())
+                    holder = stash.pop(src.id, None)
+                    if holder is not None:
+                        buf = self.low.buffer_for(holder)
+                        self.body.append(Store(access(buf, self.full_map(), self.ndom), v,
+                                               holder.id))
+                        stashed.append((p, src, holder))
                     var = self.var()
                     self.body.append(Reduce(var, root.attrs["fn"], v, src.dtype, root.dtype))
                     done.append((root, var))

@@ -131,6 +131,37 @@ def test_row_programs_are_one_kernel_and_match(fn, args) -> None:
         assert len(kernel.phases) == 3
 
 
+def _computes(kernel: ReduceKernel, op: str) -> int:
+    return sum(1 for phase in kernel.phases for s in phase
+               if getattr(s, "op", None) == op and hasattr(s, "args"))
+
+
+def test_softmax_stores_exp_once_and_scales_in_place() -> None:
+    """Store-then-scale: exp runs once per element; the row of e waits in the output."""
+    x = RNG.standard_normal((17, 300)).astype(np.float32)
+    jf = fusejit.jit(softmax)
+    assert_like_numpy(jf(x), softmax(x))
+    kernel = jf.lower_for(x).program.kernels[0]
+    assert _computes(kernel, "exp") == 1
+
+
+def two_uses(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    s = e.sum(axis=1, keepdims=True)
+    p = e / s
+    t = (p * e).sum(axis=1, keepdims=True)  # needs p: a phase after p's
+    return p, e * t, np.tanh(e) - s  # e needed again after p's row overwrote it
+
+
+def test_stashed_operand_is_recomputed_after_its_row_is_overwritten() -> None:
+    x = RNG.standard_normal((5, 64)).astype(np.float32)
+    jf = fusejit.jit(two_uses)
+    got, want = jf(x), two_uses(x)
+    for g, w in zip(got, want):
+        assert_like_numpy(g, w)
+    check_plan(jf.lower_for(x).program)
+
+
 def test_float32_sum_is_deterministic_and_accurate() -> None:
     x = RNG.standard_normal(1 << 20).astype(np.float32) + np.float32(1000)
     f = fusejit.jit(lambda x: x.sum())
