@@ -29,6 +29,8 @@ from .lowering.pipeline import optimise
 from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
+from .runtime.profiler import on_compile as profile_compiled
+from .runtime.progress import Status
 from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
@@ -270,7 +272,8 @@ class JitFunction:
         tc, exact = guess()
         cfg = config.current()
         t0 = time.perf_counter()
-        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
+        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
+                                                  profile=cfg.profile))
         render_s = time.perf_counter() - t0
         _log(4, source)
         try:
@@ -284,12 +287,16 @@ class JitFunction:
             if real != tc or path is None:
                 tc = real
                 source = render_source(program, COptions(par_min=cfg.parallel_min,
-                                                  libmvec=tc.libmvec))
+                                                  libmvec=tc.libmvec, profile=cfg.profile))
                 path = build(source, tc, self.fn.__name__)
         return source, load(path, blas=uses_blas(program)), render_s
 
     def _compile(self, args: tuple, key: Hashable,
                  same: dict[int, int] | None = None) -> Compiled:
+        with Status(f"compiling {self.fn.__name__}"):  # on a terminal, if it takes a while
+            return self._compile_now(args, key, same)
+
+    def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None) -> Compiled:
         prepare_dispatcher()
         times: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -319,6 +326,7 @@ class JitFunction:
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
+        profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
                             updated=tuple(positions[k] for k in optimised.updates))
