@@ -376,7 +376,7 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
         raise UnsupportedError(f"{jf.fn.__name__}() updates arguments in place; exporting such "
                                "functions is not supported yet (return the new values instead)")
     program, source = compiled.program, compiled.source
-    if uses_blas(program):
+    if uses_blas(program) or config.current().profile:  # no SciPy, no profiling timers
         # The library must not depend on SciPy: matmuls run as generated loops there.
         strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
         program = plan(lower(g, strides, blas=False))

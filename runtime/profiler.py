@@ -10,7 +10,6 @@ the clock `time.monotonic_ns()` reads on Linux, so C events and compile stages s
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
@@ -147,6 +146,8 @@ def reset() -> None:
 def _counters(lib: Library) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """(ns per slot, calls per slot, ring events [n, 4], events recorded) or None when the
     library was not built with profiling."""
+    import ctypes
+
     try:
         fn = lib.handle.fj_profile
     except AttributeError:
