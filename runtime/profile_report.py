@@ -85,7 +85,8 @@ def _order(rows: list[Any], sort: str, name: Callable[[Any], tuple]) -> list[Any
 def _trim(rows: list[Any], top: int | None, what: str, out: list[str]) -> list[Any]:
     if top is None or len(rows) <= top:
         return rows
-    out.append(f"  ({len(rows) - top} more {what} not shown: --top {top})")
+    n = len(rows) - top
+    out.append(f"  ({n} more {what if n > 1 else what.rstrip('s')} not shown: --top {top})")
     return rows[:top]
 
 
@@ -120,6 +121,8 @@ def format_profile(p: Profile, sort: str = "total", top: int | None = None,
     out += _table(["function", "kernel", "kind", "calls", "total", "mean", "bytes/call",
                    "GB/s", "%bw", "GFLOP/s", "source"], rows, 3)
     out += more
+    if any(r[8] != "-" and int(r[8].rstrip("%")) > 100 for r in rows):
+        out.append("  (%bw above 100%: the kernel's data stayed in the caches)")
     if p.dropped:
         out.append(f"  (the trace keeps the latest calls: {p.dropped} older kernel/call events "
                    "were dropped)")

@@ -120,7 +120,7 @@ def test_top_and_sort(tmp_path) -> None:
     funcs = _section(proc.stdout, "Compiled functions")
     assert [r[0] for r in funcs] == ["scale (work.py:6)"]  # 7 calls before 3
     assert len(_section(proc.stdout, "Kernels")) == 1
-    assert "more kernels not shown" in proc.stdout
+    assert "(1 more kernel not shown: --top 1)" in proc.stdout
     proc = _run(tmp_path, "--sort", "name", "work.py")
     assert proc.returncode == 0, proc.stderr
     names = [r[0] for r in _section(proc.stdout, "Kernels")]
@@ -315,6 +315,40 @@ def test_costs_count_compulsory_traffic(monkeypatch) -> None:
     assert cost.bytes_loaded == (100 * 200 + 200) * 4  # the broadcast row is read once
     assert cost.bytes_stored == 100 * 200 * 4
     assert cost.flops == 100 * 200 * (1 + 20)  # multiply + sin at op-table cost
+
+
+def _synthetic() -> profiler.Profile:
+    from fusejit.runtime.costs import KernelCost
+
+    def krow(fn: str, name: str, calls: int, total: float) -> profiler.KernelRow:
+        return profiler.KernelRow(fn, "float32[8]", name, "loop", calls, total,
+                                  KernelCost(32, 32, 8), ["/x/s.py:3"])
+
+    kernels = [krow("a", "k0", 10, 1.0), krow("b", "k0", 2, 0.5), krow("c", "k0", 50, 0.2)]
+    funcs = [profiler.FunctionRow(k.function, "s.py:1", k.signature, k.calls, k.total_s, 64, 8,
+                                  1, {"trace": 0.001}) for k in kernels]
+    return profiler.Profile(funcs, kernels, [], 0)
+
+
+@pytest.mark.parametrize(("sort", "order"), [("total", "abc"), ("mean", "bac"),
+                                             ("calls", "cab"), ("name", "abc")])
+def test_sort_orders_rows(sort: str, order: str) -> None:
+    text = format_profile(_synthetic(), sort, None, peak_gbs=1.0)
+    kernels = _section(text, "Kernels")
+    assert "".join(r[0] for r in kernels) == order
+    funcs = _section(text, "Compiled functions")
+    assert "".join(r[0][0] for r in funcs) == order
+    top = format_profile(_synthetic(), sort, 2, peak_gbs=1.0)
+    assert "".join(r[0] for r in _section(top, "Kernels")) == order[:2]
+    assert "(1 more kernel not shown: --top 2)" in top
+
+
+def test_rates_are_computed_from_bytes_and_time() -> None:
+    text = format_profile(_synthetic(), "name", None, peak_gbs=1e-6)
+    row = _section(text, "Kernels")[0]  # a: 10 calls of 64 bytes, 8 flops in 1 s
+    assert row[6] == "64 B" and row[7] == "0.00" and row[8] == "64%" and row[-1] == "s.py:3"
+    assert "stayed in the caches" in text  # c: 16 kB/s, 1600% of 1 kB/s
+    assert "stayed in the caches" not in format_profile(_synthetic(), "name", None, 1.0)
 
 
 def test_source_lines_are_grouped() -> None:
