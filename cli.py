@@ -1,6 +1,6 @@
 """The command line: `python -m fusejit demo` compiles example functions and reports speed
 against NumPy and what was fused; `export` compiles a function ahead of time; `cache
-info|list|clear` manages the kernel cache."""
+info|list|clear` manages the kernel cache; `profile script.py` profiles a script's kernels."""
 
 from __future__ import annotations
 
@@ -147,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     from .kernels_cache.cli_cache import add_parser as add_cache_parser
 
     add_cache_parser(sub)
+    from .runtime.profile_cli import add_parser as add_profile_parser
+
+    add_profile_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

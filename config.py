@@ -36,6 +36,8 @@ class Config:
     num_threads: int
     backend: str
     parallel_min: int
+    profile: bool  # FUSEJIT_PROFILE=1: instrumented builds, collected by runtime/profiler.py
+    progress: str  # FUSEJIT_PROGRESS: "auto" (on a terminal), "0" or "1"
 
 
 def current() -> Config:
@@ -48,6 +50,8 @@ def current() -> Config:
         num_threads=_int("FUSEJIT_NUM_THREADS", 0),
         backend=os.environ.get("FUSEJIT_BACKEND", "c"),
         parallel_min=_int("FUSEJIT_PARALLEL_MIN", 1 << 15),
+        profile=_int("FUSEJIT_PROFILE", 0) > 0,
+        progress=os.environ.get("FUSEJIT_PROGRESS", "auto"),
     )
 
 

@@ -30,6 +30,8 @@ from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
 from .runtime.explain import Explanation, explain, plan_line
+from .runtime.profiler import on_compile as profile_compiled
+from .runtime.progress import Status
 from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
@@ -279,7 +281,8 @@ class JitFunction:
         tc, exact = guess()
         cfg = config.current()
         t0 = time.perf_counter()
-        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
+        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
+                                                  profile=cfg.profile))
         render_s = time.perf_counter() - t0
         try:
             path = build(source, tc, self.fn.__name__)
@@ -292,12 +295,16 @@ class JitFunction:
             if real != tc or path is None:
                 tc = real
                 source = render_source(program, COptions(par_min=cfg.parallel_min,
-                                                  libmvec=tc.libmvec))
+                                                  libmvec=tc.libmvec, profile=cfg.profile))
                 path = build(source, tc, self.fn.__name__)
         return source, load(path, blas=uses_blas(program)), render_s
 
     def _compile(self, args: tuple, key: Hashable,
                  same: dict[int, int] | None = None) -> Compiled:
+        with Status(f"compiling {self.fn.__name__}"):  # on a terminal, if it takes a while
+            return self._compile_now(args, key, same)
+
+    def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None) -> Compiled:
         prepare_dispatcher()
         times: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -329,6 +336,7 @@ class JitFunction:
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
         executable = Executable(program, lib, ranges)
+        profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
                             updated=tuple(positions[k] for k in optimised.updates))
@@ -376,7 +384,7 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     compiled = jf.lower_for(*args)
     g = compiled.optimised
     program, source = compiled.program, compiled.source
-    if uses_blas(program):
+    if uses_blas(program) or config.current().profile:  # no SciPy, no profiling timers
         # The library must not depend on SciPy: matmuls run as generated loops there.
         strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
         program = plan(lower(g, strides, blas=False))

@@ -42,6 +42,7 @@ class COptions:
     par_min: int = 1 << 15
     block: int = BLOCK
     libmvec: bool = False
+    profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 
 @functools.lru_cache(maxsize=1)
@@ -177,7 +178,8 @@ def render(program: Program, opts: COptions) -> str:
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
         blas_decls=BLAS_DECLS if uses_blas(program) else "",
-        kernels=kernels, buffers=buffers,
+        kernels=kernels, buffers=buffers, profile=_read(os.path.join(
+            _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (
             len(program.kernels) if any("slot" in k for k in kernels) else 0),
         entry=entry_name(program))

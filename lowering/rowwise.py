@@ -153,6 +153,8 @@ class ReduceBuilder(_KernelBuilder):
                     done.append((root, var))
                     if root.id not in self.nodes:
                         self.nodes.append(root.id)
+                        if root.loc and root.loc not in self.locs:  # its source line too
+                            self.locs.append(root.loc)
                 else:
                     v = self.value(root, self.full_map())
                     buf = self.low.buffer_for(root)
