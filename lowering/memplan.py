@@ -167,8 +167,9 @@ def _online(items: list[Item], nk: int, best: bool) -> tuple[list[int], int]:
                 free.remove((off, size))
                 if size > need:
                     free.append((off + need, size - need))
-            elif free and free[-1][0] + free[-1][1] == top:
-                off = free.pop()[0]
+            elif any(off + size == top for off, size in free):
+                off, size = next(b for b in free if b[0] + b[1] == top)
+                free.remove((off, size))
                 top = off + need
             else:
                 off, top = top, top + need
