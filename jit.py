@@ -30,6 +30,7 @@ from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
 from .runtime.explain import Explanation, explain, plan_line
+from .runtime.outarg import check_out, copy_into, direct_outs
 from .runtime.profiler import on_compile as profile_compiled
 from .runtime.progress import Status
 from .runtime.source_cache import render_source
@@ -133,6 +134,7 @@ class JitFunction:
         self._keyfn: Callable[[tuple], bytes | None] | None = None
         self.trace_count = 0
         self.compile_count = 0
+        self._out_kw = "out" not in names  # f(..., out=buf) is ours, like a ufunc's out=
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -154,6 +156,10 @@ class JitFunction:
         return tuple(("static", a) if i in static else arg_key(a) for i, a in enumerate(args))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs and self._out_kw and "out" in kwargs:
+            out = kwargs.pop("out")
+            if out is not None:
+                return self._call_out(self._bind(args, kwargs), out)
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
         if self._keyfn is not None:
@@ -179,6 +185,21 @@ class JitFunction:
             return compiled.stub(*args)
         return self._finish(compiled, compiled.executable.run(
             [args[i] for i in compiled.positions]))
+
+    def _call_out(self, args: tuple, out: Any) -> Any:
+        """`f(..., out=buf)`: the result written into `buf` (see runtime.outarg), `buf`
+        returned; a tuple of arrays for a function returning a tuple."""
+        compiled = self.lower_for(*args)
+        g = compiled.optimised
+        specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
+        outs = check_out(out, g.out_tree, specs, self.fn.__name__)
+        norm = self._normalise(args)
+        direct = None if compiled.updated else direct_outs(compiled.executable, outs, args)
+        if direct is None:
+            copy_into(outs, self(*args), g.out_tree)
+        else:
+            compiled.executable.run([norm[i] for i in compiled.positions], direct)
+        return tuple(outs) if isinstance(out, tuple) and g.out_tree[0] == "tuple" else outs[0]
 
     def _finish(self, compiled: Compiled, outs: list[Any]) -> Any:
         g = compiled.optimised

@@ -361,16 +361,14 @@ register(Workload(
     latency=True,
 ))
 
-# Planned (issue 4): mlp_train_step.
-
-
 # Row-wise and reduction workloads (issue 3) live in their own module and register on import.
 if __package__:
     from . import workloads_rows  # noqa: E402,F401
 else:  # run as a script from benchmarks/
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
-    from . import workloads_linalg, workloads_state  # noqa: E402,F401
+    from . import workloads_linalg, workloads_state, workloads_train  # noqa: E402,F401
 else:
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_train  # type: ignore[no-redef]  # noqa: E402,F401

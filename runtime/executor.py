@@ -24,6 +24,17 @@ from .backend_c import Library, call_with_cffi, ready_dispatcher
 POOL_MIN_BYTES = 1 << 18
 
 
+def _sole_owner_refcount() -> int:
+    """What `sys.getrefcount` reports, in a stub's code shape, for an array that only a local
+    variable holds (2 on CPython 3.11; measured, since interpreters differ in borrowed refs)."""
+    env: dict[str, Any] = {"_empty": np.empty, "_refs": sys.getrefcount}
+    exec("def probe():\n    o = _empty(1)\n    return _refs(o)", env)
+    return int(env["probe"]())
+
+
+SOLE_OWNER = _sole_owner_refcount()
+
+
 class Executable:
     """A Program bound to its loaded library, ready to be called with the graph's inputs."""
 
@@ -61,13 +72,16 @@ class Executable:
             arena = self._local.arena = np.empty(self.arena_bytes, np.uint8)
         return arena
 
-    def run(self, inputs: list[Any]) -> list[Any]:
-        """Run on the graph inputs; return the flat list of outputs."""
+    def run(self, inputs: list[Any], outs: list[np.ndarray] | None = None) -> list[Any]:
+        """Run on the graph inputs; return the flat list of outputs. `outs` (one C-contiguous
+        array of the exact shape and dtype per output buffer, overlapping no input) receives
+        the outputs instead of fresh arrays."""
         for k, (lo, hi), dtype in self.input_ranges:
             v = inputs[k]
             if not lo <= v <= hi:
                 raise OverflowError(f"Python integer {v} out of bounds for {dtype}")
-        outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
+        if outs is None:
+            outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
         objs = tuple(inputs[v] if kind == "in" else (outs[v] if kind == "out" else v)
                      for kind, v in self.recipe)
         dispatch = ready_dispatcher()  # None until its one-time build has finished
@@ -109,8 +123,12 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
             # caller dropped it): no page faults on a fresh allocation, no visible aliasing.
             env[f"_pool{j}"] = []
             pooled.append(j)
-            lines += [f"    o{j} = _pool{j}.pop() if _pool{j} else None",
-                      f"    if o{j} is None or _refs(o{j}) != 2 or _weak(o{j}):",
+            # pop() is atomic: two threads never get the same array.
+            lines += ["    try:",
+                      f"        o{j} = _pool{j}.pop()",
+                      "    except IndexError:",
+                      f"        o{j} = None",
+                      f"    if o{j} is None or _refs(o{j}) != {SOLE_OWNER} or _weak(o{j}):",
                       f"        o{j} = _empty(_s{j}, _d{j})"]
         else:
             lines.append(f"    o{j} = _empty(_s{j}, _d{j})")
