@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ops as O
+from . import reshape as R
 from . import tracer as T
 from . import views as V
 
@@ -221,6 +222,26 @@ def moveaxis(a: Any, source: Any, destination: Any) -> T.Tracer:
     return V.transpose(t, order)
 
 
+def reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: Any = None) -> T.Tracer:
+    if copy is not None:
+        raise T.UnsupportedError(f"np.reshape(..., copy=) is not supported by fusejit"
+                                 f"{T.where_msg()}")
+    return R.reshape(_as_tracer(a), shape if newshape is None else newshape, order)
+
+
+def ravel(a: Any, order: str = "C") -> T.Tracer:
+    return R.ravel(_as_tracer(a), order)
+
+
+def _atleast(n: int) -> Callable[..., Any]:
+    def atleast(*arys: Any) -> Any:
+        res = tuple(R.atleast(_as_tracer(a), n) for a in arys)
+        return res[0] if len(res) == 1 else res
+
+    return atleast
+
+
 def shape(a: Any) -> tuple[int, ...]:
     return T.shape_of(a)
 
@@ -264,6 +285,11 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.squeeze: squeeze,
     np.swapaxes: swapaxes,
     np.moveaxis: moveaxis,
+    np.reshape: reshape,
+    np.ravel: ravel,
+    np.atleast_1d: _atleast(1),
+    np.atleast_2d: _atleast(2),
+    np.atleast_3d: _atleast(3),
     np.shape: shape,
     np.ndim: ndim,
     np.size: size,

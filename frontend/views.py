@@ -18,7 +18,12 @@ from .ir import Node
 
 def view_node(base: Node, start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
               shape: tuple[int, ...]) -> Node:
-    """A `view` of `base`, composed with `base` when `base` is itself a view."""
+    """A `view` of `base`, composed with `base` when `base` is itself a view. (A Tracer
+    linked to a merged reshape has start None: see frontend.reshape.rederive.)"""
+    if start is None:
+        from .reshape import rederive
+
+        return rederive(base, shape)
     if base.op == "view":
         inner_start, inner_dims = base.attrs["start"], base.attrs["dims"]
         new_start = list(inner_start)
