@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import concat as C
 from . import ops as O
 from . import reshape as R
 from . import tracer as T
@@ -295,5 +296,6 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.size: size,
     np.result_type: result_type,
 }
+HANDLERS.update(C.HANDLERS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

@@ -37,6 +37,11 @@ def run_both(f, *args):
     return jf
 
 
+def fixed(n: int, g):
+    """`g(*arrays)` as a function of exactly n positional parameters (jit needs them)."""
+    return {1: lambda a: g(a), 2: lambda a, b: g(a, b), 3: lambda a, b, c: g(a, b, c)}[n]
+
+
 def layout(draw, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
     """An array of `shape` with a drawn memory layout."""
     kind = draw(st.sampled_from(["c", "t", "step", "rev"]))
@@ -162,3 +167,83 @@ def test_reshape_inplace_semantics() -> None:
     a, b = np.ones((4, 6)), np.ones((4, 6))
     assert_same(fusejit.jit(update_after)(b), update_after(a))
     assert_same(b, a)
+
+
+@st.composite
+def concat_case(draw):
+    nd = draw(st.integers(1, 3))
+    shape = [draw(st.integers(0, 3)) for _ in range(nd)]
+    axis = draw(st.integers(-nd, nd - 1))
+    dtypes = [np.float64, np.float32, np.int32, np.int64, np.bool_, np.uint8]
+    pieces = []
+    for _ in range(draw(st.integers(1, 3))):
+        s = list(shape)
+        s[axis] = draw(st.integers(0, 3))
+        dt = draw(st.sampled_from(dtypes))
+        pieces.append(layout(draw, tuple(s)).astype(dt) if dt != np.bool_ else
+                      layout(draw, tuple(s)) > 0)
+    return pieces, axis
+
+
+@settings(max_examples=60, deadline=None)
+@given(concat_case(), st.sampled_from(["plain", "exprs", "none", "consumed"]))
+def test_concatenate_property(case, form) -> None:
+    pieces, axis = case
+    note(f"{[(p.shape, p.dtype.name, p.strides) for p in pieces]} axis={axis}")
+    f = {
+        "plain": lambda *ps: np.concatenate(ps, axis=axis),
+        "exprs": lambda *ps: np.concatenate([p * 2 for p in ps], axis=axis),
+        "none": lambda *ps: np.concatenate(ps, axis=None),
+        "consumed": lambda *ps: np.concatenate(ps, axis=axis).sum(axis=0) + 1,
+    }[form]
+    run_both(fixed(len(pieces), f), *pieces)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=2), st.integers(1, 3), st.data())
+def test_stack_family_property(shape, n, data) -> None:
+    xs = [layout(data.draw, tuple(shape)) for _ in range(n)]
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    fn = data.draw(st.sampled_from(["stack", "hstack", "vstack", "dstack", "column_stack"]))
+    note(f"{fn} {[x.shape for x in xs]} axis={axis}")
+    if fn == "stack":
+        run_both(fixed(n, lambda *xs: np.stack(xs, axis=axis)), *xs)
+    else:
+        run_both(fixed(n, lambda *xs: getattr(np, fn)(xs)), *xs)
+
+
+def test_concatenate_errors_and_kernels() -> None:
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((2, 4)).astype(np.float32)
+    with pytest.raises(ValueError, match="along dimension 1.*test_views.py"):
+        fusejit.jit(lambda a, b: np.concatenate([a, b.T]))(a, b)
+    with pytest.raises(np.exceptions.AxisError):
+        fusejit.jit(lambda a, b: np.concatenate([a, b], axis=2))(a, b)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        fusejit.jit(lambda a, b: np.concatenate([a, b[0]]))(a, b)
+    with pytest.raises(ValueError, match="zero-dimensional"):
+        fusejit.jit(lambda a, b: np.concatenate([a[0, 0], b[0, 0]]))(a, b)
+    with pytest.raises(TypeError, match="same_kind"):
+        fusejit.jit(lambda a, b: np.concatenate([a, b], dtype=np.int32))(a, b)
+    with pytest.raises(ValueError, match="same shape"):
+        fusejit.jit(lambda a, b: np.stack([a, a[:2]]))(a, b)
+    run_both(lambda a, b: np.concatenate([a, b], dtype=np.float32), a, b)
+    run_both(lambda a, b: np.concatenate((a, b), casting="unsafe", dtype=np.int16), a, b)
+    run_both(lambda a: np.concatenate(a), a)  # an array is a sequence of its rows
+    # One region kernel per piece, each computing its piece inline; no fill kernel.
+    c = fusejit.jit(lambda a, b: np.concatenate([a * 2, np.exp(b)])).lower_for(a, b)
+    assert len(c.program.kernels) == 2
+    assert {k.domain for k in c.program.kernels} == {(12,), (8,)}
+    check_plan(c.program)
+
+
+def test_concatenate_into_argument_with_overlap() -> None:
+    """np.roll-like rotation written back into its own source: the pieces read the
+    argument, so it is computed into a temporary first (lowering.update hazards)."""
+    def rot(w):
+        np.copyto(w, np.concatenate([w[1:], w[:1]]))
+        return w.sum()
+
+    w1 = RNG.standard_normal((5, 3))
+    w2 = w1.copy()
+    assert_same(fusejit.jit(rot)(w2), rot(w1))
+    assert_same(w2, w1)
