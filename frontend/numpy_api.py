@@ -243,6 +243,25 @@ def _atleast(n: int) -> Callable[..., Any]:
     return atleast
 
 
+def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+    if isinstance(indices, T.Tracer) or np.ndim(indices):
+        ix = indices if isinstance(indices, T.Tracer) else np.asarray(indices)
+        raise V.advanced_index_error(ix)
+    raise T.UnsupportedError(f"np.take is not supported by fusejit{T.where_msg()}: use basic "
+                             "indexing (x[i], x[:, i]) for a fixed scalar index")
+
+
+def _data_dependent(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise T.UnsupportedError(
+            f"np.{name} is not supported by fusejit{T.where_msg()}: its result's shape "
+            "depends on the data, which a compiled function cannot have. Use np.where(cond, "
+            "x, fill) or masked reductions (np.sum(x, where=cond)) instead, or call it "
+            "outside the compiled function")
+
+    return refuse
+
+
 def shape(a: Any) -> tuple[int, ...]:
     return T.shape_of(a)
 
@@ -297,5 +316,8 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.result_type: result_type,
 }
 HANDLERS.update(C.HANDLERS)
+HANDLERS[np.take] = take
+for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
+    HANDLERS[_f] = _data_dependent(_f.__name__)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype
