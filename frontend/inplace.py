@@ -51,6 +51,11 @@ def assign(target: T.Tracer, node: Node) -> None:
         old = parent.node
         if t.vargs is None:
             new = node
+        elif t.vargs[0] is None:  # a merged reshape (frontend.reshape)
+            raise UnsupportedError(
+                f"writing into an array reshaped with merged axes is not supported by fusejit"
+                f"{T.where_msg()}: whether NumPy's reshape returned a view or a copy depends "
+                "on the memory layout. Write into the source array, or reshape a .copy()")
         else:
             start, dims, _ = t.vargs
             new = T.make_node("scatter", [old, node], old.shape, old.dtype, start=start,

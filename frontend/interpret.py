@@ -19,6 +19,10 @@ def eval_node(node: Node, args: list[np.ndarray]) -> np.ndarray:
         return args[0].astype(node.dtype)
     if node.op == "view":
         return op.ref(args[0], node.attrs["start"], node.attrs["dims"], node.shape)
+    if node.op == "reshape":
+        return op.ref(args[0], node.shape)
+    if node.op == "empty":
+        return op.ref(node.shape, node.dtype)
     if node.op == "scatter":
         return op.ref(args[0], args[1], node.attrs["start"], node.attrs["dims"])
     if node.op == "reduce":

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from . import concat as C
 from . import ops as O
+from . import reshape as R
 from . import tracer as T
 from . import views as V
 
@@ -221,6 +223,45 @@ def moveaxis(a: Any, source: Any, destination: Any) -> T.Tracer:
     return V.transpose(t, order)
 
 
+def reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: Any = None) -> T.Tracer:
+    if copy is not None:
+        raise T.UnsupportedError(f"np.reshape(..., copy=) is not supported by fusejit"
+                                 f"{T.where_msg()}")
+    return R.reshape(_as_tracer(a), shape if newshape is None else newshape, order)
+
+
+def ravel(a: Any, order: str = "C") -> T.Tracer:
+    return R.ravel(_as_tracer(a), order)
+
+
+def _atleast(n: int) -> Callable[..., Any]:
+    def atleast(*arys: Any) -> Any:
+        res = tuple(R.atleast(_as_tracer(a), n) for a in arys)
+        return res[0] if len(res) == 1 else res
+
+    return atleast
+
+
+def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+    if isinstance(indices, T.Tracer) or np.ndim(indices):
+        ix = indices if isinstance(indices, T.Tracer) else np.asarray(indices)
+        raise V.advanced_index_error(ix)
+    raise T.UnsupportedError(f"np.take is not supported by fusejit{T.where_msg()}: use basic "
+                             "indexing (x[i], x[:, i]) for a fixed scalar index")
+
+
+def _data_dependent(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise T.UnsupportedError(
+            f"np.{name} is not supported by fusejit{T.where_msg()}: its result's shape "
+            "depends on the data, which a compiled function cannot have. Use np.where(cond, "
+            "x, fill) or masked reductions (np.sum(x, where=cond)) instead, or call it "
+            "outside the compiled function")
+
+    return refuse
+
+
 def shape(a: Any) -> tuple[int, ...]:
     return T.shape_of(a)
 
@@ -264,10 +305,19 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.squeeze: squeeze,
     np.swapaxes: swapaxes,
     np.moveaxis: moveaxis,
+    np.reshape: reshape,
+    np.ravel: ravel,
+    np.atleast_1d: _atleast(1),
+    np.atleast_2d: _atleast(2),
+    np.atleast_3d: _atleast(3),
     np.shape: shape,
     np.ndim: ndim,
     np.size: size,
     np.result_type: result_type,
 }
+HANDLERS.update(C.HANDLERS)
+HANDLERS[np.take] = take
+for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
+    HANDLERS[_f] = _data_dependent(_f.__name__)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

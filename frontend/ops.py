@@ -257,6 +257,9 @@ def view_reference(x: np.ndarray, start: tuple[int, ...], dims: tuple[tuple[int,
 # expand_dims and squeeze: each output dim d reads input axis dims[d][0] (or none, -1: a
 # broadcast dim) with step dims[d][1]; every input axis starts at start[axis].
 _add(OpDef("view", "view", 1, view_reference))
+# A reshape that merges axes: the same memory read with NumPy's no-copy reshape strides
+# (frontend/reshape.py); its input's view chain is stored by fusion, lowering reads through.
+_add(OpDef("reshape", "view", 1, lambda x, shape: np.reshape(x, shape)))
 # --- reductions: fn (sum, prod, max, min, any, all, argmax, argmin) over `axes` ------------
 
 
@@ -291,6 +294,9 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, start: tuple[int, ...]
 
 
 _add(OpDef("scatter", "update", 2, scatter_reference))
+# An array whose every element is written by the scatters that use it (np.concatenate):
+# it has no value of its own, so the scatter chain needs no fill kernel.
+_add(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))
 # --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
 _add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 # --- sources --------------------------------------------------------------------------------

@@ -289,6 +289,15 @@ class Tracer:
             axes = axes[0]
         return transpose(self, axes or None)
 
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def ravel(self, order: str = "C") -> Any:
+        return np.ravel(self, order)
+
+    def flatten(self, order: str = "C") -> Any:
+        return np.ravel(self, order).copy()
+
     def squeeze(self, axis: Any = None) -> Any:
         return np.squeeze(self, axis)
 

@@ -18,7 +18,12 @@ from .ir import Node
 
 def view_node(base: Node, start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
               shape: tuple[int, ...]) -> Node:
-    """A `view` of `base`, composed with `base` when `base` is itself a view."""
+    """A `view` of `base`, composed with `base` when `base` is itself a view. (A Tracer
+    linked to a merged reshape has start None: see frontend.reshape.rederive.)"""
+    if start is None:
+        from .reshape import rederive
+
+        return rederive(base, shape)
     if base.op == "view":
         inner_start, inner_dims = base.attrs["start"], base.attrs["dims"]
         new_start = list(inner_start)
@@ -84,11 +89,8 @@ def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[in
     if not isinstance(index, tuple):
         index = (index,)
     for ix in index:
-        if isinstance(ix, (T.Tracer, np.ndarray, list)) or (
-                isinstance(ix, (bool, np.bool_))):
-            raise T.UnsupportedError(
-                "advanced indexing (integer arrays, boolean masks, traced indices) is not "
-                f"supported by fusejit yet{T.where_msg()}; use np.where for masking")
+        if isinstance(ix, (T.Tracer, np.ndarray, list, tuple, bool, np.bool_)):
+            raise advanced_index_error(ix)
     n_real = sum(1 for ix in index if ix is not None and ix is not Ellipsis)
     if sum(1 for ix in index if ix is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -128,6 +130,37 @@ def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[in
     # NumPy: indexing down to 0-d gives a NumPy scalar unless the index has an Ellipsis.
     scalar = not shape and Ellipsis not in index
     return tuple(start), tuple(dims), tuple(shape), scalar
+
+
+def advanced_index_error(ix: Any) -> T.UnsupportedError:
+    """The error for an index fusejit cannot compile, saying what to write instead."""
+    if isinstance(ix, (T.Tracer, np.ndarray)):
+        kind = ix.dtype.kind
+    elif isinstance(ix, (bool, np.bool_)) or (isinstance(ix, (list, tuple)) and ix and all(
+            isinstance(v, (bool, np.bool_)) for v in ix)):
+        kind = "b"
+    else:
+        kind = "i"
+    if kind == "b":
+        subject = "indexing with a boolean mask"
+        advice = ("its result's shape depends on the data, which a compiled function cannot "
+                  "have. Instead of x[mask] use np.where(mask, x, 0) or a masked reduction "
+                  "(np.sum(x, where=mask)); instead of x[mask] = v use "
+                  "np.copyto(x, v, where=mask) or x[...] = np.where(mask, v, x)")
+    elif isinstance(ix, T.Tracer) and ix.ndim == 0:
+        subject = "indexing with a traced integer"
+        advice = ("the position is only known at run time. Pass the index as a static "
+                  "argument (static_argnums=/static_argnames=), or select with "
+                  "np.where(np.arange(n) == i, x, 0).sum()")
+    elif isinstance(ix, T.Tracer):
+        subject = "indexing with a traced integer array (a gather)"
+        advice = ("index outside the compiled function, or pass fixed indices as a static "
+                  "argument")
+    else:
+        subject = "indexing with an integer array or list (advanced indexing)"
+        advice = "use slices (x[0:5:2], x[::-1]), np.split, or np.concatenate of slices"
+    return T.UnsupportedError(f"{subject} is not supported by fusejit{T.where_msg()}: "
+                              f"{advice}")
 
 
 def split(t: T.Tracer, indices_or_sections: Any, axis: int = 0, even: bool = True) -> list:

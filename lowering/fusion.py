@@ -65,8 +65,8 @@ def inline_cost(node: Node, materialised: set[int]) -> int:
     return total
 
 
-def strip_views(node: Node) -> Node:
-    while node.op == "view":
+def strip_views(node: Node, reshapes: bool = False) -> Node:
+    while node.op == "view" or (reshapes and node.op == "reshape"):
         node = node.inputs[0]
     return node
 
@@ -96,6 +96,12 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
                     materialised.add(stored.id)
                     reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of matmul "
                                           f"%{node.id}, which reads it from memory")
+        if node.op == "reshape":  # reads its input's view chain from memory
+            base = strip_views(node.inputs[0], reshapes=True)
+            if not is_source(base) and base.id not in materialised:
+                materialised.add(base.id)
+                reasons[base.id] = (f"%{base.id} ({base.op}) is read through reshape "
+                                    f"%{node.id}, which reads it from memory")
     for node in reversed(nodes):  # consumers before producers
         if is_source(node) or node.op == "view" or node.id in materialised:
             continue
@@ -126,6 +132,9 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
             continue
         deps = _materialised_deps(node, materialised)
         after = max((group_of[d] for d in deps if d in group_of), default=-1)
+        # A value read through a reshape is read from memory: stored by an earlier kernel.
+        after = max([after] + [group_of[d] + 1 for d in _via_reshape(node, materialised)
+                               if d in group_of])
         alone = node.op in ("matmul", "scatter")
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise)
         if target is None:
@@ -243,3 +252,21 @@ def _materialised_deps(node: Node, materialised: set[int]) -> set[int]:
             continue
         stack.extend(n.inputs)
     return deps
+
+
+def _via_reshape(node: Node, materialised: set[int]) -> set[int]:
+    """Materialised nodes that `node`'s inlined computation reads through a `reshape`."""
+    out: set[int] = set()
+    seen: set[tuple[int, bool]] = set()
+    stack = [(i, node.op == "reshape") for i in node.inputs]
+    while stack:
+        n, via = stack.pop()
+        if (n.id, via) in seen:
+            continue
+        seen.add((n.id, via))
+        if n.id in materialised:
+            if via:
+                out.add(n.id)
+            continue
+        stack.extend((i, via or n.op == "reshape") for i in n.inputs)
+    return out

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..frontend.ir import Graph, Node
 from ..frontend.ops import OPS, suffix
+from ..frontend.reshape import reshape_strides
 from .fusion import partition
 from .loop_ir import (
     Access,
@@ -110,6 +111,17 @@ class _KernelBuilder:
             self.body.append(Const(name, value, node.dtype))
         elif node.op == "view":
             name = self.value(node.inputs[0], view_map(node, amap, self.ndom))
+        elif node.op == "reshape":
+            place = self.low.layout(node, stored=False)
+            assert place is not None and place[3] not in self.roots, \
+                f"reshape %{node.id} cannot read its input from memory"
+            rbuf, off, strides, held = place
+            offset = off + sum(st * row[0] for st, row in zip(strides, amap))
+            steps = tuple(sum(st * row[1][d] for st, row in zip(strides, amap))
+                          for d in range(self.ndom))
+            name = self.var()
+            self.body.append(Load(name, Access(rbuf.index, int(offset), steps), node.dtype,
+                                  held))
         else:
             args = tuple(self.value(i, broadcast_map(i.shape, node.shape, amap))
                          for i in node.inputs)
@@ -164,6 +176,29 @@ class _Lowering:
             buf = self.const_buffer(node)
         return buf
 
+    def layout(self, node: Node, stored: bool = True
+               ) -> tuple[Buffer, int, tuple[int, ...], int] | None:
+        """Where `node` lies in memory when it is a chain of views and reshapes over a
+        stored node: (buffer, element offset, element strides, id of the stored node), as
+        NumPy's array views work; None when it does not. With `stored` False, `node`'s own
+        buffer (it may be a kernel root) is not the answer."""
+        buf = self.buffer_for(node) if stored else None
+        if buf is not None:
+            return buf, 0, buf.strides, node.id
+        inner = self.layout(node.inputs[0]) if node.op in ("view", "reshape") else None
+        if inner is None:
+            return None
+        buf, off, strides, held = inner
+        if node.op == "view":
+            start, dims = node.attrs["start"], node.attrs["dims"]
+            off += sum(st * a for st, a in zip(strides, start))
+            new = tuple(step * strides[axis] if axis >= 0 else 0 for axis, step in dims)
+        else:
+            new = reshape_strides(node.inputs[0].shape, strides, node.shape)
+            if new is None:
+                return None
+        return buf, off, new, held
+
     def const_buffer(self, node: Node) -> Buffer:
         """The read-only buffer holding constant `node` (kept apart from an output buffer
         the same node may also have, when the constant is returned)."""
@@ -186,7 +221,8 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
     from .matmul import pack_operands
     from .update import buffer_hazards
 
-    graph = pack_operands(separate_outputs(graph), input_strides, blas)
+    graph = pack_operands(place_reshapes(separate_outputs(graph), input_strides),
+                          input_strides, blas)
     safe: frozenset[int] = frozenset()
     while True:
         program, shared = _lower(graph, input_strides, blas, safe)
@@ -258,6 +294,52 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             outputs.append(OutputRef("buffer", low.by_node[node.id].index))
     return Program(graph.name, low.buffers, kernels, outputs, low.consts,
                    updates=list(graph.updates)), shared
+
+
+def place_reshapes(graph: Graph, input_strides: list[tuple[int, ...]]) -> Graph:
+    """Make every `reshape` readable from memory (frontend.reshape): a copy goes before one
+    whose input's layout (the argument's strides, or a contiguous stored value) does not
+    allow NumPy's no-copy reshape; a reshape of a broadcast scalar constant is a view."""
+    from .passes import rewrite
+
+    where = {n.id: k for k, n in enumerate(graph.inputs)}
+    in_place = {o.id for o in graph.outputs[graph.n_results:]}
+
+    def strides_of(node: Node) -> tuple[int, ...] | None:
+        if node.op == "view":
+            inner = strides_of(node.inputs[0])
+            if inner is None:
+                return None
+            return tuple(step * inner[axis] if axis >= 0 else 0
+                         for axis, step in node.attrs["dims"])
+        if node.op == "reshape":
+            inner = strides_of(node.inputs[0])
+            return None if inner is None else reshape_strides(node.inputs[0].shape, inner,
+                                                              node.shape)
+        if node.op == "input":
+            return input_strides[where[node.id]]
+        if node.op == "scatter" or node.id in in_place:
+            return None  # may live in an argument's buffer, whatever its layout
+        return contiguous_strides(node.shape)  # stored by fusion, contiguously
+
+    def rule(node: Node) -> Node:
+        if node.op != "reshape":
+            return node
+        src = node.inputs[0]
+        base = src
+        while base.op in ("view", "reshape"):
+            base = base.inputs[0]
+        if base.op == "const" and base.type.size <= 1:
+            attrs = {"start": (0,) * base.type.ndim, "dims": ((-1, 0),) * node.type.ndim}
+            return Node("view", (base,), node.type, attrs, node.loc)
+        if strides_of(node) is not None:
+            return node
+        return Node("reshape", (Node("copy", (src,), src.type, {}, node.loc),), node.type,
+                    {}, node.loc)
+
+    if not any(n.op == "reshape" for n in graph.nodes()):
+        return graph
+    return rewrite(graph, rule)
 
 
 def separate_outputs(graph: Graph) -> Graph:

@@ -2,7 +2,8 @@
 
 A `scatter` (old with a view's region replaced by value) is one kernel over the region that
 computes `value` inline and stores it through the view's index map, preceded by a fill kernel
-that writes `old` into the scatter's buffer unless `old` already lives there. Consecutive
+that writes `old` into the scatter's buffer unless `old` already lives there or is an `empty`
+node (np.concatenate: the chain's regions cover the whole buffer). Consecutive
 scatters (`x[0] = a; x[1:] = b`) share one buffer. An argument's final value (an update edge,
 Graph.updates) is written straight into the caller's buffer when `buffer_hazards` proves
 no kernel reads a value of that buffer that has already been overwritten; otherwise it is
@@ -41,7 +42,7 @@ def build_scatter(low: _Lowering, name: str, node: Node) -> list[Kernel]:
     assert buf is not None
     old, value = node.inputs
     kernels = []
-    if low.buffer_for(old) is not buf:
+    if low.buffer_for(old) is not buf and old.op != "empty":  # `empty`: regions cover it
         fill = _KernelBuilder(low, node.shape, [])
         v = fill.value(old, identity_map(node.type.ndim))
         fill.body.append(Store(access(buf, identity_map(node.type.ndim), node.type.ndim), v,

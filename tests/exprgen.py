@@ -86,6 +86,9 @@ BINARY = {s.name: s for s in [
 ]}
 
 
+STRUCTURAL = ("reduce", "concat", "stack", "matmul")
+
+
 def known_bug(kind: str, param: Any, dtype: np.dtype,
               children: tuple[Expr, ...] = ()) -> str | None:
     """Programs the generators steer around because fusejit knowingly differs from NumPy on
@@ -192,6 +195,17 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
             return np.split(x, sections, axis=axis)[piece]
         if how[0] == "broadcast_to":
             return np.broadcast_to(x, how[1])
+        if how[0] == "reshape":
+            return x.reshape(how[1]) if how[2] == "method" else np.reshape(x, how[1])
+    if k == "reduce":
+        fn, axis, keepdims = e.param
+        return getattr(np, fn)(vals[0], axis=axis, keepdims=keepdims)
+    if k == "concat":
+        return np.concatenate(vals, axis=e.param)
+    if k == "stack":
+        return np.stack(vals, axis=e.param)
+    if k == "matmul":
+        return vals[0] @ vals[1]
     raise AssertionError(f"unknown expression kind {k}")
 
 
@@ -403,6 +417,8 @@ class Generator:
     array_literals: bool = False
     scalar_args: bool = True
     share: float = 0.0  # probability of reusing an existing node (DAGs, for the fuzzer)
+    # reductions (axis, keepdims), reshape, concatenate/stack and matmul (the fuzzer)
+    structural: bool = False
     args: list[ArgSpec] = field(default_factory=list)
     pool: list[Expr] = field(default_factory=list)
 
@@ -458,6 +474,17 @@ class Generator:
     def node(self, kind: str, children: list[Expr], param: Any) -> Expr | None:
         """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it."""
         probe_expr = Expr(kind, tuple(children), param)
+        if kind in STRUCTURAL or (kind == "view" and param[0] == "reshape"):
+            try:
+                with np.errstate(all="ignore"):
+                    out = np.asarray(_eval(probe_expr, (), lambda c: np.ones(c.shape, c.dtype),
+                                           None))
+            except (TypeError, ValueError, np.exceptions.AxisError):
+                return None
+            if out.dtype not in DTYPES:
+                return None
+            return Expr(kind, tuple(children), param, out.dtype, out.shape,
+                        probe=np.zeros((), out.dtype))
         try:
             shape = self._shape(kind, children, param)
             if kind == "view":
@@ -515,6 +542,8 @@ class Generator:
 
     def _try_node(self, shape: tuple[int, ...], depth: int) -> Expr | None:
         ch = self.ch
+        if self.structural and ch.chance(0.3):
+            return self._structural(shape, depth)
         r = ch.integer(0, 99)
         sub = lambda: self.expr(shape, depth + 1)  # noqa: E731
         if r < 30:
@@ -643,6 +672,63 @@ class Generator:
             return None
         x = self.strong(self.expr_exact(src, depth + 1), src)
         return self.node("view", [x], param)
+
+    def _structural(self, shape: tuple[int, ...], depth: int) -> Expr | None:
+        """A reduction, reshape, concatenation/stack or matmul whose result broadcasts to
+        `shape`, over expressions built for its inputs."""
+        ch = self.ch
+        target = sub_shape(ch, shape) if ch.chance(0.3) else shape
+        nd = len(target)
+        exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
+        how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul"])
+        if how == "reduce":
+            fn = ch.choice(["sum", "max", "min", "mean", "prod", "any", "all", "argmax"])
+            n = ch.integer(1, 4)
+            if fn != "argmax" and nd and 1 in target and ch.chance(0.5):
+                d = target.index(1)
+                src, axis, keep = target[:d] + (n,) + target[d + 1:], d, True
+            else:
+                d = ch.integer(0, nd)
+                src, axis, keep = target[:d] + (n,) + target[d:], d, False
+            if fn != "argmax" and ch.chance(0.3):
+                axis -= len(src)
+            return self.node("reduce", [exact(src)], (fn, axis, keep))
+        if how == "reshape" and nd >= 1:
+            size = int(np.prod(target))
+            src = ch.choice([(size,), target[::-1], (1,) + target,
+                             target[:-1] + (1, target[-1])])
+            if int(np.prod(src)) != size:
+                return None
+            new = tuple(-1 if (k == 0 and size and ch.chance(0.3)) else n
+                        for k, n in enumerate(target))
+            return self.node("view", [exact(src)], ("reshape", new, ch.choice(["method", "fn"])))
+        if how == "concat" and nd >= 1:
+            axis = ch.integer(0, nd - 1)
+            n = target[axis]
+            cut = ch.integer(0, n)
+            parts = [target[:axis] + (m,) + target[axis + 1:] for m in (cut, n - cut)]
+            return self.node("concat", [exact(p) for p in parts], axis - nd * ch.integer(0, 1))
+        if how == "stack" and nd >= 1:
+            axis = ch.integer(0, nd - 1)
+            if target[axis] not in (1, 2, 3):
+                return None
+            inner = target[:axis] + target[axis + 1:]
+            return self.node("stack", [exact(inner) for _ in range(target[axis])], axis)
+        if how == "matmul" and nd >= 1:
+            k = ch.choice([1, 2, 3, 5])
+            if nd == 1:
+                a_shape, b_shape = (k,), (k, target[0])
+            else:
+                a_shape, b_shape = target[:-1] + (k,), (k, target[-1])
+            dtype = ch.choice([np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64)])
+            a, b = exact(a_shape), exact(b_shape)
+            a, b = (x if x.dtype == dtype else self.node(
+                "safecast", [x], (-100, 100, dtype)) if x.dtype.kind == "f" and
+                dtype.kind == "i" else self.node("astype", [x], dtype) for x in (a, b))
+            if a is None or b is None:
+                return None
+            return self.node("matmul", [a, b], None)
+        return None
 
     def expr_exact(self, shape: tuple[int, ...], depth: int) -> Expr:
         """An expression of exactly `shape` (broadcast up when needed): the input of a view."""

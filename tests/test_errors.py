@@ -298,3 +298,63 @@ def test_error_classes_are_exported() -> None:
         assert issubclass(getattr(fusejit, name), Exception)
     assert issubclass(ConcretizationError, TypeError)
     assert issubclass(UnsupportedError, NotImplementedError)
+
+
+# --- advanced indexing: every form raises a clear UnsupportedError at the user's line --------
+
+
+@pytest.mark.parametrize("form, message", [
+    ("mask", "boolean mask.*np.where"),
+    ("const_mask", "boolean mask"),
+    ("bool_scalar", "boolean mask"),
+    ("set_mask", "boolean mask.*np.copyto"),
+    ("list", "integer array or list.*slices"),
+    ("array", "integer array or list"),
+    ("mixed", "integer array or list"),
+    ("traced_int", "traced integer.*static"),
+    ("traced_array", "traced integer array"),
+    ("take", "integer array or list"),
+    ("take_scalar", "np.take"),
+    ("nonzero", "np.nonzero.*depends on the data"),
+    ("argwhere", "np.argwhere"),
+    ("compress", "np.compress"),
+])
+def test_advanced_indexing_is_refused_clearly(form: str, message: str) -> None:
+    def f(x):
+        if form == "mask":
+            return x[x > 0]  # MARK
+        if form == "const_mask":
+            return x[np.array([True, False] * 3)]  # MARK
+        if form == "bool_scalar":
+            return x[True]  # MARK
+        if form == "set_mask":
+            x[x > 0] = 1.0  # MARK
+            return x
+        if form == "list":
+            return x[[0, 2]]  # MARK
+        if form == "array":
+            return x[np.array([0, 2])]  # MARK
+        if form == "mixed":
+            return x.reshape(2, 3)[:, [0, 2]]  # MARK
+        if form == "traced_int":
+            return x[x.argmax()]  # MARK
+        if form == "traced_array":
+            return x[(x > 0).astype(np.int64)]  # MARK
+        if form == "take":
+            return np.take(x, [0, 2])  # MARK
+        if form == "take_scalar":
+            return np.take(x, 1)  # MARK
+        if form == "nonzero":
+            return np.nonzero(x)  # MARK
+        if form == "argwhere":
+            return np.argwhere(x)  # MARK
+        return np.compress(x > 0, x)  # MARK
+
+    lines, start = inspect.getsourcelines(f)
+    marked = [start + k for k, t in enumerate(lines) if "# MARK" in t]
+    x = X.copy()
+    snap = snapshot([x])
+    with pytest.raises(UnsupportedError, match=message) as info:
+        jit(f)(x)
+    assert any(f"{__file__}:{n}" in str(info.value) for n in marked), str(info.value)
+    assert_unmodified(snap)

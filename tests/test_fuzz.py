@@ -4,7 +4,9 @@ Each seed builds (deterministically) a random program: several inputs of mixed d
 layouts, shared subexpressions (a DAG, traced once or recomputed so CSE has work to do),
 constant arrays captured from the enclosing scope, views of inputs and of intermediates
 (transposes, steps, negative steps, integer indexing, np.split, broadcast_to), and one to four
-outputs of different broadcast shapes returned as a value, tuple, list or dict. The compiled
+outputs of different broadcast shapes returned as a value, tuple, list or dict. The structural
+programs add reductions (axis, negative axis, keepdims), reshapes (splitting and merging),
+concatenate/stack and matmul anywhere in the DAG. The compiled
 result must equal NumPy's, and `interpret(trace(f))` and `interpret(optimise(trace(f)))` must
 equal NumPy's too (see exprgen.check_program). Set FUSEJIT_FUZZ_SEEDS=N to run more seeds.
 """
@@ -18,17 +20,19 @@ import pytest
 from exprgen import DTYPES, Generator, SeededChooser, check_program, describe, sub_shape
 
 N_SEEDS = int(os.environ.get("FUSEJIT_FUZZ_SEEDS", "60"))
+N_STRUCTURAL = int(os.environ.get("FUSEJIT_FUZZ_STRUCTURAL_SEEDS", "40"))
 DIMS = [1, 2, 3, 5, 8]
 
 
-def random_program(seed: int):
-    ch = SeededChooser(seed)
+def random_program(seed: int, structural: bool = False):
+    ch = SeededChooser(seed + (1 << 20 if structural else 0))
     pool = list({ch.choice(DTYPES) for _ in range(ch.integer(1, 3))})
     ndim = ch.integer(0, 3)
     base = tuple(ch.choice(DIMS) for _ in range(ndim))
     if base and ch.chance(0.08):
         base = base[:-1] + (0,)
-    gen = Generator(ch, pool, max_depth=4, array_literals=True, share=0.3)
+    gen = Generator(ch, pool, max_depth=4, array_literals=True, share=0.3,
+                    structural=structural)
     n_out = ch.integer(1, 4)
     outs = [gen.expr(base if i == 0 else sub_shape(ch, base)) for i in range(n_out)]
     form = ch.choice(["single", "tuple", "list", "dict"]) if n_out == 1 else ch.choice(
@@ -51,6 +55,37 @@ def test_fuzz(seed: int) -> None:
         check_program(result, specs, seed, interpreter=True, share=share)
     except AssertionError as e:
         raise AssertionError(f"seed {seed}: {describe(result, specs)}\n{e}") from e
+
+
+@pytest.mark.parametrize("seed", range(N_STRUCTURAL))
+def test_fuzz_structural(seed: int) -> None:
+    """Programs that also reduce (axis, keepdims), reshape, concatenate/stack and multiply
+    matrices, mixed with the elementwise ops and views above."""
+    result, specs, share = random_program(seed, structural=True)
+    try:
+        check_program(result, specs, seed, interpreter=True, share=share)
+    except AssertionError as e:
+        raise AssertionError(f"structural seed {seed}: {describe(result, specs)}\n{e}") from e
+
+
+def test_fuzz_structural_programs_are_varied() -> None:
+    """The structural programs do contain every kind of structural node."""
+    from exprgen import leaves
+
+    kinds: dict[str, int] = {}
+    for seed in range(N_STRUCTURAL):
+        result, _, _ = random_program(seed, structural=True)
+        stack, seen = list(leaves(result)), set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            key = "reshape" if e.kind == "view" and e.param[0] == "reshape" else e.kind
+            kinds[key] = kinds.get(key, 0) + 1
+            stack.extend(e.children)
+    for kind in ("reduce", "reshape", "concat", "stack", "matmul"):
+        assert kinds.get(kind, 0) >= 3, (kind, kinds)
 
 
 def test_fuzz_programs_are_varied() -> None:

@@ -228,3 +228,74 @@ def test_split_full_reductions_do_not_depend_on_thread_count(tmp_path) -> None:
     kernel = f.lower_for(x).program.kernels[0]
     assert isinstance(kernel, ReduceKernel) and "_fin(" in f.lower_for(x).source
     np.testing.assert_allclose(f(x), np.sum(x.astype(np.float64) ** 2), rtol=1e-6)
+
+
+# --- scipy.special.logsumexp ------------------------------------------------------------------
+
+
+def _lse_cases():
+    x = RNG.standard_normal((5, 7)) * 50
+    y = x.copy()
+    y[0] = -np.inf
+    y[1, 2] = np.inf
+    y[2, 3] = np.nan
+    y[3] = 7.0  # ties of the maximum
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (1, False), (-1, True), (0, False),
+                                            ((0, 1), True)])
+def test_logsumexp_matches_scipy(dtype, axis, keepdims) -> None:
+    import scipy.special as sp
+
+    x, y = _lse_cases()
+    for a in (x, y) if dtype != np.bool_ else (x > 0,):
+        a = a.astype(dtype) if dtype in (np.float64, np.float32) else (
+            a if dtype == np.bool_ else np.nan_to_num(a, posinf=9, neginf=-9).astype(dtype))
+        f = _bind(lambda v, ax, kd: sp.logsumexp(v, axis=ax, keepdims=kd), axis, keepdims)
+        _call_both(f, a)
+
+
+def test_logsumexp_edge_shapes_and_fusion() -> None:
+    import scipy.special as sp
+
+    x, _ = _lse_cases()
+    for f in (lambda x: sp.logsumexp(x[0, 0]), lambda x: sp.logsumexp(x[0, 0], keepdims=True),
+              lambda x: sp.logsumexp(x[:0], axis=1), lambda x: sp.logsumexp(x[:, :0], axis=1),
+              lambda x: sp.logsumexp(x.T[::2], axis=0)):
+        _call_both(f, x)
+    c = fusejit.jit(lambda x: sp.logsumexp(x, axis=1)).lower_for(x)
+    assert [type(k) for k in c.program.kernels] == [ReduceKernel]  # one pass structure per row
+    with pytest.raises(fusejit.UnsupportedError, match="b=/return_sign="):
+        fusejit.jit(lambda x: sp.logsumexp(x, b=x))(x)
+    assert sp.logsumexp(np.zeros(4)) == pytest.approx(np.log(4))  # SciPy's path unchanged
+
+
+def test_logsumexp_imported_after_fusejit() -> None:
+    """`from scipy.special import logsumexp` after `import fusejit` gets the traced version."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import fusejit, numpy as np\nfrom scipy.special import logsumexp\n"
+            "x = np.arange(6.0).reshape(2, 3)\n"
+            "assert np.allclose(fusejit.jit(lambda x: logsumexp(x, axis=1))(x), "
+            "logsumexp(x, axis=1))\nprint('ok')")
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's all-NaN slice warnings
+def test_nan_reductions_and_ptp_are_there() -> None:
+    x = RNG.standard_normal((4, 5))
+    x[1, 2] = np.nan
+    x[3] = np.nan
+    for f in (lambda x: np.nansum(x, axis=1), lambda x: np.nanmax(x, axis=0),
+              lambda x: np.nanmin(x, axis=1, keepdims=True), lambda x: np.nanmean(x, axis=1),
+              lambda x: np.ptp(x[:2, :2], axis=0), lambda x: np.ptp(x[:2])):
+        _call_both(f, x)

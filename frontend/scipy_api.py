@@ -1,0 +1,122 @@
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp.
+
+SciPy's logsumexp converts its argument with np.asarray, so a Tracer cannot flow through it.
+fusejit therefore puts a dispatching wrapper in its place (in `scipy.special` and
+`scipy.special._logsumexp`): with a Tracer argument it builds SciPy's algorithm from traced
+reductions, otherwise it calls SciPy's own function unchanged. The wrapper is installed when
+fusejit is imported if SciPy is already loaded, or else as soon as scipy.special is imported
+(a post-import hook on `scipy.special._logsumexp`, so `from scipy.special import logsumexp`
+binds the wrapper either way). A name bound to SciPy's function before fusejit was imported
+cannot be reached: such a call fails with a ConcretizationError.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Any
+
+import numpy as np
+
+_MODULE = "scipy.special._logsumexp"
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False) -> Any:
+    """SciPy's logsumexp for a traced `a`: max-shifted, ties of the maximum counted apart
+    (out = max + log(count) + log1p(sum_rest / count)), the direct log(sum(exp(a))) where
+    that is not finite. Fuses like softmax: the reductions share one pass structure per row."""
+    from . import reductions as R
+    from . import tracer as T
+    from . import views as V
+    from .reshape import reshape
+
+    if b is not None or return_sign:
+        raise T.UnsupportedError(f"scipy.special.logsumexp(b=/return_sign=) is not supported "
+                                 f"by fusejit{T.where_msg()}; compute "
+                                 "np.log(np.sum(b * np.exp(a - m))) + m with m = a.max()")
+    t = R._as_tracer(a)
+    if t.dtype.kind != "f":  # SciPy promotes with a Python float
+        t = t.astype(np.result_type(t.dtype, 1.0) if t.dtype.kind != "b" else np.float64)
+    if t.ndim == 0:
+        t = reshape(t, (1,))
+    axes = R._axes(axis, t.ndim)
+    kept = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
+    dt = t.dtype.type
+    if t.size == 0:
+        out = T.Tracer(T.const_node(np.full(kept, -np.inf, t.dtype)))
+    else:
+        a_max = R.max_(t, axes, None, True)
+        ties = np.equal(t, a_max)
+        m = R.sum_(ties, axes, t.dtype, None, True)
+        rest = np.exp(np.subtract(np.where(ties, dt(-np.inf), t), a_max))
+        s = R.sum_(rest, axes, t.dtype, None, True)
+        s = np.where(np.equal(s, dt(0)), s, np.divide(s, m))
+        out = np.add(np.add(np.log1p(s), np.log(m)), a_max)
+        direct = np.log(R.sum_(np.exp(t), axes, t.dtype, None, True))
+        out = np.where(np.isfinite(out), out, direct)
+    if not keepdims:
+        out = V.basic_index(out, tuple(0 if d in axes else slice(None) for d in range(t.ndim)))
+    return out
+
+
+def _is_traced(*xs: Any) -> bool:
+    from .tracer import Tracer
+
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _wrap(original: Any) -> Any:
+    if getattr(original, "__fusejit_original__", None) is not None:
+        return original
+
+    @functools.wraps(original)
+    def dispatch(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+                 return_sign: bool = False) -> Any:
+        if _is_traced(a, b):
+            return logsumexp(a, axis, b, keepdims, return_sign)
+        return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+    dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]
+    return dispatch
+
+
+def _patch(module: Any) -> None:
+    wrapped = _wrap(module.logsumexp)
+    module.logsumexp = wrapped
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, "logsumexp", None) is getattr(
+            wrapped, "__fusejit_original__", None):
+        special.logsumexp = wrapped
+
+
+class _PostImport(importlib.abc.MetaPathFinder):
+    """Patches scipy.special._logsumexp right after it executes (before scipy.special
+    binds its name)."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != _MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_and_patch(module: Any) -> None:
+            exec_module(module)
+            _patch(module)
+
+        loader.exec_module = exec_and_patch  # type: ignore[method-assign]
+        return spec
+
+
+def install() -> None:
+    """Make scipy.special.logsumexp traceable (now, or when SciPy gets imported)."""
+    module = sys.modules.get(_MODULE)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(f, _PostImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PostImport())
