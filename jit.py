@@ -105,9 +105,11 @@ class JitFunction:
     """A NumPy function compiled on first call for each new argument signature."""
 
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
-                 static_argnames: Iterable[str] = (), backend: str | None = None) -> None:
+                 static_argnames: Iterable[str] = (), backend: str | None = None,
+                 fastmath: bool = False) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.fastmath = bool(fastmath)  # inexact rewrites + FMA contraction (README)
         self.signature = inspect.signature(fn)
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
@@ -268,6 +270,7 @@ class JitFunction:
         concurrently with it; the probe's verdict is awaited before the library is loaded, and
         a wrong guess is rebuilt, so nothing built on a guess ever runs."""
         tc, exact = guess()
+        tc = tc.with_fastmath(self.fastmath)
         cfg = config.current()
         t0 = time.perf_counter()
         source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec))
@@ -280,7 +283,7 @@ class JitFunction:
                 raise
             path = None
         if not exact:
-            real = detect()
+            real = detect().with_fastmath(self.fastmath)
             if real != tc or path is None:
                 tc = real
                 source = render_source(program, COptions(par_min=cfg.parallel_min,
@@ -298,7 +301,7 @@ class JitFunction:
         t1 = time.perf_counter()
         times["trace"] = t1 - t0
         _log(2, f"traced {self.fn.__name__}:\n{format_graph(graph)}")
-        optimised = optimise(graph)
+        optimised = optimise(graph, fastmath=self.fastmath)
         t2 = time.perf_counter()
         times["optimise"] = t2 - t1
         _log(2, f"optimised {self.fn.__name__}:\n{format_graph(optimised)}")
@@ -332,15 +335,17 @@ class JitFunction:
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] | int = (),
-        static_argnames: Iterable[str] | str = (), backend: str | None = None) -> Any:
-    """Compile a NumPy function. Usable as `@jit` or `@jit(static_argnums=...)`."""
+        static_argnames: Iterable[str] | str = (), backend: str | None = None,
+        fastmath: bool = False) -> Any:
+    """Compile a NumPy function. Usable as `@jit` or `@jit(static_argnums=...)`.
+    `fastmath=True` allows inexact float rewrites and FMA contraction (see the README)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
 
     def wrap(f: Callable[..., Any]) -> JitFunction:
-        return JitFunction(f, static_argnums, static_argnames, backend)
+        return JitFunction(f, static_argnums, static_argnames, backend, fastmath)
 
     return wrap if fn is None else wrap(fn)
 
@@ -380,4 +385,5 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
         params=list(jf.signature.parameters), args=args, positions=compiled.positions,
         out_tree=g.out_tree, out_scalar=list(g.out_scalar[:g.n_results]),
         ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs})
-    return export_library(program, source, req, path, name, workspace)
+    return export_library(program, source, req, path, name, workspace,
+                          toolchain=detect().with_fastmath(jf.fastmath))
