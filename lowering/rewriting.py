@@ -4,6 +4,7 @@ reassociating constant chains, and running a rule to a fixed point."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +28,11 @@ def is_filled(node: Node, value: float, sign: int | None = None) -> bool:
     v = const_value(node)
     if v is None or v.size == 0:
         return False
+    if v.size == 1:  # the common case, without NumPy's per-call overhead
+        item = v.reshape(-1)[0].item()
+        if item != value:
+            return False
+        return sign is None or v.dtype.kind != "f" or (math.copysign(1.0, item) < 0) == sign
     if not bool(np.all(v == value)):
         return False
     if sign is not None and v.dtype.kind == "f":
@@ -110,19 +116,23 @@ def reassociate(node: Node) -> Node:
 
 def run_to_fixpoint(graph: Graph, rule: Rule) -> Graph:
     """Apply `rule` (to each node until it stops changing) in rounds until a round changes
-    nothing, so that running the pass again is a no-op."""
+    nothing, so that running the pass again is a no-op. A round in which the rule never fired
+    changed nothing, so most graphs take one round."""
+    fired = False
 
     def settle(node: Node) -> Node:
+        nonlocal fired
         for _ in range(MAX_ROUNDS):
             new = rule(node)
             if new is node:
                 break
-            node = new
+            fired, node = True, new
         return node
 
     for _ in range(MAX_ROUNDS):
+        fired = False
         before = [n.id for n in graph.nodes()] + [o.id for o in graph.outputs]
         graph = rewrite(graph, settle)
-        if [n.id for n in graph.nodes()] + [o.id for o in graph.outputs] == before:
+        if not fired or [n.id for n in graph.nodes()] + [o.id for o in graph.outputs] == before:
             break
     return graph

@@ -26,6 +26,7 @@ identity value (int 1, 1.0 or True, with the sign of zero respected).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -49,6 +50,13 @@ def _is_pow2(v: np.ndarray) -> bool:
     """Every element a finite nonzero power of two whose reciprocal is exact in v's dtype."""
     if v.dtype.kind != "f" or v.size == 0:
         return False
+    if v.size == 1:
+        item = v.reshape(-1)[0].item()
+        if not math.isfinite(item) or abs(math.frexp(item)[0]) != 0.5:
+            return False
+        with np.errstate(all="ignore"):
+            r = float(v.dtype.type(1.0 / item))  # 1/item is exact in float64 (and finite)
+        return math.isfinite(r) and r != 0 and abs(math.frexp(r)[0]) == 0.5
     with np.errstate(all="ignore"):
         r = np.asarray(1 / v).astype(v.dtype)
     if not (np.all(np.isfinite(v)) and np.all(np.isfinite(r)) and np.all(v != 0)

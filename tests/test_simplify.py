@@ -519,3 +519,14 @@ def test_safe_pipeline_never_changes_results(case) -> None:
     after = interpret(optimise(g), inputs)
     for a, b in zip(before, after):
         assert same_bits(a, b), (format_graph(g), format_graph(optimise(g)), inputs, a, b)
+
+
+def test_toolchain_flags_contract_only_under_fastmath() -> None:
+    from fusejit.runtime.toolchain import Toolchain
+
+    tc = Toolchain("cc", "cc 1.0", True, False, ())
+    assert "-ffp-contract=off" in tc.cflags and tc.with_fastmath(False) is tc
+    fast = tc.with_fastmath(True)
+    assert "-ffp-contract=fast" in fast.cflags and "-ffp-contract=off" not in fast.cflags
+    assert not any("fast-math" in f for f in fast.cflags)
+    assert fast.identity() != tc.identity()
