@@ -110,9 +110,11 @@ class JitFunction:
     """A NumPy function compiled on first call for each new argument signature."""
 
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
-                 static_argnames: Iterable[str] = (), backend: str | None = None) -> None:
+                 static_argnames: Iterable[str] = (), backend: str | None = None,
+                 fastmath: bool = False) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.fastmath = bool(fastmath)  # inexact rewrites + FMA contraction (README)
         self.signature = inspect.signature(fn)
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
@@ -300,6 +302,7 @@ class JitFunction:
         concurrently with it; the probe's verdict is awaited before the library is loaded, and
         a wrong guess is rebuilt, so nothing built on a guess ever runs."""
         tc, exact = guess()
+        tc = tc.with_fastmath(self.fastmath)
         cfg = config.current()
         t0 = time.perf_counter()
         source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
@@ -312,7 +315,7 @@ class JitFunction:
                 raise
             path = None
         if not exact:
-            real = detect()
+            real = detect().with_fastmath(self.fastmath)
             if real != tc or path is None:
                 tc = real
                 source = render_source(program, COptions(par_min=cfg.parallel_min,
@@ -334,7 +337,7 @@ class JitFunction:
         t1 = time.perf_counter()
         times["trace"] = t1 - t0
         _log(2, f"traced {self.fn.__name__}:\n{format_graph(graph)}")
-        optimised = optimise(graph)
+        optimised = optimise(graph, fastmath=self.fastmath)
         t2 = time.perf_counter()
         times["optimise"] = t2 - t1
         _log(2, f"optimised {self.fn.__name__}:\n{format_graph(optimised)}")
@@ -372,15 +375,17 @@ class JitFunction:
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] | int = (),
-        static_argnames: Iterable[str] | str = (), backend: str | None = None) -> Any:
-    """Compile a NumPy function. Usable as `@jit` or `@jit(static_argnums=...)`."""
+        static_argnames: Iterable[str] | str = (), backend: str | None = None,
+        fastmath: bool = False) -> Any:
+    """Compile a NumPy function. Usable as `@jit` or `@jit(static_argnums=...)`.
+    `fastmath=True` allows inexact float rewrites and FMA contraction (see the README)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
 
     def wrap(f: Callable[..., Any]) -> JitFunction:
-        return JitFunction(f, static_argnums, static_argnames, backend)
+        return JitFunction(f, static_argnums, static_argnames, backend, fastmath)
 
     return wrap if fn is None else wrap(fn)
 
@@ -419,4 +424,5 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
         ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs},
         defaults={name: p.default for name, p in jf.signature.parameters.items()
                   if type(p.default) in _SCALARS})
-    return export_library(program, source, req, path, name, workspace)
+    return export_library(program, source, req, path, name, workspace,
+                          toolchain=detect().with_fastmath(jf.fastmath))

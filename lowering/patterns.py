@@ -5,12 +5,19 @@
 checked over every positive float32 and sampled float64 in tests/test_patterns.py). It turns
 `erf(-z)` into `-erf(z)`, so CSE can share one `erf` between `cdf(z)` and `cdf(-z)` — half the
 transcendental work of Black-Scholes. Double negations cancel.
+
+`fuse_sigmoid` (fastmath only: not exact) turns the logistic function written out,
+`1/(1+exp(-x))` or `np.reciprocal(1+np.exp(-x))`, into one `expit(x)`: one transcendental call
+instead of exp + add + divide, and no overflow to inf in exp(-x) for very negative x.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..frontend.ir import Graph, Node
 from .passes import rewrite
+from .rewriting import is_filled, run_to_fixpoint, same_type_as
 
 ODD_EXACT = frozenset({"erf", "tanh"})
 SIGN_LINEAR = frozenset({"multiply", "divide"})
@@ -40,3 +47,41 @@ def hoist_negation(graph: Graph) -> Graph:
         return node
 
     return rewrite(graph, rule)
+
+
+def _exp_neg(node: Node) -> Node | None:
+    """x when `node` is exp(-x), else None."""
+    if node.op == "exp" and node.inputs[0].op == "negative":
+        return node.inputs[0].inputs[0]
+    return None
+
+
+def _sigmoid_arg(den: Node) -> Node | None:
+    """x when `den` is 1 + exp(-x) (either order), else None."""
+    if den.op != "add":
+        return None
+    a, b = den.inputs
+    for one, e in ((a, b), (b, a)):
+        x = _exp_neg(e)
+        if x is not None and is_filled(one, 1):
+            return x
+    return None
+
+
+def _sigmoid(node: Node) -> Node:
+    if node.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return node
+    if node.op == "divide" and is_filled(node.inputs[0], 1):
+        x = _sigmoid_arg(node.inputs[1])
+    elif node.op == "reciprocal":
+        x = _sigmoid_arg(node.inputs[0])
+    else:
+        return node
+    if x is None or x.dtype != node.dtype:
+        return node
+    return same_type_as(Node("expit", (x,), x.type, {}, node.loc), node)
+
+
+def fuse_sigmoid(graph: Graph) -> Graph:
+    """(fastmath) 1/(1+exp(-x)) -> expit(x)."""
+    return run_to_fixpoint(graph, _sigmoid)

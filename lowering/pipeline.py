@@ -1,28 +1,54 @@
-"""The optimisation pipeline: run the graph passes in order, verifying after each one."""
+"""The optimisation pipeline: run the graph passes in order, verifying after each one.
+
+`DEFAULT_PASSES` are exact (they never change a result); `FASTMATH_PASSES` (see
+`lowering/fastmath.py`) run only when `optimise(..., fastmath=True)` asks for them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..frontend.ir import Graph
-from . import passes, patterns
+from . import fastmath, passes, patterns, simplify
 
 Pass = Callable[[Graph], Graph]
 
 DEFAULT_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
+    ("simplify", simplify.simplify),
     ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),
+    ("simplify", simplify.simplify),
+    ("dce", passes.dce),
+]
+
+FASTMATH_PASSES: list[tuple[str, Pass]] = [
+    ("dce", passes.dce),
+    ("constant_fold", passes.constant_fold),
+    ("simplify", simplify.simplify),
+    ("fastmath_arith", fastmath.fastmath_arith),
+    ("fuse_sigmoid", patterns.fuse_sigmoid),
+    ("hoist_negation", patterns.hoist_negation),
+    ("cse", passes.cse),
+    ("simplify", simplify.simplify),
+    ("fastmath_arith", fastmath.fastmath_arith),
     ("dce", passes.dce),
 ]
 
 
+def passes_for(fastmath: bool = False) -> list[tuple[str, Pass]]:
+    """The default pipeline: exact passes only, or with the fastmath rewrites."""
+    return FASTMATH_PASSES if fastmath else DEFAULT_PASSES
+
+
 def optimise(graph: Graph, pipeline: list[tuple[str, Pass]] | None = None,
-             log: Callable[[str, Graph], None] | None = None) -> Graph:
-    """Run `pipeline` (default: DEFAULT_PASSES) on `graph`, verifying after every pass."""
+             log: Callable[[str, Graph], None] | None = None,
+             fastmath: bool = False) -> Graph:
+    """Run `pipeline` (default: `passes_for(fastmath)`) on `graph`, verifying after every
+    pass."""
     passes.verify(graph)
-    for name, fn in pipeline or DEFAULT_PASSES:
+    for name, fn in pipeline or passes_for(fastmath):
         graph = passes.verify(fn(graph))
         if log is not None:
             log(name, graph)

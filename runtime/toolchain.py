@@ -7,6 +7,7 @@ everything it needs in the cache never runs the compiler at all.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -37,11 +38,21 @@ class Toolchain:
     openmp: bool
     libmvec: bool
     extra: tuple[str, ...]
+    # jit(fastmath=True): let the compiler contract a*b+c into FMAs (-ffp-contract=fast).
+    # Never -ffast-math: NaN, inf and signed-zero handling stay IEEE.
+    fastmath: bool = False
 
     @property
     def cflags(self) -> tuple[str, ...]:
         flags = BASE_FLAGS + (("-fopenmp",) if self.openmp else ("-fopenmp-simd",))
+        if self.fastmath:
+            flags = tuple("-ffp-contract=fast" if f == "-ffp-contract=off" else f
+                          for f in flags)
         return flags + self.extra
+
+    def with_fastmath(self, on: bool) -> Toolchain:
+        """This toolchain with FMA contraction on (fastmath) or off (the exact default)."""
+        return self if on == self.fastmath else dataclasses.replace(self, fastmath=on)
 
     @property
     def libs(self) -> tuple[str, ...]:
