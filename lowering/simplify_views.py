@@ -5,7 +5,11 @@
 - an identity view (same type, start 0, every dim read in order) disappears, so a transpose of
   a transpose is its input;
 - a broadcasting view (exactly `np.broadcast_to(s, shape)`) feeding an elementwise op whose
-  other operands broadcast to the same shape anyway is replaced by `s`.
+  other operands broadcast to the same shape anyway is replaced by `s`;
+- reshape chains: a reshape (a `reshape` node, or a view that reads its input exactly in C
+  order, as a split reshape does) of a reshape is one reshape of the first input, and a
+  reshape back to that input's shape is the input itself. C-order reshapes compose, so the
+  values are the same whatever the memory layout.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 
 from ..frontend.ir import Graph, Node
 from ..frontend.ops import OPS
+from ..frontend.reshape import split_dims
 from .rewriting import run_to_fixpoint
 
 Dims = tuple[tuple[int, int], ...]
@@ -89,8 +94,43 @@ def _broadcast_source(v: Node) -> Node | None:
     return s
 
 
+def _c_order_view(v: Node) -> bool:
+    """True when the view `v` reads every element of its input once, in C order (a reshape
+    that only splits axes or adds/drops size-1 axes)."""
+    x = v.inputs[0]
+    if v.op != "view" or v.type.size != x.type.size or any(v.attrs["start"]):
+        return False
+    in_strides = [int(np.prod(x.shape[a + 1:], dtype=np.int64)) for a in range(x.type.ndim)]
+    flat = [in_strides[a] * step if a >= 0 else 0 for a, step in v.attrs["dims"]]
+    want = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.type.ndim)]
+    return all(f == w for f, w, n in zip(flat, want, v.shape) if n != 1)
+
+
+def _is_reshape(node: Node) -> bool:
+    return node.op == "reshape" or (node.op == "view" and _c_order_view(node))
+
+
+def _reshape_chain(node: Node) -> Node:
+    """reshape(reshape(x)) as one reshape of x (a view when it only splits axes), or x."""
+    inner = node.inputs[0]
+    if not (_is_reshape(node) and _is_reshape(inner)):
+        return node
+    x = inner.inputs[0]
+    if node.shape == x.shape:
+        return x
+    dims = split_dims(x.shape, node.shape)
+    if dims is not None:
+        return Node("view", (x,), node.type, {"start": (0,) * x.type.ndim,
+                                              "dims": _canonical(dims, node.shape)}, node.loc)
+    return Node("reshape", (x,), node.type, {}, node.loc)
+
+
 def views_rule(node: Node) -> Node:
     """One view canonicalisation of `node`, or `node` unchanged."""
+    if node.op in ("view", "reshape") and node.inputs[0].op in ("view", "reshape"):
+        chained = _reshape_chain(node)
+        if chained is not node:
+            return chained
     if node.op == "view":
         if node.inputs[0].op == "view":
             return _compose(node)

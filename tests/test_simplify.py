@@ -233,6 +233,41 @@ def test_broadcast_before_a_broadcasting_op_is_dropped() -> None:
         assert a.type == b.type
 
 
+def test_reshape_chains_become_one_reshape() -> None:
+    def f(x):
+        a = x.reshape(4, 6).reshape(24)  # split then merge: back to x
+        b = x.reshape(2, 2, 6).reshape(4, 6)  # split then merge: a split of x
+        c = x.reshape(4, 6).T.reshape(24)  # a transpose in between: not a reshape chain
+        return a, b * 2, c + 1
+
+    g = traced(f, np.arange(24, dtype=F32))
+    after = passes.verify(simplify_views.simplify_views(g))
+    x = after.inputs[0]
+    assert after.outputs[0] is x
+    b = after.outputs[1].inputs[0]
+    assert b.op == "view" and b.inputs[0] is x and b.shape == (4, 6)
+    c = after.outputs[2].inputs[0]
+    assert c.op == "reshape" and c.inputs[0].op == "view" and c.inputs[0].inputs[0] is x
+    v = np.arange(24, dtype=F32)
+    for got, want in zip(interpret(after, [v]), f(v)):
+        np.testing.assert_array_equal(got, want)
+    assert canon(simplify_views.simplify_views(after)) == canon(after)
+
+
+def test_merge_of_a_merge_is_one_reshape_and_compiles() -> None:
+    def f(x):
+        return x.reshape(6, 4).reshape(24) * 3.0
+
+    x = np.arange(24, dtype=F32).reshape(2, 3, 4)
+    g = traced(f, x)
+    after = passes.verify(simplify_views.simplify_views(g))
+    ops = [n.op for n in after.nodes()]
+    assert ops.count("reshape") == 1 and "view" not in ops
+    np.testing.assert_array_equal(fusejit.jit(f)(x), f(x))
+    xt = np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0)  # Fortran order
+    np.testing.assert_array_equal(fusejit.jit(f)(xt), f(xt))
+
+
 # --- idempotence and type preservation -------------------------------------------------------
 
 
