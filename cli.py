@@ -51,6 +51,18 @@ def _layernorm(x, g, b):
     return (x - m) / np.sqrt(v + 1e-5) * g + b
 
 
+def _mlp(x, w1, b1, w2, b2):
+    return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+
+
+def _adagrad(w, g, cache, lr=0.01, eps=1e-8):
+    cache += g * g
+    w -= lr * g / (np.sqrt(cache) + eps)
+
+
+MUTATES = frozenset({"adagrad"})  # updates its arguments: each run gets fresh copies
+
+
 def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray]]]:
     rng = np.random.default_rng(0)
     f32 = np.float32
@@ -69,6 +81,10 @@ def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray
           u(n, lo=0.1, hi=0.5)]),
         ("softmax", _softmax, [u(side, side)]),
         ("layernorm", _layernorm, [u(side, side), u(side), u(side)]),
+        ("mlp", _mlp, [u(side // 2, side // 4), u(side // 4, side // 4, lo=-0.05, hi=0.05),
+                       u(side // 4), u(side // 4, side // 16, lo=-0.05, hi=0.05),
+                       u(side // 16)]),
+        ("adagrad", _adagrad, [u(4 * n), u(4 * n), u(4 * n, lo=0, hi=1)]),
     ]
 
 
@@ -103,19 +119,30 @@ def demo(args: argparse.Namespace) -> int:
     for name, fn, inputs in _examples(args.scale):
         jf = fusejit.jit(fn)
         t0 = time.perf_counter()
-        jf(*inputs)
+        jf(*[a.copy() for a in inputs])
         compile_s = time.perf_counter() - t0
-        t_np = _best(lambda fn=fn, xs=inputs: fn(*xs))
+        t_np = _best(lambda fn=fn, xs=inputs: fn(*xs))  # an update keeps updating: fine
         t_fj = _best(lambda jf=jf, xs=inputs: jf(*xs))
-        ref = fn(*[a.astype(np.float64) for a in inputs])
-        err = _rel_err(jf(*inputs), ref)
+        ref_in = [a.astype(np.float64) for a in inputs]
+        got_in = [a.copy() for a in inputs]
+        ref, got = fn(*ref_in), jf(*got_in)
+        if name in MUTATES:  # compare the updated arguments
+            ref, got = tuple(ref_in), tuple(got_in)
+        err = _rel_err(got, ref)
         compiled = jf.lower_for(*inputs)
         prog = compiled.program
         n_ops = sum(len(k.nodes) for k in prog.kernels)
-        n_out = len(prog.by_kind("output"))
+        kinds: dict[str, int] = {}
+        for k in prog.kernels:
+            kind = type(k).__name__.replace("Kernel", "").lower() or "loop"
+            kinds[kind] = kinds.get(kind, 0) + 1
+        n_out = len(prog.by_kind("output")) + len(prog.updates)
         traced = sum(1 for n in compiled.graph.nodes() if n.op not in ("input", "const"))
-        fused = (f"{traced} traced ops -> {len(prog.kernels)} kernel(s) of {n_ops} ops, "
-                 f"{n_out} output(s), {len(prog.by_kind('temp'))} temporaries")
+        fused = (f"{traced} traced ops -> {len(prog.kernels)} kernel(s) ("
+                 + ", ".join(f"{v} {k}" for k, v in kinds.items()) + f") of {n_ops} ops, "
+                 f"{n_out} output(s)" + (f" ({len(prog.updates)} in place)" if prog.updates
+                                         else "")
+                 + f", {len(prog.by_kind('temp'))} temporaries")
         print(f"{name:<14} {compile_s * 1e3:7.0f}ms {t_np * 1e3:8.2f}ms {t_fj * 1e3:8.2f}ms "
               f"{t_np / t_fj:7.1f}x {err:9.1e}  {fused}")
     print("\nrel.err: norm-wise relative error of the float32 result against a float64 NumPy "

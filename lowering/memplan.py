@@ -258,9 +258,11 @@ def shared_pairs(program: Program) -> list[tuple[int, int]]:
 
 
 def summary(program: Program) -> PlanSummary:
-    """Naive bytes, arena bytes and the lower bound (largest live set, in-place blocks once)."""
+    """Naive bytes, arena bytes and the lower bound (largest live set, in-place blocks once).
+    Sizes are rounded up to the arena's 64-byte alignment, which binds every plan, so a few
+    scalar temporaries do not make a tight plan look many times its bound."""
     life = lifetimes(program)
-    size = {b.index: b.nbytes for b in program.buffers if b.index in life}
+    size = {b.index: _aligned(max(b.nbytes, 1)) for b in program.buffers if b.index in life}
     pairs = shared_pairs(program)
     _, items = _blocks(life, pairs, size)
     return PlanSummary(sum(size.values()), program.arena_bytes,
