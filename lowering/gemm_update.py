@@ -63,7 +63,8 @@ def scale_source(scale: Node) -> Node | None:
         return node
     if node.op == "cast":
         node = _base(node.inputs[0])
-    return node if node.op == "input" else None
+    readable = node.dtype.name in ("float32", "float64") or node.dtype.kind in "iu"
+    return node if node.op == "input" and readable else None  # C casts it like NumPy
 
 
 def _widened(node: Node, fused: list[int], uses: dict[int, list[Node]]) -> Node:

@@ -310,3 +310,13 @@ def test_mlp_train_step_three_steps():
     assert len(fused) == 1  # dw1 into w1 (dw2 stays a temp so h can die early)
     deps = dependencies(program)
     assert len(deps) == len(program.kernels)
+
+
+@pytest.mark.parametrize("lr", [np.float16(0.5), np.int64(2), np.array(3, np.int32), True],
+                         ids=["f16", "i64", "arr_i32", "bool"])
+def test_unusual_factor_dtypes(lr):
+    """Factors NumPy casts (half, integers, bool) give NumPy's values; a half factor is
+    stored in a float 0-d buffer first (C cannot cast the half storage type)."""
+    w, a, b = _operands(sgd, np.float32)
+    program = run_both(sgd, w, a, b, lr, atol=_tol(w, a, b, 3.0))
+    assert any(k.beta for k in gemms(program)) or np.result_type(w, lr) != w.dtype
