@@ -6,6 +6,11 @@ loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Gene
 (integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
 inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
 as NumPy's half loops do.
+
+alpha and beta (an update `w -= lr * (a @ b)` done by the gemm itself, C = w's memory): alpha
+is a literal, or read at run time from its 0-d buffer and cast to the gemm's dtype in C (as
+NumPy casts `lr`); beta = 1 makes BLAS accumulate into C, and the generated loops start
+from C's contents instead of zeros (with alpha folded into each A element).
 """
 
 from __future__ import annotations
@@ -54,6 +59,15 @@ def _batch_offsets(k: GemmKernel, accs: list[tuple[str, Access]], idx: str) -> l
     return lines
 
 
+def _alpha_decl(k: GemmKernel, t: str) -> str:
+    """The C declaration of `fj_alpha` (the literal, or the value read from its buffer)."""
+    if k.alpha_from is None:
+        return f"const {t} fj_alpha = ({t}){float(k.alpha)!r};"
+    assert abs(k.alpha) == 1.0 and k.alpha_dtype is not None
+    src = f"(({ctype(k.alpha_dtype)} const *)fj_buf[{k.alpha_from.buf}])[{k.alpha_from.offset}]"
+    return f"const {t} fj_alpha = {'-' if k.alpha < 0 else ''}({t}){src};"
+
+
 def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
     """The view of one GemmKernel for the program template: its C text and entry calls."""
     t = ctype(k.dtype)
@@ -78,6 +92,7 @@ def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
     body = [f"static int {fn}(char *const *fj_buf) {{", bufs.rstrip("\n")]
     body.append(f"    if (!{gemm}) return {ERR_NO_BLAS};")
     if k.k == 0:  # an empty sum: zeros (BLAS is not asked to handle k = 0)
+        assert not k.beta, "an accumulating gemm with k = 0 is never formed"
         body.append(f"    for (int64_t j = 0; j < {nbatch * k.m * k.n}; j++) fj_C[j] = 0;")
         body += ["    (void)fj_A; (void)fj_B;", "    return 0;", "}"]
         return "\n".join(body)
@@ -88,13 +103,14 @@ def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
         f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
         f"    const int fj_m = {k.m}, fj_n = {k.n}, fj_k = {k.k};",
         f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {ldc};",
-        f"    const {t} fj_one = 1, fj_zero = 0;",
+        f"    {_alpha_decl(k, t)}",
+        f"    const {t} fj_beta = {1 if k.beta else 0};",
         f"    for (int64_t fj_b = 0; fj_b < {nbatch}; fj_b++) {{",
     ]
     accs = [("a", k.a), ("b", k.b), ("c", k.c)]
     body += ["        " + line for line in _batch_offsets(k, accs, "fj_b")]
-    body += [f"        {gemm}(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_one, fj_B + fj_ob, "
-             "&fj_ldb, fj_A + fj_oa, &fj_lda, &fj_zero, fj_C + fj_oc, &fj_ldc);",
+    body += [f"        {gemm}(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, "
+             "&fj_ldb, fj_A + fj_oa, &fj_lda, &fj_beta, fj_C + fj_oc, &fj_ldc);",
              "    }", "    return 0;", "}"]
     return "\n".join(body)
 
@@ -115,6 +131,9 @@ def _loops_fn(k: GemmKernel, fn: str, t: str, bufs: str) -> str:
     lines += ["        " + s for s in _batch_offsets(k, accs, "fj_bi")]
     lines += [f"        const {t} *const fj_a = fj_A + fj_oa + fj_mi * {sam};",
               f"        {t} *const fj_c = fj_C + fj_oc + fj_mi * {scm};"]
+    scaled = not is_bool and (k.alpha != 1.0 or k.alpha_from is not None)
+    if scaled:
+        lines.append(f"        {_alpha_decl(k, t)}")
     if k.dtype == np.float16:
         # Dot products in k order with a float accumulator (NumPy's half matmul).
         lines += [f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) {{",
@@ -122,12 +141,17 @@ def _loops_fn(k: GemmKernel, fn: str, t: str, bufs: str) -> str:
                   f"            for (int64_t fj_l = 0; fj_l < {k.k}; fj_l++)",
                   f"                fj_s += ({acc})fj_a[fj_l * {sak}] * "
                   f"({acc})fj_B[fj_ob + fj_l * {sbk} + fj_j * {sbn}];",
-                  f"            fj_c[fj_j * {scn}] = ({t})fj_s;", "        }"]
+                  f"            fj_c[fj_j * {scn}] = ({t})("
+                  + (f"({acc})fj_alpha * " if scaled else "") + "fj_s"
+                  + (f" + ({acc})fj_c[fj_j * {scn}]" if k.beta else "") + ");", "        }"]
     else:
-        lines += ["        #pragma omp simd",
-                  f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) fj_c[fj_j * {scn}] = 0;",
-                  f"        for (int64_t fj_l = 0; fj_l < {k.k}; fj_l++) {{",
-                  f"            const {t} fj_x = fj_a[fj_l * {sak}];",
+        if not k.beta:
+            lines += ["        #pragma omp simd",
+                      f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) "
+                      f"fj_c[fj_j * {scn}] = 0;"]
+        lines += [f"        for (int64_t fj_l = 0; fj_l < {k.k}; fj_l++) {{",
+                  f"            const {t} fj_x = " + ("fj_alpha * " if scaled else "")
+                  + f"fj_a[fj_l * {sak}];",
                   f"            const {t} *const fj_b = fj_B + fj_ob + fj_l * {sbk};",
                   "            #pragma omp simd",
                   f"            for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++)"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS
+from .gemm_update import GemmUpdate, find_gemm_updates
 
 # Recompute a broadcast producer inside its consumer unless that repeats more work than this.
 RECOMPUTE_BUDGET = 16
@@ -34,6 +35,7 @@ class Group:
     shape: tuple[int, ...]
     roots: list[Node] = field(default_factory=list)
     matmul: bool = False  # one GemmKernel
+    update: GemmUpdate | None = None  # the matmul's gemm computes this argument update
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
     refusals: list[str] = field(default_factory=list)
     axes: tuple[int, ...] | None = None
@@ -72,22 +74,34 @@ def strip_views(node: Node, reshapes: bool = False) -> Node:
 
 
 def matmul_operand_store(operand: Node) -> Node | None:
-    """The node that must be stored so a matmul can read `operand` through an index map:
-    its view base when that is computed, the operand itself when its base is a small
+    """The node that must be stored so a matmul can read `operand` through its views and
+    reshapes: their base when that is computed, the operand itself when its base is a small
     constant (kept inline, not in memory), None when it already lives in memory."""
-    base = strip_views(operand)
+    base = strip_views(operand, reshapes=True)
     if base.op == "input" or (base.op == "const" and base.type.size > 1):
         return None
     return operand if base.op == "const" else base
 
 
-def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
-    """Ids of the nodes to store in buffers, with the reason for each non-output one."""
+def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = None
+                        ) -> tuple[set[int], dict[int, str]]:
+    """Ids of the nodes to store in buffers, with the reason for each non-output one.
+    `updates` (argument updates computed by a gemm, lowering.gemm_update): their product is
+    not stored, and their factor is when alpha cannot be read from an argument or constant."""
     nodes = graph.nodes()
     uses = users(nodes)
+    updates = updates or {}
+    in_gemm = {i for u in updates.values() for i in u.fused}
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
     materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul", "scatter")}
+    materialised -= {u.matmul.id for u in updates.values()}
     reasons: dict[int, str] = {}
+    for upd in updates.values():
+        stored = upd.scale_store()
+        if stored is not None and stored.id not in materialised:
+            materialised.add(stored.id)
+            reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the factor alpha of the gemm "
+                                  f"computing %{upd.update.id}, which reads it from memory")
     for node in nodes:
         if node.op == "matmul":
             for operand in node.inputs:
@@ -106,7 +120,8 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
         if is_source(node) or node.op == "view" or node.id in materialised:
             continue
         size = max(node.type.size, 1)
-        biggest = max((max(u.type.size, 1) for u in uses.get(node.id, [])), default=size)
+        biggest = max((max(u.type.size, 1) for u in uses.get(node.id, [])
+                       if u.id not in in_gemm), default=size)
         if biggest <= size:
             continue
         repeat = biggest // size
@@ -115,16 +130,58 @@ def choose_materialised(graph: Graph) -> tuple[set[int], dict[int, str]]:
             materialised.add(node.id)
             reasons[node.id] = (f"%{node.id} ({node.op}, cost {cost}) is broadcast {repeat}x "
                                 "by its consumer: stored once instead of recomputed")
+    _narrow_stores(graph, materialised, reasons, uses)
     return materialised, reasons
 
 
-def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int], dict[int, str]]:
+def _narrow_stores(graph: Graph, materialised: set[int], reasons: dict[int, str],
+                   uses: dict[int, list[Node]]) -> None:
+    """Store a cheap narrowing function of a stored temp (`h > 0`, bool, of a float32 `h`)
+    when it is read only by kernels that run after every other reader of the temp: those
+    kernels then read the narrow value, and the temp can die earlier (its block is free for
+    the values computed in between: `dh = (dz @ w2.T) * (h > 0)` after `dw2 = h.T @ dz`)."""
+    outputs = {o.id for o in graph.outputs}
+    nodes = graph.nodes()
+    by_id = {n.id: n for n in nodes}
+    level: dict[int, int] = {}
+    for node in nodes:
+        if node.id in materialised:
+            deps = _materialised_deps(node, materialised)
+            level[node.id] = 1 + max((level.get(d, 0) for d in deps), default=0)
+    for node in nodes:
+        if (node.id not in materialised or is_source(node) or node.id in outputs
+                or node.op == "view"):
+            continue
+        for f in uses.get(node.id, []):
+            if (f.id in materialised or OPS[f.op].kind != "elementwise" or f.shape != node.shape
+                    or f.dtype.itemsize >= node.dtype.itemsize
+                    or not all(i is node or (is_source(strip_views(i))
+                                             and i.type.size <= 1) for i in f.inputs)):
+                continue
+            trial = materialised | {f.id}
+            reads = {m: _materialised_deps(by_id[m], trial) for m in level}
+            readers = [m for m, deps in reads.items() if m != node.id and node.id in deps]
+            consumers = [m for m, deps in reads.items() if f.id in deps]
+            first_late = min((level[m] for m in consumers), default=0)
+            last_other = max((level[m] for m in readers), default=level[node.id])
+            if consumers and first_late > last_other:
+                materialised.add(f.id)
+                reasons[f.id] = (f"%{f.id} ({f.op}, {f.dtype.name}) is a narrow function of "
+                                 f"%{node.id} ({node.dtype.name}) read after %{node.id}'s "
+                                 f"other readers: stored so %{node.id} can die earlier")
+
+
+def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = frozenset()
+              ) -> tuple[list[Group], set[int], dict[int, str]]:
     """Group the materialised nodes into kernels, in an order that respects dependencies.
 
     With `rowwise`, reductions that need each other's results and the elementwise outputs that
     use them share one kernel (phases over the same rows); without it every group only holds
-    independent roots (the fallback when a use does not follow the rows)."""
-    materialised, reasons = choose_materialised(graph)
+    independent roots (the fallback when a use does not follow the rows). An argument update
+    `w -= lr * (a @ b)` becomes the root of its matmul's group (one gemm into `w`) unless its
+    id is in `exclude` (lowering found that unsafe)."""
+    updates = find_gemm_updates(graph, exclude)
+    materialised, reasons = choose_materialised(graph, updates)
     groups: list[Group] = []
     group_of: dict[int, int] = {}
     for node in graph.nodes():
@@ -135,13 +192,14 @@ def partition(graph: Graph, rowwise: bool = True) -> tuple[list[Group], set[int]
         # A value read through a reshape is read from memory: stored by an earlier kernel.
         after = max([after] + [group_of[d] + 1 for d in _via_reshape(node, materialised)
                                if d in group_of])
-        alone = node.op in ("matmul", "scatter")
+        upd = updates.get(node.id)
+        alone = node.op in ("matmul", "scatter") or upd is not None
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise)
         if target is None:
-            refusals = _refusals(node, deps, groups, group_of, after, rowwise)
+            refusals = _refusals(node, deps, groups, group_of, after, rowwise, upd)
             if alone:
-                groups.append(Group(node.shape, matmul=node.op == "matmul",
-                                    scatter=node.op == "scatter"))
+                groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
+                                    scatter=node.op == "scatter", update=upd))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
@@ -183,9 +241,14 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
 
 
 def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, int],
-              after: int, rowwise: bool) -> list[str]:
+              after: int, rowwise: bool, upd: GemmUpdate | None = None) -> list[str]:
     """Why `node` starts a new kernel: for each earlier kernel that iterates over the same
     domain or stores a value `node` reads, the reason it could not join that kernel."""
+    if upd is not None:
+        return [f"%{node.id} ({node.op}) is computed by the gemm of matmul %{upd.matmul.id} "
+                f"straight into argument {upd.arg} (beta = 1, alpha = "
+                f"{'-' if upd.sign < 0 else ''}"
+                f"{'1' if upd.scale is None else '%' + str(upd.scale.id)})"]
     if node.op in ("matmul", "scatter"):
         what = ("a GEMM reads its operands from memory" if node.op == "matmul"
                 else "it writes a region through an index map")

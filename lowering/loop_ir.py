@@ -152,10 +152,12 @@ class ReduceKernel:
 
 @dataclass
 class GemmKernel:
-    """C[b] = A[b] @ B[b] for every batch index b: A is m x k, B k x n, C m x n, all of
-    `dtype`. Accesses have one stride per batch dim, then the two matrix dims. With `blas`
-    the product is a BLAS gemm call (both operands have a unit stride in one matrix dim);
-    otherwise generated loops compute it."""
+    """C[b] = alpha * A[b] @ B[b] + beta * C[b] for every batch index b: A is m x k, B k x n,
+    C m x n, all of `dtype`. Accesses have one stride per batch dim, then the two matrix dims.
+    With `blas` the product is a BLAS gemm call (both operands have a unit stride in one
+    matrix dim); otherwise generated loops compute it. alpha is the constant `alpha`, times
+    the size-1 value at `alpha_from` (of `alpha_dtype`, cast to `dtype`) when that is set;
+    beta is 0 (C is only written) or 1 (C holds node `c_node` before: an in-place update)."""
 
     name: str
     batch: tuple[int, ...]
@@ -170,6 +172,12 @@ class GemmKernel:
     nodes: list[int] = field(default_factory=list)
     locs: list[str] = field(default_factory=list)
     operand_nodes: tuple[int, int] = (-1, -1)  # the nodes A and B hold
+    alpha: float = 1.0
+    alpha_from: Access | None = None  # strides all 0, one per domain dim
+    alpha_dtype: np.dtype | None = None
+    alpha_node: int = -1
+    beta: float = 0.0
+    c_node: int = -1
 
     @property
     def domain(self) -> tuple[int, ...]:
@@ -186,9 +194,15 @@ class GemmKernel:
     @property
     def body(self) -> list[Stmt]:
         """The kernel's memory traffic as loads and a store (what planners and checks read)."""
-        return [Load("a", self.a, self.dtype, self.operand_nodes[0]),
-                Load("b", self.b, self.dtype, self.operand_nodes[1]),
-                Store(self.c, "c", self.nodes[0] if self.nodes else -1)]
+        body: list[Stmt] = [Load("a", self.a, self.dtype, self.operand_nodes[0]),
+                            Load("b", self.b, self.dtype, self.operand_nodes[1])]
+        if self.alpha_from is not None:
+            assert self.alpha_dtype is not None
+            body.append(Load("alpha", self.alpha_from, self.alpha_dtype, self.alpha_node))
+        if self.beta:
+            body.append(Load("c", self.c, self.dtype, self.c_node))
+        body.append(Store(self.c, "c", self.nodes[-1] if self.nodes else -1))
+        return body
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -231,8 +245,10 @@ def format_program(p: Program) -> str:
     for k in p.kernels:
         if isinstance(k, GemmKernel):
             how = "blas" if k.blas else "loops"
+            scale = f"{k.alpha!r}" + (" * alpha" if k.alpha_from is not None else "")
             lines.append(f"  matmul kernel {k.name} batch={list(k.batch)} m={k.m} n={k.n} "
-                         f"k={k.k} ({how}, {k.dtype.name}) nodes={k.nodes}")
+                         f"k={k.k} ({how}, {k.dtype.name}) alpha={scale} beta={k.beta!r} "
+                         f"nodes={k.nodes}")
             lines.extend(f"    {_fmt_stmt(s)}" for s in k.body)
             continue
         if isinstance(k, ReduceKernel):

@@ -219,28 +219,34 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
     With `blas`, float matmuls become BLAS calls; otherwise generated loops. Updated
     arguments are written in place where that is proven safe (lowering.update)."""
     from .matmul import pack_operands
-    from .update import buffer_hazards
+    from .update import buffer_hazards, gemm_updates
 
     graph = pack_operands(place_reshapes(separate_outputs(graph), input_strides),
                           input_strides, blas)
     safe: frozenset[int] = frozenset()
+    exclude: frozenset[int] = frozenset()  # argument updates not to compute by a gemm
     while True:
-        program, shared = _lower(graph, input_strides, blas, safe)
+        program, shared = _lower(graph, input_strides, blas, safe, exclude)
         bad = buffer_hazards(program, shared)
         if not bad:
             return program
-        safe |= bad
+        unfused = bad & gemm_updates(program)
+        if unfused:
+            exclude |= unfused
+        else:
+            safe |= bad
 
 
 def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
-           safe: frozenset[int]) -> tuple[Program, dict[int, tuple[int, int]]]:
+           safe: frozenset[int], exclude: frozenset[int] = frozenset()
+           ) -> tuple[Program, dict[int, tuple[int, int]]]:
     """One lowering, and the buffers it shares between values (scatter chains, arguments
     updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
     each value gets its own buffer, and an argument's new value is copied into it last."""
     from .matmul import build_gemm
     from .update import build_scatter, copy_back, scatter_tops
 
-    groups, _, _ = partition(graph)
+    groups, _, _ = partition(graph, exclude=exclude | safe)
     low = _Lowering(graph, input_strides)
     n_res = graph.n_results
     out_index: dict[int, int] = {}
@@ -273,7 +279,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     kernels: list = []
     for i, g in enumerate(groups):
         if g.matmul:
-            kernels.append(build_gemm(low, f"k{i}", g.roots[0], blas))
+            mm = g.roots[0] if g.update is None else g.update.matmul
+            kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
         elif g.axes is None:

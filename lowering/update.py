@@ -7,7 +7,9 @@ node (np.concatenate: the chain's regions cover the whole buffer). Consecutive
 scatters (`x[0] = a; x[1:] = b`) share one buffer. An argument's final value (an update edge,
 Graph.updates) is written straight into the caller's buffer when `buffer_hazards` proves
 no kernel reads a value of that buffer that has already been overwritten; otherwise it is
-computed into a temporary and copied into the argument by a last kernel.
+computed into a temporary and copied into the argument by a last kernel. A gemm that
+accumulates into the argument (beta = 1, lowering.gemm_update) may read it only as C, at the
+elements it writes; `gemm_updates` names those so `lower` can retry without the fusion.
 """
 
 from __future__ import annotations
@@ -84,8 +86,9 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
             stores = [s for s in body if isinstance(s, Store) and s.access.buf == m]
             if stores:
                 written = {s.access for s in stores}
-                if isinstance(kern, GemmKernel) and (loads or (kern.blas and _c_unreadable(kern))):
-                    bad.add(top)
+                if isinstance(kern, GemmKernel) and (
+                        any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
+                    bad.add(top)  # an operand is the output, or BLAS cannot write C there
                 if any(ld.access not in written or ld.node != current for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True
@@ -95,6 +98,15 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
 
 
 def _c_unreadable(kern: GemmKernel) -> bool:
-    """BLAS writes C row-major with a leading dimension; other layouts cannot be its C."""
+    """BLAS writes C row-major with a leading dimension; other layouts cannot be its C
+    (generated loops write any layout)."""
+    if not kern.blas:
+        return False
     layout = blas_layout(kern.m, kern.n, *kern.c.strides[-2:])
     return layout is None or not layout[0]
+
+
+def gemm_updates(program: Program) -> set[int]:
+    """Ids of the argument updates that a gemm computes in place (beta = 1)."""
+    return {kern.nodes[-1] for kern in program.kernels
+            if isinstance(kern, GemmKernel) and kern.beta and kern.nodes}

@@ -43,14 +43,15 @@ static int fj_k0(char *const *fj_buf) {
     const char fj_ta = 'N', fj_tb = 'N';
     const int fj_m = 4, fj_n = 3, fj_k = 8;
     const int fj_lda = 8, fj_ldb = 3, fj_ldc = 3;
-    const float fj_one = 1, fj_zero = 0;
+    const float fj_alpha = (float)1.0;
+    const float fj_beta = 0;
     for (int64_t fj_b = 0; fj_b < 1; fj_b++) {
         int64_t fj_r = fj_b;
         (void)fj_r;
         const int64_t fj_oa = 0;
         const int64_t fj_ob = 0;
         const int64_t fj_oc = 0;
-        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_one, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa, &fj_lda, &fj_zero, fj_C + fj_oc, &fj_ldc);
+        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa, &fj_lda, &fj_beta, fj_C + fj_oc, &fj_ldc);
     }
     return 0;
 }
