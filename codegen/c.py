@@ -28,7 +28,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import check_expr, compute_expr, const_expr
-from .cgemm import BLAS_DECLS, render_gemm
+from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,7 +177,8 @@ def render(program: Program, opts: COptions) -> str:
                for i, k in enumerate(program.kernels)]
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        blas_decls=BLAS_DECLS if uses_blas(program) else "",
+        blas_decls=(f"#define FJ_GEMM_PAR_MIN {GEMM_PAR_MIN}\n{BLAS_DECLS}"
+                    if uses_blas(program) else ""),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (

@@ -2,7 +2,9 @@
 
 Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees
 B first. The gemm pointers (Fortran ABI, 32-bit integers) are handed to the library once after
-loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Generated loops
+loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Large products are
+split by rows over the program's own OpenMP threads, BLAS running single-threaded in each
+(`fj_run_gemm`). Generated loops
 (integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
 inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
 as NumPy's half loops do.
@@ -30,14 +32,43 @@ typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int
 typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
     const int *, const double *, const double *, const int *, const double *, const int *,
     const double *, double *, const int *);
+typedef int (*fj_blas_local_t)(int);
 static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm. */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm) {
+static fj_blas_local_t fj_blas_local;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm, and OpenBLAS's
+   openblas_set_num_threads_local (NULL when that BLAS has none). */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm,
+                                                        void *local) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
+    fj_blas_local = (fj_blas_local_t)local;
+}
+/* Rows [0, rows) of a gemm kernel: split over this program's OpenMP threads, each running
+   BLAS single-threaded on its block of rows (one thread pool: OpenBLAS's own idle workers
+   never compete with ours), or one call on BLAS's own threads when the BLAS cannot be told
+   to stay on the calling thread. Each element's sum over k is the same either way. */
+static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *buf,
+                       int64_t rows, int64_t work) {
+#ifdef _OPENMP
+    if (fj_blas_local && rows > 1 && work >= FJ_GEMM_PAR_MIN) {
+        int err = 0;
+        #pragma omp parallel reduction(|:err)
+        {
+            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            const int prev = fj_blas_local(1);
+            err |= fn(buf, rows * t / nt, rows * (t + 1) / nt);
+            fj_blas_local(prev);
+        }
+        return err;
+    }
+#endif
+    return fn(buf, 0, rows);
 }
 """
+
+# Multiply-adds below which a gemm runs as one BLAS call (splitting costs more than it gains).
+GEMM_PAR_MIN = 1 << 18
 
 # Error code returned when a BLAS program runs before fj_set_blas (never from the runtime).
 ERR_NO_BLAS = 64
@@ -78,9 +109,10 @@ def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
             f"    const {t} *const fj_B = (const {t} *)fj_buf[{k.b.buf}];\n"
             f"    {t} *const fj_C = ({t} *)fj_buf[{k.c.buf}];\n")
     if k.blas:
+        call = (f"fj_err = {fn}(fj_buf);" if k.k == 0 else
+                f"fj_err = fj_run_gemm({fn}, fj_buf, {nbatch * k.m}, {k.size * k.k});")
         return {"name": k.name, "fn": fn, "blas": True,
-                "text": head + "\n" + _blas_fn(k, fn, t, bufs, nbatch),
-                "calls": [f"fj_err = {fn}(fj_buf);"]}
+                "text": head + "\n" + _blas_fn(k, fn, t, bufs, nbatch), "calls": [call]}
     rows = nbatch * k.m
     return {"name": k.name, "fn": fn, "blas": False,
             "text": head + "\n" + _loops_fn(k, fn, t, bufs),
@@ -89,9 +121,8 @@ def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
 
 def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
     gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"
-    body = [f"static int {fn}(char *const *fj_buf) {{", bufs.rstrip("\n")]
-    body.append(f"    if (!{gemm}) return {ERR_NO_BLAS};")
     if k.k == 0:  # an empty sum: zeros (BLAS is not asked to handle k = 0)
+        body = [f"static int {fn}(char *const *fj_buf) {{", bufs.rstrip("\n")]
         assert not k.beta, "an accumulating gemm with k = 0 is never formed"
         body.append(f"    for (int64_t j = 0; j < {nbatch * k.m * k.n}; j++) fj_C[j] = 0;")
         body += ["    (void)fj_A; (void)fj_B;", "    return 0;", "}"]
@@ -99,18 +130,27 @@ def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
     ra, lda = blas_layout(k.m, k.k, *k.a.strides[-2:]) or (True, 0)
     rb, ldb = blas_layout(k.k, k.n, *k.b.strides[-2:]) or (True, 0)
     _, ldc = blas_layout(k.m, k.n, *k.c.strides[-2:]) or (True, max(k.n, 1))
+    body = ["/* rows [fj_lo, fj_hi) of the flattened (batch, m) space */",
+            f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+            bufs.rstrip("\n"), f"    if (!{gemm}) return {ERR_NO_BLAS};"]
     body += [
         f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
-        f"    const int fj_m = {k.m}, fj_n = {k.n}, fj_k = {k.k};",
+        f"    const int fj_n = {k.n}, fj_k = {k.k};",
         f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {ldc};",
         f"    {_alpha_decl(k, t)}",
         f"    const {t} fj_beta = {1 if k.beta else 0};",
-        f"    for (int64_t fj_b = 0; fj_b < {nbatch}; fj_b++) {{",
+        f"    for (int64_t fj_b = fj_lo / {k.m}; fj_b * {k.m} < fj_hi; fj_b++) {{",
     ]
     accs = [("a", k.a), ("b", k.b), ("c", k.c)]
     body += ["        " + line for line in _batch_offsets(k, accs, "fj_b")]
-    body += [f"        {gemm}(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, "
-             "&fj_ldb, fj_A + fj_oa, &fj_lda, &fj_beta, fj_C + fj_oc, &fj_ldc);",
+    body += [f"        const int64_t fj_r0 = (fj_lo > fj_b * {k.m} ? fj_lo : fj_b * {k.m}) "
+             f"- fj_b * {k.m};",
+             f"        const int64_t fj_r1 = (fj_hi < (fj_b + 1) * {k.m} ? fj_hi : "
+             f"(fj_b + 1) * {k.m}) - fj_b * {k.m};",
+             "        const int fj_m = (int)(fj_r1 - fj_r0);",
+             f"        {gemm}(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, "
+             f"&fj_ldb, fj_A + fj_oa + fj_r0 * {k.a.strides[-2]}, &fj_lda, &fj_beta, "
+             f"fj_C + fj_oc + fj_r0 * {k.c.strides[-2]}, &fj_ldc);",
              "    }", "    return 0;", "}"]
     return "\n".join(body)
 

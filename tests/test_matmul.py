@@ -242,3 +242,39 @@ def test_matmul_property(d):
     else:
         f = lambda x, y: np.maximum(x @ y, 0)  # noqa: E731
     check(f, a, b, k=k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_gemm_split_over_threads_matches_numpy(dtype):
+    """Products above GEMM_PAR_MIN run as row blocks on the program's threads, BLAS
+    single-threaded in each; the blocks cross batch boundaries (3 x 101 rows over 2
+    threads) and read transposed operands in place."""
+    from fusejit.codegen.cgemm import GEMM_PAR_MIN
+
+    a = data((3, 101, 64), dtype)
+    b = data((3, 50, 64), dtype)
+    assert 3 * 101 * 64 * 50 >= GEMM_PAR_MIN
+    f = lambda a, b: a @ b.transpose(0, 2, 1) + 1
+    check(f, a, b, k=64)
+    gemm = gemms(f, a, b)[0]
+    assert gemm.blas
+
+
+def test_blas_thread_count_of_the_caller_is_restored():
+    """The split sets OpenBLAS's thread-local count to 1 inside each thread and restores it,
+    so the caller's own SciPy BLAS calls keep their threads."""
+    import ctypes
+
+    from fusejit.runtime.blas import local_threads_pointer
+
+    ptr = local_threads_pointer()
+    if not ptr:
+        pytest.skip("this BLAS has no openblas_set_num_threads_local")
+    set_local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(ptr)
+    before = set_local(3)  # our marker for this thread
+    try:
+        a, b = data((256, 128), np.float32), data((128, 96), np.float32)
+        fusejit.jit(lambda a, b: a @ b)(a, b)
+        assert set_local(3) == 3
+    finally:
+        set_local(before)

@@ -1,5 +1,6 @@
 #define FJ_PAR_MIN 32768
 
+#define FJ_GEMM_PAR_MIN 262144
 
 typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int *,
     const int *, const float *, const float *, const int *, const float *, const int *,
@@ -7,12 +8,38 @@ typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int
 typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
     const int *, const double *, const double *, const int *, const double *, const int *,
     const double *, double *, const int *);
+typedef int (*fj_blas_local_t)(int);
 static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm. */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm) {
+static fj_blas_local_t fj_blas_local;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm, and OpenBLAS's
+   openblas_set_num_threads_local (NULL when that BLAS has none). */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm,
+                                                        void *local) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
+    fj_blas_local = (fj_blas_local_t)local;
+}
+/* Rows [0, rows) of a gemm kernel: split over this program's OpenMP threads, each running
+   BLAS single-threaded on its block of rows (one thread pool: OpenBLAS's own idle workers
+   never compete with ours), or one call on BLAS's own threads when the BLAS cannot be told
+   to stay on the calling thread. Each element's sum over k is the same either way. */
+static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *buf,
+                       int64_t rows, int64_t work) {
+#ifdef _OPENMP
+    if (fj_blas_local && rows > 1 && work >= FJ_GEMM_PAR_MIN) {
+        int err = 0;
+        #pragma omp parallel reduction(|:err)
+        {
+            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+            const int prev = fj_blas_local(1);
+            err |= fn(buf, rows * t / nt, rows * (t + 1) / nt);
+            fj_blas_local(prev);
+        }
+        return err;
+    }
+#endif
+    return fn(buf, 0, rows);
 }
 
 typedef int (*fj_kernel_fn)(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi);
@@ -35,23 +62,27 @@ static int fj_run(fj_kernel_fn fn, char *const *buf, int64_t nblk, int64_t work)
 }
 
 /* k0: matmul batch [], 4 x 8 @ 8 x 3, float32, BLAS gemm; nodes [...] */
-static int fj_k0(char *const *fj_buf) {
+/* rows [fj_lo, fj_hi) of the flattened (batch, m) space */
+static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
     const float *const fj_A = (const float *)fj_buf[0];
     const float *const fj_B = (const float *)fj_buf[1];
     float *const fj_C = (float *)fj_buf[3];
     if (!fj_sgemm) return 64;
     const char fj_ta = 'N', fj_tb = 'N';
-    const int fj_m = 4, fj_n = 3, fj_k = 8;
+    const int fj_n = 3, fj_k = 8;
     const int fj_lda = 8, fj_ldb = 3, fj_ldc = 3;
     const float fj_alpha = (float)1.0;
     const float fj_beta = 0;
-    for (int64_t fj_b = 0; fj_b < 1; fj_b++) {
+    for (int64_t fj_b = fj_lo / 4; fj_b * 4 < fj_hi; fj_b++) {
         int64_t fj_r = fj_b;
         (void)fj_r;
         const int64_t fj_oa = 0;
         const int64_t fj_ob = 0;
         const int64_t fj_oc = 0;
-        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa, &fj_lda, &fj_beta, fj_C + fj_oc, &fj_ldc);
+        const int64_t fj_r0 = (fj_lo > fj_b * 4 ? fj_lo : fj_b * 4) - fj_b * 4;
+        const int64_t fj_r1 = (fj_hi < (fj_b + 1) * 4 ? fj_hi : (fj_b + 1) * 4) - fj_b * 4;
+        const int fj_m = (int)(fj_r1 - fj_r0);
+        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa + fj_r0 * 8, &fj_lda, &fj_beta, fj_C + fj_oc + fj_r0 * 3, &fj_ldc);
     }
     return 0;
 }
@@ -98,7 +129,7 @@ int fj_entry(char *const *fj_io, char *fj_arena) {
     fj_buf[4] = fj_io[3];
     (void)fj_arena;
     int fj_err = 0;
-    fj_err = fj_k0(fj_buf);
+    fj_err = fj_run_gemm(fj_k0, fj_buf, 4, 96);
     if (fj_err) return fj_err;
     fj_err = fj_run(fj_k1, fj_buf, 4, 12);
     if (fj_err) return fj_err;
