@@ -376,7 +376,7 @@ class JitFunction:
             source, lib, render_s = self._build(program)
         times["render"] = render_s
         times["compile"] = time.perf_counter() - t3 - render_s
-        _log(5, lambda: f"generated {self.backend} source for {self.fn.__name__}:\n{source}")
+        _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
         if self.backend == "c":
             executable = Executable(program, lib, ranges)
             profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only

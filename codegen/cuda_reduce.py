@@ -19,15 +19,13 @@ on any GPU; there are no floating-point atomics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..frontend.ops import ctype, suffix
 from ..lowering.loop_ir import (
     Check,
-    Compute,
-    Const,
     Load,
     Program,
     Reduce,
@@ -48,100 +46,7 @@ from .cuda_base import (
     symbol,
     value_type,
 )
-
-MAX_TEAM = 1024
-PER_THREAD = 8  # elements per thread a team size aims for
-SPLIT_ROWS = 1024  # with fewer rows, long rows are split into parts
-TARGET_BLOCKS = 2048  # blocks a split reduction aims for
-MAX_PARTS = 1024
-MAX_HOLD = 16  # row elements per thread held in registers at most
-HOLD_BYTES = 128  # register bytes per thread for held row elements at most
-
-Key = tuple[int, int, tuple[int, ...]]  # (buffer, offset, strides) of an access
-
-
-@dataclass(frozen=True)
-class ReducePlan:
-    """How a ReduceKernel runs: team size, threads per block, parts per row, held elements."""
-
-    rows: int  # outer points
-    n: int  # inner elements per row
-    team: int
-    block: int
-    parts: int  # parts per row (1: one team does a whole row, one kernel)
-    span: int  # inner elements per part
-    hold: int  # elements per thread held in registers across phases (0: reload)
-    held: dict[Key, str] = field(default_factory=dict)  # access -> register array name
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(n - 1, 0).bit_length()
-
-
-def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReducePlan:
-    """The launch geometry of `k`; a function of the shapes only."""
-    rows = int(np.prod(k.outer, dtype=np.int64))
-    n = int(np.prod(k.inner, dtype=np.int64))
-    if rows < SPLIT_ROWS and n >= 2 * opts.threads * PER_THREAD:
-        parts = min(MAX_PARTS, -(-n // (opts.threads * PER_THREAD)),
-                    -(-TARGET_BLOCKS // max(rows, 1)))
-        if parts > 1:
-            span = -(-n // parts)
-            return ReducePlan(rows, n, opts.threads, opts.threads, -(-n // span), span, 0)
-    if n <= 256:
-        team = _pow2(max(n, 1))
-    else:
-        team = min(MAX_TEAM, max(256, _pow2(-(-n // PER_THREAD))))
-    block = team if team > 32 else max(opts.threads, team)
-    held = _holdable(k, program)
-    hold = -(-n // team)
-    size = sum(max(program.buffers[key[0]].dtype.itemsize, 4) for key in held)
-    if len(k.phases) < 2 or not held or hold > MAX_HOLD or hold * size > HOLD_BYTES:
-        return ReducePlan(rows, n, team, block, 1, n, 0)
-    return ReducePlan(rows, n, team, block, 1, n, hold,
-                      {key: f"fj_h{i}" for i, key in enumerate(sorted(held))})
-
-
-def _key(s: Load | Store) -> Key:
-    return (s.access.buf, s.access.offset, s.access.strides)
-
-
-def _holdable(k: ReduceKernel, program: Program) -> set[Key]:
-    """Accesses read or written in two or more phases whose memory only they write: a
-    thread's elements of them can stay in registers from one phase to the next."""
-    dtypes: dict[str, np.dtype] = {}
-    phases_of: dict[Key, set[int]] = {}
-    accessed: dict[int, set[Key]] = {}
-    stored: set[int] = set()
-    bad: set[Key] = set()
-    for p, phase in enumerate([*k.phases, k.epilogue]):
-        for s in phase:
-            if isinstance(s, (Load, Const, Compute, Reduce)):
-                dtypes[s.var] = np.dtype(s.dtype)
-            if isinstance(s, (Load, Store)):
-                key = _key(s)
-                accessed.setdefault(s.access.buf, set()).add(key)
-                if p < len(k.phases):
-                    phases_of.setdefault(key, set()).add(p)
-                dt = program.buffers[s.access.buf].dtype
-                if isinstance(s, Store):
-                    stored.add(s.access.buf)
-                if (s.dtype if isinstance(s, Load) else dtypes.get(s.var)) != dt:
-                    bad.add(key)
-    # a buffer the kernel writes must be accessed through this one key only
-    return {key for key, ps in phases_of.items() if len(ps) > 1 and key not in bad
-            and (key[0] not in stored or accessed[key[0]] == {key})}
-
-
-def _superseded(k: ReduceKernel, held: dict[Key, str]) -> set[tuple[int, int]]:
-    """(phase, statement) positions of stores to held accesses that a later store to the
-    same access overwrites: the value travels in registers, memory gets only the last."""
-    last: dict[Key, tuple[int, int]] = {}
-    stores = [(p, i, _key(s)) for p, phase in enumerate(k.phases)
-              for i, s in enumerate(phase) if isinstance(s, Store) and _key(s) in held]
-    for p, i, key in stores:
-        last[key] = (p, i)
-    return {(p, i) for p, i, key in stores if last[key] != (p, i)}
+from .cuda_reduce_plan import MAX_TEAM, Key, access_key, plan_reduce, superseded_stores
 
 
 def _acc(r: Reduce) -> tuple[str, str, str]:
@@ -220,7 +125,7 @@ class _Render:
         slack = opts.max_blocks * MAX_TEAM * max(self.plan.parts, 1)
         self.idx = index_type(k.domain, accesses, slack)
         self.reduces = [[s for s in ph if isinstance(s, Reduce)] for ph in k.phases]
-        self.dead = _superseded(k, self.plan.held) if self.plan.hold else set()
+        self.dead = superseded_stores(k, self.plan.held) if self.plan.hold else set()
         self.scratch, self.slots = 0, {}
         if self.plan.parts > 1:
             self._layout_scratch()
@@ -282,7 +187,7 @@ class _Render:
         held = self.plan.held
         for i, s in enumerate(self.k.phases[p]):
             if isinstance(s, Load):
-                key = _key(s)
+                key = access_key(s)
                 if key in held and key in filled:
                     lines.append(f"const {value_type(s.dtype)} {s.var} = {held[key]}[fj_u];")
                 else:
@@ -293,9 +198,9 @@ class _Render:
             elif isinstance(s, Store):
                 if (p, i) not in self.dead:
                     lines.append(store_line(s, self.dtypes[s.access.buf], self.dims))
-                if _key(s) in held:
-                    lines.append(f"{held[_key(s)]}[fj_u] = {s.var};")
-                    filled.add(_key(s))
+                if access_key(s) in held:
+                    lines.append(f"{held[access_key(s)]}[fj_u] = {s.var};")
+                    filled.add(access_key(s))
             elif isinstance(s, Reduce):
                 lines.append(_fold(s, f"fj_a_{s.var}"))
             else:
@@ -457,15 +362,3 @@ def render_reduce(k: ReduceKernel, index: int, program: Program, opts: CudaOptio
             texts.append(text)
             launches.append(launch)
     return "\n\n".join(texts), launches, r.scratch
-
-
-def describe(k: ReduceKernel, program: Program, opts: CudaOptions | None = None) -> str:
-    """One line saying how `k` runs on the GPU (for explain)."""
-    pl = plan_reduce(k, program, opts or CudaOptions())
-    if pl.parts > 1:
-        return (f"CUDA: {pl.parts} parts per row, one block of {pl.block} per part, parts "
-                "combined in a fixed order by a second kernel per phase")
-    held = f", rows held in registers ({pl.hold}/thread)" if pl.hold else ""
-    return f"CUDA: a team of {pl.team} thread(s) per row, {pl.block} per block{held}"
-
-

@@ -16,7 +16,7 @@ import pytest
 from test_cuda_codegen import GOLDEN, needs_nvcc, program_of
 
 from fusejit.codegen.cuda import render_cuda
-from fusejit.codegen.cuda_reduce import plan_reduce
+from fusejit.codegen.cuda_reduce_plan import plan_reduce
 from fusejit.errors import UnsupportedError
 from fusejit.lowering.loop_ir import Program, ReduceKernel
 from fusejit.runtime import backend_cuda
