@@ -26,6 +26,7 @@ from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
+from .runtime import cuda_jit
 from .runtime.aot import ExportRequest, ExportResult, export_library
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.executor import Executable, make_stub
@@ -61,7 +62,7 @@ def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
 
 def check_writeable(args: tuple, updated: tuple[int, ...]) -> None:
     for p in updated:
-        if not args[p].flags.writeable:
+        if isinstance(args[p], np.ndarray) and not args[p].flags.writeable:
             raise ValueError(f"output array is read-only (argument {p} is updated in place)")
 
 
@@ -71,6 +72,8 @@ def updates_need_slow_path(args: tuple, updated: tuple[int, ...]) -> bool:
     check_writeable(args, updated)
     for p in updated:
         a = args[p]
+        if not isinstance(a, np.ndarray):  # a device array: written on the device
+            continue
         for i, b in enumerate(args):
             if i != p and isinstance(b, np.ndarray) and np.may_share_memory(a, b):
                 return True
@@ -88,6 +91,8 @@ def arg_key(a: Any) -> Hashable:
         return t
     if isinstance(a, np.generic):
         return (a.dtype,)
+    if cuda_jit.is_device_array(a):
+        return cuda_jit.device_arg_key(a)
     return ("other", t)
 
 
@@ -128,8 +133,10 @@ class JitFunction:
             static.add(names.index(name))
         self.static = frozenset(static)
         self.backend = backend or config.current().backend
-        if self.backend != "c":
-            raise UnsupportedError(f"backend {self.backend!r} is not available yet (only 'c')")
+        if self.backend not in ("c", "cuda"):
+            raise UnsupportedError(f"unknown backend {self.backend!r} (use 'c' or 'cuda')")
+        if self.backend == "cuda":
+            cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
         self._cache: dict[Hashable, Compiled] = {}
         # Fast path: signature bytes computed in C -> specialised call stub.
         self._stubs: dict[bytes, Callable[..., Any]] = {}
@@ -162,6 +169,10 @@ class JitFunction:
             out = kwargs.pop("out")
             if out is not None:
                 return self._call_out(self._bind(args, kwargs), out)
+        if kwargs and self.backend == "cuda" and "device_output" in kwargs:
+            kwargs = dict(kwargs)
+            on_device = bool(kwargs.pop("device_output"))  # results as GPUArrays
+            return self._call_slow(self._bind(args, kwargs), on_device)
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
         if self._keyfn is not None:
@@ -170,7 +181,7 @@ class JitFunction:
                 return stub(*args)
         return self._call_slow(args)
 
-    def _call_slow(self, args: tuple) -> Any:
+    def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
         try:
             compiled = self._cache.get(self._key(args))
         except TypeError:  # an unhashable static argument: _normalise says which
@@ -185,8 +196,9 @@ class JitFunction:
             self._install_stub(compiled, args)
         if compiled.stub is not None:
             return compiled.stub(*args)
-        return self._finish(compiled, compiled.executable.run(
-            [args[i] for i in compiled.positions]))
+        run_args = [args[i] for i in compiled.positions]
+        return self._finish(compiled, compiled.executable.run(run_args) if on_device is None
+                            else compiled.executable.run(run_args, on_device))
 
     def _call_out(self, args: tuple, out: Any) -> Any:
         """`f(..., out=buf)`: the result written into `buf` (see runtime.outarg), `buf`
@@ -196,7 +208,8 @@ class JitFunction:
         specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
         outs = check_out(out, g.out_tree, specs, self.fn.__name__)
         norm = self._normalise(args)
-        direct = None if compiled.updated else direct_outs(compiled.executable, outs, args)
+        direct = None if compiled.updated or self.backend != "c" else direct_outs(
+            compiled.executable, outs, args)
         if direct is None:
             copy_into(outs, self(*args), g.out_tree)
         else:
@@ -278,13 +291,13 @@ class JitFunction:
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
         c = self.lower_for(*args, **kwargs)
-        return explain(c.graph, c.optimised, c.program, c.times)
+        return explain(c.graph, c.optimised, c.program, c.times, backend=self.backend)
 
     def _install_stub(self, compiled: Compiled, args: tuple) -> None:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
         a fresh machine run through cffi while it builds in the background)."""
         dispatch = ready_dispatcher()
-        if dispatch is None:
+        if dispatch is None or self.backend != "c":
             return
         g = compiled.optimised
         if compiled.updated:
@@ -330,6 +343,8 @@ class JitFunction:
 
     def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None) -> Compiled:
         prepare_dispatcher()
+        if self.backend == "cuda":
+            args = cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
         times: dict[str, float] = {}
         t0 = time.perf_counter()
         graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__, same)
@@ -348,19 +363,23 @@ class JitFunction:
                 strides.append(_element_strides(a))
             else:
                 strides.append(contiguous_strides(node.shape))
-        program = plan(lower(optimised, strides))
+        program = plan(lower(optimised, strides, blas=self.backend == "c"))
         t3 = time.perf_counter()
         times["lower"] = t3 - t2
         _log(3, lambda: explain(graph, optimised, program).lowering_report())
         _log(4, lambda: format_program(program))
-        source, lib, render_s = self._build(program)
-        times["render"] = render_s
-        times["compile"] = time.perf_counter() - t3 - render_s
-        _log(5, lambda: f"generated C for {self.fn.__name__}:\n{source}")
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
-        executable = Executable(program, lib, ranges)
-        profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
+        if self.backend == "cuda":
+            source, executable, render_s = cuda_jit.build(program, ranges)
+        else:
+            source, lib, render_s = self._build(program)
+        times["render"] = render_s
+        times["compile"] = time.perf_counter() - t3 - render_s
+        _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
+        if self.backend == "c":
+            executable = Executable(program, lib, ranges)
+            profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
                             updated=tuple(positions[k] for k in optimised.updates))
@@ -400,7 +419,9 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
     """
-    jf = fn if isinstance(fn, JitFunction) else JitFunction(fn)
+    jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
+    if jf.backend != "c":  # an exported library is C
+        jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath)
     if name is None:
         m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
         name = m.group(1) if m else re.sub(r"\W", "_", jf.fn.__name__, flags=re.ASCII)

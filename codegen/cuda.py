@@ -6,67 +6,58 @@ domain, launched in order by the runtime (runtime/backend_cuda.py) with one poin
 buffer it touches. When every access of a kernel walks the innermost domain dim contiguously (or
 broadcasts it) each thread handles a chunk of V elements with 16-byte vector loads and stores
 (`fj_vec<float, 4>` becomes ld.global.v4), guarded by a run-time alignment test, with a scalar
-path for the tail and for misaligned pointers. Expressions come from codegen/cexpr.py (shared
-with the C renderer); the NumPy-exact helpers are fj_scalar.h turned into device functions.
+path for the tail and for misaligned pointers. ReduceKernels render through
+codegen/cuda_reduce.py and GemmKernels through codegen/cuda_gemm.py; shared pieces (options,
+launch records, types, statements) are in codegen/cuda_base.py. Expressions come from
+codegen/cexpr.py (shared with the C renderer); the NumPy-exact helpers are fj_scalar.h turned
+into device functions, and the block-level reduction helpers live in the template's prelude.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError, UnsupportedError
-from ..frontend.ops import ctype
+from ..errors import UnsupportedError
 from ..lowering.loop_ir import (
     Access,
     Check,
-    Compute,
-    Const,
     GemmKernel,
     Kernel,
     Load,
     Program,
-    Stmt,
+    ReduceKernel,
     Store,
 )
 from .c import _env
-from .cexpr import cast_expr, check_expr, compute_expr, const_expr
+from .cuda_base import (
+    CudaLaunch,
+    CudaOptions,
+    address,
+    decompose,
+    from_storage,
+    index_type,
+    load_line,
+    params,
+    stmt,
+    storage_type,
+    store_line,
+    symbol,
+    to_storage,
+    value_type,
+)
+from .cuda_gemm import render_gemm
+from .cuda_reduce import render_reduce
+
+__all__ = ["CudaLaunch", "CudaModule", "CudaOptions", "render_cuda", "scalar_header",
+           "storage_type", "value_type"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 PRELUDE_END = "/* ---- end of fusejit CUDA prelude ---- */"
-_INT32_MAX = (1 << 31) - 1
-
-
-@dataclass(frozen=True)
-class CudaOptions:
-    """Everything that changes the generated CUDA text or its launch plan."""
-
-    threads: int = 256  # threads per block
-    max_blocks: int = 132 * 32  # grid cap (H100: 132 SMs); kernels are grid-stride loops
-    vector_bytes: int = 16  # width of one vector load/store
-
-
-@dataclass(frozen=True)
-class CudaLaunch:
-    """How to launch one kernel: its symbol, pointer arguments and geometry."""
-
-    name: str  # extern "C" symbol
-    buffers: tuple[int, ...]  # Program buffer indices passed as pointers, in this order
-    size: int  # domain elements; 0: do not launch
-    block: int
-    grid: int  # for CudaOptions.max_blocks; any grid is correct (grid-stride loops)
-    vector: int  # elements per thread-iteration on the vector path (1: scalar only)
-    checks: bool  # takes the device error word (unsigned int *) after the buffers
-
-    def grid_for(self, sms: int, blocks_per_sm: int = 32) -> int:
-        """The grid for a device with `sms` multiprocessors (0 when there is nothing to do)."""
-        need = -(-self.size // (self.block * self.vector))
-        return min(need, max(sms * blocks_per_sm, 1))
 
 
 @dataclass(frozen=True)
@@ -79,6 +70,7 @@ class CudaModule:
     io_buffers: tuple[int, ...]  # inputs, constants and outputs, in buffer order
     arena_bytes: int  # bytes of the temporaries' arena (Program.arena_bytes)
     options: CudaOptions
+    scratch_bytes: int = 0  # device scratch the reductions' partial results need
 
     @property
     def kernel_names(self) -> list[str]:
@@ -97,7 +89,7 @@ class CudaModule:
         """The launch plan as JSON-able data."""
         return {"name": self.name, "kernels": [asdict(k) for k in self.kernels],
                 "io_buffers": list(self.io_buffers), "arena_bytes": self.arena_bytes,
-                "options": asdict(self.options)}
+                "scratch_bytes": self.scratch_bytes, "options": asdict(self.options)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,46 +101,6 @@ def scalar_header() -> str:
     text = text.replace("static inline", "__device__ __forceinline__")
     # nvcc spells loop unrolling `#pragma unroll`; it warns on gcc's spelling.
     return text.replace('_Pragma("GCC unroll 32")', '_Pragma("unroll")')
-
-
-def value_type(dtype: np.dtype) -> str:
-    """The C++ type a value of `dtype` is held in: float16 values live in float registers."""
-    return "float" if np.dtype(dtype) == np.float16 else ctype(dtype)
-
-
-def storage_type(dtype: np.dtype) -> str:
-    return "__half" if np.dtype(dtype) == np.float16 else ctype(dtype)
-
-
-def _from_storage(dtype: np.dtype, text: str) -> str:
-    return f"__half2float({text})" if np.dtype(dtype) == np.float16 else text
-
-
-def _to_storage(dtype: np.dtype, text: str) -> str:
-    return f"__float2half_rn({text})" if np.dtype(dtype) == np.float16 else text
-
-
-def _compute(s: Compute) -> str:
-    """Like cexpr.compute_expr, but float -> integer casts give x86's results (NumPy's), not
-    the GPU's saturating conversions."""
-    if s.op != "cast":
-        return compute_expr(s)
-    src, dst = np.dtype(s.in_dtypes[0]), np.dtype(s.dtype)
-    if src.kind == "f" and dst.kind in "iu":
-        fn = "fj_f2u64" if dst == np.uint64 else "fj_f2i64"
-        return f"(({ctype(dst)}){fn}((double)({s.args[0]})))"
-    return cast_expr(src, dst, s.args[0])
-
-
-def _symbol(program: Program, k: Kernel) -> str:
-    return "fj_" + re.sub(r"\W", "_", program.name).strip("_") + "_" + k.name
-
-
-def _address(a: Access, dims: int) -> str:
-    """The element index of access `a` at domain index (i0, i1, ...)."""
-    terms = [str(a.offset)] if a.offset else []
-    terms += [f"i{d}" if s == 1 else f"i{d} * {s}" for d, s in enumerate(a.strides[:dims]) if s]
-    return " + ".join(terms) or "0"
 
 
 def _vector_width(k: Kernel, program: Program, opts: CudaOptions) -> int:
@@ -168,49 +120,15 @@ def _vector_width(k: Kernel, program: Program, opts: CudaOptions) -> int:
     return v if ok else 1
 
 
-def _index_type(k: Kernel, opts: CudaOptions) -> str:
-    """32-bit indexing when every index and element offset provably fits."""
-    bound = k.size + opts.max_blocks * opts.threads * opts.vector_bytes
-    for s in k.body:
-        if isinstance(s, (Load, Store)):
-            a = s.access
-            bound = max(bound, abs(a.offset) + sum(abs(st) * max(n - 1, 0)
-                                                   for st, n in zip(a.strides, k.domain)))
-    return "int" if bound <= _INT32_MAX else "long long"
-
-
-def _decompose(k: Kernel, flat: str) -> list[str]:
-    n = len(k.domain)
-    if n == 1:
-        return [f"const fj_idx i0 = {flat};"]
-    lines = [f"fj_idx fj_r = {flat};"]
-    for d in range(n - 1, 0, -1):
-        lines += [f"const fj_idx i{d} = fj_r % {k.domain[d]};", f"fj_r /= {k.domain[d]};"]
-    return lines + ["const fj_idx i0 = fj_r;"]
-
-
-def _stmt(s: Stmt) -> str:
-    if isinstance(s, Const):
-        return f"const {value_type(s.dtype)} {s.var} = {const_expr(s)};"
-    if isinstance(s, Compute):
-        return f"const {value_type(s.dtype)} {s.var} = {_compute(s)};"
-    if not isinstance(s, Check):
-        raise CompileError(f"the CUDA backend cannot render {type(s).__name__} statements yet")
-    return f"fj_err |= ({check_expr(s)}) ? {s.code}u : 0u;"
-
-
 def _scalar_lines(k: Kernel, program: Program) -> list[str]:
     dims, lines = len(k.domain), []
     for s in k.body:
         if isinstance(s, Load):
-            ref = f"b{s.access.buf}[{_address(s.access, dims)}]"
-            lines.append(f"const {value_type(s.dtype)} {s.var} = {_from_storage(s.dtype, ref)};")
+            lines.append(load_line(s, dims))
         elif isinstance(s, Store):
-            dtype = program.buffers[s.access.buf].dtype
-            lines.append(f"b{s.access.buf}[{_address(s.access, dims)}] = "
-                         f"{_to_storage(dtype, s.var)};")
+            lines.append(store_line(s, program.buffers[s.access.buf].dtype, dims))
         else:
-            lines.append(_stmt(s))
+            lines.append(stmt(s))
     return lines
 
 
@@ -228,7 +146,7 @@ def _vector_view(k: Kernel, program: Program, v: int) -> dict[str, Any]:
         if key not in vecs:
             name = vecs[key] = f"fj_l{len(vecs)}" if load else f"fj_s{len(vecs)}"
             t = f"fj_vec<{storage_type(dtype)}, {v}>"
-            ptr = f"b{a.buf} + ({_address(a, dims)})"
+            ptr = f"b{a.buf} + ({address(a, dims)})"
             if load:
                 pre.append(f"const {t} {name} = *(const {t} *)({ptr});")
             else:
@@ -240,61 +158,76 @@ def _vector_view(k: Kernel, program: Program, v: int) -> dict[str, Any]:
 
     for s in k.body:
         if isinstance(s, Load) and s.access.strides[-1] == 0:
-            ref = f"b{s.access.buf}[{_address(s.access, dims)}]"
-            pre.append(f"const {value_type(s.dtype)} {s.var} = {_from_storage(s.dtype, ref)};")
+            pre.append(load_line(s, dims))
         elif isinstance(s, Load):
             name = vec(s.access, s.dtype, True)
-            ref = _from_storage(s.dtype, f"{name}.v[fj_u]")
+            ref = from_storage(s.dtype, f"{name}.v[fj_u]")
             lanes.append(f"const {value_type(s.dtype)} {s.var} = {ref};")
         elif isinstance(s, Store):
             dtype = program.buffers[s.access.buf].dtype
             name = vec(s.access, dtype, False)
-            lanes.append(f"{name}.v[fj_u] = {_to_storage(dtype, s.var)};")
+            lanes.append(f"{name}.v[fj_u] = {to_storage(dtype, s.var)};")
         else:
-            lanes.append(_stmt(s))
+            lanes.append(stmt(s))
     return {"v": v, "pre": pre, "lanes": lanes, "post": post,
             "aligned": " && ".join(sorted(set(aligned)))}
 
 
-def _kernel_view(k: Kernel, program: Program, opts: CudaOptions) -> tuple[dict[str, Any],
-                                                                          CudaLaunch]:
+def _kernel_view(k: Kernel, program: Program, opts: CudaOptions,
+                 index: int) -> tuple[dict[str, Any], CudaLaunch]:
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
     used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    params = []
-    for b in used:
-        const = "" if b in stored else "const "
-        params.append(f"{const}{storage_type(program.buffers[b].dtype)} *b{b}")
+    ps = params(used, stored, {b.index: b.dtype for b in program.buffers})
     checks = any(isinstance(s, Check) for s in k.body)
     if checks:
-        params.append("unsigned int *fj_errp")
+        ps.append("unsigned int *fj_errp")
     v = _vector_width(k, program, opts)
     grid = min(-(-k.size // (opts.threads * v)), opts.max_blocks)
-    launch = CudaLaunch(_symbol(program, k), tuple(used), k.size, opts.threads, grid, v, checks)
+    launch = CudaLaunch(symbol(program.name, k.name), tuple(used), k.size, opts.threads, grid,
+                        v, checks, kernel=index)
+    accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
     view = {
         "name": k.name, "symbol": launch.name, "domain": list(k.domain), "nodes": k.nodes,
         "locs": [os.path.basename(loc) for loc in k.locs], "size": k.size,
-        "block": opts.threads, "grid": launch.grid, "idx": _index_type(k, opts),
-        "params": params or ["void"], "checks": checks, "scalar": _scalar_lines(k, program),
-        "decompose": _decompose(k, "fj_i"),
+        "block": opts.threads, "grid": launch.grid,
+        "idx": index_type(k.domain, accesses, opts.max_blocks * opts.threads
+                          * opts.vector_bytes),
+        "params": ps or ["void"], "checks": checks, "scalar": _scalar_lines(k, program),
+        "decompose": decompose(k.domain, "fj_i"),
         "vec": _vector_view(k, program, v) if v > 1 else None,
-        "vdecompose": _decompose(k, f"fj_c * {v}"),
+        "vdecompose": decompose(k.domain, f"fj_c * {v}"),
     }
     return view, launch
 
 
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
-    """Render `program` as CUDA source and the launch plan to run it."""
+    """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
+    reductions (codegen/cuda_reduce.py) and matmuls (codegen/cuda_gemm.py) are supported;
+    any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
-    views, launches = [], []
-    for k in program.kernels:
-        if not isinstance(k, Kernel):
-            what = "matmul" if isinstance(k, GemmKernel) else "reductions"
-            raise UnsupportedError(f"{what} in {program.name}() is not supported by the CUDA "
-                                   "backend yet; use the C backend")
-        view, launch = _kernel_view(k, program, opts)
-        views.append(view)
-        launches.append(launch)
+    views: list[dict[str, Any]] = []
+    launches: list[CudaLaunch] = []
+    scratch = 0
+    for i, k in enumerate(program.kernels):
+        if isinstance(k, Kernel):
+            view, launch = _kernel_view(k, program, opts, i)
+            views.append(view)
+            launches.append(launch)
+        elif isinstance(k, ReduceKernel):
+            text, more, need = render_reduce(k, i, program, opts)
+            views.append({"text": text})
+            launches.extend(more)
+            scratch = max(scratch, need)
+        elif isinstance(k, GemmKernel):
+            text, launch = render_gemm(k, i, program, opts)
+            views.append({"text": text})
+            launches.append(launch)
+        else:
+            raise UnsupportedError(f"{type(k).__name__} kernels ({k.name} in {program.name}()) "
+                                   "are not supported by the CUDA backend yet; use the C "
+                                   "backend")
     source = _env().get_template("program.cu.j2").render(
         name=program.name, scalar_h=scalar_header(), prelude_end=PRELUDE_END, kernels=views)
     io = tuple(b.index for b in program.buffers if b.kind != "temp")
-    return CudaModule(program.name, source, tuple(launches), io, program.arena_bytes, opts)
+    return CudaModule(program.name, source, tuple(launches), io, program.arena_bytes, opts,
+                      scratch)

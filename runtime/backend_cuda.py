@@ -6,7 +6,9 @@ that keep NumPy's float semantics, the device-memory layout of one compiled func
 dependency, imported lazily): one device arena per compiled function, small host inputs packed
 and copied in with one transfer, every kernel launched in order, outputs (and the error word)
 copied back with one transfer; `pycuda.gpuarray.GPUArray` inputs are used in place and, when
-any input is one, outputs stay on the device too.
+any input is one (or when asked), outputs stay on the device too. Inputs the program updates
+in place are copied back into the host arrays they came from; driver errors (out of memory,
+launch failures) become RuntimeFailure and leave the executable usable.
 """
 
 from __future__ import annotations
@@ -137,9 +139,9 @@ def available() -> tuple[bool, str]:
 
 @dataclass(frozen=True)
 class DeviceLayout:
-    """Byte offsets in the device arena: temps (at their Program offsets), constants, large
-    inputs, small inputs (one host->device transfer), then the error word and the outputs
-    (one device->host transfer)."""
+    """Byte offsets in the device arena: temps (at their Program offsets), the reductions'
+    scratch, constants, large inputs, small inputs (one host->device transfer), then the
+    error word and the outputs (one device->host transfer)."""
 
     total: int
     slots: dict[int, int]  # buffer index -> offset of its slot
@@ -147,6 +149,7 @@ class DeviceLayout:
     small: tuple[int, int]  # [lo, hi) of the packed small inputs
     out: tuple[int, int]  # [lo, hi) of the error word and the outputs
     err: int
+    scratch: int = 0  # offset of the scratch area (CudaModule.scratch_bytes)
 
 
 def _span(b: Buffer) -> tuple[int, int]:
@@ -162,11 +165,13 @@ def _up(n: int, a: int = _ALIGN) -> int:
     return (n + a - 1) // a * a
 
 
-def device_layout(program: Program) -> DeviceLayout:
-    """Where every buffer of `program` lives in its device arena."""
+def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
+    """Where every buffer of `program` (and `scratch_bytes` of scratch) lives in its device
+    arena."""
     slots: dict[int, int] = {b.index: b.offset for b in program.by_kind("temp")}
     shift: dict[int, int] = {}
-    top = _up(program.arena_bytes)
+    scratch = _up(program.arena_bytes)
+    top = _up(scratch + scratch_bytes)
 
     def place(b: Buffer, align: int) -> None:
         nonlocal top
@@ -190,7 +195,8 @@ def device_layout(program: Program) -> DeviceLayout:
     top = err + 16
     for b in program.by_kind("output"):
         place(b, _ALIGN)
-    return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err)
+    return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err,
+                        scratch)
 
 
 def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:
@@ -222,7 +228,7 @@ class CudaExecutable:
         self._cuda = cuda
         self.program, self.module = program, module
         self.input_ranges = input_ranges or []
-        self.layout = device_layout(program)
+        self.layout = device_layout(program, module.scratch_bytes)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
         dev = cuda.Device(device)
@@ -232,8 +238,12 @@ class CudaExecutable:
             self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
             self._mod = cuda.module_from_buffer(self._image(dev.compute_capability()))
             self._fns = [self._mod.get_function(k.name).prepare(
-                "P" * (len(k.buffers) + k.checks)) for k in module.kernels]
-            self._arena = cuda.mem_alloc(self.layout.total)
+                "P" * (len(k.buffers) + k.scratch + k.checks)) for k in module.kernels]
+            try:
+                self._arena = cuda.mem_alloc(self.layout.total)
+            except cuda.Error as e:
+                raise RuntimeFailure(f"out of device memory: {program.name}() needs "
+                                     f"{self.layout.total} bytes on the GPU ({e})") from e
             self.base = int(self._arena)
             cuda.memset_d32(self.base + self.layout.err, 0, 1)
             for b in program.by_kind("const"):
@@ -269,6 +279,9 @@ class CudaExecutable:
             self._ctx.push()
             try:
                 return self._run(inputs, device_outputs)
+            except self._cuda.Error as e:
+                raise RuntimeFailure(f"CUDA error while running {self.program.name}() "
+                                     f"({type(e).__name__}: {e})") from e
             finally:
                 self._cuda.Context.pop()
 
@@ -305,7 +318,8 @@ class CudaExecutable:
                 ptr[b.index] = outs[b.index].ptr if b.nbytes else 0
         for k, fn in zip(self.module.kernels, self._fns):
             if k.size:
-                args = [ptr[i] for i in k.buffers] + ([base + lay.err] if k.checks else [])
+                args = ([ptr[i] for i in k.buffers] + [base + lay.scratch] * k.scratch
+                        + [base + lay.err] * k.checks)
                 fn.prepared_call((k.grid_for(self.sms), 1), (k.block, 1, 1), *args)
         checks = any(k.checks for k in self.module.kernels)
         status = 0
@@ -325,5 +339,21 @@ class CudaExecutable:
         if status:
             self._cuda.memset_d32(base + lay.err, 0, 1)
             raise_status(status)
+        self._copy_back(inputs)
         return [outs[o.index] if o.kind == "buffer" else inputs[o.index]
                 for o in self.program.outputs]
+
+    def _copy_back(self, inputs: list[Any]) -> None:
+        """Write the device copies of host inputs the program updated back into them."""
+        for b in self.program.by_kind("input"):
+            v = inputs[b.ref]
+            if b.ref not in self.program.updates or not isinstance(v, np.ndarray) or not b.nbytes:
+                continue
+            nbytes, lo = _span(b)
+            raw = np.empty(nbytes, np.uint8)
+            self._cuda.memcpy_dtoh(raw, self.base + self.layout.slots[b.index])
+            self.transfers["dtoh"] += 1
+            item = b.dtype.itemsize
+            elems = raw.view(b.dtype)[lo // item:]
+            v[...] = np.lib.stride_tricks.as_strided(
+                elems, b.shape, tuple(s * item for s in b.strides), writeable=False)

@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..codegen.cuda_gemm import describe as describe_gemm
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
@@ -38,6 +39,7 @@ class Explanation:
     groups: list[Group]
     reasons: dict[int, str]  # why a non-output node is stored rather than recomputed
     times: dict[str, float] = field(default_factory=dict)
+    backend: str = "c"  # which backend's kernels the report describes (matmul lines)
 
     @property
     def summary(self) -> PlanSummary:
@@ -46,7 +48,7 @@ class Explanation:
     def kernels_report(self) -> str:
         """Each kernel: kind, domain, stored values, fused nodes, source lines, refusals."""
         return format_kernels(self.optimised, self.lowered, self.program, self.groups,
-                              self.reasons)
+                              self.reasons, self.backend)
 
     def memory_report(self) -> str:
         """The memory-plan table and its summary."""
@@ -77,12 +79,12 @@ class Explanation:
 
 
 def explain(traced: Graph, optimised: Graph, program: Program,
-            times: dict[str, float] | None = None) -> Explanation:
+            times: dict[str, float] | None = None, backend: str = "c") -> Explanation:
     """The Explanation of `program`, lowered from `optimised`, traced as `traced`."""
     lowered, program = lowered_graph(optimised, program)
     groups, _, reasons = partition(lowered)
     return Explanation(optimised.name, traced, optimised, lowered, program, groups, reasons,
-                       dict(times or {}))
+                       dict(times or {}), backend)
 
 
 def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:
@@ -187,7 +189,7 @@ def _group_of(name: str) -> tuple[int | None, str]:
 
 
 def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: list[Group],
-                   reasons: dict[int, str]) -> str:
+                   reasons: dict[int, str], backend: str = "c") -> str:
     """The kernels section of the report (FUSEJIT_DEBUG=3)."""
     nodes = {n.id: n for n in lowered.nodes()}
     bufs = {b.index: b for b in program.buffers}
@@ -200,6 +202,8 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
     for k in program.kernels:
         gi, role = _group_of(k.name)
         lines.append(f"{k.name}: {_kind(k)}")
+        if isinstance(k, GemmKernel) and backend == "cuda":
+            lines.append(f"  {describe_gemm(k)}")
         if role == "fill":
             lines.append("  fills its scatter's buffer with the value the region overwrites")
         elif role.startswith("update"):

@@ -1,29 +1,28 @@
 """CUDA backend without a GPU: render traced programs, compile them with nvcc (cubin for sm_90,
 several programs per nvcc call), golden files, the launch plan and device layout, the clear
 errors when pycuda/a GPU is missing, and the whole host path of CudaExecutable against a fake
-pycuda whose "kernels" run the loop IR with NumPy."""
+pycuda whose "kernels" run the loop IR with NumPy (tests/cuda_fake.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.machinery
 import importlib.util
 import json
 import os
 import shutil
 import sys
-import types
 from typing import Any
 
+import cuda_fake
 import numpy as np
 import pytest
 import scipy.special
 
 from fusejit.codegen.cuda import CudaModule, render_cuda
 from fusejit.errors import FusejitError, RuntimeFailure
-from fusejit.frontend.ops import OPS, reference
+from fusejit.frontend.ops import OPS
 from fusejit.frontend.tracer import trace
-from fusejit.lowering.loop_ir import Check, Compute, Const, Load, Program, Store
+from fusejit.lowering.loop_ir import Program
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import plan
 from fusejit.lowering.pipeline import optimise
@@ -212,115 +211,14 @@ def test_device_layout_and_host_bytes() -> None:
         backend_cuda.host_bytes(np.ascontiguousarray(a), b)
 
 
-# --- a fake pycuda: device memory is a bytearray, a launch runs the kernel's loop IR ------------
-
-
-class _Mem:
-    def __init__(self) -> None:
-        self.buf = bytearray(1 << 24)
-        self.top = 4096
-
-    def alloc(self, n: int) -> int:
-        addr, self.top = self.top, (self.top + n + 255) // 256 * 256
-        return addr
-
-    def read(self, addr: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        raw = np.frombuffer(self.buf, np.uint8)
-        return raw[addr[:, None] + np.arange(dtype.itemsize)].reshape(-1).view(dtype)
-
-    def write(self, addr: np.ndarray, values: np.ndarray) -> None:
-        raw = np.frombuffer(self.buf, np.uint8)
-        raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
-            len(addr), -1)
-
-
-def _fake_pycuda(program: Program, module: CudaModule, mem: _Mem) -> dict[str, Any]:
-    kernels = {m.name: (k, m) for k, m in zip(program.kernels, module.kernels)}
-
-    class Fn:
-        def __init__(self, name: str) -> None:
-            self.kernel, self.launch = kernels[name]
-
-        def prepare(self, fmt: str) -> Fn:
-            assert fmt == "P" * (len(self.launch.buffers) + self.launch.checks)
-            return self
-
-        def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
-            assert grid[0] >= 1 and block == (256, 1, 1)
-            ptr = dict(zip(self.launch.buffers, args))
-            k, env = self.kernel, {}
-            idx = np.indices(k.domain).reshape(len(k.domain), -1)
-            for s in k.body:
-                if isinstance(s, (Load, Store)):
-                    a, dt = s.access, program.buffers[s.access.buf].dtype
-                    elem = a.offset + sum(st * i for st, i in zip(a.strides, idx))
-                    addr = ptr[a.buf] + np.asarray(elem, np.int64) * dt.itemsize
-                    if isinstance(s, Load):
-                        env[s.var] = mem.read(addr, dt)
-                    else:
-                        mem.write(addr, env[s.var].astype(dt))
-                elif isinstance(s, Const):
-                    env[s.var] = np.full(idx.shape[1], s.value, s.dtype)
-                elif isinstance(s, Check) and (env[s.args[1]] < 0).any():
-                    mem.write(np.array([args[-1]]), np.array([s.code], np.uint32))
-                elif isinstance(s, Compute):
-                    xs = [env[v].astype(d) for v, d in zip(s.args, s.in_dtypes)]
-                    if s.op == "power":  # the device computes 0 and reports the error
-                        xs[1] = np.maximum(xs[1], 0)
-                    with np.errstate(all="ignore"):
-                        r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
-                    env[s.var] = np.asarray(r).astype(s.dtype)
-
-    class GPUArray:
-        def __init__(self, shape: tuple, dtype: Any) -> None:
-            self.shape, self.dtype = tuple(shape), np.dtype(dtype)
-            self.size = int(np.prod(self.shape))
-            self.strides = contiguous_strides(self.shape)
-            self.strides = tuple(s * self.dtype.itemsize for s in self.strides)
-            self.ptr = mem.alloc(self.size * self.dtype.itemsize)
-
-        def get(self) -> np.ndarray:
-            n = self.size * self.dtype.itemsize
-            return np.frombuffer(bytes(mem.buf[self.ptr:self.ptr + n]), self.dtype).reshape(
-                self.shape)
-
-    def htod(dst: int, src: np.ndarray) -> None:
-        data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
-        mem.buf[dst:dst + data.size] = data.tobytes()
-
-    def dtoh(dst: np.ndarray, src: int) -> None:
-        dst.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(mem.buf[src:src + dst.nbytes]),
-                                                          np.uint8)
-
-    ctx = types.SimpleNamespace(push=lambda: None)
-    dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
-                                compute_capability=lambda: (9, 0),
-                                get_attribute=lambda attr: 132)
-    device = lambda i: dev
-    device.count = lambda: 1  # type: ignore[attr-defined]
-    driver = types.SimpleNamespace(
-        init=lambda: None, Device=device,
-        device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
-        Context=types.SimpleNamespace(pop=lambda: None), mem_alloc=mem.alloc,
-        module_from_buffer=lambda image: types.SimpleNamespace(get_function=Fn),
-        memcpy_htod=htod, memcpy_dtoh=dtoh,
-        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)))
-    gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray)
-    pkg = types.ModuleType("pycuda")
-    pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
-    pkg.driver, pkg.gpuarray = driver, gpuarray  # type: ignore[attr-defined]
-    return {"pycuda": pkg, "pycuda.driver": driver, "pycuda.gpuarray": gpuarray}
+# --- the host path against a fake pycuda (tests/cuda_fake.py) --------------------------------
 
 
 def _fake_executable(monkeypatch: pytest.MonkeyPatch, fn: Any, *args: Any):
+    images, _ = cuda_fake.install(monkeypatch)
     program = program_of(fn, *args)
     module = render_cuda(program)
-    mem = _Mem()
-    for name, mod in _fake_pycuda(program, module, mem).items():
-        monkeypatch.setitem(sys.modules, name, mod)
-    monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc("nvcc", (13, 0),
-                                                                            "", (90,)))
-    monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: b"cubin")
+    images[module.source.encode()] = (program, module)
     return backend_cuda.CudaExecutable(program, module), sys.modules["pycuda.gpuarray"]
 
 

@@ -1,0 +1,141 @@
+"""Building blocks shared by the CUDA kernel renderers (codegen/cuda.py, cuda_reduce.py,
+cuda_gemm.py): render options, the launch record, value/storage types (float16 is stored as
+`__half` and computed in float registers), element addresses, index widths and the
+statement renderer (expressions come from codegen/cexpr.py, shared with the C backend)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CompileError
+from ..frontend.ops import ctype
+from ..lowering.loop_ir import Access, Check, Compute, Const, Load, Stmt, Store
+from .cexpr import cast_expr, check_expr, compute_expr, const_expr
+
+INT32_MAX = (1 << 31) - 1
+
+
+@dataclass(frozen=True)
+class CudaOptions:
+    """Everything that changes the generated CUDA text or its launch plan."""
+
+    threads: int = 256  # threads per block (elementwise, split reductions, matmul)
+    max_blocks: int = 132 * 32  # grid cap (H100: 132 SMs); kernels are grid-stride loops
+    vector_bytes: int = 16  # width of one vector load/store
+
+
+@dataclass(frozen=True)
+class CudaLaunch:
+    """How to launch one kernel: its symbol, pointer arguments and geometry.
+
+    Elementwise kernels cover `size` elements, `vector` per thread-iteration; kernels with
+    `units` (reductions, matmul) loop over that many blocks' worth of work. Every kernel is a
+    grid-stride loop, so any grid gives the same result; the arguments are the buffers, then
+    the scratch pointer (`scratch`), then the device error word (`checks`)."""
+
+    name: str  # extern "C" symbol
+    buffers: tuple[int, ...]  # Program buffer indices passed as pointers, in this order
+    size: int  # domain elements (elementwise) or work units; 0: do not launch
+    block: int
+    grid: int  # for CudaOptions.max_blocks
+    vector: int  # elements per thread-iteration on the vector path (1: scalar only)
+    checks: bool  # takes the device error word (unsigned int *) last
+    units: int = 0  # blocks' worth of work (0: elementwise, from size / (block * vector))
+    scratch: bool = False  # takes the module's scratch area (unsigned char *)
+    kernel: int = -1  # index of the loop-IR kernel in Program.kernels
+    role: str = "elementwise"  # elementwise | rows | partial | finish | gemm
+
+    def grid_for(self, sms: int, blocks_per_sm: int = 32) -> int:
+        """The grid for a device with `sms` multiprocessors (0 when there is nothing to do)."""
+        need = self.units or -(-self.size // (self.block * self.vector))
+        return min(need, max(sms * blocks_per_sm, 1))
+
+
+def value_type(dtype: np.dtype) -> str:
+    """The C++ type a value of `dtype` is held in: float16 values live in float registers."""
+    return "float" if np.dtype(dtype) == np.float16 else ctype(dtype)
+
+
+def storage_type(dtype: np.dtype) -> str:
+    return "__half" if np.dtype(dtype) == np.float16 else ctype(dtype)
+
+
+def from_storage(dtype: np.dtype, text: str) -> str:
+    return f"__half2float({text})" if np.dtype(dtype) == np.float16 else text
+
+
+def to_storage(dtype: np.dtype, text: str) -> str:
+    return f"__float2half_rn({text})" if np.dtype(dtype) == np.float16 else text
+
+
+def symbol(program_name: str, kernel_name: str) -> str:
+    return "fj_" + re.sub(r"\W", "_", program_name).strip("_") + "_" + kernel_name
+
+
+def address(a: Access, dims: int) -> str:
+    """The element index of access `a` at domain index (i0, i1, ...)."""
+    terms = [str(a.offset)] if a.offset else []
+    terms += [f"i{d}" if s == 1 else f"i{d} * {s}" for d, s in enumerate(a.strides[:dims]) if s]
+    return " + ".join(terms) or "0"
+
+
+def index_type(domain: tuple[int, ...], accesses: Iterable[Access], slack: int) -> str:
+    """32-bit indexing when every index and element offset (plus `slack`) provably fits."""
+    bound = int(np.prod(domain, dtype=np.int64)) + slack
+    for a in accesses:
+        bound = max(bound, abs(a.offset) + sum(abs(st) * max(n - 1, 0)
+                                               for st, n in zip(a.strides, domain)))
+    return "int" if bound <= INT32_MAX else "long long"
+
+
+def decompose(domain: tuple[int, ...], flat: str, first: int = 0) -> list[str]:
+    """Lines declaring i<first>.. i<first + len(domain) - 1> from flat index `flat`."""
+    n = len(domain)
+    if n == 1:
+        return [f"const fj_idx i{first} = {flat};"]
+    r = "fj_r" if first == 0 else f"fj_r{first}"
+    lines = [f"fj_idx {r} = {flat};"]
+    for d in range(n - 1, 0, -1):
+        lines += [f"const fj_idx i{first + d} = {r} % {domain[d]};", f"{r} /= {domain[d]};"]
+    return lines + [f"const fj_idx i{first} = {r};"]
+
+
+def compute(s: Compute) -> str:
+    """Like cexpr.compute_expr, but float -> integer casts give x86's results (NumPy's), not
+    the GPU's saturating conversions."""
+    if s.op != "cast":
+        return compute_expr(s)
+    src, dst = np.dtype(s.in_dtypes[0]), np.dtype(s.dtype)
+    if src.kind == "f" and dst.kind in "iu":
+        fn = "fj_f2u64" if dst == np.uint64 else "fj_f2i64"
+        return f"(({ctype(dst)}){fn}((double)({s.args[0]})))"
+    return cast_expr(src, dst, s.args[0])
+
+
+def stmt(s: Stmt) -> str:
+    """A Const, Compute or Check statement as one line of CUDA."""
+    if isinstance(s, Const):
+        return f"const {value_type(s.dtype)} {s.var} = {const_expr(s)};"
+    if isinstance(s, Compute):
+        return f"const {value_type(s.dtype)} {s.var} = {compute(s)};"
+    if not isinstance(s, Check):
+        raise CompileError(f"the CUDA backend cannot render {type(s).__name__} statements here")
+    return f"fj_err |= ({check_expr(s)}) ? {s.code}u : 0u;"
+
+
+def load_line(s: Load, dims: int) -> str:
+    ref = f"b{s.access.buf}[{address(s.access, dims)}]"
+    return f"const {value_type(s.dtype)} {s.var} = {from_storage(s.dtype, ref)};"
+
+
+def store_line(s: Store, dtype: np.dtype, dims: int) -> str:
+    return f"b{s.access.buf}[{address(s.access, dims)}] = {to_storage(dtype, s.var)};"
+
+
+def params(bufs: Iterable[int], stored: set[int], dtypes: dict[int, np.dtype]) -> list[str]:
+    """Pointer parameters b<i> (const unless the kernel stores to the buffer)."""
+    return [f"{'' if b in stored else 'const '}{storage_type(dtypes[b])} *b{b}" for b in bufs]

@@ -1,0 +1,107 @@
+"""How a ReduceKernel runs on the GPU (codegen/cuda_reduce.py renders it): team size, threads
+per block, parts per row for few long rows, and which row elements stay in registers between
+phases. Everything here is a function of the kernel's shapes and accesses alone, so the order
+of every combination, and hence the result, never depends on the GPU or the call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..lowering.loop_ir import Compute, Const, Load, Program, Reduce, ReduceKernel, Store
+from .cuda_base import CudaOptions
+
+MAX_TEAM = 1024
+PER_THREAD = 8  # elements per thread a team size aims for
+SPLIT_ROWS = 1024  # with fewer rows, long rows are split into parts
+TARGET_BLOCKS = 2048  # blocks a split reduction aims for
+MAX_PARTS = 1024
+MAX_HOLD = 16  # row elements per thread held in registers at most
+HOLD_BYTES = 128  # register bytes per thread for held row elements at most
+
+Key = tuple[int, int, tuple[int, ...]]  # (buffer, offset, strides) of an access
+
+
+@dataclass(frozen=True)
+class ReducePlan:
+    """How a ReduceKernel runs: team size, threads per block, parts per row, held elements."""
+
+    rows: int  # outer points
+    n: int  # inner elements per row
+    team: int
+    block: int
+    parts: int  # parts per row (1: one team does a whole row, one kernel)
+    span: int  # inner elements per part
+    hold: int  # elements per thread held in registers across phases (0: reload)
+    held: dict[Key, str] = field(default_factory=dict)  # access -> register array name
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReducePlan:
+    """The launch geometry of `k`; a function of the shapes only."""
+    rows = int(np.prod(k.outer, dtype=np.int64))
+    n = int(np.prod(k.inner, dtype=np.int64))
+    if rows < SPLIT_ROWS and n >= 2 * opts.threads * PER_THREAD:
+        parts = min(MAX_PARTS, -(-n // (opts.threads * PER_THREAD)),
+                    -(-TARGET_BLOCKS // max(rows, 1)))
+        if parts > 1:
+            span = -(-n // parts)
+            return ReducePlan(rows, n, opts.threads, opts.threads, -(-n // span), span, 0)
+    if n <= 256:
+        team = _pow2(max(n, 1))
+    else:
+        team = min(MAX_TEAM, max(256, _pow2(-(-n // PER_THREAD))))
+    block = team if team > 32 else max(opts.threads, team)
+    held = _holdable(k, program)
+    hold = -(-n // team)
+    size = sum(max(program.buffers[key[0]].dtype.itemsize, 4) for key in held)
+    if len(k.phases) < 2 or not held or hold > MAX_HOLD or hold * size > HOLD_BYTES:
+        return ReducePlan(rows, n, team, block, 1, n, 0)
+    return ReducePlan(rows, n, team, block, 1, n, hold,
+                      {key: f"fj_h{i}" for i, key in enumerate(sorted(held))})
+
+
+def access_key(s: Load | Store) -> Key:
+    return (s.access.buf, s.access.offset, s.access.strides)
+
+
+def _holdable(k: ReduceKernel, program: Program) -> set[Key]:
+    """Accesses read or written in two or more phases whose memory only they write: a
+    thread's elements of them can stay in registers from one phase to the next."""
+    dtypes: dict[str, np.dtype] = {}
+    phases_of: dict[Key, set[int]] = {}
+    accessed: dict[int, set[Key]] = {}
+    stored: set[int] = set()
+    bad: set[Key] = set()
+    for p, phase in enumerate([*k.phases, k.epilogue]):
+        for s in phase:
+            if isinstance(s, (Load, Const, Compute, Reduce)):
+                dtypes[s.var] = np.dtype(s.dtype)
+            if isinstance(s, (Load, Store)):
+                key = access_key(s)
+                accessed.setdefault(s.access.buf, set()).add(key)
+                if p < len(k.phases):
+                    phases_of.setdefault(key, set()).add(p)
+                dt = program.buffers[s.access.buf].dtype
+                if isinstance(s, Store):
+                    stored.add(s.access.buf)
+                if (s.dtype if isinstance(s, Load) else dtypes.get(s.var)) != dt:
+                    bad.add(key)
+    # a buffer the kernel writes must be accessed through this one key only
+    return {key for key, ps in phases_of.items() if len(ps) > 1 and key not in bad
+            and (key[0] not in stored or accessed[key[0]] == {key})}
+
+
+def superseded_stores(k: ReduceKernel, held: dict[Key, str]) -> set[tuple[int, int]]:
+    """(phase, statement) positions of stores to held accesses that a later store to the
+    same access overwrites: the value travels in registers, memory gets only the last."""
+    last: dict[Key, tuple[int, int]] = {}
+    stores = [(p, i, access_key(s)) for p, phase in enumerate(k.phases)
+              for i, s in enumerate(phase) if isinstance(s, Store) and access_key(s) in held]
+    for p, i, key in stores:
+        last[key] = (p, i)
+    return {(p, i) for p, i, key in stores if last[key] != (p, i)}

@@ -1,0 +1,69 @@
+"""What jit.py needs for `backend="cuda"`: the availability check with errors that name the
+cause and the fix, signatures and tracing stand-ins for device arrays (pycuda GPUArrays), and
+building a CudaExecutable for a Program (render with codegen/cuda.py, compile with nvcc, load
+with pycuda; see runtime/backend_cuda.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from ..codegen.cuda import render_cuda
+from ..errors import CompilerNotFoundError, RuntimeFailure
+from ..lowering.loop_ir import Program
+from . import backend_cuda
+
+_FALLBACK = "; use backend='c' (the default) to run on the CPU"
+
+
+def require() -> None:
+    """Raise unless CUDA programs can run here: RuntimeFailure without pycuda (`pip install
+    -e '.[cuda]'`) or without a CUDA driver and GPU, CompilerNotFoundError when nvcc is
+    missing or too old. Never a raw ImportError or pycuda traceback."""
+    try:
+        backend_cuda._driver()
+    except RuntimeFailure as e:
+        raise RuntimeFailure(f"backend='cuda': {e}{_FALLBACK}") from None
+    try:
+        backend_cuda.find_nvcc()
+    except CompilerNotFoundError as e:
+        raise CompilerNotFoundError(f"backend='cuda': {e}; install the CUDA toolkit (>= "
+                                    f"11.8) or put its bin/ on PATH{_FALLBACK}") from None
+
+
+def is_device_array(a: Any) -> bool:
+    """True for a pycuda GPUArray (or anything shaped like one)."""
+    return (not isinstance(a, np.ndarray) and hasattr(a, "gpudata") and hasattr(a, "shape")
+            and hasattr(a, "dtype"))
+
+
+def device_arg_key(a: Any) -> Hashable:
+    """A device array's part of the call signature: the same as a host array's when it is
+    contiguous, so host and device arguments share one compiled function."""
+    dtype, shape = np.dtype(a.dtype), tuple(a.shape)
+    want, step = [], dtype.itemsize
+    for n in reversed(shape):
+        want.append(step)
+        step *= n
+    strides = tuple(getattr(a, "strides", tuple(reversed(want))))
+    if all(s == w for s, w, n in zip(strides, reversed(want), shape) if n > 1):
+        return (dtype, shape)
+    return (dtype, shape, strides)
+
+
+def stand_ins(args: tuple) -> tuple:
+    """`args` with device arrays replaced by host arrays of their shape and dtype, for
+    tracing (np.empty: the pages are never touched, so no host memory is used)."""
+    return tuple(np.empty(a.shape, a.dtype) if is_device_array(a) else a for a in args)
+
+
+def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]]
+          ) -> tuple[str, backend_cuda.CudaExecutable, float]:
+    """Render `program` as CUDA and load it on the GPU: (source, executable, render seconds)."""
+    t0 = time.perf_counter()
+    module = render_cuda(program)
+    render_s = time.perf_counter() - t0
+    return module.source, backend_cuda.CudaExecutable(program, module, ranges), render_s

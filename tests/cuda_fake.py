@@ -1,0 +1,248 @@
+"""A fake pycuda for tests on machines without a GPU: device memory is a bytearray, and a
+kernel launch runs the launched loop-IR kernel (elementwise, reduction or matmul) with NumPy.
+
+It checks the host side of the CUDA backend (device layout, transfers, argument lists, the
+scratch area, the error word, GPUArray in/out, fusejit.jit wiring) end to end. It does NOT
+check the generated CUDA itself: the kernels of a reduction split into parts run as one NumPy
+reduction at the launch that finishes it (the partial launches only check their arguments).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fusejit.codegen.cuda import CudaModule
+from fusejit.frontend.ops import OPS, reference
+from fusejit.lowering.loop_ir import (
+    Check,
+    Compute,
+    Const,
+    GemmKernel,
+    Kernel,
+    Load,
+    Program,
+    Reduce,
+    ReduceKernel,
+    Store,
+)
+from fusejit.lowering.lower import contiguous_strides
+from fusejit.runtime import backend_cuda, cuda_jit
+
+
+class Memory:
+    """Device memory: a bytearray with a bump allocator."""
+
+    def __init__(self, size: int = 1 << 26) -> None:
+        self.buf = bytearray(size)
+        self.top = 4096
+
+    def alloc(self, n: int) -> int:
+        addr, self.top = self.top, (self.top + n + 255) // 256 * 256
+        if self.top > len(self.buf):
+            raise FakeError("out of memory")
+        return addr
+
+    def read(self, addr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        raw = np.frombuffer(self.buf, np.uint8)
+        return raw[addr[:, None] + np.arange(dtype.itemsize)].reshape(-1).view(dtype)
+
+    def write(self, addr: np.ndarray, values: np.ndarray) -> None:
+        raw = np.frombuffer(self.buf, np.uint8)
+        raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
+            len(addr), -1)
+
+
+class FakeError(Exception):
+    """pycuda.driver.Error"""
+
+
+def _addresses(program: Program, ptr: dict[int, int], access: Any, idx: np.ndarray
+               ) -> tuple[np.ndarray, np.dtype]:
+    dt = program.buffers[access.buf].dtype
+    elem = access.offset + sum(st * i for st, i in zip(access.strides, idx))
+    return ptr[access.buf] + np.asarray(elem, np.int64) * dt.itemsize, dt
+
+
+def _reduce(r: Reduce, vals: np.ndarray) -> np.ndarray:
+    """Row-wise NumPy reduction of a (rows, n) array, as the device computes it."""
+    with np.errstate(all="ignore"):
+        if r.fn in ("sum", "prod"):
+            acc = np.float64 if r.in_dtype.kind == "f" else r.dtype
+            f = np.sum if r.fn == "sum" else np.prod
+            return f(vals.astype(acc), axis=1).astype(r.dtype)
+        if vals.shape[1] == 0:
+            ident = {"any": False, "all": True}[r.fn]
+            return np.full(vals.shape[0], ident, r.dtype)
+        f = {"max": np.max, "min": np.min, "any": np.any, "all": np.all,
+             "argmax": np.argmax, "argmin": np.argmin}[r.fn]
+        return f(vals, axis=1).astype(r.dtype)
+
+
+def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
+               idx: np.ndarray, env: dict[str, np.ndarray], err: int | None) -> None:
+    n = idx.shape[1]
+    for s in stmts:
+        if isinstance(s, (Load, Store)):
+            addr, dt = _addresses(program, ptr, s.access, idx)
+            if isinstance(s, Load):
+                env[s.var] = mem.read(addr, dt)
+            else:
+                mem.write(addr, np.broadcast_to(env[s.var], (n,)).astype(dt))
+        elif isinstance(s, Const):
+            env[s.var] = np.full(n, s.value, s.dtype)
+        elif isinstance(s, Check):
+            if (np.broadcast_to(env[s.args[1]], (n,)) < 0).any() and err is not None:
+                mem.write(np.array([err]), np.array([s.code], np.uint32))
+        elif isinstance(s, Compute):
+            xs = [np.broadcast_to(env[v], (n,)).astype(d) for v, d in zip(s.args, s.in_dtypes)]
+            if s.op == "power":  # the device computes 0 and reports the error
+                xs[1] = np.maximum(xs[1], 0)
+            with np.errstate(all="ignore"):
+                r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
+            env[s.var] = np.asarray(r).astype(s.dtype)
+
+
+def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
+              err: int | None) -> None:
+    """Run loop-IR kernel `k` over device memory with NumPy."""
+    if isinstance(k, Kernel):
+        idx = np.indices(k.domain).reshape(len(k.domain), -1)
+        _run_stmts(k.body, program, ptr, mem, idx, {}, err)
+    elif isinstance(k, ReduceKernel):
+        rows, n = int(np.prod(k.outer)), int(np.prod(k.inner))
+        full = np.indices(k.domain).reshape(len(k.domain), -1)
+        row = np.zeros((len(k.domain), rows), np.int64)
+        row[:len(k.outer)] = np.indices(k.outer).reshape(len(k.outer), -1)
+        results: dict[str, np.ndarray] = {}
+        for phase in k.phases:
+            env = {v: np.repeat(a, n) for v, a in results.items()}
+            _run_stmts([s for s in phase if not isinstance(s, Reduce)], program, ptr, mem,
+                       full, env, err)
+            for r in (s for s in phase if isinstance(s, Reduce)):
+                results[r.var] = _reduce(r, np.broadcast_to(env[r.value], (rows * n,)
+                                                             ).reshape(rows, n))
+        _run_stmts(k.epilogue, program, ptr, mem, row, dict(results), err)
+    elif isinstance(k, GemmKernel):
+        def operand(a: Any, rows: int, cols: int) -> np.ndarray:
+            idx = np.indices(k.batch + (rows, cols)).reshape(len(k.batch) + 2, -1)
+            addr, dt = _addresses(program, ptr, a, idx)
+            return mem.read(addr, dt).reshape(k.batch + (rows, cols))
+
+        c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n))
+        idx = np.indices(k.batch + (k.m, k.n)).reshape(len(k.batch) + 2, -1)
+        addr, dt = _addresses(program, ptr, k.c, idx)
+        mem.write(addr, c.reshape(-1).astype(dt))
+    else:
+        raise AssertionError(f"unknown kernel kind {type(k).__name__}")
+
+
+def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
+                ) -> dict[str, Any]:
+    """sys.modules entries for pycuda, pycuda.driver and pycuda.gpuarray; `images` maps the
+    bytes a module is loaded from to the Program and CudaModule they were compiled from."""
+    launches: list[str] = []
+    pointers: dict[tuple[int, int], dict[int, int]] = {}
+
+    class Fn:
+        def __init__(self, program: Program, module: CudaModule, name: str) -> None:
+            self.program, self.module = program, module
+            self.launch = next(k for k in module.kernels if k.name == name)
+            same = [k.name for k in module.kernels if k.kernel == self.launch.kernel]
+            self.last = same[-1] == name  # the launch that completes its loop-IR kernel
+
+        def prepare(self, fmt: str) -> Fn:
+            ln = self.launch
+            assert fmt == "P" * (len(ln.buffers) + ln.scratch + ln.checks)
+            return self
+
+        def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
+            ln = self.launch
+            assert 1 <= grid[0] and block == (ln.block, 1, 1) and ln.block <= 1024
+            assert len(args) == len(ln.buffers) + ln.scratch + ln.checks
+            if ln.scratch:
+                scratch = args[len(ln.buffers)]
+                assert scratch % 256 == 0 and scratch + self.module.scratch_bytes <= mem.top
+            launches.append(ln.name)
+            # a split reduction's launches each get the buffers of their own phase
+            ptr = pointers.setdefault((id(self.program), ln.kernel), {})
+            ptr.update(zip(ln.buffers, args))
+            if self.last:
+                interpret(self.program.kernels[ln.kernel], self.program, ptr, mem,
+                          args[-1] if ln.checks else None)
+
+    class GPUArray:
+        def __init__(self, shape: Any, dtype: Any) -> None:
+            self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+            self.dtype = np.dtype(dtype)
+            self.size = int(np.prod(self.shape))
+            self.strides = tuple(s * self.dtype.itemsize for s in contiguous_strides(self.shape))
+            self.ptr = mem.alloc(self.size * self.dtype.itemsize)
+            self.gpudata = self.ptr
+
+        def get(self) -> np.ndarray:
+            n = self.size * self.dtype.itemsize
+            return np.frombuffer(bytes(mem.buf[self.ptr:self.ptr + n]), self.dtype).reshape(
+                self.shape)
+
+    def to_gpu(a: np.ndarray) -> GPUArray:
+        g = GPUArray(a.shape, a.dtype)
+        htod(g.ptr, a)
+        return g
+
+    def htod(dst: int, src: np.ndarray) -> None:
+        data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
+        mem.buf[dst:dst + data.size] = data.tobytes()
+
+    def dtoh(dst: np.ndarray, src: int) -> None:
+        dst.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(mem.buf[src:src + dst.nbytes]),
+                                                          np.uint8)
+
+    def load(image: bytes) -> Any:
+        program, module = images[image]
+        return types.SimpleNamespace(get_function=lambda name: Fn(program, module, name))
+
+    ctx = types.SimpleNamespace(push=lambda: None)
+    dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
+                                compute_capability=lambda: (9, 0),
+                                get_attribute=lambda attr: 132)
+    device = lambda i: dev  # noqa: E731
+    device.count = lambda: 1  # type: ignore[attr-defined]
+    driver = types.SimpleNamespace(
+        init=lambda: None, Device=device, Error=FakeError,
+        device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
+        Context=types.SimpleNamespace(pop=lambda: None), mem_alloc=mem.alloc,
+        module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
+        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches)
+    gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
+    pkg = types.ModuleType("pycuda")
+    pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
+    pkg.driver, pkg.gpuarray = driver, gpuarray  # type: ignore[attr-defined]
+    return {"pycuda": pkg, "pycuda.driver": driver, "pycuda.gpuarray": gpuarray}
+
+
+def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None
+            ) -> tuple[dict[bytes, tuple[Program, CudaModule]], Any]:
+    """Put the fake pycuda in sys.modules, a fake nvcc in backend_cuda (a 'cubin' is the
+    source text), and record every module cuda_jit renders. Returns (images, pycuda.driver)."""
+    images: dict[bytes, tuple[Program, CudaModule]] = {}
+    mods = fake_pycuda(mem or Memory(), images)
+    for name, mod in mods.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc(
+        "nvcc", (13, 0), "", (75, 90)))
+    monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: src.encode())
+    real_render = cuda_jit.render_cuda
+
+    def render(program: Program) -> CudaModule:
+        module = real_render(program)
+        images[module.source.encode()] = (program, module)
+        return module
+
+    monkeypatch.setattr(cuda_jit, "render_cuda", render)
+    return images, mods["pycuda.driver"]

@@ -1,0 +1,152 @@
+"""`fusejit.jit(backend="cuda")` end to end: the clear errors without pycuda, a GPU or nvcc
+(and everything else still working), and, with the fake pycuda of tests/cuda_fake.py (whose
+launches run the loop IR with NumPy, so the generated CUDA itself is not executed), results
+against NumPy, GPUArray inputs and outputs, in-place updates, explain, and recovery after a
+launch failure."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import cuda_fake
+import numpy as np
+import pytest
+
+import fusejit
+from fusejit.errors import CompilerNotFoundError, FusejitError, RuntimeFailure, UnsupportedError
+from fusejit.runtime import backend_cuda
+
+f32 = np.float32
+no_pycuda = pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None,
+                               reason="pycuda is installed")
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@no_pycuda
+def test_clear_error_without_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(RuntimeFailure, match=r"backend='cuda': .*pycuda is not installed "
+                                             r"\(pip install -e '\.\[cuda\]'\).*backend='c'"):
+        fusejit.jit(gelu, backend="cuda")
+    monkeypatch.setenv("FUSEJIT_BACKEND", "cuda")
+    with pytest.raises(FusejitError, match="pycuda is not installed"):
+        fusejit.jit(gelu)
+    monkeypatch.delenv("FUSEJIT_BACKEND")
+    x = np.linspace(-2, 2, 50, dtype=f32)
+    np.testing.assert_allclose(fusejit.jit(gelu)(x), gelu(x), rtol=1e-5, atol=1e-6)  # C still works
+
+
+def test_unknown_backend() -> None:
+    with pytest.raises(UnsupportedError, match="unknown backend 'metal'"):
+        fusejit.jit(gelu, backend="metal")
+
+
+def test_clear_error_without_gpu_or_nvcc(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, driver = cuda_fake.install(monkeypatch)
+    driver.Device.count = lambda: 0
+    with pytest.raises(RuntimeFailure, match=r"no CUDA driver/GPU found \(0 devices\)"):
+        fusejit.jit(gelu, backend="cuda")
+
+    def broken_init() -> None:
+        raise cuda_fake.FakeError("cuInit failed: no CUDA-capable device is detected")
+
+    driver.init = broken_init
+    with pytest.raises(RuntimeFailure, match="no CUDA driver/GPU found .*cuInit failed"):
+        fusejit.jit(gelu, backend="cuda")
+    _, driver = cuda_fake.install(monkeypatch)
+
+    def no_nvcc() -> backend_cuda.Nvcc:
+        raise CompilerNotFoundError("nvcc not found or too old: no nvcc on PATH")
+
+    monkeypatch.setattr(backend_cuda, "find_nvcc", no_nvcc)
+    with pytest.raises(CompilerNotFoundError, match="nvcc not found .*install the CUDA "
+                                                    "toolkit"):
+        fusejit.jit(gelu, backend="cuda")
+
+
+def test_elementwise_and_softmax_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    images, driver = cuda_fake.install(monkeypatch)
+    x = np.random.default_rng(0).standard_normal((33, 700)).astype(f32)
+    g = fusejit.jit(gelu, backend="cuda")
+    np.testing.assert_allclose(g(x), gelu(x), rtol=1e-5, atol=1e-6)
+    s = fusejit.jit(softmax, backend="cuda")
+    for _ in range(2):
+        got = s(x)
+        assert isinstance(got, np.ndarray) and got.dtype == f32 and got.shape == x.shape
+        np.testing.assert_allclose(got, softmax(x), rtol=1e-5, atol=1e-7)
+    assert s.compile_count == 1 and len(images) == 2
+    assert [n.rsplit("_", 1)[-1] for n in driver.launches[-2:]] == ["k0", "k0"]
+    total = fusejit.jit(lambda v: (v.sum(), np.argmax(v)), backend="cuda")
+    big = np.random.default_rng(1).standard_normal(1 << 14).astype(f32)
+    t, i = total(big)
+    assert isinstance(t, np.float32) and np.isclose(t, big.sum(), rtol=1e-5)
+    assert i == np.argmax(big)
+
+
+def test_gpuarrays_in_and_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda_fake.install(monkeypatch)
+    gpuarray = sys.modules["pycuda.gpuarray"]
+    x = np.random.default_rng(2).standard_normal((8, 100)).astype(f32)
+    s = fusejit.jit(softmax, backend="cuda")
+    host = s(x)
+    dev = s(x, device_output=True)
+    assert isinstance(dev, gpuarray.GPUArray)
+    np.testing.assert_array_equal(dev.get(), host)
+    chained = s(dev)  # a GPUArray argument: same signature, result stays on the device
+    assert isinstance(chained, gpuarray.GPUArray) and s.compile_count == 1
+    np.testing.assert_allclose(chained.get(), softmax(host), rtol=1e-6)
+    back = s(gpuarray.to_gpu(x), device_output=False)
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(back, host)
+
+
+def test_matmul_update_and_explain(monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda_fake.install(monkeypatch)
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s).astype(f32) for s in ((16, 40), (40, 24), (24,)))
+    mlp = fusejit.jit(lambda x, w, b: np.maximum(x @ w + b, 0), backend="cuda")
+    np.testing.assert_allclose(mlp(x, w, b), np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+    text = str(mlp.explain(x, w, b))
+    assert "CUDA: generated tiled matmul kernel" in text and "cuBLAS is not used" in text
+
+    def sgd(w, g, lr):
+        w -= lr * g
+        return (w * w).sum()
+
+    step = fusejit.jit(sgd, backend="cuda")
+    w0 = rng.standard_normal(1000)
+    g0 = rng.standard_normal(1000)
+    w1, w2 = w0.copy(), w0.copy()
+    expected = sgd(w2, g0, 0.1)
+    got = step(w1, g0, 0.1)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(w1, w2, rtol=1e-12)  # the update reached the host array
+
+
+def test_usable_after_launch_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    images, _ = cuda_fake.install(monkeypatch)
+    g = fusejit.jit(gelu, backend="cuda")
+    x = np.linspace(-1, 1, 64, dtype=f32)
+    np.testing.assert_allclose(g(x), gelu(x), rtol=1e-5, atol=1e-6)
+    (program, module), = images.values()
+    fails = [1]
+    real = cuda_fake.interpret
+
+    def flaky(*args: object) -> None:
+        if fails:
+            fails.pop()
+            raise cuda_fake.FakeError("launch failed: unspecified launch failure")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cuda_fake, "interpret", flaky)
+    with pytest.raises(RuntimeFailure, match="CUDA error while running gelu.*launch failed"):
+        g(x)
+    np.testing.assert_allclose(g(x), gelu(x), rtol=1e-5, atol=1e-6)
