@@ -40,9 +40,9 @@ typedef struct {
     static void loop_##NAME(const float *restrict x, float *restrict y, int n) {     \
         _Pragma("omp simd") for (int i = 0; i < n; i++) y[i] = FN(x[i]);               \
     }
-DEFINE_LOOP(exp, fj_exp_f32)
-DEFINE_LOOP(tanh, fj_tanh_f32)
-DEFINE_LOOP(erf, fj_erf_f32)
+DEFINE_LOOP(exp, fj_vm_exp_f32)
+DEFINE_LOOP(tanh, fj_vm_tanh_f32)
+DEFINE_LOOP(erf, fj_vm_erf_f32)
 
 typedef struct {
     const char *name;

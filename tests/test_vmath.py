@@ -111,7 +111,7 @@ def test_loops_vectorise_without_calls(tmp_path: Path) -> None:
     if platform.machine() not in ("x86_64", "AMD64") or not _fast_fma():
         pytest.skip("expectations are for x86_64 with FMA")
     src = tmp_path / "loops.c"
-    names = {"exp": "fj_exp_f32", "tanh": "fj_tanh_f32", "erf": "fj_erf_f32"}
+    names = {"exp": "fj_vm_exp_f32", "tanh": "fj_vm_tanh_f32", "erf": "fj_vm_erf_f32"}
     body = ['#include "fj_vmath_f32.h"']
     for name, fn in names.items():
         body += [f"void loop_{name}(const float *restrict x, float *restrict y, int n) {{",
