@@ -61,6 +61,7 @@ def prelude(libmvec: bool) -> str:
     inc = os.path.join(_HERE, "include")
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
+    parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)

@@ -123,6 +123,16 @@ def _helper_by_out(name: str) -> Callable[[list[str], str], str]:
     return lambda ins, out: f"fj_{name}_{out}({{0}})"
 
 
+def _vmath_f32(name: str, other: Callable[[list[str], str], str]
+               ) -> Callable[[list[str], str], str]:
+    """float32: fusejit's own vectorisable `fj_NAME_f32` (fj_vmath_f32.h); else `other`."""
+
+    def render(ins: list[str], out: str) -> str:
+        return f"fj_{name}_f32({{0}})" if out == "f32" else other(ins, out)
+
+    return render
+
+
 def _infix(sym: str, bool_sym: str | None = None) -> Callable[[list[str], str], str]:
     def render(ins: list[str], out: str) -> str:
         s = bool_sym if (bool_sym and ins[0] == "b") else sym
@@ -188,14 +198,18 @@ _ufunc("rad2deg", _helper("rad2deg"))
 _ufunc("degrees", _helper("rad2deg"))
 _ufunc("radians", _helper("deg2rad"))
 # --- transcendental -------------------------------------------------------------------------
-for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"),
+for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp2", "exp2"),
                ("expm1", "expm1"), ("log", "log"), ("log2", "log2"), ("log10", "log10"),
                ("log1p", "log1p"), ("tan", "tan"),
                ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"),
-               ("cosh", "cosh"), ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
+               ("cosh", "cosh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
                ("arctanh", "atanh"), ("arctan2", "atan2"), ("hypot", "hypot"),
                ("copysign", "copysign"), ("nextafter", "nextafter")]:
     _ufunc(_n, _libm(_c), cost=1 if _n in ("copysign", "sqrt") else 20)
+# float32 exp and tanh (and erf below): fj_vmath_f32.h, its own branch-free code gcc vectorises
+# (within 1.05 ULP) or libmvec's, whichever is faster on the build; float64 stays libm/libmvec.
+_ufunc("exp", _vmath_f32("exp", _libm("exp")), cost=20)
+_ufunc("tanh", _vmath_f32("tanh", _libm("tanh")), cost=20)
 # fj_sin/fj_cos (fj_vmath.h) keep gcc from merging sin and cos of one value into sincos,
 # which has no vector variant.
 _ufunc("sin", _helper_by_out("sin"), cost=20)
@@ -226,7 +240,8 @@ _ufunc("invert", lambda i, o: "({0} ^ 1)" if i[0] == "b" else "(~{0})")
 _ufunc("left_shift", _helper("lshift"))
 _ufunc("right_shift", _helper("rshift"))
 # --- SciPy special functions (resolved lazily: importing scipy is slow) ---------------------
-for _n, _r in [("erf", _libm("erf")), ("erfc", _libm("erfc")), ("expit", _helper("expit"))]:
+for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc")),
+               ("expit", _helper("expit"))]:
     _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n))
 # --- non-ufunc elementwise ------------------------------------------------------------------
 _add(OpDef("where", "elementwise", 3, np.where, _fixed("({0} ? {1} : {2})")))

@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_gelu_k0(const float *b0, fl
                 const float v8 = ((float)(v7 * v1));
                 const float v9 = ((float)(v1 + v8));
                 const float v10 = ((float)(v4 * v9));
-                const float v11 = ((float)tanhf(v10));
+                const float v11 = ((float)fj_tanh_f32(v10));
                 const float v12 = ((float)(v3 + v11));
                 const float v13 = ((float)(v2 * v12));
                 fj_s1.v[fj_u] = v13;
@@ -47,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_gelu_k0(const float *b0, fl
         const float v8 = ((float)(v7 * v1));
         const float v9 = ((float)(v1 + v8));
         const float v10 = ((float)(v4 * v9));
-        const float v11 = ((float)tanhf(v10));
+        const float v11 = ((float)fj_tanh_f32(v10));
         const float v12 = ((float)(v3 + v11));
         const float v13 = ((float)(v2 * v12));
         b1[i0] = v13;

@@ -1,0 +1,188 @@
+/*
+ * fj_vmath_f32.h -- fusejit's own float32 exp, tanh and erf, written so that gcc
+ * vectorises them inside `#pragma omp simd` loops: plain arithmetic, explicit
+ * fmaf (results do not depend on -ffp-contract), bit reinterpretation through
+ * memcpy, integer exponent arithmetic for the 2^k scaling, and bit-blend selects
+ * instead of branches (every piece is evaluated for every lane).  No libm calls.
+ *
+ *   fj_vm_exp_f32(x)   e^x
+ *   fj_vm_tanh_f32(x)  tanh(x), exactly odd (computed on |x|, sign copied back)
+ *   fj_vm_erf_f32(x)   erf(x), exactly odd
+ *   fj_exp_f32, fj_tanh_f32, fj_erf_f32: what generated code calls (frontend/ops.py), each the
+ *   faster of fj_vm_* and libm/libmvec on this build (end of this file).
+ *
+ * Methods (coefficients: benchmarks/vmath_fit.py, minimax by Lawson's IRLS in
+ * float64, rounded to float32 lowest degree first with the higher ones refitted):
+ *   exp:  k = rint(x*log2(e)) by the 1.5*2^23 trick, r = x - k*ln2 in two fmaf
+ *         steps (ln2 split hi+lo), e^r = 1 + r + r^2*Q(r), Q of degree 4 (rel.
+ *         fit error 0.06 * 2^-24); 2^k applied as two exact power-of-two
+ *         factors 2^(k>>1) * 2^(k-(k>>1)), so the only rounding to subnormal or
+ *         to inf is the last multiply.  x is first clamped to [-104, 89] (NaN
+ *         passes through the comparisons), so +-inf give inf / +0.
+ *   tanh: |x| < 0.984375: x + x^3*P(x^2), P of degree 7 (rel. 0.006 * 2^-24);
+ *         above: 1 - 2/(e^{2|x|} + 1) (there 2/(..) < 1/4, so its error counts
+ *         at most a quarter); large |x|: e^{2|x|} = inf -> exactly 1.
+ *   erf:  |x| < 1: x + x*P(x^2), P of degree 7 (rel. 0.016 * 2^-24), evaluated in
+ *         double and rounded once: in float, the evaluation noise exceeds the
+ *         step between neighbouring results just below 1 and breaks monotonicity.
+ *         [1, inf): 1 - exp(-x^2) R(x - 2.5), R of degree 12 (rel. 0.46 * 2^-24),
+ *         x^2 = hi + lo exactly (fmaf) and exp(-lo) ~ 1 - lo; x clamped to 3.9375
+ *         (1 - erfc(3.9375) rounds to 1, as erf does from 3.9192059 on).
+ *
+ * Accuracy, exhaustive over all 2^32 float32 inputs (benchmarks/vmath_accuracy.c:
+ * the vectorised loops, gcc 12.2 -O3 -march=native (AVX-512 machine, 256-bit
+ * vectors), -ffp-contract=off), against glibc 2.36's double exp/tanh/erf, ULP
+ * measured at the unrounded double reference (2^-149 below 2^-126):
+ *   function  max ULP  at             not correctly rounded  special  odd  monotonic
+ *   exp       1.013    59.3060379     17362802 (0.40%)       0        -    0
+ *   tanh      0.972    0.98837626     1615752 x2 (0.08%)     0        0    0
+ *   erf       1.047    1.00055826     11316746 x2 (0.53%)    0        0    0
+ * (tanh, erf: the 2^31 non-negative inputs; the negative ones are checked to be
+ * exactly -f(-x).  special = NaN/inf/zero/signed-zero results that differ from
+ * the reference rounded to float32; monotonic = f(y) < f(x) for consecutive
+ * floats x < y, within runs of 65536 inputs.)  libmvec's, for comparison
+ * (fj_vmath.h): expf 2.64, tanhf 1.37, erff 4.00 ULP.
+ *
+ * Speed (single thread, min of 2000 x 10 loops over 4096 floats in [-5, 5],
+ * shared 2-core Xeon with AVX-512, load ~1.5): ns per element,
+ *               256-bit vectors (fusejit's default)   512-bit (-mprefer-vector-width=512)
+ *   exp    fj_vm 0.37-0.38  libmvec 0.36-0.37         fj_vm 0.25-0.26  libmvec 0.24-0.25
+ *   tanh   fj_vm 0.65       libmvec 0.64-0.67         fj_vm 0.50-0.52  libmvec 0.30-0.31
+ *   erf    fj_vm 1.18-1.21  libmvec 0.55-0.56         fj_vm 0.83-0.86  libmvec 0.50-0.51
+ * libmvec's tanhf leaves its fast path for larger |x| (the gelu_tanh benchmark,
+ * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
+ * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 and
+ * fj_erf_f32 are libmvec's, fj_tanh_f32 is ours; without it (FJ_LIBMVEC off or
+ * glibc < 2.35) libm calls do not vectorise and ours are used for all three.
+ *
+ * Without a fast fmaf (__FP_FAST_FMAF undefined: no FMA instructions) the
+ * fj_vm_* fall back to the libm functions, which is correct but not vectorised.
+ */
+#ifndef FJ_VMATH_F32_H
+#define FJ_VMATH_F32_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__FP_FAST_FMAF)
+
+static inline uint32_t fj__f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static inline float fj__f32_from_bits(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* c ? a : b as a bit blend: a `?:` lets gcc sink each side's work under a branch, and it
+ * cannot if-convert the fmaf calls there back, so the loop would not vectorise. */
+static inline float fj__f32_select(int c, float a, float b) {
+    const uint32_t m = 0u - (uint32_t)(c != 0);
+    return fj__f32_from_bits((fj__f32_bits(a) & m) | (fj__f32_bits(b) & ~m));
+}
+
+static inline float fj_vm_exp_f32(float x) {
+    const float magic = 0x1.8p23f; /* adding it rounds to an integer */
+    const float xc = x > 89.0f ? 89.0f : (x < -104.0f ? -104.0f : x);
+    const float t = fmaf(xc, 0x1.715476p+0f, magic);
+    const float kf = t - magic;
+    const int32_t k = (int32_t)(fj__f32_bits(t) - fj__f32_bits(magic));
+    float r = fmaf(kf, -0x1.62e430p-1f, xc); /* ln2 = hi + lo */
+    r = fmaf(kf, 0x1.05c610p-29f, r);
+    float q = fmaf(0x1.6a4b98p-10f, r, 0x1.123e5cp-7f);
+    q = fmaf(q, r, 0x1.5558bap-5f);
+    q = fmaf(q, r, 0x1.55548cp-3f);
+    q = fmaf(q, r, 0x1.fffffcp-2f);
+    const float p = fmaf(r * r, q, r) + 1.0f;
+    const int32_t k1 = k >> 1, k2 = k - k1; /* each in [-75, 65] */
+    const float s1 = fj__f32_from_bits((uint32_t)(k1 + 127) << 23);
+    const float s2 = fj__f32_from_bits((uint32_t)(k2 + 127) << 23);
+    return (p * s1) * s2;
+}
+
+static inline float fj_vm_tanh_f32(float x) {
+    const uint32_t sign = fj__f32_bits(x) & 0x80000000u;
+    const float a = fj__f32_from_bits(fj__f32_bits(x) ^ sign);
+    const float v = a * a;
+    float p = fmaf(0x1.0ee468p-13f, v, -0x1.c85276p-11f);
+    p = fmaf(p, v, 0x1.996e02p-9f);
+    p = fmaf(p, v, -0x1.1ad5ap-7f);
+    p = fmaf(p, v, 0x1.652fep-6f);
+    p = fmaf(p, v, -0x1.ba0424p-5f);
+    p = fmaf(p, v, 0x1.11109ep-3f);
+    p = fmaf(p, v, -0x1.555554p-2f);
+    const float small = fmaf(a, v * p, a);
+    const float big = 1.0f - 2.0f / (fj_vm_exp_f32(2.0f * a) + 1.0f);
+    const float r = fj__f32_select(a < 0.984375f, small, big); /* NaN takes `big`: NaN */
+    return fj__f32_from_bits(fj__f32_bits(r) | sign);
+}
+
+static inline float fj_vm_erf_f32(float x) {
+    const uint32_t sign = fj__f32_bits(x) & 0x80000000u;
+    const float a = fj__f32_from_bits(fj__f32_bits(x) ^ sign);
+    /* a < 1: a + a P(a^2) in double, rounded once (float evaluation noise would exceed the
+     * step between neighbouring results near 1 and break monotonicity) */
+    const double ad = (double)a, vd = ad * ad;
+    double p = fma(-0x1.2281ep-19, vd, 0x1.6999ecp-14);
+    p = fma(p, vd, -0x1.a995dp-11);
+    p = fma(p, vd, 0x1.5482dp-8);
+    p = fma(p, vd, -0x1.b8044cp-6);
+    p = fma(p, vd, 0x1.ce2d74p-4);
+    p = fma(p, vd, -0x1.81274p-2);
+    p = fma(p, vd, 0x1.06eba8p-3);
+    const float small = (float)fma(ad, p, ad);
+    /* erfc(b) = exp(-b^2) R(b - 2.5); b^2 = v + lo exactly, exp(-lo) ~ 1 - lo.  b = min(a,
+     * 3.9375): 1 - erfc(3.9375) rounds to 1 (as erf does from 3.9192059 on); NaN stays NaN. */
+    const float b = a > 3.9375f ? 3.9375f : a;
+    const float v = b * b;
+    const float lo = fmaf(b, b, -v);
+    const float t = b - 2.5f;
+    float q = fmaf(0x1.752a3cp-23f, t, -0x1.876928p-22f);
+    q = fmaf(q, t, 0x1.07199ap-21f);
+    q = fmaf(q, t, -0x1.11e902p-18f);
+    q = fmaf(q, t, 0x1.23aafcp-16f);
+    q = fmaf(q, t, -0x1.edfa22p-15f);
+    q = fmaf(q, t, 0x1.b7144ep-13f);
+    q = fmaf(q, t, -0x1.80a5d8p-11f);
+    q = fmaf(q, t, 0x1.4379dcp-9f);
+    q = fmaf(q, t, -0x1.0631d2p-7f);
+    q = fmaf(q, t, 0x1.9894ccp-6f);
+    q = fmaf(q, t, -0x1.3086d8p-4f);
+    q = fmaf(q, t, 0x1.afbb4p-3f);
+    const float e = q * fj_vm_exp_f32(-v);
+    const float erfc = fmaf(-lo, e, e);
+    const float r = fj__f32_select(a < 1.0f, small, 1.0f - erfc); /* NaN: 1 - erfc = NaN */
+    return fj__f32_from_bits(fj__f32_bits(r) | sign);
+}
+
+#define FJ_VMATH_F32 1
+
+#else /* no fast fmaf: the libm functions */
+
+static inline float fj_vm_exp_f32(float x) { return expf(x); }
+static inline float fj_vm_tanh_f32(float x) { return tanhf(x); }
+static inline float fj_vm_erf_f32(float x) { return erff(x); }
+
+#define FJ_VMATH_F32 0
+
+#endif /* __FP_FAST_FMAF */
+
+/* What generated code calls: the fastest of the two here.  With libmvec (fj_vmath.h included
+ * first, FJ_LIBMVEC on) its vector expf and erff are faster than fj_vm_exp_f32 / fj_vm_erf_f32
+ * (see the timings above), its tanhf is not; without libmvec, libm calls do not vectorise and
+ * these always win. */
+#if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE
+static inline float fj_exp_f32(float x) { return expf(x); }
+static inline float fj_erf_f32(float x) { return erff(x); }
+#else
+static inline float fj_exp_f32(float x) { return fj_vm_exp_f32(x); }
+static inline float fj_erf_f32(float x) { return fj_vm_erf_f32(x); }
+#endif
+static inline float fj_tanh_f32(float x) { return fj_vm_tanh_f32(x); }
+
+#endif /* FJ_VMATH_F32_H */
