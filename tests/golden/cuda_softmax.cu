@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_softmax_k0(const float *b0,
                 const fj_idx i1 = fj_j;
                 const float v2 = fj_h0[fj_u];
                 const float v3 = ((float)(v2 - v1));
-                const float v4 = ((float)expf(v3));
+                const float v4 = ((float)fj_exp_f32(v3));
                 fj_h1[fj_u] = v4;
                 fj_a_v5 = fj_op_add()(fj_a_v5, (double)(v4));
             }
