@@ -53,11 +53,14 @@ def column_width(k: ReduceKernel) -> int:
     ncol = k.outer[-1]
     rows = int(np.prod(k.inner, dtype=np.int64))
     c = len(k.outer) - 1
-    loads = [s for p in k.phases for s in p if isinstance(s, Load)]
-    row_bytes = sum(s.dtype.itemsize for s in loads if abs(s.access.strides[c]) == 1) or 4
+    streams = {(s.access.buf, s.access.offset, s.access.strides): s.dtype.itemsize
+               for p in k.phases for s in p
+               if isinstance(s, Load) and abs(s.access.strides[c]) == 1}
+    row_bytes = sum(streams.values()) or 4
     levels = _levels(rows)
     per_col = sum(8 + (8 * levels if _float_sum(r) else 8) for r in _reduces(k)) + 8
-    cap = min(max(ROW_BYTES // row_bytes, MIN_W), max(STACK_BYTES // per_col, 16))
+    cap = 1 << (min(max(ROW_BYTES // row_bytes, MIN_W), max(STACK_BYTES // per_col, 16))
+                ).bit_length() - 1  # a power of two
     if len(k.phases) > 1:  # keep the block's rows in cache for the next phase if that can work
         while cap > MIN_W and rows * cap * row_bytes > CACHE_BYTES:
             cap //= 2
