@@ -27,6 +27,7 @@ from ..lowering.loop_ir import (
     ReduceKernel,
     Store,
 )
+from .ccolumns import column_units, render_column_reduce
 from .cexpr import check_expr, compute_expr, const_expr
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
@@ -141,6 +142,9 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
     types = {b.index: (ctype(b.dtype), b.index in stored) for b in program.buffers}
     fn = f"fj_{k.name}"
     outer = int(np.prod(k.outer, dtype=np.int64))
+    if k.layout == "columns":
+        return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
+                "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
     nparts = split_parts(k)
     if not nparts:
         return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),

@@ -121,7 +121,12 @@ class Kernel:
 class ReduceKernel:
     """Per point of the `outer` domain, run each phase's loop over the `inner` domain, then
     the epilogue. Accesses have one stride per dim of outer + inner (in that order); epilogue
-    accesses use only the outer strides (their inner strides are 0)."""
+    accesses use only the outer strides (their inner strides are 0).
+
+    `layout` says how codegen walks it, with the same results: "rows" (per outer point, loop
+    over the inner domain) or "columns" (the last outer dim is unit-stride in the reduced
+    input: per block of its points, loop over the inner domain outermost and fold each row
+    into a vector of per-column accumulators)."""
 
     name: str
     outer: tuple[int, ...]
@@ -130,6 +135,7 @@ class ReduceKernel:
     epilogue: list[Stmt]
     nodes: list[int] = field(default_factory=list)
     locs: list[str] = field(default_factory=list)
+    layout: str = "rows"  # "rows" | "columns"
 
     @property
     def domain(self) -> tuple[int, ...]:
@@ -253,7 +259,8 @@ def format_program(p: Program) -> str:
             continue
         if isinstance(k, ReduceKernel):
             lines.append(f"  reduce kernel {k.name} outer={list(k.outer)} "
-                         f"inner={list(k.inner)} nodes={k.nodes}")
+                         f"inner={list(k.inner)} nodes={k.nodes}"
+                         + (f" layout={k.layout}" if k.layout != "rows" else ""))
             for i, phase in enumerate(k.phases):
                 lines.append(f"    phase {i}:")
                 lines.extend(f"      {_fmt_stmt(s)}" for s in phase)

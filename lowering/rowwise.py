@@ -8,6 +8,9 @@ output that needs a result of phase k runs in a later phase (softmax: max, then 
 then the normalised store; layernorm: mean, variance, output), all while the row is in cache.
 Outputs shaped like the reduction results are computed and stored in the epilogue.
 
+After collapsing, `choose_layout` picks the column layout (see ReduceKernel.layout) when the
+kept axis is the contiguous one, as for `x.sum(axis=0)` of a C-contiguous `x`.
+
 Store-then-scale: when a later phase's full-shape output reuses an expensive expression that an
 earlier phase already computed as a reduction's operand (softmax's `e = exp(x - max)`, summed
 in phase 1 and divided in phase 2), phase 1 stores `e` into the output's own row and phase 2
@@ -175,7 +178,26 @@ class ReduceBuilder(_KernelBuilder):
                                    root.id))
         kernel = ReduceKernel(name, self.shape[:self.nouter], self.shape[self.nouter:], phases,
                               self.body, self.nodes, self.locs)
-        return collapse_reduce(kernel)
+        return choose_layout(collapse_reduce(kernel))
+
+
+LINE_BYTES = 64
+
+
+def _walk_cost(k: ReduceKernel, dim: int) -> int:
+    """Bytes of distinct cache lines the phases' loads touch per step along domain `dim`."""
+    return sum(min(abs(s.access.strides[dim]) * s.dtype.itemsize, LINE_BYTES)
+               for p in k.phases for s in p if isinstance(s, Load))
+
+
+def choose_layout(k: ReduceKernel) -> ReduceKernel:
+    """Use the column layout when the phases' loads walk the last outer (kept) dim more
+    contiguously than the innermost reduced dim (axis-0 sums of C-contiguous arrays)."""
+    if k.size == 0 or not k.outer or k.outer[-1] < 2:
+        return k
+    if _walk_cost(k, len(k.outer) - 1) < _walk_cost(k, len(k.domain) - 1):
+        k.layout = "columns"
+    return k
 
 
 def collapse_reduce(k: ReduceKernel) -> ReduceKernel:

@@ -166,8 +166,9 @@ def _kind(k: AnyKernel) -> str:
         batch = f"batch {list(k.batch)} x " if k.batch else ""
         return (f"matmul {batch}[{k.m}x{k.k}] @ [{k.k}x{k.n}] {k.dtype.name}: {how}")
     if isinstance(k, ReduceKernel):
+        how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
-                f"for each of {list(k.outer)}")
+                f"for each of {list(k.outer)}{how}")
     return f"elementwise over {list(k.domain)}"
 
 

@@ -6,6 +6,11 @@
  * order. The error grows like log2(n / FJ_CHUNK), as in NumPy's pairwise summation, and the
  * result never depends on threads or timing.
  *
+ * fj_pwv_*: the same cascade for a block of w columns at once (column reductions): level k of
+ * column j lives at lv[k * ld + j]; each push adds one chunk of rows for every column, and the
+ * per-column order of additions is exactly fj_pw's, so a column's sum never depends on the
+ * block width or the thread count.
+ *
  * fj_max_* / fj_min_*: NaN-propagating reductions (as np.max / np.min) usable in
  * `#pragma omp simd reduction(...)` loops.
  */
@@ -36,6 +41,45 @@ static inline double fj_pw_total(const fj_pw *p) {
     for (int k = 0; k < 64; k++) {
         if (p->count >> k & 1) {
             total = started ? p->level[k] + total : p->level[k];
+            started = 1;
+        }
+    }
+    return total;
+}
+
+/* Push chunk v (the n-th push, n counted from 0) into the cascade of w columns. */
+#define FJ_PWV_PUSH(NAME, T)                                                              \
+static inline void NAME(double *restrict lv, int64_t ld, int64_t n, const T *restrict v,  \
+                        int64_t w) {                                                      \
+    if (!(n & 1)) {                                                                       \
+        _Pragma("omp simd")                                                              \
+        for (int64_t j = 0; j < w; j++) lv[j] = (double)v[j];                             \
+        return;                                                                           \
+    }                                                                                     \
+    _Pragma("omp simd")                                                                  \
+    for (int64_t j = 0; j < w; j++) lv[j] = lv[j] + (double)v[j];                         \
+    int64_t k = 1;                                                                        \
+    for (n >>= 1; n & 1; n >>= 1, k++) {                                                  \
+        double *restrict hi = lv + k * ld;                                                \
+        const double *restrict lo = lv + (k - 1) * ld;                                    \
+        _Pragma("omp simd")                                                              \
+        for (int64_t j = 0; j < w; j++) hi[j] = hi[j] + lo[j];                            \
+    }                                                                                     \
+    double *restrict hi = lv + k * ld;                                                    \
+    const double *restrict lo = lv + (k - 1) * ld;                                        \
+    _Pragma("omp simd")                                                                  \
+    for (int64_t j = 0; j < w; j++) hi[j] = lo[j];                                        \
+}
+FJ_PWV_PUSH(fj_pwv_push_f32, float)
+FJ_PWV_PUSH(fj_pwv_push_f64, double)
+
+/* The total of column j after n pushes (levels combined low to high, as fj_pw_total). */
+static inline double fj_pwv_total(const double *lv, int64_t ld, int64_t n, int64_t j) {
+    double total = 0.0;
+    int started = 0;
+    for (int k = 0; n >> k; k++) {
+        if (n >> k & 1) {
+            total = started ? lv[k * ld + j] + total : lv[k * ld + j];
             started = 1;
         }
     }

@@ -1,0 +1,249 @@
+"""Column reductions (issue 3): reductions whose kept axis is the contiguous one (`x.sum(axis=0)`
+of a C-contiguous x) take the column layout of ReduceKernel. Results against NumPy (hypothesis
+over shapes with size-0 and size-1 axes, keepdims, dtypes, layouts, NaNs), fused producers and
+consumers, the layout choice, accuracy against NumPy's row-by-row sums, and determinism across
+calls and thread counts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from conftest import match_mask
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+import fusejit
+from fusejit.lowering.loop_ir import ReduceKernel
+
+REDUCTIONS = {
+    "sum": lambda x, ax, kd: x.sum(axis=ax, keepdims=kd),
+    "mean": lambda x, ax, kd: x.mean(axis=ax, keepdims=kd),
+    "prod": lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd),
+    "max": lambda x, ax, kd: x.max(axis=ax, keepdims=kd),
+    "min": lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd),
+    "any": lambda x, ax, kd: np.any(x, axis=ax, keepdims=kd),
+    "all": lambda x, ax, kd: np.all(x, axis=ax, keepdims=kd),
+    "argmax": lambda x, ax, kd: np.argmax(x, axis=ax, keepdims=kd),
+    "argmin": lambda x, ax, kd: np.argmin(x, axis=ax, keepdims=kd),
+    "var": lambda x, ax, kd: x.var(axis=ax, keepdims=kd),
+    "std": lambda x, ax, kd: np.std(x, axis=ax, keepdims=kd, ddof=1),
+    "nansum": lambda x, ax, kd: np.nansum(x, axis=ax, keepdims=kd),
+    "nanmax": lambda x, ax, kd: np.nanmax(x, axis=ax, keepdims=kd),
+    "nanmean": lambda x, ax, kd: np.nanmean(x, axis=ax, keepdims=kd),
+    "ptp": lambda x, ax, kd: np.ptp(x, axis=ax, keepdims=kd),
+}
+ARG = ("argmax", "argmin")  # one axis only
+DTYPES = [np.float32, np.float64, np.float16, np.int32, np.uint8, np.int64, np.bool_]
+ROWS = [0, 1, 2, 5, 33, 70]  # 33 and 70 rows: several chunks of rows, one partial
+COLS = [1, 2, 3, 17, 130]  # 130 columns: more than one block of columns
+LAYOUTS = ["c", "rowstep", "colstep", "reversed", "fortran", "offset"]
+
+
+def _layout(x: np.ndarray, layout: str) -> np.ndarray:
+    """The same values as `x` in another memory layout (a view where it can be one)."""
+    if layout == "rowstep":
+        big = np.repeat(x, 2, axis=0)
+        return big[::2]
+    if layout == "colstep":
+        big = np.repeat(x, 2, axis=-1)
+        return big[..., ::2]
+    if layout == "reversed":
+        return np.ascontiguousarray(x[::-1])[::-1]
+    if layout == "fortran":
+        return np.asfortranarray(x)
+    if layout == "offset":
+        big = np.zeros((x.shape[0] + 1,) + x.shape[1:], x.dtype)
+        big[1:] = x
+        return big[1:]
+    return np.ascontiguousarray(x)
+
+
+def _data(rng: np.random.Generator, shape: tuple[int, ...], dtype: type, nans: bool
+          ) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(0, 4 if dtype == np.uint8 else 9, shape).astype(dtype) - (
+            0 if dtype.kind == "u" else 4)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    if nans and x.size:
+        x.flat[rng.integers(0, x.size, max(1, x.size // 7))] = np.nan
+    return x
+
+
+def _tolerance(x: np.ndarray, rows: int, dtype: np.dtype) -> tuple[float, float]:
+    """(rtol, atol) for a reduction of `rows` rows of `x` into `dtype`: NumPy adds rows one by
+    one for these axes, so its own error grows like rows * eps * max|x|."""
+    if dtype.kind != "f":
+        return 0.0, 0.0
+    eps = float(np.finfo(dtype).eps)
+    finite = np.asarray(x, dtype=np.float64)
+    scale = float(np.max(np.abs(finite[np.isfinite(finite)]), initial=1.0))
+    return 8 * eps, 4 * eps * max(rows, 1) * scale * scale
+
+
+def check_like_numpy(f, *xs: np.ndarray, rows: int = 1) -> None:
+    """jit(f)(*xs) against f(*xs): exception type, dtype, shape, values within tolerance."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            try:
+                exp = f(*xs)
+            except Exception as e:  # noqa: BLE001 - the compiled function must raise the same
+                with pytest.raises(type(e)):
+                    fusejit.jit(f)(*xs)
+                return
+            got = fusejit.jit(f)(*xs)
+    outs = exp if isinstance(exp, tuple) else (exp,)
+    gots = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(gots, outs):
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, g.shape, e.dtype, e.shape)
+        rtol, atol = _tolerance(xs[0], rows, e.dtype)
+        ok = match_mask(g, e, rtol, atol)
+        if e.dtype == np.float16:  # NumPy rounds each partial float16 sum; we round once
+            with np.errstate(all="ignore"):
+                ref = np.asarray(f(*(x.astype(np.float32) for x in xs))).astype(np.float16)
+            ok |= match_mask(g, ref, rtol, atol)
+        assert ok.all(), f"got {g!r}\nexpected {e!r}"
+
+
+def _bind(name: str, axis, keepdims: bool):
+    fn = REDUCTIONS[name]
+    return lambda x: fn(x, axis, keepdims)
+
+
+@st.composite
+def cases(draw: st.DrawFn):
+    kind = draw(st.sampled_from(["2d", "3d01", "3d1"]))
+    rows, cols = draw(st.sampled_from(ROWS)), draw(st.sampled_from(COLS))
+    if kind == "2d":
+        shape, axis, nrows = (rows, cols), 0, rows
+    elif kind == "3d01":
+        lead = draw(st.sampled_from([1, 2, 3]))
+        shape, axis, nrows = (lead, rows, cols), (0, 1), lead * rows
+    else:
+        lead = draw(st.sampled_from([1, 2, 4]))
+        shape, axis, nrows = (lead, rows, cols), 1, rows
+    name = draw(st.sampled_from(sorted(REDUCTIONS)))
+    if name in ARG and isinstance(axis, tuple):
+        axis = 1
+    return (shape, axis, nrows, name, draw(st.booleans()), draw(st.sampled_from(DTYPES)),
+            draw(st.sampled_from(LAYOUTS)), draw(st.integers(0, 5)) == 0,
+            draw(st.integers(0, 2**32 - 1)))
+
+
+@given(cases())
+def test_column_reductions_match_numpy(case) -> None:
+    shape, axis, rows, name, keepdims, dtype, layout, nans, seed = case
+    x = _layout(_data(np.random.default_rng(seed), shape, dtype, nans), layout)
+    note(f"{name} axis={axis} keepdims={keepdims} {np.dtype(dtype)}{list(shape)} {layout}")
+    check_like_numpy(_bind(name, axis, keepdims), x, rows=rows)
+
+
+# --- fused producers and consumers ------------------------------------------------------------
+
+def _softmax0(x):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+FUSED = {
+    "sqdiff": lambda x, y: ((x - y) ** 2).sum(axis=0),
+    "center": lambda x, y: x - x.mean(axis=0),
+    "batchnorm": lambda x, y: (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5) * y[0],
+    "softmax0": lambda x, y: _softmax0(x),
+    "relu_grad": lambda x, y: (x * (y > 0)).sum(axis=0),
+    "keepdims_consumer": lambda x, y: x.sum(axis=0, keepdims=True) * 2 + y[:1],
+    "several": lambda x, y: (x.sum(axis=0), y.max(axis=0), (x * y).mean(axis=0),
+                             np.argmin(x, axis=0)),
+    "mean_axis1_3d": lambda x, y: (x.reshape(2, -1, x.shape[1]).mean(axis=1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(70, 130), (2, 9), (40, 1)])
+def test_fused_column_reductions(name, dtype, shape) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    check_like_numpy(lambda a, b: FUSED[name](a, b), x, y, rows=shape[0])
+
+
+# --- the layout is chosen ---------------------------------------------------------------------
+
+def _reduce_kernels(f, *args) -> list[ReduceKernel]:
+    return [k for k in fusejit.jit(f).lower_for(*args).program.kernels
+            if isinstance(k, ReduceKernel)]
+
+
+@pytest.mark.parametrize("f", [lambda x: x.sum(axis=0), lambda x: x.mean(axis=0),
+                               lambda x: x - x.mean(axis=0), lambda x: x[::3].max(axis=0),
+                               lambda x: x.reshape(4, 16, 64).sum(axis=(0, 1)),
+                               lambda x: x.reshape(4, 16, 64).argmax(axis=1)])
+def test_axis0_takes_the_column_layout(f) -> None:
+    x = np.ones((64, 64), np.float32)
+    ks = _reduce_kernels(f, x)
+    assert ks and all(k.layout == "columns" for k in ks)
+    assert "column reduction" in fusejit.jit(f).lower_for(x).source
+
+
+@pytest.mark.parametrize("f", [lambda x: x.sum(axis=1), lambda x: x.sum(),
+                               lambda x: x.T.sum(axis=0), lambda x: x[:, :1].sum(axis=0)])
+def test_row_reductions_keep_the_row_layout(f) -> None:
+    x = np.ones((64, 64), np.float32)
+    ks = _reduce_kernels(f, x)
+    assert ks and all(k.layout == "rows" for k in ks)
+
+
+# --- accuracy ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sum_at_least_as_accurate_as_numpy(dtype) -> None:
+    rng = np.random.default_rng(7)
+    x = (rng.random((20000, 5)) + np.array([0.1, 1.0, 1e3, -1e-3, 0.5])).astype(dtype)
+    exact = np.array([math.fsum(col) for col in x.astype(np.float64).T])
+    got = fusejit.jit(lambda a: a.sum(axis=0))(x).astype(np.float64)
+    ours = np.abs(got - exact) / np.abs(exact)
+    theirs = np.abs(x.sum(axis=0).astype(np.float64) - exact) / np.abs(exact)
+    eps = np.finfo(dtype).eps
+    assert np.all(ours <= np.maximum(theirs, eps)), (ours, theirs)
+    assert np.all(ours <= 4 * eps)  # a pairwise sum: NumPy's row-by-row sum is far off here
+
+
+# --- determinism ------------------------------------------------------------------------------
+
+def test_same_bits_across_calls() -> None:
+    x = np.random.default_rng(5).standard_normal((3001, 700)).astype(np.float32) * 100
+    f = fusejit.jit(lambda a: (a.sum(axis=0), a.var(axis=0), a - a.mean(axis=0)))
+    first = [r.tobytes() for r in f(x)]
+    for _ in range(3):
+        assert [r.tobytes() for r in f(x)] == first
+
+
+def test_same_bits_on_one_and_two_threads(tmp_path) -> None:
+    script = (
+        "import numpy as np, fusejit\n"
+        "x = np.random.default_rng(3).standard_normal((3001, 1500)).astype(np.float32) * 100\n"
+        "f = fusejit.jit(lambda x: (x.sum(axis=0), x.mean(axis=0), x.var(axis=0),\n"
+        "                           x.max(axis=0), (x * x).astype(np.float64).sum(axis=0),\n"
+        "                           x - x.mean(axis=0)))\n"
+        "print(repr(tuple(v.tobytes() for v in f(x))))\n")
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_NUM_THREADS=threads,
+                   FUSEJIT_CACHE_DIR=str(tmp_path))
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
