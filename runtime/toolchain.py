@@ -27,6 +27,27 @@ from ..kernels_cache.store import default_store
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
               "-fno-math-errno", "-ffp-contract=off",
               "-fno-semantic-interposition")
+# On AVX-512 machines gcc's -march=native still prefers 256-bit vectors; the fused kernels
+# are long arithmetic and transcendental chains that run ~1.3-2x faster with 512-bit ones
+# (gelu 16.9 -> 7.8 ms, black_scholes 9.2 -> 7.0 ms on a 2-core Xeon). FJ_WIDE_VECTORS lets
+# fj_vmath_f32.h pick the math functions that are fastest at that width.
+WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512", "-DFJ_WIDE_VECTORS=1")
+
+
+@functools.lru_cache(maxsize=1)
+def has_avx512() -> bool:
+    """True on an x86-64 CPU whose /proc/cpuinfo lists avx512f (what -march=native uses)."""
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            head = f.read(1 << 15).decode("utf-8", "replace")
+    except OSError:
+        return False
+    for line in head.splitlines():
+        if line.startswith("flags"):
+            return "avx512f" in line.split(":", 1)[-1].split()
+    return False
+
+
 _PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "codegen", "include", "probe_libmvec.c")
 
@@ -45,6 +66,7 @@ class Toolchain:
     @property
     def cflags(self) -> tuple[str, ...]:
         flags = BASE_FLAGS + (("-fopenmp",) if self.openmp else ("-fopenmp-simd",))
+        flags += WIDE_VECTOR_FLAGS if has_avx512() else ()
         if self.fastmath:
             flags = tuple("-ffp-contract=fast" if f == "-ffp-contract=off" else f
                           for f in flags)

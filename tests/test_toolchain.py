@@ -26,3 +26,17 @@ def test_guess_is_exact_once_the_probe_is_cached() -> None:
     toolchain.detect()
     tc, exact = toolchain.guess()
     assert exact and tc == toolchain.detect()
+
+
+def test_wide_vectors_only_on_avx512(monkeypatch) -> None:
+    """512-bit vectors (and the matching math functions) exactly when the CPU has AVX-512."""
+    from fusejit.runtime import toolchain as tcm
+
+    with open("/proc/cpuinfo") as f:
+        flags = next((ln for ln in f if ln.startswith("flags")), "")
+    assert tcm.has_avx512() is ("avx512f" in flags.split())
+    tc = tcm.Toolchain("cc", "1", True, True, ())
+    for has in (True, False):
+        monkeypatch.setattr(tcm, "has_avx512", lambda has=has: has)
+        wide = set(tcm.WIDE_VECTOR_FLAGS) <= set(tc.cflags)
+        assert wide is has
