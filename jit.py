@@ -21,7 +21,7 @@ from .errors import CompileError, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
-from .frontend.tracer import trace
+from .frontend.trace import trace
 from .lowering.loop_ir import Program, format_program
 from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan

@@ -4,7 +4,7 @@ The graph stays functional: an update computes the array's new value as a node a
 Tracer to it (`assign`). Writing through a view becomes a `scatter` node (the parent's old value
 with the view's region replaced) assigned to the parent, recursively up to the array the views
 were taken from. When that array is an argument, its final value becomes an update edge of the
-graph (frontend.tracer.trace), which the lowering writes into the caller's buffer. NumPy's
+graph (frontend.trace.trace), which the lowering writes into the caller's buffer. NumPy's
 checks come from NumPy itself, run on empty probes: same_kind casting for ufuncs and copyto,
 broadcasting into the target's shape, read-only destinations.
 """
@@ -19,6 +19,7 @@ from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
 from .ir import Node
+from .ufuncs import apply_ufunc
 
 
 def _probe(x: Any) -> Any:
@@ -88,7 +89,7 @@ def ufunc_into(ufunc: np.ufunc, args: tuple, out: Any, result: Any = None) -> T.
     with np.errstate(all="ignore"):
         ufunc(*probes, out=np.empty(0, dest.dtype))  # NumPy's exact casting error, if any
     if result is None:
-        result = T.apply_ufunc(ufunc, *args)
+        result = apply_ufunc(ufunc, *args)
     shape = np.broadcast_shapes(*(T.shape_of(a) for a in args))
     if np.broadcast_shapes(shape, dest.shape) != dest.shape:
         raise ValueError(f"non-broadcastable output operand with shape {dest.shape} doesn't "

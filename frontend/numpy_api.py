@@ -16,6 +16,7 @@ from . import concat as C
 from . import ops as O
 from . import reshape as R
 from . import tracer as T
+from . import ufuncs as U
 from . import views as V
 
 
@@ -80,7 +81,7 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs
         dtype = np.clip(_probe(a), _probe(a_min), _probe(a_max)).dtype
     O.check_dtype(dtype, "the result of np.clip")
     shape = T.broadcast(*(T.shape_of(v) for v in (a, a_min, a_max)))
-    compute = T._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
+    compute = U._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
     nodes = [T.to_node(v, compute) for v in (a, a_min, a_max)]
     node = T.cast_node(T.make_node("clip", nodes, shape, compute), dtype)
     return T.Tracer(node, scalar=shape == ())

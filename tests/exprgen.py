@@ -872,7 +872,7 @@ def check_program(result: Any, specs: list[ArgSpec], seed: int, *, interpreter: 
 
     import fusejit
     from fusejit.frontend.interpret import interpret
-    from fusejit.frontend.tracer import trace
+    from fusejit.frontend.trace import trace
     from fusejit.lowering.pipeline import optimise
 
     args = make_args(specs, seed)

@@ -21,7 +21,7 @@ import scipy.special
 from fusejit.codegen.cuda import CudaModule, render_cuda
 from fusejit.errors import FusejitError, RuntimeFailure
 from fusejit.frontend.ops import OPS
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering.loop_ir import Program
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import plan

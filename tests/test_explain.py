@@ -171,7 +171,7 @@ def test_refusal_scatter_and_fill_kernel() -> None:
 def test_every_new_kernel_of_a_shared_domain_says_why() -> None:
     """Partition-level: a group that starts while another group of its domain exists always
     carries a refusal naming that group."""
-    from fusejit.frontend.tracer import trace
+    from fusejit.frontend.trace import trace
     from fusejit.lowering.pipeline import optimise
 
     def f(x, a):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from fusejit.codegen.c import COptions, render
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import plan
 from fusejit.lowering.pipeline import optimise

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fusejit import jit
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering.loop_ir import Access, Buffer, Check, Kernel, Load, Program, Store
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import (

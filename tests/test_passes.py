@@ -16,7 +16,7 @@ from fusejit.errors import IRError
 from fusejit.frontend.interpret import interpret
 from fusejit.frontend.ir import Graph, Node, TensorType, format_graph
 from fusejit.frontend.ops import OPS, reference
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering import fusion, passes
 from fusejit.lowering.loop_ir import Buffer, Load, Store, format_program
 from fusejit.lowering.lower import contiguous_strides, lower

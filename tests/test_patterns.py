@@ -7,7 +7,7 @@ import scipy.special as sc
 
 import fusejit
 from fusejit.frontend.ir import format_graph
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering import passes, patterns
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import fusejit
 from fusejit.frontend.interpret import interpret
 from fusejit.frontend.ir import Graph, Node, TensorType, format_graph
-from fusejit.frontend.tracer import trace
+from fusejit.frontend.trace import trace
 from fusejit.lowering import fastmath, passes, patterns, simplify, simplify_views
 from fusejit.lowering.pipeline import DEFAULT_PASSES, FASTMATH_PASSES, optimise
 from fusejit.lowering.rewriting import same_type_as

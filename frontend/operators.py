@@ -1,0 +1,85 @@
+"""Python operators on Tracers: `a + b`, reflected, comparison, unary, `divmod` and in-place
+forms (`x += y` records an update of x's array), installed on the Tracer class at import."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import tracer as T
+from . import ufuncs as U
+
+
+def _binary(ufunc: np.ufunc, reflected: bool = False):
+    def method(self: T.Tracer, other: Any) -> Any:
+        if not T._is_operand(other):
+            return NotImplemented
+        if ufunc is np.power and not reflected and not self.scalar and self.weak is None and (
+                type(other) is int and other == 2):
+            # ndarray.__pow__'s fast path: `array ** 2` is np.square (bool ** 2 is int8).
+            return U.apply_ufunc(np.square, self)
+        a, b = (other, self) if reflected else (self, other)
+        if T._all_weak(a, b):
+            return T._weak_result(U.apply_ufunc(ufunc, a, b))
+        return U.apply_ufunc(ufunc, a, b)
+
+    return method
+
+
+def _unary(ufunc: np.ufunc):
+    def method(self: T.Tracer) -> Any:
+        out = U.apply_ufunc(ufunc, self)
+        return T._weak_result(out) if self.weak is not None else out
+
+    return method
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
+                   ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
+                   ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                   ("rshift", np.right_shift)]:
+    setattr(T.Tracer, f"__{_name}__", _binary(_uf))
+    setattr(T.Tracer, f"__r{_name}__", _binary(_uf, reflected=True))
+for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(T.Tracer, f"__{_name}__", _binary(_uf))
+for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                   ("invert", np.invert)]:
+    setattr(T.Tracer, f"__{_name}__", _unary(_uf))
+
+
+def _divmod(self: T.Tracer, other: Any) -> Any:
+    return np.floor_divide(self, other), np.remainder(self, other)
+
+
+def _rdivmod(self: T.Tracer, other: Any) -> Any:
+    return np.floor_divide(other, self), np.remainder(other, self)
+
+
+T.Tracer.__divmod__ = _divmod  # type: ignore[attr-defined]
+T.Tracer.__rdivmod__ = _rdivmod  # type: ignore[attr-defined]
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
+                   ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
+                   ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                   ("rshift", np.right_shift)]:
+    def _iop(self: T.Tracer, other: Any, _uf: np.ufunc = _uf, _n: str = _name) -> Any:
+        if self.scalar or self.weak is not None:  # scalars are immutable: Python rebinds
+            return getattr(self, f"__{_n}__")(other)
+        from .inplace import ufunc_into
+
+        return ufunc_into(_uf, (self, other), self)
+
+    setattr(T.Tracer, f"__i{_name}__", _iop)
+
+
+def _imatmul(self: T.Tracer, other: Any) -> Any:
+    raise UnsupportedError(f"in-place operator @= on a traced array is not supported by "
+                           f"fusejit yet{T.where_msg()}; write `x = x @ y` instead")
+
+
+T.Tracer.__imatmul__ = _imatmul  # type: ignore[attr-defined]

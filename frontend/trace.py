@@ -1,0 +1,105 @@
+"""`trace(fn, args)`: run the user's function on Tracers for its arguments and return the
+Graph (inputs, outputs, the result's structure, updates of arguments written in place)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import ops as O
+from .ir import Graph, Node, TensorType
+from .pytree import flatten
+from .tracer import TraceContext, Tracer, const_node, make_node
+
+
+def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
+          name: str | None = None, same: dict[int, int] | None = None
+          ) -> tuple[Graph, list[int]]:
+    """Trace `fn(*args)`; returns the Graph and the positions of its (non-static) inputs.
+
+    `same` maps an argument position to an earlier one holding the very same array: both get
+    one Tracer, so an in-place update through one is seen through the other, as in NumPy."""
+    name = name or getattr(fn, "__name__", "fn")
+    ctx = TraceContext(name)
+    call_args: list[Any] = []
+    positions: list[int] = []
+    tracers: list[Tracer] = []
+    kinds: dict[int, tuple[bool, Any]] = {}
+    for i, a in enumerate(args):
+        if i in static or a is None:  # None has one value: it is static by nature
+            call_args.append(a)
+            continue
+        if same and i in same:
+            call_args.append(call_args[same[i]])
+            continue
+        t = input_tracer(a, len(ctx.inputs), name, i)
+        ctx.inputs.append(t.node)
+        tracers.append(t)
+        kinds[t.node.id] = (t.scalar, t.weak)
+        positions.append(i)
+        call_args.append(t)
+    with ctx:
+        result = fn(*call_args)
+    leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic)))
+    outputs: list[Node] = []
+    scalars: list[bool] = []
+    arg_index = {id(t): k for k, t in enumerate(tracers)}
+    returned: list[int] = []
+    with ctx:
+        for leaf in leaves:
+            k = arg_index.get(id(leaf), -1) if isinstance(leaf, Tracer) else -1
+            if k >= 0 and tracers[k].version:
+                # An argument updated in place and returned: NumPy returns the caller's own
+                # (now updated) array.
+                outputs.append(ctx.inputs[k])
+                scalars.append(False)
+                returned.append(k)
+                continue
+            if isinstance(leaf, Tracer):
+                node = leaf.node
+                if node.op == "input" and kinds[node.id] != (leaf.scalar, leaf.weak):
+                    # An argument returned as another kind of object (a 0-d array as a NumPy
+                    # scalar, `a[()]`, or a scalar as a 0-d array, `s[...]`): a new value.
+                    node = make_node("copy", [node], node.shape, node.dtype)
+                outputs.append(node)
+                scalars.append(leaf.scalar or leaf.weak is not None)
+            else:
+                outputs.append(const_node(leaf))
+                scalars.append(isinstance(leaf, np.generic))
+            index = {n.id: j for j, n in enumerate(ctx.inputs)}
+            returned.append(index.get(outputs[-1].id, -1))
+    updates = [k for k, t in enumerate(tracers)
+               if t.version and not t.scalar and t.weak is None and t.node is not ctx.inputs[k]]
+    body = list(ctx.inputs) + ctx.created
+    first: dict[int, int] = {}
+    alias = [first.setdefault(id(leaf), k) for k, leaf in enumerate(leaves)]
+    alias = [a if a != k else -1 for k, a in enumerate(alias)]
+    n = len(updates)
+    outputs += [tracers[k].node for k in updates]
+    return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
+                 alias + [-1] * n, returned + [-1] * n, updates), positions
+
+
+def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:
+    """The Tracer standing for argument `a` (an array, NumPy scalar or Python scalar)."""
+    if isinstance(a, np.ndarray):
+        dtype = O.check_dtype(a.dtype, f"argument {position} of {fn_name}()")
+        return Tracer(Node("input", (), TensorType(a.shape, dtype), {"index": index}))
+    if isinstance(a, np.generic):
+        dtype = O.check_dtype(a.dtype, f"argument {position} of {fn_name}()")
+        return Tracer(Node("input", (), TensorType((), dtype), {"index": index}), scalar=True)
+    if isinstance(a, (bool, np.bool_)):
+        return Tracer(Node("input", (), TensorType((), np.dtype(bool)), {"index": index}),
+                      scalar=True)
+    if isinstance(a, int):
+        return Tracer(Node("input", (), TensorType((), np.dtype(np.int64)),
+                           {"index": index, "weak": "int"}), scalar=True, weak=int)
+    if isinstance(a, float):
+        return Tracer(Node("input", (), TensorType((), np.dtype(np.float64)),
+                           {"index": index, "weak": "float"}), scalar=True, weak=float)
+    raise UnsupportedError(
+        f"argument {position} of {fn_name}() has type {type(a).__name__}; fusejit traces "
+        "NumPy arrays, NumPy scalars and Python bool/int/float. Convert it with np.asarray(), "
+        "or mark it static with static_argnums=/static_argnames=")
