@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..frontend.ir import Graph, Node
+from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS, suffix
 from ..frontend.reshape import reshape_strides
 from .fusion import partition
@@ -214,6 +214,33 @@ class _Lowering:
         return buf
 
 
+def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
+    """Reductions of a row group whose every use is computed by that group's kernel alone
+    (softmax's max and sum): their results stay in registers, with no buffer."""
+    roots = {r.id for g in groups for r in g.roots}
+    computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
+    for k, g in enumerate(groups):
+        seen: set[int] = set()
+        stack = list(g.roots)
+        while stack:
+            n = stack.pop()
+            if n.id in seen:
+                continue
+            seen.add(n.id)
+            computed_by.setdefault(n.id, set()).add(k)
+            stack.extend(i for i in n.inputs if i.id not in roots)
+    use = users(graph.nodes())
+    local = set()
+    for k, g in enumerate(groups):
+        if g.axes is None or g.matmul or g.scatter:
+            continue
+        for r in g.roots:
+            if r.op == "reduce" and use.get(r.id) and all(
+                    computed_by.get(u.id) == {k} for u in use[r.id]):
+                local.add(r.id)
+    return local
+
+
 def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True) -> Program:
     """Lower an optimised graph, given the element strides of each input, to a Program.
     With `blas`, float matmuls become BLAS calls; otherwise generated loops. Updated
@@ -257,8 +284,11 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     tops = scatter_tops(graph, set(out_index) | set(update_of))
     chain_buf: dict[int, Buffer] = {}
     shared: dict[int, tuple[int, int]] = {}
+    local = kernel_local_reductions(graph, groups) - set(out_index) - set(update_of)
     for group in groups:
         for root in group.roots:
+            if root.id in local:
+                continue  # used only inside its own row kernel: never stored
             top = tops.get(root.id, root)
             if top.id in safe:
                 top = root

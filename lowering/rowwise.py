@@ -174,6 +174,8 @@ class ReduceBuilder(_KernelBuilder):
             else:
                 v = self.value(root, self.row_map(root.shape))
             buf = self.low.buffer_for(root)
+            if buf is None:  # a reduction used only inside this kernel (lower.py)
+                continue
             self.body.append(Store(access(buf, self.row_map(root.shape), self.ndom), v,
                                    root.id))
         kernel = ReduceKernel(name, self.shape[:self.nouter], self.shape[self.nouter:], phases,

@@ -141,8 +141,24 @@ def test_softmax_stores_exp_once_and_scales_in_place() -> None:
     x = RNG.standard_normal((17, 300)).astype(np.float32)
     jf = fusejit.jit(softmax)
     assert_like_numpy(jf(x), softmax(x))
-    kernel = jf.lower_for(x).program.kernels[0]
+    program = jf.lower_for(x).program
+    kernel = program.kernels[0]
     assert _computes(kernel, "exp") == 1
+    # max and sum are used only inside the kernel: no buffer, nothing stored for them
+    assert not program.by_kind("temp") and program.arena_bytes == 0
+
+
+def test_reduction_read_by_another_kernel_is_stored() -> None:
+    def f(x):
+        m = x.max(axis=1, keepdims=True)
+        return np.exp(x - m), m.T @ np.ones((17, 3), np.float32)
+
+    x = RNG.standard_normal((17, 40)).astype(np.float32)
+    jf = fusejit.jit(f)
+    for g, w in zip(jf(x), f(x)):
+        assert_like_numpy(g, w)
+    program = jf.lower_for(x).program
+    assert len(program.kernels) >= 2
 
 
 def two_uses(x):

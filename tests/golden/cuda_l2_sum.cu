@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_p0(const float *b
 }
 
 /* k0 phase 0: combine each row's 1024 parts in order; epilogue */
-extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_f0(float *b1, float *b2, unsigned char *fj_scr) {
+extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_f0(float *b1, unsigned char *fj_scr) {
     typedef long long fj_idx;
     __shared__ long long fj_sh[32];
     const int fj_lane = threadIdx.x;
@@ -37,9 +37,8 @@ extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_f0(float *b1, flo
         if (fj_lane == 0) ((float *)(fj_scr + 8192))[fj_o] = v2;
         if (fj_lane == 0) {
             const fj_idx i0 = fj_o;
-            b1[0] = v2;
             const float v3 = ((float)sqrtf(v2));
-            b2[0] = v3;
+            b1[0] = v3;
         }
     }
 }

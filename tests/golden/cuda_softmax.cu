@@ -1,7 +1,7 @@
 
 
 /* k0: reduction of 64 row(s) of 1000, 3 phase(s); a team of 256 thread(s) per row, 1 row(s) per block; rows held in registers (4 element(s) per thread); nodes [] */
-extern "C" __global__ void __launch_bounds__(256) fj_softmax_k0(const float *b0, float *b1, float *b2, float *b3) {
+extern "C" __global__ void __launch_bounds__(256) fj_softmax_k0(const float *b0, float *b1) {
     typedef int fj_idx;
     __shared__ long long fj_sh[32];
     const int fj_lane = threadIdx.x % 256;
@@ -48,13 +48,11 @@ extern "C" __global__ void __launch_bounds__(256) fj_softmax_k0(const float *b0,
                 const fj_idx i1 = fj_j;
                 const float v6 = fj_h1[fj_u];
                 const float v7 = ((float)(v6 / v5));
-                b3[i0 * 1000 + i1] = v7;
+                b1[i0 * 1000 + i1] = v7;
                 fj_h1[fj_u] = v7;
             }
         }
         if (fj_on && fj_lane == 0) {
-            b1[i0] = v1;
-            b2[i0] = v5;
         }
     }
 }
