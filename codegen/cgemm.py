@@ -4,7 +4,7 @@ Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a 
 B first. The gemm pointers (Fortran ABI, 32-bit integers) are handed to the library once after
 loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Large products are
 split by rows over the program's own OpenMP threads, BLAS running single-threaded in each
-(`fj_run_gemm`). Generated loops
+(`fj_run_gemm`; runtime/blas.py says how OpenBLAS is kept to one thread). Generated loops
 (integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
 inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
 as NumPy's half loops do.
@@ -26,40 +26,61 @@ from ..lowering.loop_ir import Access, GemmKernel
 from ..lowering.matmul import blas_layout
 
 BLAS_DECLS = """
+#include <pthread.h>
 typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int *,
     const int *, const float *, const float *, const int *, const float *, const int *,
     const float *, float *, const int *);
 typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
     const int *, const double *, const double *, const int *, const double *, const int *,
     const double *, double *, const int *);
-typedef int (*fj_blas_local_t)(int);
+typedef int (*fj_blas_get_t)(void);
+typedef void (*fj_blas_put_t)(int);
+typedef struct { pthread_mutex_t lock; int depth; int saved; } fj_blas_state_t;
 static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
-static fj_blas_local_t fj_blas_local;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm, and OpenBLAS's
-   openblas_set_num_threads_local (NULL when that BLAS has none). */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm,
-                                                        void *local) {
+static fj_blas_get_t fj_blas_get;
+static fj_blas_put_t fj_blas_put;
+static fj_blas_state_t *fj_blas_state;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm; OpenBLAS's
+   get/set_num_threads and the state all programs share (runtime/blas.py), or NULLs. */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *get,
+                                                        void *put, void *state) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
-    fj_blas_local = (fj_blas_local_t)local;
+    fj_blas_get = (fj_blas_get_t)get;
+    fj_blas_put = (fj_blas_put_t)put;
+    fj_blas_state = (fj_blas_state_t *)state;
+}
+/* OpenBLAS to one thread while any program runs a split gemm (the first entrant saves the
+   count, the last leaver restores it). */
+static void fj_blas_single(int enter) {
+    pthread_mutex_lock(&fj_blas_state->lock);
+    if (enter) {
+        if (fj_blas_state->depth++ == 0) {
+            fj_blas_state->saved = fj_blas_get();
+            fj_blas_put(1);
+        }
+    } else if (--fj_blas_state->depth == 0) {
+        fj_blas_put(fj_blas_state->saved);
+    }
+    pthread_mutex_unlock(&fj_blas_state->lock);
 }
 /* Rows [0, rows) of a gemm kernel: split over this program's OpenMP threads, each running
    BLAS single-threaded on its block of rows (one thread pool: OpenBLAS's own idle workers
-   never compete with ours), or one call on BLAS's own threads when the BLAS cannot be told
-   to stay on the calling thread. Each element's sum over k is the same either way. */
+   never compete with ours), or one call on BLAS's own threads when the thread count of the
+   BLAS cannot be set. Each element's sum over k is the same either way. */
 static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *buf,
                        int64_t rows, int64_t work) {
 #ifdef _OPENMP
-    if (fj_blas_local && rows > 1 && work >= FJ_GEMM_PAR_MIN) {
+    if (fj_blas_state && rows > 1 && work >= FJ_GEMM_PAR_MIN && omp_get_max_threads() > 1) {
         int err = 0;
+        fj_blas_single(1);
         #pragma omp parallel reduction(|:err)
         {
             const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-            const int prev = fj_blas_local(1);
             err |= fn(buf, rows * t / nt, rows * (t + 1) / nt);
-            fj_blas_local(prev);
         }
+        fj_blas_single(0);
         return err;
     }
 #endif

@@ -33,7 +33,7 @@ def ffi() -> Any:
 
     f = cffi.FFI()
     f.cdef("int fj_entry(char *const *io, char *arena);\n"
-           "void fj_set_blas(void *sgemm, void *dgemm, void *local);")
+           "void fj_set_blas(void *sgemm, void *dgemm, void *get, void *put, void *state);")
     return f
 
 
@@ -84,11 +84,11 @@ def load(path: str, blas: bool = False) -> Library:
     config.apply_openmp_defaults()
     handle = ctypes.CDLL(path)
     if blas:
-        from .blas import gemm_pointers, local_threads_pointer
+        from .blas import gemm_pointers, thread_control
 
         set_blas = handle.fj_set_blas
-        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 3, None
-        set_blas(*gemm_pointers(), local_threads_pointer() or None)
+        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 5, None
+        set_blas(*gemm_pointers(), *(p or None for p in thread_control()))
     address = ctypes.cast(handle.fj_entry, ctypes.c_void_p).value
     assert address, f"{path} has no fj_entry"
     return Library(path, handle, int(address))

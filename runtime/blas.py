@@ -5,10 +5,15 @@ SciPy publishes its BLAS routines to native code as PyCapsules (the Cython C-API
 arguments. Importing it costs ~0.2 s, so it happens only when a program with a float matmul is
 loaded.
 
-`local_threads_pointer` finds, in the same library, OpenBLAS's `openblas_set_num_threads_local`
-(OpenBLAS 0.3.27+: the calling thread's own BLAS thread count). Programs use it to run gemm
-single-threaded inside each of their own OpenMP threads, each on its block of rows, so one
-thread pool does all the work and OpenBLAS's idle workers never compete with it.
+`thread_control` finds, in the same OpenBLAS, its get/set thread-count functions (the name
+may carry SciPy's `scipy_` prefix) and a small shared state (a mutex, a depth counter and the
+saved count) that every compiled program uses: a program running a large gemm sets OpenBLAS
+to one thread (first entrant saves the count, last leaver restores it, under the mutex), splits
+the rows over its own OpenMP threads and calls gemm single-threaded in each, so one thread pool
+does the work and OpenBLAS's idle workers never compete with it. (OpenBLAS's
+`openblas_set_num_threads_local` is not thread-local in pthreads builds such as SciPy's: it
+sets the global count, so it is not used.) While such a gemm runs, SciPy BLAS calls from other
+Python threads run single-threaded; their results are the same.
 """
 
 from __future__ import annotations
@@ -58,15 +63,35 @@ def library_of(address: int) -> str | None:
     return info.dli_fname.decode()
 
 
+# pthread_mutex_t (40 bytes on x86-64 glibc; zero bytes = PTHREAD_MUTEX_INITIALIZER), then two
+# ints; 128 bytes leave room on other ABIs. It must outlive every program: module lifetime.
+_STATE_BYTES = 128
+_state = ctypes.create_string_buffer(_STATE_BYTES)
+
+
+def _symbol(lib: ctypes.CDLL, names: tuple[str, ...]) -> int:
+    for name in names:
+        try:
+            return int(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0)
+        except AttributeError:
+            continue
+    return 0
+
+
 @functools.lru_cache(maxsize=1)
-def local_threads_pointer() -> int:
-    """Address of `openblas_set_num_threads_local` in the library of SciPy's sgemm, or 0
-    when that BLAS has none (then gemm runs on the BLAS's own threads)."""
+def thread_control() -> tuple[int, int, int]:
+    """(get_num_threads, set_num_threads, shared state) addresses for the OpenBLAS behind
+    SciPy's sgemm, or (0, 0, 0) when they cannot be found (gemm then runs as one call on the
+    BLAS's own threads)."""
     path = library_of(gemm_pointers()[0])
     if path is None:
-        return 0
+        return 0, 0, 0
     try:
-        fn = ctypes.CDLL(path).openblas_set_num_threads_local
-    except (OSError, AttributeError):
-        return 0
-    return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return 0, 0, 0
+    get = _symbol(lib, ("scipy_openblas_get_num_threads", "openblas_get_num_threads"))
+    put = _symbol(lib, ("scipy_openblas_set_num_threads", "openblas_set_num_threads"))
+    if not (get and put):
+        return 0, 0, 0
+    return get, put, ctypes.addressof(_state)
