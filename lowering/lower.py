@@ -250,10 +250,22 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
 
     graph = pack_operands(place_reshapes(separate_outputs(graph), input_strides),
                           input_strides, blas)
+    from .rowwise import NonCanonicalUse
+
     safe: frozenset[int] = frozenset()
     exclude: frozenset[int] = frozenset()  # argument updates not to compute by a gemm
+    rowwise = True
     while True:
-        program, shared = _lower(graph, input_strides, blas, safe, exclude)
+        try:
+            program, shared = _lower(graph, input_strides, blas, safe, exclude, rowwise)
+        except NonCanonicalUse:
+            # A reduction is read across rows in its own row kernel (`x - x.max(axis=1)`
+            # broadcasts the row maxima along the other axis): reductions and their users
+            # go to separate kernels.
+            if not rowwise:
+                raise
+            rowwise = False
+            continue
         bad = buffer_hazards(program, shared)
         if not bad:
             return program
@@ -265,7 +277,7 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
 
 
 def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
-           safe: frozenset[int], exclude: frozenset[int] = frozenset()
+           safe: frozenset[int], exclude: frozenset[int] = frozenset(), rowwise: bool = True
            ) -> tuple[Program, dict[int, tuple[int, int]]]:
     """One lowering, and the buffers it shares between values (scatter chains, arguments
     updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
@@ -273,7 +285,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     from .matmul import build_gemm
     from .update import build_scatter, copy_back, scatter_tops
 
-    groups, _, _ = partition(graph, exclude=exclude | safe)
+    groups, _, _ = partition(graph, rowwise=rowwise, exclude=exclude | safe)
     low = _Lowering(graph, input_strides)
     n_res = graph.n_results
     out_index: dict[int, int] = {}

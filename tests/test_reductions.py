@@ -315,3 +315,32 @@ def test_nan_reductions_and_ptp_are_there() -> None:
               lambda x: np.nanmin(x, axis=1, keepdims=True), lambda x: np.nanmean(x, axis=1),
               lambda x: np.ptp(x[:2, :2], axis=0), lambda x: np.ptp(x[:2])):
         _call_both(f, x)
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda x: softmax(x)[::-1], (64, 100)),
+    (lambda x: softmax(x).T + x, (30, 30)),
+    (lambda x: x - x.max(axis=1), (30, 30)),
+    (lambda x: x / x.sum(axis=1, keepdims=True)[::-1], (20, 7)),
+    (lambda x: x / x.sum(axis=1, keepdims=True)[0], (20, 7)),
+    (lambda x: (x / x.sum(axis=1)[:, None], x.sum(axis=1)[::-1]), (8, 9)),
+])
+def test_reduction_read_across_rows_in_its_own_kernel(fn, shape) -> None:
+    """A row kernel's reduction read at another row (reversed, transposed, broadcast along
+    the other axis): the reductions and their users are lowered as separate kernels."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    got, want = fusejit.jit(fn)(x), fn(x)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert_like_numpy(g, w)
+
+
+def test_softmax_reversed_into_its_own_input() -> None:
+    def f(x):
+        x[...] = softmax(x)[::-1]
+
+    x = RNG.standard_normal((8, 9)).astype(np.float32)
+    want = x.copy()
+    f(want)
+    fusejit.jit(f)(x)
+    assert_like_numpy(x, want)
