@@ -165,16 +165,29 @@ class JitFunction:
         return tuple(("static", a) if i in static else arg_key(a) for i, a in enumerate(args))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs and self._out_kw and "out" in kwargs:
+        if kwargs:
+            return self._call_kw(args, kwargs)
+        if len(args) != self._nparams:
+            args = self._bind(args, kwargs)
+        if self._keyfn is not None:
+            stub = self._stubs.get(self._keyfn(args))
+            if stub is not None:
+                return stub(*args)
+        return self._call_slow(args)
+
+    def _call_kw(self, args: tuple, kwargs: dict) -> Any:
+        """A call with keywords: `out=` (ours unless the function has an `out` parameter),
+        `device_output=` (CUDA), or the function's own parameters by name."""
+        if self._out_kw and "out" in kwargs:
             out = kwargs.pop("out")
             if out is not None:
                 return self._call_out(self._bind(args, kwargs), out)
-        if kwargs and self.backend == "cuda" and "device_output" in kwargs:
-            kwargs = dict(kwargs)
+            if not kwargs:
+                return self(*args)
+        if self.backend == "cuda" and "device_output" in kwargs:
             on_device = bool(kwargs.pop("device_output"))  # results as GPUArrays
             return self._call_slow(self._bind(args, kwargs), on_device)
-        if kwargs or len(args) != self._nparams:
-            args = self._bind(args, kwargs)
+        args = self._bind(args, kwargs)
         if self._keyfn is not None:
             stub = self._stubs.get(self._keyfn(args))
             if stub is not None:
