@@ -17,9 +17,10 @@ import numpy as np
 
 from . import config
 from .codegen.c import COptions, render, uses_blas
-from .errors import CompileError, UnsupportedError
+from .errors import CompileError, RuntimeFailure, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
+from .frontend.pyscalar import Prelude
 from .frontend.pytree import unflatten
 from .frontend.trace import trace
 from .lowering.loop_ir import Program, format_program
@@ -105,10 +106,11 @@ class Compiled:
     program: Program
     source: str
     executable: Executable
-    positions: list[int]
+    positions: list[int]  # per graph input: an argument's position or a prelude value's index
     times: dict[str, float] = field(default_factory=dict)
     stub: Callable[..., Any] | None = None
     updated: tuple[int, ...] = ()  # argument positions the function writes in place
+    prelude: Prelude | None = None  # Python scalar arithmetic run before the native call
 
 
 class JitFunction:
@@ -116,9 +118,12 @@ class JitFunction:
 
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
                  static_argnames: Iterable[str] = (), backend: str | None = None,
-                 fastmath: bool = False) -> None:
+                 fastmath: bool = False, python_scalars: bool = True) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # Arithmetic among Python-scalar arguments is Python's (frontend.pyscalar); False for
+        # export, whose C library computes it with NumPy's int64/float64 rules.
+        self.python_scalars = python_scalars
         self.fastmath = bool(fastmath)  # inexact rewrites + FMA contraction (README)
         self.signature = inspect.signature(fn)
         params = list(self.signature.parameters.values())
@@ -209,24 +214,51 @@ class JitFunction:
             self._install_stub(compiled, args)
         if compiled.stub is not None:
             return compiled.stub(*args)
-        run_args = [args[i] for i in compiled.positions]
+        return self._run(compiled, args, on_device)
+
+    def _run(self, compiled: Compiled, args: tuple, on_device: bool | None = None) -> Any:
+        """One call without a stub: the prelude, the native call, the user's structure."""
+        compiled, vals = self._values(compiled, args)
+        run_args = [vals[i] for i in compiled.positions]
         return self._finish(compiled, compiled.executable.run(run_args) if on_device is None
                             else compiled.executable.run(run_args, on_device))
+
+    def _values(self, compiled: Compiled, args: tuple, key: Hashable = None,
+                same: dict[int, int] | None = None) -> tuple[Compiled, tuple]:
+        """The values a call's graph inputs are drawn from: the arguments, then what the
+        prelude computes from them (Python's own errors, like ZeroDivisionError, raise here).
+        When a `**` step gives another type than traced (`n ** k` with k < 0 is a float),
+        the variant traced for those types is used (compiled on first need)."""
+        prelude = compiled.prelude
+        if prelude is None:
+            return compiled, args
+        vals = prelude.evaluate(args)
+        if vals is not None:
+            return compiled, vals
+        types = prelude.types(prelude.evaluate(args, guarded=False))
+        key = (self._key(args) if key is None else key, ("python types", types))
+        variant = self._cache.get(key) or self._compile(args, key, same, variant=True)
+        vals = variant.prelude.evaluate(args) if variant.prelude is not None else args
+        if vals is None:  # tracing is deterministic: the variant's types are these
+            raise RuntimeFailure(f"{self.fn.__name__}: Python scalar types changed between "
+                                 "two evaluations of the same arguments")
+        return variant, vals
 
     def _call_out(self, args: tuple, out: Any) -> Any:
         """`f(..., out=buf)`: the result written into `buf` (see runtime.outarg), `buf`
         returned; a tuple of arrays for a function returning a tuple."""
         compiled = self.lower_for(*args)
+        norm = self._normalise(args)
+        compiled, vals = self._values(compiled, norm)
         g = compiled.optimised
         specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
         outs = check_out(out, g.out_tree, specs, self.fn.__name__)
-        norm = self._normalise(args)
         direct = None if compiled.updated or self.backend != "c" else direct_outs(
             compiled.executable, outs, args)
         if direct is None:
             copy_into(outs, self(*args), g.out_tree)
         else:
-            compiled.executable.run([norm[i] for i in compiled.positions], direct)
+            compiled.executable.run([vals[i] for i in compiled.positions], direct)
         return tuple(outs) if isinstance(out, tuple) and g.out_tree[0] == "tuple" else outs[0]
 
     def _finish(self, compiled: Compiled, outs: list[Any]) -> Any:
@@ -242,8 +274,9 @@ class JitFunction:
         as plain NumPy; arrays the kernels cannot address are updated through a copy."""
         if updates_need_slow_path(args, compiled.updated):
             return self._call_aliased(args)
-        norm = self._normalise(args)
-        outs = compiled.executable.run([norm[i] for i in compiled.positions])
+        compiled, vals = self._values(compiled, self._normalise(args))
+        outs = compiled.executable.run([vals[i] for i in compiled.positions])
+        norm = vals[:len(args)]
         for p in compiled.updated:
             if norm[p] is not args[p]:
                 args[p][...] = norm[p]
@@ -266,8 +299,9 @@ class JitFunction:
         norm = self._normalise(args)
         key = (self._key(norm), ("same", tuple(sorted(same.items()))))
         compiled = self._cache.get(key) or self._compile(norm, key, same)
+        compiled, vals = self._values(compiled, norm, key, same)
         check_writeable(args, compiled.updated)
-        outs = compiled.executable.run([norm[i] for i in compiled.positions])
+        outs = compiled.executable.run([vals[i] for i in compiled.positions])
         for p in compiled.updated:
             if norm[p] is not args[p]:
                 args[p][...] = norm[p]
@@ -297,7 +331,7 @@ class JitFunction:
         """Compile (or fetch) the version of this function for these arguments."""
         args = self._normalise(self._bind(args, kwargs))
         key = self._key(args)
-        return self._cache.get(key) or self._compile(args, key)
+        return self._values(self._cache.get(key) or self._compile(args, key), args, key)[0]
 
     def explain(self, *args: Any, **kwargs: Any) -> Explanation:
         """What compiling for these arguments did: graphs, kernels and the source lines they
@@ -316,7 +350,8 @@ class JitFunction:
         if compiled.updated:
             return  # calls that write arguments go through _call_updating's checks
         compiled.stub = make_stub(compiled.executable, len(args), compiled.positions,
-                                  g.out_tree, g.out_scalar[:g.n_results])
+                                  g.out_tree, g.out_scalar[:g.n_results], compiled.prelude,
+                                  functools.partial(self._run, compiled))
         if compiled.stub is not None and not self.static:
             self._keyfn = dispatch.key
             fast_key = dispatch.key(args)
@@ -349,18 +384,23 @@ class JitFunction:
                 path = build(source, tc, self.fn.__name__)
         return source, load(path, blas=uses_blas(program)), render_s
 
-    def _compile(self, args: tuple, key: Hashable,
-                 same: dict[int, int] | None = None) -> Compiled:
+    def _compile(self, args: tuple, key: Hashable, same: dict[int, int] | None = None,
+                 variant: bool = False) -> Compiled:
+        """Trace and compile for `args`; cached under `key`. A `variant` (another trace of a
+        signature for other Python scalar types, see _values) gets no fast-path stub: the
+        signature's stub stays the first trace's."""
         with Status(f"compiling {self.fn.__name__}"):  # on a terminal, if it takes a while
-            return self._compile_now(args, key, same)
+            return self._compile_now(args, key, same, variant)
 
-    def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None) -> Compiled:
+    def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None,
+                     variant: bool) -> Compiled:
         prepare_dispatcher()
         if self.backend == "cuda":
             args = cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
         times: dict[str, float] = {}
         t0 = time.perf_counter()
-        graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__, same)
+        graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__, same,
+                                 python_scalars=self.python_scalars)
         self.trace_count += 1
         t1 = time.perf_counter()
         times["trace"] = t1 - t0
@@ -371,7 +411,7 @@ class JitFunction:
         _log(2, f"optimised {self.fn.__name__}:\n{format_graph(optimised)}")
         strides = []
         for node, pos in zip(graph.inputs, positions):
-            a = args[pos]
+            a = args[pos] if pos < len(args) else None  # a prelude value is a scalar
             if isinstance(a, np.ndarray) and not a.flags.c_contiguous and a.size:
                 strides.append(_element_strides(a))
             else:
@@ -391,19 +431,28 @@ class JitFunction:
         times["compile"] = time.perf_counter() - t3 - render_s
         _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
         if self.backend == "c":
-            executable = Executable(program, lib, ranges)
+            executable = Executable(program, lib, ranges, _idle_python_ints(optimised))
             profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
-                            updated=tuple(positions[k] for k in optimised.updates))
+                            updated=tuple(positions[k] for k in optimised.updates),
+                            prelude=graph.prelude)
         if compiled.updated:
             check_writeable(args, compiled.updated)
         self._cache[key] = compiled
-        self._install_stub(compiled, args)
+        if not variant:
+            self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
         _log(1, lambda: f"{self.fn.__name__}: {plan_line(program)}")
         return compiled
+
+
+def _idle_python_ints(g: Graph) -> frozenset[int]:
+    """Python-int inputs that no node reads (only returned): never passed to C."""
+    read = {i.id for n in g.nodes() for i in n.inputs}
+    return frozenset(k for k, n in enumerate(g.inputs)
+                     if n.attrs.get("weak") == "int" and n.id not in read)
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] | int = (),
@@ -432,9 +481,11 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
     """
+    # An exported library is C, and has no Python to run Python-scalar arithmetic: its
+    # scalar parameters follow NumPy's int64/float64 rules throughout (see the README).
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
-    if jf.backend != "c":  # an exported library is C
-        jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath)
+    jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath,
+                     python_scalars=False)
     if name is None:
         m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
         name = m.group(1) if m else re.sub(r"\W", "_", jf.fn.__name__, flags=re.ASCII)

@@ -111,6 +111,8 @@ class Graph:
     # function wrote to (`w -= g`, `w[1:3] = v`); updates[j] is that argument's index in
     # `inputs`. The other outputs are the user's results.
     updates: list[int] = field(default_factory=list)
+    # Python scalar arithmetic run before each call (frontend.pyscalar.Prelude), or None.
+    prelude: Any = None
 
     @property
     def n_results(self) -> int:
@@ -124,7 +126,7 @@ class Graph:
 
     def with_outputs(self, outputs: list[Node], body: list[Node] | None = None) -> Graph:
         return Graph(self.inputs, outputs, self.name, self.out_tree, self.out_scalar, body,
-                     self.out_alias, self.out_input, list(self.updates))
+                     self.out_alias, self.out_input, list(self.updates), self.prelude)
 
 
 def toposort(roots: Iterable[Node], extra: Iterable[Node] = ()) -> list[Node]:
@@ -187,6 +189,8 @@ def format_node(n: Node) -> str:
 def format_graph(g: Graph) -> str:
     """The IR printer used in errors, debug output and tests."""
     lines = [f"graph {g.name}({', '.join(f'%{i.id}' for i in g.inputs)}) {{"]
+    if g.prelude:  # %pN: value N of a call, the arguments first (frontend.pyscalar)
+        lines += [f"  python {line}" for line in g.prelude.format().splitlines()]
     for n in g.nodes():
         lines.append("  " + format_node(n))
     n = g.n_results

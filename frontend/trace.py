@@ -10,21 +10,27 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import ops as O
 from .ir import Graph, Node, TensorType
+from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
 from .tracer import TraceContext, Tracer, const_node, make_node
 
 
 def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
-          name: str | None = None, same: dict[int, int] | None = None
-          ) -> tuple[Graph, list[int]]:
-    """Trace `fn(*args)`; returns the Graph and the positions of its (non-static) inputs.
+          name: str | None = None, same: dict[int, int] | None = None,
+          python_scalars: bool = False) -> tuple[Graph, list[int]]:
+    """Trace `fn(*args)`; returns the Graph and, for each graph input, the index of the value
+    it is: an argument's position or, past the arguments, a prelude step's value.
 
     `same` maps an argument position to an earlier one holding the very same array: both get
-    one Tracer, so an in-place update through one is seen through the other, as in NumPy."""
+    one Tracer, so an in-place update through one is seen through the other, as in NumPy.
+    `python_scalars`: Python bool/int/float arguments are PyScalars and arithmetic among them
+    is Python's, run by `ctx.prelude` at call time (see frontend.pyscalar; what `jit` does);
+    otherwise they are NumPy's weak scalars throughout (an exported C library has no Python).
+    The graph's `prelude` holds that arithmetic (None when there is none)."""
     name = name or getattr(fn, "__name__", "fn")
     ctx = TraceContext(name)
+    ctx.prelude = Prelude(len(args))
     call_args: list[Any] = []
-    positions: list[int] = []
     tracers: list[Tracer] = []
     kinds: dict[int, tuple[bool, Any]] = {}
     for i, a in enumerate(args):
@@ -34,11 +40,14 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
         if same and i in same:
             call_args.append(call_args[same[i]])
             continue
+        if python_scalars and type(a) in PY_NUMBER:
+            call_args.append(PyScalar(i, a))
+            continue
         t = input_tracer(a, len(ctx.inputs), name, i)
         ctx.inputs.append(t.node)
+        ctx.sources.append(i)
         tracers.append(t)
         kinds[t.node.id] = (t.scalar, t.weak)
-        positions.append(i)
         call_args.append(t)
     with ctx:
         result = fn(*call_args)
@@ -57,7 +66,10 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
                 scalars.append(False)
                 returned.append(k)
                 continue
-            if isinstance(leaf, Tracer):
+            if isinstance(leaf, PyScalar):  # returned as the Python object itself
+                outputs.append(leaf.node)
+                scalars.append(True)
+            elif isinstance(leaf, Tracer):
                 node = leaf.node
                 if node.op == "input" and kinds[node.id] != (leaf.scalar, leaf.weak):
                     # An argument returned as another kind of object (a 0-d array as a NumPy
@@ -78,8 +90,23 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     alias = [a if a != k else -1 for k, a in enumerate(alias)]
     n = len(updates)
     outputs += [tracers[k].node for k in updates]
+    _widen_unsigned_leaves(ctx.inputs, body)
     return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
-                 alias + [-1] * n, returned + [-1] * n, updates), positions
+                 alias + [-1] * n, returned + [-1] * n, updates,
+                 ctx.prelude if ctx.prelude else None), ctx.sources
+
+
+def _widen_unsigned_leaves(inputs: list[Node], body: list[Node]) -> None:
+    """A Python-int input only ever converted to uint64 (and to floats or narrower types)
+    may hold values in [2**63, 2**64), as NumPy allows: it is typed uint64, not int64. Its
+    "range" (from frontend.tracer.to_node) then lies in [0, 2**64) and is checked per call."""
+    i64 = int(np.iinfo(np.int64).max)
+    for node in inputs:
+        if node.attrs.get("weak") != "int" or node.attrs.get("range", (0, 0))[1] <= i64:
+            continue
+        users = [n for n in body if any(i is node for i in n.inputs)]
+        if all(u.op == "cast" for u in users):
+            node.type = TensorType((), np.dtype(np.uint64))
 
 
 def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:

@@ -53,7 +53,9 @@ class TraceContext:
     def __init__(self, name: str) -> None:
         self.name = name
         self.inputs: list[Node] = []
+        self.sources: list[int] = []  # the value each input is (frontend.trace)
         self.created: list[Node] = []
+        self.prelude: Any = None  # frontend.pyscalar.Prelude: Python scalar arithmetic
 
     def __enter__(self) -> TraceContext:
         self.prev = getattr(_state, "ctx", None)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import RuntimeFailure
 from ..frontend.ops import ERROR_CHECKS
+from ..frontend.pyscalar import Prelude
 from ..lowering.loop_ir import Program
 from .backend_c import Library, call_with_cffi, ready_dispatcher
 
@@ -39,7 +40,10 @@ class Executable:
     """A Program bound to its loaded library, ready to be called with the graph's inputs."""
 
     def __init__(self, program: Program, lib: Library,
-                 input_ranges: list[tuple[int, tuple[int, int], np.dtype]]) -> None:
+                 input_ranges: list[tuple[int, tuple[int, int], np.dtype]],
+                 idle: frozenset[int] = frozenset()) -> None:
+        """`idle`: graph inputs no kernel reads (a Python int the function only returns,
+        which may not fit the C type): a zero is passed in their place."""
         self.program = program
         self.lib = lib
         self.input_ranges = input_ranges
@@ -50,7 +54,9 @@ class Executable:
         self.out_specs: list[tuple[tuple[int, ...], np.dtype]] = []
         out_slot: dict[int, int] = {}
         for b in program.buffers:
-            if b.kind == "input":
+            if b.kind == "input" and b.ref in idle:
+                self.recipe.append(("const", np.zeros((), b.dtype)))
+            elif b.kind == "input":
                 self.recipe.append(("in", b.ref))
             elif b.kind == "const":
                 self.recipe.append(("const", program.consts[b.ref]))
@@ -62,6 +68,7 @@ class Executable:
             ("out", out_slot[o.index]) if o.kind == "buffer" else ("in", o.index)
             for o in program.outputs]
         self.arena_bytes = program.arena_bytes
+        self.unsigned = [k for k, _, dtype in input_ranges if dtype == np.uint64]
 
     def arena(self) -> np.ndarray | None:
         """This thread's arena (calls from several threads never share temporaries)."""
@@ -80,6 +87,10 @@ class Executable:
             v = inputs[k]
             if not lo <= v <= hi:
                 raise OverflowError(f"Python integer {v} out of bounds for {dtype}")
+        if self.unsigned:  # Python ints held as uint64 (the dispatcher reads ints as int64)
+            inputs = list(inputs)
+            for k in self.unsigned:
+                inputs[k] = np.uint64(inputs[k])
         if outs is None:
             outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
         objs = tuple(inputs[v] if kind == "in" else (outs[v] if kind == "out" else v)
@@ -95,11 +106,14 @@ class Executable:
 
 
 def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
-              out_scalar: list[bool]) -> Callable[..., Any] | None:
-    """A Python function specialised to one signature: allocate, one native call, rebuild.
+              out_scalar: list[bool], prelude: Prelude | None = None,
+              retry: Callable[..., Any] | None = None) -> Callable[..., Any] | None:
+    """A Python function specialised to one signature: the prelude's Python scalar arithmetic
+    (`positions` index the arguments, then its values), allocate, one native call, rebuild.
 
     It takes the bound arguments of the user's function and returns exactly what the user's
-    function returns. None while the dispatcher is not built (the slow path is used then).
+    function returns. A prelude step whose type differs from the traced one hands the call to
+    `retry`. None while the dispatcher is not built (the slow path is used then).
     """
     dispatch = ready_dispatcher()
     if dispatch is None:
@@ -107,9 +121,13 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     env: dict[str, Any] = {"_empty": np.empty, "_call": dispatch.call,
                            "_addr": exe.address, "_raise": raise_status,
                            "_arena": exe.arena, "_refs": sys.getrefcount,
-                           "_weak": weakref.getweakrefcount}
+                           "_weak": weakref.getweakrefcount, "_u64": np.uint64}
     params = [f"a{i}" for i in range(nargs)]
     lines = [f"def stub({', '.join(params)}):"]
+    if prelude:
+        env["_retry"] = retry
+        call = ", ".join(params) + ("," if params else "")
+        lines += prelude.lines(env, bail=f"return _retry(({call}))")
     for k, (lo, hi), dtype in exe.input_ranges:
         a = f"a{positions[k]}"
         lines.append(f"    if not {lo} <= {a} <= {hi}:")
@@ -135,7 +153,7 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     items = []
     for i, (kind, v) in enumerate(exe.recipe):
         if kind == "in":
-            items.append(f"a{positions[v]}")
+            items.append(f"_u64(a{positions[v]})" if v in exe.unsigned else f"a{positions[v]}")
         elif kind == "out":
             items.append(f"o{v}")
         else:

@@ -261,9 +261,6 @@ def test_python_scalar_value_change_does_not_retrace() -> None:
     assert f.trace_count == 3
 
 
-@pytest.mark.xfail(reason="BUG: arithmetic between Python-scalar arguments returns a NumPy "
-                   "scalar (np.float64) where the Python function returns a Python float",
-                   raises=AssertionError, strict=True)
 def test_python_scalar_only_arithmetic_returns_python_scalars() -> None:
     def f(a, b):
         return a * b + 1
@@ -271,9 +268,6 @@ def test_python_scalar_only_arithmetic_returns_python_scalars() -> None:
     assert_same(jit(f)(2.0, 3.0), f(2.0, 3.0))
 
 
-@pytest.mark.xfail(reason="BUG: a Python int argument with an integer power of another Python "
-                   "int follows NumPy int64 rules: 7 ** -2 raises ValueError, Python gives "
-                   "0.0204...", raises=ValueError, strict=True)
 def test_python_int_negative_power_follows_python() -> None:
     def f(a, b):
         return a ** b
@@ -281,10 +275,6 @@ def test_python_int_negative_power_follows_python() -> None:
     assert_same(jit(f)(7, -2), f(7, -2))
 
 
-@pytest.mark.xfail(reason="BUG: a Python int argument is passed as int64, so values in "
-                   "[2**63, 2**64) that NumPy accepts with uint64 arrays raise OverflowError "
-                   "('int too big to convert')", raises=OverflowError,
-                   strict=True)
 def test_python_int_beyond_int64_with_uint64_array() -> None:
     def f(x, s):
         return x + s
