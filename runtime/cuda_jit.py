@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..codegen.cuda import render_cuda
 from ..errors import CompilerNotFoundError, RuntimeFailure
 from ..lowering.loop_ir import Program
-from . import backend_cuda
+
+if TYPE_CHECKING:
+    from ..codegen.cuda import CudaModule
+    from .backend_cuda import CudaExecutable
+
+# The CUDA code generator and backend are imported on first use: `import fusejit` stays fast.
 
 _FALLBACK = "; use backend='c' (the default) to run on the CPU"
 
@@ -23,6 +27,8 @@ def require() -> None:
     """Raise unless CUDA programs can run here: RuntimeFailure without pycuda (`pip install
     -e '.[cuda]'`) or without a CUDA driver and GPU, CompilerNotFoundError when nvcc is
     missing or too old. Never a raw ImportError or pycuda traceback."""
+    from . import backend_cuda
+
     try:
         backend_cuda._driver()
     except RuntimeFailure as e:
@@ -61,9 +67,18 @@ def stand_ins(args: tuple) -> tuple:
 
 
 def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]]
-          ) -> tuple[str, backend_cuda.CudaExecutable, float]:
+          ) -> tuple[str, CudaExecutable, float]:
     """Render `program` as CUDA and load it on the GPU: (source, executable, render seconds)."""
     t0 = time.perf_counter()
     module = render_cuda(program)
     render_s = time.perf_counter() - t0
-    return module.source, backend_cuda.CudaExecutable(program, module, ranges), render_s
+    from .backend_cuda import CudaExecutable
+
+    return module.source, CudaExecutable(program, module, ranges), render_s
+
+
+def render_cuda(program: Program) -> CudaModule:
+    """codegen.cuda.render_cuda, imported on first use."""
+    from ..codegen.cuda import render_cuda as render
+
+    return render(program)
