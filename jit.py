@@ -431,7 +431,8 @@ class JitFunction:
         times["compile"] = time.perf_counter() - t3 - render_s
         _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
         if self.backend == "c":
-            executable = Executable(program, lib, ranges, _idle_python_ints(optimised))
+            executable = Executable(program, lib, ranges, _idle_python_ints(optimised),
+                                    _python_int_conversions(optimised))
             profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
@@ -453,6 +454,13 @@ def _idle_python_ints(g: Graph) -> frozenset[int]:
     read = {i.id for n in g.nodes() for i in n.inputs}
     return frozenset(k for k, n in enumerate(g.inputs)
                      if n.attrs.get("weak") == "int" and n.id not in read)
+
+
+def _python_int_conversions(g: Graph) -> dict[int, Callable[[Any], Any]]:
+    """Python-int inputs held as uint64 or float64 (frontend.trace._retype_int_leaves)."""
+    convert = {np.dtype(np.uint64): np.uint64, np.dtype(np.float64): float}
+    return {k: convert[n.dtype] for k, n in enumerate(g.inputs)
+            if n.attrs.get("weak") == "int" and n.dtype in convert}
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] | int = (),

@@ -90,23 +90,31 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     alias = [a if a != k else -1 for k, a in enumerate(alias)]
     n = len(updates)
     outputs += [tracers[k].node for k in updates]
-    _widen_unsigned_leaves(ctx.inputs, body)
+    _retype_int_leaves(ctx.inputs, body, floats=python_scalars)
     return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
                  alias + [-1] * n, returned + [-1] * n, updates,
                  ctx.prelude if ctx.prelude else None), ctx.sources
 
 
-def _widen_unsigned_leaves(inputs: list[Node], body: list[Node]) -> None:
-    """A Python-int input only ever converted to uint64 (and to floats or narrower types)
-    may hold values in [2**63, 2**64), as NumPy allows: it is typed uint64, not int64. Its
-    "range" (from frontend.tracer.to_node) then lies in [0, 2**64) and is checked per call."""
+def _retype_int_leaves(inputs: list[Node], body: list[Node], floats: bool) -> None:
+    """The C type of each Python-int input, once every use is known (int64 by default).
+
+    Only ever converted to uint64 (and to floats or narrower types): uint64, so values in
+    [2**63, 2**64) work, as NumPy allows; its "range" (frontend.tracer.to_node) lies in
+    [0, 2**64) and is checked per call. With `floats`, only ever converted to float64 (how
+    NumPy meets a Python int with float arrays): float64, so any int a double holds works;
+    the caller passes float(value)."""
     i64 = int(np.iinfo(np.int64).max)
     for node in inputs:
-        if node.attrs.get("weak") != "int" or node.attrs.get("range", (0, 0))[1] <= i64:
+        if node.attrs.get("weak") != "int":
             continue
         users = [n for n in body if any(i is node for i in n.inputs)]
-        if all(u.op == "cast" for u in users):
+        if not users or any(u.op != "cast" for u in users):
+            continue
+        if node.attrs.get("range", (0, 0))[1] > i64:
             node.type = TensorType((), np.dtype(np.uint64))
+        elif floats and "range" not in node.attrs and all(u.dtype == np.float64 for u in users):
+            node.type = TensorType((), np.dtype(np.float64))
 
 
 def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:

@@ -92,6 +92,8 @@ def make_node(op: str, inputs: list[Node], shape: tuple[int, ...], out_dtype: np
 
 
 def const_node(value: Any, dtype: np.dtype | None = None) -> Node:
+    if dtype is not None and type(value) is int and np.dtype(dtype).kind == "f":
+        value = np.array(value, np.float64)  # NumPy converts a Python int through a double
     arr = np.asarray(value) if dtype is None else np.asarray(value).astype(dtype)
     O.check_dtype(arr.dtype, "a constant")
     arr = np.array(arr, copy=True)
@@ -424,6 +426,9 @@ def to_node(x: Any, dtype: np.dtype) -> Node:
             info = np.iinfo(dtype)
             lo, hi = node.attrs.get("range", (info.min, info.max))
             node.attrs["range"] = (max(lo, int(info.min)), min(hi, int(info.max)))
+        if x.weak is int and dtype.kind == "f":
+            # NumPy converts a Python int to a float through a double (then rounds again)
+            node = cast_node(node, np.dtype(np.float64))
         return cast_node(node, dtype)
     return const_node(x, dtype)
 

@@ -187,9 +187,19 @@ def simplify_arith(graph: Graph) -> Graph:
 # --- casts ------------------------------------------------------------------------------------
 
 
+def _holds_exactly(a: np.dtype, b: np.dtype) -> bool:
+    """Every value of dtype a is a value of dtype b. NumPy's "safe" casts include int64 ->
+    float64, which rounds integers beyond 2**53: integers need as many bits of mantissa."""
+    if not np.can_cast(a, b, "safe"):
+        return False
+    if a.kind in "iu" and b.kind == "f":
+        return np.finfo(b).nmant + 1 >= a.itemsize * 8 - (a.kind == "i")
+    return True
+
+
 def _exact_chain(a: np.dtype, b: np.dtype, c: np.dtype) -> bool:
     """True when casting a->b->c gives what a->c gives, for every value of dtype a."""
-    if not np.can_cast(a, b, "safe"):
+    if not _holds_exactly(a, b):
         return False
     # b holds every value of a exactly; b->c then only depends on the value, except for a
     # float->integer conversion of a value outside c's range (undefined in C).

@@ -41,9 +41,12 @@ class Executable:
 
     def __init__(self, program: Program, lib: Library,
                  input_ranges: list[tuple[int, tuple[int, int], np.dtype]],
-                 idle: frozenset[int] = frozenset()) -> None:
+                 idle: frozenset[int] = frozenset(),
+                 converts: dict[int, Callable[[Any], Any]] | None = None) -> None:
         """`idle`: graph inputs no kernel reads (a Python int the function only returns,
-        which may not fit the C type): a zero is passed in their place."""
+        which may not fit the C type): a zero is passed in their place. `converts`: graph
+        inputs given as Python ints but held in another C type (np.uint64, float), which
+        the dispatcher (reading Python ints as int64) must be handed converted."""
         self.program = program
         self.lib = lib
         self.input_ranges = input_ranges
@@ -68,7 +71,7 @@ class Executable:
             ("out", out_slot[o.index]) if o.kind == "buffer" else ("in", o.index)
             for o in program.outputs]
         self.arena_bytes = program.arena_bytes
-        self.unsigned = [k for k, _, dtype in input_ranges if dtype == np.uint64]
+        self.converts = dict(converts or {})
 
     def arena(self) -> np.ndarray | None:
         """This thread's arena (calls from several threads never share temporaries)."""
@@ -87,10 +90,10 @@ class Executable:
             v = inputs[k]
             if not lo <= v <= hi:
                 raise OverflowError(f"Python integer {v} out of bounds for {dtype}")
-        if self.unsigned:  # Python ints held as uint64 (the dispatcher reads ints as int64)
+        if self.converts:
             inputs = list(inputs)
-            for k in self.unsigned:
-                inputs[k] = np.uint64(inputs[k])
+            for k, convert in self.converts.items():
+                inputs[k] = convert(inputs[k])
         if outs is None:
             outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
         objs = tuple(inputs[v] if kind == "in" else (outs[v] if kind == "out" else v)
@@ -121,7 +124,7 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     env: dict[str, Any] = {"_empty": np.empty, "_call": dispatch.call,
                            "_addr": exe.address, "_raise": raise_status,
                            "_arena": exe.arena, "_refs": sys.getrefcount,
-                           "_weak": weakref.getweakrefcount, "_u64": np.uint64}
+                           "_weak": weakref.getweakrefcount}
     params = [f"a{i}" for i in range(nargs)]
     lines = [f"def stub({', '.join(params)}):"]
     if prelude:
@@ -152,8 +155,11 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
             lines.append(f"    o{j} = _empty(_s{j}, _d{j})")
     items = []
     for i, (kind, v) in enumerate(exe.recipe):
-        if kind == "in":
-            items.append(f"_u64(a{positions[v]})" if v in exe.unsigned else f"a{positions[v]}")
+        if kind == "in" and v in exe.converts:
+            env[f"_cv{v}"] = exe.converts[v]
+            items.append(f"_cv{v}(a{positions[v]})")
+        elif kind == "in":
+            items.append(f"a{positions[v]}")
         elif kind == "out":
             items.append(f"o{v}")
         else:

@@ -23,7 +23,8 @@ from fusejit.frontend.trace import trace
 def outcome(fn: Any, *args: Any) -> Any:
     """The value, or the exception type, of fn(*args)."""
     try:
-        return fn(*args)
+        with np.errstate(all="ignore"):
+            return fn(*args)
     except Exception as e:  # noqa: BLE001 - compared by type
         return type(e)
 
@@ -112,6 +113,19 @@ def test_out_of_int64_range_python_int_with_uint64_array() -> None:
             f(x, s)
         with pytest.raises(OverflowError):
             fj(x, s)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.uint64, np.int8])
+def test_python_ints_of_any_size_meet_arrays_as_numpy_does(dtype: type) -> None:
+    """NumPy converts a Python int to a float through a double (2**60 + 2**36 + 1 rounds twice
+    on its way to float32), accepts ints beyond int64 with float and uint64 arrays, and
+    raises OverflowError where they do not fit."""
+    def f(x, s):
+        return x + s, x * 3 + (2**60 + 2**36 + 1) * (x > 0)
+
+    fj, x = jit(f), np.arange(3).astype(dtype)
+    for s in (3, 2**60 + 2**36 + 1, 2**63, 2**64 - 1, 2**70, -5):
+        assert_outcome(outcome(fj, x, s), outcome(f, x, s))
 
 
 # --- Python's errors and value-dependent types -----------------------------------------------

@@ -191,6 +191,33 @@ def test_cast_chains() -> None:
         assert a.type == b.type
 
 
+def test_integer_through_float_that_rounds_is_kept() -> None:
+    """int64 -> float64 is a NumPy "safe" cast but rounds beyond 2**53: the chain stays."""
+    def f(i, j):
+        return (i.astype(F64).astype(np.int64), i.astype(F64).astype(F32),
+                j.astype(F64).astype(F32), j.astype(F32).astype(F64))
+
+    g = traced(f, np.ones(3, np.int64), np.ones(3, np.int32))
+    after = passes.verify(simplify.simplify_casts(g))
+    i, j = after.inputs
+    out = after.outputs
+    assert out[0].inputs[0].op == "cast" and out[0].inputs[0].inputs[0] is i
+    assert out[1].inputs[0].op == "cast"
+    assert out[2].op == "cast" and out[2].inputs[0] is j  # int32 fits a double: one cast
+    assert out[3].inputs[0].op == "cast"  # int32 -> float32 rounds: kept
+    v = np.array([2**60 + 1, 2**60 + 2**36 + 1, -(2**53) - 1], np.int64)
+    w = np.array([2**31 - 1, -(2**24) - 1, 7], np.int32)
+    for a, b in zip(interpret(g, [v, w]), interpret(after, [v, w])):
+        assert same_bits(a, b)
+
+
+def test_exact_jit_of_int64_through_double() -> None:
+    x = np.array([2**60 + 1, 2**53 + 1, 2**60 + 2**36 + 1], np.int64)
+    got = fusejit.jit(lambda x: (x.astype(F64).astype(np.int64), x.astype(F64).astype(F32)))(x)
+    assert same_bits(got[0], x.astype(F64).astype(np.int64))
+    assert same_bits(got[1], x.astype(F64).astype(F32))
+
+
 # --- views ----------------------------------------------------------------------------------
 
 
