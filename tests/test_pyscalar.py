@@ -293,3 +293,31 @@ def test_prelude_matches_python(program: list[tuple[str, int, int]], a: Any, b: 
         assert got is fusejit.UnsupportedError
         return
     assert_outcome(got, expected)
+
+
+def test_adam_step_with_bias_correction_in_python() -> None:
+    """The bias correction `lr * sqrt(1 - b2**t) / (1 - b1**t)` is Python arithmetic on the
+    step count: computed per call by the prelude, one trace for every t."""
+    def adam(w, g, m, v, t, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        lr_t = lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t)
+        w -= lr_t * m / (np.sqrt(v) + eps)
+        return lr_t
+
+    rng = np.random.default_rng(0)
+    state = [rng.standard_normal(64).astype(np.float32), np.zeros(64, np.float32),
+             np.zeros(64, np.float32)]
+    ref = [a.copy() for a in state]
+    fj = jit(adam)
+    for t in range(1, 6):
+        g = rng.standard_normal(64).astype(np.float32)
+        w, m, v = state
+        got = fj(w, g, m, v, t)
+        expected = adam(ref[0], g, ref[1], ref[2], t)
+        assert type(got) is float and got == expected
+        for a, b in zip(state, ref):
+            assert_same(a, b)
+    assert fj.trace_count == 1
