@@ -90,13 +90,14 @@ class Executable:
             v = inputs[k]
             if not lo <= v <= hi:
                 raise OverflowError(f"Python integer {v} out of bounds for {dtype}")
-        if self.converts:
-            inputs = list(inputs)
+        passed = inputs
+        if self.converts:  # what C reads; results that are inputs stay the caller's objects
+            passed = list(inputs)
             for k, convert in self.converts.items():
-                inputs[k] = convert(inputs[k])
+                passed[k] = convert(passed[k])
         if outs is None:
             outs = [np.empty(shape, dtype) for shape, dtype in self.out_specs]
-        objs = tuple(inputs[v] if kind == "in" else (outs[v] if kind == "out" else v)
+        objs = tuple(passed[v] if kind == "in" else (outs[v] if kind == "out" else v)
                      for kind, v in self.recipe)
         dispatch = ready_dispatcher()  # None until its one-time build has finished
         if dispatch is not None:

@@ -321,3 +321,20 @@ def test_adam_step_with_bias_correction_in_python() -> None:
         for a, b in zip(state, ref):
             assert_same(a, b)
     assert fj.trace_count == 1
+
+
+def test_converted_int_argument_is_returned_unconverted() -> None:
+    """An int argument used only with floats is passed to C as a double; returned, it is
+    still the caller's int (also on the path that writes arguments in place)."""
+    def f(w, s):
+        w += s
+        return s, w * s
+
+    fj = jit(f)
+    w, ref = np.ones(3), np.ones(3)
+    big = 2**70
+    got = fj(w, big)
+    expected = f(ref, big)
+    assert got[0] is big
+    assert_same(got, expected)
+    assert_same(w, ref)
