@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..frontend.ops import ctype
+from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Check, Compute, Const, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
 from .cexpr import check_expr, compute_expr, const_expr
@@ -198,6 +198,8 @@ def render_gemm_epilogue(k: GemmKernel, fn: str, program: Program) -> dict[str, 
     if scratch:
         out.append("    fj_scratch_put(fj_S);")
     out += ["    return fj_err;", "}"]
-    work = k.size * k.k
+    # Work for the parallel split: the product's multiply-adds and the epilogue's op costs.
+    ops = sum(OPS[s.op].cost for s in k.epilogue if isinstance(s, Compute) and s.op in OPS)
+    work = k.size * (k.k + ops)
     return {"name": k.name, "fn": fn, "blas": True, "text": head + "\n" + "\n".join(out),
             "calls": [f"fj_err = fj_run_gemm({fn}, fj_buf, {nbatch * k.m}, {work});"]}

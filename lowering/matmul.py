@@ -8,6 +8,15 @@ laid out like that (negative or broadcast strides, a strided slice) is first pac
 elementwise `copy` (`pack_operands`). Other dtypes run generated loops that read any affine
 layout. A matmul whose product only feeds an argument update (lowering.gemm_update) writes
 that argument with alpha and beta = 1.
+
+A matmul with an epilogue (lowering.epilogue) becomes one GemmKernel that also evaluates its
+elementwise readers on each block of rows (`build_gemm_epilogue`). Where the product of a
+block lies: in the rows of one of the epilogue's values, when one has the product's dtype
+and a fresh buffer, and no temp the epilogue reads could take that buffer's block in place
+(memplan; the gemm would overwrite it before the epilogue reads it); otherwise in a
+per-thread scratch block (codegen/cgemm_epilogue.py). Blocks are SCRATCH_BYTES of product
+(they stay in L2 for the epilogue), except where BLAS would re-pack a big B operand for each
+of them (REPACK_BYTES, REPACK_ROWS).
 """
 
 from __future__ import annotations
@@ -37,9 +46,12 @@ from .passes import rewrite
 
 # Bytes of one block of an epilogue's product (per thread): it stays in L2 for the epilogue.
 SCRATCH_BYTES = 256 * 1024
-# A B operand bigger than this is not re-packed by BLAS once per block of rows: a gemm that
-# writes its product into C's own rows then takes each thread's whole share in one call.
+# BLAS packs the whole B operand again for every gemm call, that is once per block of rows.
+# When B is bigger than this, a gemm that writes its product into C's own rows takes each
+# thread's whole share in one call, and one that needs scratch takes blocks of at least
+# REPACK_ROWS rows (repacking then costs a few per cent of the multiply-adds).
 REPACK_BYTES = 512 * 1024
+REPACK_ROWS = 256
 
 
 def blas_layout(rows: int, cols: int, s_rows: int, s_cols: int) -> tuple[bool, int] | None:
@@ -191,6 +203,8 @@ def build_gemm_epilogue(low: _Lowering, name: str, node: Node, roots: list[Node]
     target = _direct_target(low, node, roots, body)
     if target is None:
         c = Access(SCRATCH, 0, (0,) * (ndom - 2) + (n, 1))
+        if k * n * item > REPACK_BYTES:
+            rows = min(m, max(rows, REPACK_ROWS))
     else:
         c = _unit_access(access(target, ident, ndom), node.shape)
         if k * n * item > REPACK_BYTES:

@@ -140,7 +140,7 @@ int fj_entry(char *const *fj_io, char *fj_arena) {
     fj_buf[3] = fj_io[3];
     (void)fj_arena;
     int fj_err = 0;
-    fj_err = fj_run_gemm(fj_k0, fj_buf, 4, 96);
+    fj_err = fj_run_gemm(fj_k0, fj_buf, 4, 120);
     if (fj_err) return fj_err;
     return 0;
 }
