@@ -73,11 +73,13 @@ static void fj_scratch_put(void *data) {
     pthread_mutex_unlock(&fj_pool_lock);
 }
 __attribute__((destructor)) static void fj_pool_free(void) {
+    pthread_mutex_lock(&fj_pool_lock);
     while (fj_pool) {
         fj_block_t *b = fj_pool;
         fj_pool = b->next;
         free(b);
     }
+    pthread_mutex_unlock(&fj_pool_lock);
 }
 """
 

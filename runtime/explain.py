@@ -298,4 +298,10 @@ def format_memory(program: Program) -> str:
     lines.append(f"naive {s.naive_bytes} B (each temporary its own block), planned arena "
                  f"{s.arena_bytes} B, lower bound {s.lower_bound} B (largest live set)")
     lines.append("(inputs, outputs and constants live outside the arena)")
+    scratch = [(k.rows * k.n * k.dtype.itemsize, k.name) for k in program.kernels
+               if isinstance(k, GemmKernel) and k.scratch]
+    if scratch:
+        lines.append(f"(gemm epilogue scratch, also outside: up to {max(scratch)[0]} B per "
+                     f"thread running {', '.join(name for _, name in scratch)}, from a pool "
+                     "the compiled library keeps between calls)")
     return "\n".join(lines)
