@@ -4,7 +4,10 @@ Every elementwise op and view is inlined into the kernel that needs it; a node i
 (written to a buffer) only when it is a graph output, or when a consumer iterates over a larger,
 broadcast domain and recomputing the node there would cost more than storing it once. Roots of
 the same shape share a kernel whenever the dependency order allows it, so several outputs are
-written by one loop nest (the LSTM cell is one kernel).
+written by one loop nest (the LSTM cell is one kernel). A BLAS matmul whose product is read
+only elementwise at the same index is not stored either: its gemm kernel computes those
+readers as its epilogue (lowering.epilogue), and same-shaped nodes reading the epilogue's
+values at the same index join it; narrow stores (lowering.narrow) let a temp die early.
 
 Every decision is recorded in words for `explain`: why a non-output node is stored
 (`choose_materialised`'s reasons) and, on each group, why its first node could not join an
