@@ -30,6 +30,7 @@ from ..lowering.loop_ir import (
 from .ccolumns import column_units, render_column_reduce
 from .cexpr import check_expr, compute_expr, const_expr
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
+from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,12 +178,16 @@ def render(program: Program, opts: COptions) -> str:
                for b in program.buffers]
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
                if isinstance(k, ReduceKernel) else
+               render_gemm_epilogue(k, f"fj_{k.name}", program)
+               if isinstance(k, GemmKernel) and k.epilogue is not None else
                render_gemm(k, f"fj_{k.name}") if isinstance(k, GemmKernel) else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return _env().get_template("program.c.j2").render(
         name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
         blas_decls=(f"#define FJ_GEMM_PAR_MIN {GEMM_PAR_MIN}\n{BLAS_DECLS}"
+                    + (EPILOGUE_DECLS if any(isinstance(k, GemmKernel) and k.scratch
+                                             for k in program.kernels) else "")
                     if uses_blas(program) else ""),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",

@@ -41,6 +41,10 @@ def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
         return f"({arg} != 0)"
     if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 8:
         return f"(({ctype(dst)})(int64_t)({arg}))"
+    if src.kind in "biu" and src.itemsize < 4 and dst.kind == "f":
+        # Exact through int32; GCC does not vectorise a uint8 -> float conversion of a value
+        # computed in the same loop (`acc * (h > 0)`), but does through int32.
+        return f"(({ctype(dst)})(int32_t)({arg}))"
     return f"(({ctype(dst)})({arg}))"
 
 

@@ -218,6 +218,9 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             views.append({"text": text})
             launches.extend(more)
             scratch = max(scratch, need)
+        elif isinstance(k, GemmKernel) and k.epilogue is not None:
+            raise UnsupportedError(f"{k.name} in {program.name}() is a BLAS gemm with an "
+                                   "epilogue: CUDA programs are lowered with blas=False")
         elif isinstance(k, GemmKernel):
             text, launch = render_gemm(k, i, program, opts)
             views.append({"text": text})

@@ -4,7 +4,10 @@ Every elementwise op and view is inlined into the kernel that needs it; a node i
 (written to a buffer) only when it is a graph output, or when a consumer iterates over a larger,
 broadcast domain and recomputing the node there would cost more than storing it once. Roots of
 the same shape share a kernel whenever the dependency order allows it, so several outputs are
-written by one loop nest (the LSTM cell is one kernel).
+written by one loop nest (the LSTM cell is one kernel). A BLAS matmul whose product is read
+only elementwise at the same index is not stored either: its gemm kernel computes those
+readers as its epilogue (lowering.epilogue), and same-shaped nodes reading the epilogue's
+values at the same index join it; narrow stores (lowering.narrow) let a temp die early.
 
 Every decision is recorded in words for `explain`: why a non-output node is stored
 (`choose_materialised`'s reasons) and, on each group, why its first node could not join an
@@ -18,7 +21,13 @@ from dataclasses import dataclass, field
 
 from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS
+from .epilogue import Epilogues, find_epilogues, same_index
 from .gemm_update import GemmUpdate, find_gemm_updates
+from .narrow import narrow_stores
+from .stored import is_source, materialised_deps, strip_views, via_reshape
+
+__all__ = ["RECOMPUTE_BUDGET", "Group", "choose_materialised", "inline_cost", "is_source",
+           "matmul_operand_store", "partition", "strip_views"]
 
 # Recompute a broadcast producer inside its consumer unless that repeats more work than this.
 RECOMPUTE_BUDGET = 16
@@ -38,6 +47,7 @@ class Group:
     update: GemmUpdate | None = None  # the matmul's gemm computes this argument update
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
     refusals: list[str] = field(default_factory=list)
+    gemm: Node | None = None  # a matmul whose gemm computes the roots as its epilogue
     axes: tuple[int, ...] | None = None
     phase_of: dict[int, int] = field(default_factory=dict)
     level: dict[int, int] = field(default_factory=dict)
@@ -48,10 +58,6 @@ class Group:
         keep = tuple(1 if d in self.axes else n for d, n in enumerate(self.shape))
         squeezed = tuple(n for d, n in enumerate(self.shape) if d not in self.axes)
         return keep, squeezed
-
-
-def is_source(node: Node) -> bool:
-    return OPS[node.op].kind == "source"
 
 
 def inline_cost(node: Node, materialised: set[int]) -> int:
@@ -67,12 +73,6 @@ def inline_cost(node: Node, materialised: set[int]) -> int:
     return total
 
 
-def strip_views(node: Node, reshapes: bool = False) -> Node:
-    while node.op == "view" or (reshapes and node.op == "reshape"):
-        node = node.inputs[0]
-    return node
-
-
 def matmul_operand_store(operand: Node) -> Node | None:
     """The node that must be stored so a matmul can read `operand` through its views and
     reshapes: their base when that is computed, the operand itself when its base is a small
@@ -83,11 +83,13 @@ def matmul_operand_store(operand: Node) -> Node | None:
     return operand if base.op == "const" else base
 
 
-def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = None
-                        ) -> tuple[set[int], dict[int, str]]:
-    """Ids of the nodes to store in buffers, with the reason for each non-output one.
-    `updates` (argument updates computed by a gemm, lowering.gemm_update): their product is
-    not stored, and their factor is when alpha cannot be read from an argument or constant."""
+def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = None,
+                        blas: bool = True) -> tuple[set[int], dict[int, str], Epilogues]:
+    """Ids of the nodes to store in buffers, with the reason for each non-output one, and the
+    gemm epilogues (lowering.epilogue; `blas`: float matmuls become BLAS gemms): a product
+    computed by its gemm's epilogue is not stored. `updates` (argument updates computed by a
+    gemm, lowering.gemm_update): their product is not stored, and their factor is when alpha
+    cannot be read from an argument or constant."""
     nodes = graph.nodes()
     uses = users(nodes)
     updates = updates or {}
@@ -130,73 +132,59 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             materialised.add(node.id)
             reasons[node.id] = (f"%{node.id} ({node.op}, cost {cost}) is broadcast {repeat}x "
                                 "by its consumer: stored once instead of recomputed")
-    _narrow_stores(graph, materialised, reasons, uses)
-    return materialised, reasons
+    skip = {u.matmul.id for u in updates.values()}
+    epi = find_epilogues(graph, materialised, reasons, uses, blas, skip)
+    narrow_stores(graph, materialised, reasons, uses, epi)
+    # Narrowing changed what the readers read: check the epilogues again (no new sinking).
+    final = find_epilogues(graph, materialised, reasons, uses, blas, skip, sink=False)
+    for mm, stored in epi.sunk.items():
+        if mm in final.roots:
+            final.sunk[mm] = stored
+        else:
+            materialised.discard(stored)
+            reasons.pop(stored, None)
+    materialised -= set(final.roots)
+    return materialised, reasons, final
 
 
-def _narrow_stores(graph: Graph, materialised: set[int], reasons: dict[int, str],
-                   uses: dict[int, list[Node]]) -> None:
-    """Store a cheap narrowing function of a stored temp (`h > 0`, bool, of a float32 `h`)
-    when it is read only by kernels that run after every other reader of the temp: those
-    kernels then read the narrow value, and the temp can die earlier (its block is free for
-    the values computed in between: `dh = (dz @ w2.T) * (h > 0)` after `dw2 = h.T @ dz`)."""
-    outputs = {o.id for o in graph.outputs}
-    nodes = graph.nodes()
-    by_id = {n.id: n for n in nodes}
-    level: dict[int, int] = {}
-    for node in nodes:
-        if node.id in materialised:
-            deps = _materialised_deps(node, materialised)
-            level[node.id] = 1 + max((level.get(d, 0) for d in deps), default=0)
-    for node in nodes:
-        if (node.id not in materialised or is_source(node) or node.id in outputs
-                or node.op == "view"):
-            continue
-        for f in uses.get(node.id, []):
-            if (f.id in materialised or OPS[f.op].kind != "elementwise" or f.shape != node.shape
-                    or f.dtype.itemsize >= node.dtype.itemsize
-                    or not all(i is node or (is_source(strip_views(i))
-                                             and i.type.size <= 1) for i in f.inputs)):
-                continue
-            trial = materialised | {f.id}
-            reads = {m: _materialised_deps(by_id[m], trial) for m in level}
-            readers = [m for m, deps in reads.items() if m != node.id and node.id in deps]
-            consumers = [m for m, deps in reads.items() if f.id in deps]
-            first_late = min((level[m] for m in consumers), default=0)
-            last_other = max((level[m] for m in readers), default=level[node.id])
-            if consumers and first_late > last_other:
-                materialised.add(f.id)
-                reasons[f.id] = (f"%{f.id} ({f.op}, {f.dtype.name}) is a narrow function of "
-                                 f"%{node.id} ({node.dtype.name}) read after %{node.id}'s "
-                                 f"other readers: stored so %{node.id} can die earlier")
-
-
-def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = frozenset()
-              ) -> tuple[list[Group], set[int], dict[int, str]]:
+def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = frozenset(),
+              blas: bool = True) -> tuple[list[Group], set[int], dict[int, str]]:
     """Group the materialised nodes into kernels, in an order that respects dependencies.
 
     With `rowwise`, reductions that need each other's results and the elementwise outputs that
     use them share one kernel (phases over the same rows); without it every group only holds
     independent roots (the fallback when a use does not follow the rows). An argument update
     `w -= lr * (a @ b)` becomes the root of its matmul's group (one gemm into `w`) unless its
-    id is in `exclude` (lowering found that unsafe)."""
+    id is in `exclude` (lowering found that unsafe). A matmul with an epilogue (`blas`:
+    float matmuls are BLAS gemms; lowering.epilogue) is one group whose roots are the
+    epilogue's values, placed where its first value comes in the graph's order."""
     updates = find_gemm_updates(graph, exclude)
-    materialised, reasons = choose_materialised(graph, updates)
+    materialised, reasons, epi = choose_materialised(graph, updates, blas)
     groups: list[Group] = []
     group_of: dict[int, int] = {}
+    root_of = epi.root_of()
     for node in graph.nodes():
         if node.id not in materialised or (is_source(node) and node.op != "const"):
             continue
-        deps = _materialised_deps(node, materialised)
+        if node.id in group_of:
+            continue  # an epilogue value, placed with its gemm
+        if node.id in root_of:
+            _add_epilogue_group(epi, root_of[node.id], materialised, groups, group_of)
+            continue
+        deps = materialised_deps(node, materialised)
         after = max((group_of[d] for d in deps if d in group_of), default=-1)
         # A value read through a reshape is read from memory: stored by an earlier kernel.
-        after = max([after] + [group_of[d] + 1 for d in _via_reshape(node, materialised)
+        after = max([after] + [group_of[d] + 1 for d in via_reshape(node, materialised)
                                if d in group_of])
         upd = updates.get(node.id)
         alone = node.op in ("matmul", "scatter") or upd is not None
-        target = None if alone else _join(node, deps, groups, group_of, after, rowwise)
+        target = None if alone else _join(node, deps, groups, group_of, after, rowwise,
+                                          materialised)
         if target is None:
             refusals = _refusals(node, deps, groups, group_of, after, rowwise, upd)
+            if node.op == "matmul" and node.id in epi.refused:
+                refusals.append(f"%{node.id} (matmul) has no epilogue: "
+                                f"{epi.refused[node.id]}")
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
                                     scatter=node.op == "scatter", update=upd))
@@ -218,14 +206,36 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
     return groups, materialised, reasons
 
 
+def _add_epilogue_group(epi: Epilogues, mm_id: int, materialised: set[int],
+                        groups: list[Group], group_of: dict[int, int]) -> None:
+    """The group of matmul `mm_id`'s gemm with its epilogue values as roots."""
+    mm, roots = epi.matmul[mm_id], epi.roots[mm_id]
+    groups.append(Group(mm.shape, matmul=True, gemm=mm))
+    gi = len(groups) - 1
+    computed = ", ".join(f"%{r.id} ({r.op})" for r in roots)
+    groups[gi].refusals.append(
+        f"%{mm.id} (matmul) is a kernel of its own: a GEMM reads its operands from memory; "
+        f"its epilogue computes {computed} on each block of the product's rows")
+    for r in roots:
+        groups[gi].roots.append(r)
+        group_of[r.id] = gi
+
+
 def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, int],
-          after: int, rowwise: bool) -> int | None:
-    """The index of an existing group `node` can join, or None."""
+          after: int, rowwise: bool, materialised: set[int] | None = None) -> int | None:
+    """The index of an existing group `node` can join, or None. A gemm's epilogue takes a
+    same-shaped elementwise node that reads its values at the same index."""
     for gi in range(len(groups) - 1, max(after, 0) - 1, -1):
         g = groups[gi]
+        in_group = any(group_of.get(d) == gi for d in deps)
+        if g.gemm is not None and in_group and materialised is not None:
+            own = {r.id for r in g.roots}
+            if (node.shape == g.shape and OPS[node.op].kind == "elementwise"
+                    and same_index(node, own, materialised, g.shape)):
+                return gi
+            continue
         if g.matmul or g.scatter:
             continue
-        in_group = any(group_of.get(d) == gi for d in deps)
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:
                 return gi
@@ -268,6 +278,14 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
              group_of: dict[int, int], after: int, rowwise: bool) -> str | None:
     """The reason `node` cannot join group `gi` (None when nothing prevents it)."""
     via = f" (it reads %{reads[0]} from memory)" if reads else ""
+    if g.gemm is not None:
+        if node.op == "reduce":
+            return f"k{gi}'s gemm epilogue is elementwise: a reduction starts its own row loop{via}"
+        if not reads:
+            return (f"k{gi}'s gemm epilogue takes only elementwise values that read its own "
+                    "values")
+        return (f"k{gi}'s gemm epilogue takes only elementwise values of its shape that read "
+                f"its values at the same index{via}")
     if g.matmul:
         return f"k{gi} is a matmul, which fuses nothing else{via}"
     if g.scatter:
@@ -302,34 +320,3 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
     return None
 
 
-def _materialised_deps(node: Node, materialised: set[int]) -> set[int]:
-    """Materialised nodes that `node`'s inlined computation reads."""
-    deps, seen, stack = set(), set(), list(node.inputs)
-    while stack:
-        n = stack.pop()
-        if n.id in seen:
-            continue
-        seen.add(n.id)
-        if n.id in materialised:
-            deps.add(n.id)
-            continue
-        stack.extend(n.inputs)
-    return deps
-
-
-def _via_reshape(node: Node, materialised: set[int]) -> set[int]:
-    """Materialised nodes that `node`'s inlined computation reads through a `reshape`."""
-    out: set[int] = set()
-    seen: set[tuple[int, bool]] = set()
-    stack = [(i, node.op == "reshape") for i in node.inputs]
-    while stack:
-        n, via = stack.pop()
-        if (n.id, via) in seen:
-            continue
-        seen.add((n.id, via))
-        if n.id in materialised:
-            if via:
-                out.add(n.id)
-            continue
-        stack.extend((i, via or n.op == "reshape") for i in n.inputs)
-    return out

@@ -170,16 +170,21 @@ def _delays(match: GemmUpdate, w: Node, uses: dict[int, list[Node]]) -> bool:
     saves: writing `w` must wait for every other reader of `w`, so a reader that does not
     precede the matmul anyway (`dz @ w2.T` after `dw2 = h.T @ dz`) holds the operands (`h`)
     until then. Fused only when no reader is held back or the operands are not bigger."""
-    before = _ancestors(match.matmul)
-    fused = set(match.fused)
+    return delays_operands(match.matmul, w, set(match.fused), uses)
+
+
+def delays_operands(mm: Node, w: Node, fused: set[int], uses: dict[int, list[Node]]) -> bool:
+    """True when a gemm of matmul `mm` that also writes argument `w` (computing the nodes in
+    `fused`) must wait for a reader of `w` that does not precede `mm` anyway, holding `mm`'s
+    stored operands alive until then, and those are bigger than the product."""
+    before = ancestors(mm)
     if all(r.id in before or r.id in fused for r in uses.get(w.id, [])):
         return False
-    temps = sum(_base(o).type.size for o in match.matmul.inputs
-                if _base(o).op not in ("input", "const"))
-    return temps > match.matmul.type.size
+    temps = sum(_base(o).type.size for o in mm.inputs if _base(o).op not in ("input", "const"))
+    return temps > mm.type.size
 
 
-def _ancestors(node: Node) -> set[int]:
+def ancestors(node: Node) -> set[int]:
     seen: set[int] = set()
     stack = list(node.inputs)
     while stack:

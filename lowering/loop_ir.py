@@ -156,6 +156,9 @@ class ReduceKernel:
         return [s for s in self.body if isinstance(s, Store)]
 
 
+SCRATCH = -1  # GemmKernel.c.buf when the product goes to per-thread scratch blocks
+
+
 @dataclass
 class GemmKernel:
     """C[b] = alpha * A[b] @ B[b] + beta * C[b] for every batch index b: A is m x k, B k x n,
@@ -163,7 +166,15 @@ class GemmKernel:
     With `blas` the product is a BLAS gemm call (both operands have a unit stride in one
     matrix dim); otherwise generated loops compute it. alpha is the constant `alpha`, times
     the size-1 value at `alpha_from` (of `alpha_dtype`, cast to `dtype`) when that is set;
-    beta is 0 (C is only written) or 1 (C holds node `c_node` before: an in-place update)."""
+    beta is 0 (C is only written) or 1 (C holds node `c_node` before: an in-place update).
+
+    With an `epilogue` (BLAS only, beta 0): the (batch, m) rows are computed in blocks of
+    `rows` (0: each thread's whole share at once); after the gemm of a block, the epilogue's
+    elementwise statements run over that block's points of the domain (batch..., m, n) —
+    accesses have one stride per domain dim — reading the product as variable `product`,
+    and store the kernel's results. The product of a block lies in per-thread scratch
+    (`c.buf == SCRATCH`) or, written by the gemm, in C's own rows, which the epilogue then
+    reads and overwrites (`c` is then the access of one of its stores, same index)."""
 
     name: str
     batch: tuple[int, ...]
@@ -184,10 +195,28 @@ class GemmKernel:
     alpha_node: int = -1
     beta: float = 0.0
     c_node: int = -1
+    epilogue: list[Stmt] | None = None
+    rows: int = 0  # rows per block of an epilogue kernel (0: each thread's whole share)
+    product: str = "acc"  # the epilogue's name for the product
+    product_node: int = -1  # the matmul node the product is
 
     @property
     def domain(self) -> tuple[int, ...]:
         return self.batch + (self.m, self.n)
+
+    @property
+    def scratch(self) -> bool:
+        """True when an epilogue reads the product from per-thread scratch."""
+        return self.epilogue is not None and self.c.buf == SCRATCH
+
+    def gemm_buffers(self) -> set[int]:
+        """Buffers the gemm itself reads (A, B, alpha, C when beta = 1): read at any row."""
+        bufs = {self.a.buf, self.b.buf}
+        if self.alpha_from is not None:
+            bufs.add(self.alpha_from.buf)
+        if self.beta:
+            bufs.add(self.c.buf)
+        return bufs
 
     @property
     def size(self) -> int:
@@ -207,8 +236,13 @@ class GemmKernel:
             body.append(Load("alpha", self.alpha_from, self.alpha_dtype, self.alpha_node))
         if self.beta:
             body.append(Load("c", self.c, self.dtype, self.c_node))
-        body.append(Store(self.c, "c", self.nodes[-1] if self.nodes else -1))
-        return body
+        if self.epilogue is None:
+            body.append(Store(self.c, "c", self.nodes[-1] if self.nodes else -1))
+            return body
+        if self.c.buf != SCRATCH:  # the gemm writes C's rows, the epilogue reads them back
+            body.append(Store(self.c, "c", self.product_node))
+            body.append(Load(self.product, self.c, self.dtype, self.product_node))
+        return body + list(self.epilogue)
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -252,9 +286,11 @@ def format_program(p: Program) -> str:
         if isinstance(k, GemmKernel):
             how = "blas" if k.blas else "loops"
             scale = f"{k.alpha!r}" + (" * alpha" if k.alpha_from is not None else "")
+            epi = ("" if k.epilogue is None else
+                   f" epilogue rows={k.rows} {'scratch' if k.scratch else 'in C'}")
             lines.append(f"  matmul kernel {k.name} batch={list(k.batch)} m={k.m} n={k.n} "
                          f"k={k.k} ({how}, {k.dtype.name}) alpha={scale} beta={k.beta!r} "
-                         f"nodes={k.nodes}")
+                         f"nodes={k.nodes}{epi}")
             lines.extend(f"    {_fmt_stmt(s)}" for s in k.body)
             continue
         if isinstance(k, ReduceKernel):

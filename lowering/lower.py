@@ -282,10 +282,10 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     """One lowering, and the buffers it shares between values (scatter chains, arguments
     updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
     each value gets its own buffer, and an argument's new value is copied into it last."""
-    from .matmul import build_gemm
+    from .matmul import build_gemm, build_gemm_epilogue
     from .update import build_scatter, copy_back, scatter_tops
 
-    groups, _, _ = partition(graph, rowwise=rowwise, exclude=exclude | safe)
+    groups, _, _ = partition(graph, rowwise=rowwise, exclude=exclude | safe, blas=blas)
     low = _Lowering(graph, input_strides)
     n_res = graph.n_results
     out_index: dict[int, int] = {}
@@ -320,7 +320,9 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             chain_buf[top.id] = buf
     kernels: list = []
     for i, g in enumerate(groups):
-        if g.matmul:
+        if g.gemm is not None:
+            kernels.append(build_gemm_epilogue(low, f"k{i}", g.gemm, g.roots))
+        elif g.matmul:
             mm = g.roots[0] if g.update is None else g.update.matmul
             kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:

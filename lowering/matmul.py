@@ -8,6 +8,15 @@ laid out like that (negative or broadcast strides, a strided slice) is first pac
 elementwise `copy` (`pack_operands`). Other dtypes run generated loops that read any affine
 layout. A matmul whose product only feeds an argument update (lowering.gemm_update) writes
 that argument with alpha and beta = 1.
+
+A matmul with an epilogue (lowering.epilogue) becomes one GemmKernel that also evaluates its
+elementwise readers on each block of rows (`build_gemm_epilogue`). Where the product of a
+block lies: in the rows of one of the epilogue's values, when one has the product's dtype
+and a fresh buffer, and no temp the epilogue reads could take that buffer's block in place
+(memplan; the gemm would overwrite it before the epilogue reads it); otherwise in a
+per-thread scratch block (codegen/cgemm_epilogue.py). Blocks are SCRATCH_BYTES of product
+(they stay in L2 for the epilogue), except where BLAS would re-pack a big B operand for each
+of them (REPACK_BYTES, REPACK_ROWS).
 """
 
 from __future__ import annotations
@@ -18,14 +27,31 @@ import numpy as np
 
 from ..frontend.ir import Graph, Node
 from ..frontend.reshape import reshape_strides
-from .fusion import strip_views
+from .epilogue import BLAS_DTYPES, INT_MAX, blas_product
 from .gemm_update import GemmUpdate, scale_source
-from .loop_ir import Access, GemmKernel
-from .lower import _Lowering, access, contiguous_strides, identity_map
+from .loop_ir import SCRATCH, Access, Buffer, Compute, GemmKernel, Load, Stmt, Store
+from .lower import (
+    _KernelBuilder,
+    _Lowering,
+    access,
+    broadcast_map,
+    contiguous_strides,
+    identity_map,
+)
+from .stored import strip_views
+
+__all__ = ["BLAS_DTYPES", "INT_MAX", "blas_layout", "build_gemm", "build_gemm_epilogue",
+           "operand_strides", "pack_operands", "uses_blas"]
 from .passes import rewrite
 
-BLAS_DTYPES = frozenset({"float32", "float64"})
-INT_MAX = (1 << 31) - 1
+# Bytes of one block of an epilogue's product (per thread): it stays in L2 for the epilogue.
+SCRATCH_BYTES = 256 * 1024
+# BLAS packs the whole B operand again for every gemm call, that is once per block of rows.
+# When B is bigger than this, a gemm that writes its product into C's own rows takes each
+# thread's whole share in one call, and one that needs scratch takes blocks of at least
+# REPACK_ROWS rows (repacking then costs a few per cent of the multiply-adds).
+REPACK_BYTES = 512 * 1024
+REPACK_ROWS = 256
 
 
 def blas_layout(rows: int, cols: int, s_rows: int, s_cols: int) -> tuple[bool, int] | None:
@@ -57,8 +83,7 @@ def operand_strides(node: Node, base_strides: Callable[[Node], tuple[int, ...]]
 
 
 def uses_blas(node: Node, blas: bool) -> bool:
-    return blas and node.dtype.name in BLAS_DTYPES and max(node.shape[-2:] + (
-        node.inputs[0].shape[-1],)) <= INT_MAX
+    return blas_product(node, blas)
 
 
 def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
@@ -95,14 +120,7 @@ def build_gemm(low: _Lowering, name: str, node: Node, blas: bool,
     out = low.buffer_for(update.update if update is not None else node)
     assert out is not None
     ndom = node.type.ndim
-    accesses, bases = [], []
-    for operand in node.inputs:
-        place = low.layout(operand)
-        assert place is not None, f"matmul operand %{operand.id} is not in memory"
-        buf, off, strides, held = place
-        accesses.append(Access(buf.index, int(off), tuple(strides)))
-        bases.append(held)
-    a, b = accesses
+    a, b, bases = _operands(low, node)
     m, n = node.shape[-2:]
     k = node.inputs[0].shape[-1]
     use = uses_blas(node, blas) and node.type.size > 0 and _blas_ok(a, b, m, n, k)
@@ -142,3 +160,92 @@ def _blas_ok(a: Access, b: Access, m: int, n: int, k: int) -> bool:
             and blas_layout(k, n, *b.strides[-2:]) is not None)
 
 
+
+
+def _operands(low: _Lowering, node: Node) -> tuple[Access, Access, tuple[int, int]]:
+    """The accesses of matmul `node`'s operands A and B, and the stored nodes they read."""
+    accesses, bases = [], []
+    for operand in node.inputs:
+        place = low.layout(operand)
+        assert place is not None, f"matmul operand %{operand.id} is not in memory"
+        buf, off, strides, held = place
+        accesses.append(Access(buf.index, int(off), tuple(strides)))
+        bases.append(held)
+    return accesses[0], accesses[1], (bases[0], bases[1])
+
+
+def build_gemm_epilogue(low: _Lowering, name: str, node: Node, roots: list[Node]
+                        ) -> GemmKernel:
+    """The BLAS GemmKernel of matmul `node` whose epilogue computes `roots` (fusion's
+    epilogue values) from the product, block by block of rows (lowering.epilogue)."""
+    ndom = node.type.ndim
+    ident = identity_map(ndom)
+    a, b, bases = _operands(low, node)
+    m, n = node.shape[-2:]
+    k = node.inputs[0].shape[-1]
+    assert node.type.size > 0 and k > 0 and _blas_ok(a, b, m, n, k), \
+        f"matmul %{node.id} was given an epilogue but cannot be a BLAS gemm"
+    builder = _KernelBuilder(low, node.shape, roots)
+    product = "acc"
+    builder.memo[(node.id, ident)] = product
+    # Read through a same-shaped elementwise op, size-1 dims map to 0: the same element.
+    builder.memo[(node.id, broadcast_map(node.shape, node.shape, ident))] = product
+    for root in roots:
+        v = builder.value(root, ident)
+        buf = low.buffer_for(root)
+        assert buf is not None
+        builder.body.append(Store(access(buf, ident, ndom), v, root.id))
+    assert not any(isinstance(s, Compute) and s.op == "matmul" for s in builder.body), \
+        f"the epilogue of matmul %{node.id} reads the product at another index"
+    item = node.dtype.itemsize
+    rows = min(m, max(1, SCRATCH_BYTES // max(n * item, 1)))
+    body = [_unit_dims(s, node.shape) for s in builder.body]
+    target = _direct_target(low, node, roots, body)
+    if target is None:
+        c = Access(SCRATCH, 0, (0,) * (ndom - 2) + (n, 1))
+        if k * n * item > REPACK_BYTES:
+            rows = min(m, max(rows, REPACK_ROWS))
+    else:
+        c = _unit_access(access(target, ident, ndom), node.shape)
+        if k * n * item > REPACK_BYTES:
+            rows = 0
+    locs = [node.loc] if node.loc else []
+    locs += [loc for loc in builder.locs if loc not in locs]
+    return GemmKernel(name, node.shape[:-2], m, n, k, a, b, c, node.dtype, True,
+                      [node.id, *builder.nodes], locs, bases, epilogue=body,
+                      rows=rows, product=product, product_node=node.id)
+
+
+def _unit_access(acc: Access, domain: tuple[int, ...]) -> Access:
+    """`acc` with stride 0 along the size-1 dims of `domain` (the same elements): one index
+    map per element, as memplan's in-place proofs compare them."""
+    return Access(acc.buf, acc.offset, tuple(0 if n == 1 else s
+                                             for s, n in zip(acc.strides, domain)))
+
+
+def _unit_dims(s: Stmt, domain: tuple[int, ...]) -> Stmt:
+    if isinstance(s, Load):
+        return Load(s.var, _unit_access(s.access, domain), s.dtype, s.node)
+    if isinstance(s, Store):
+        return Store(_unit_access(s.access, domain), s.var, s.node)
+    return s
+
+
+def _direct_target(low: _Lowering, node: Node, roots: list[Node], body: list[Stmt]
+                   ) -> Buffer | None:
+    """The buffer the gemm may write the product into before the epilogue overwrites it
+    with a value of the same dtype (a fresh temp or output, laid out row-major), or None
+    when the product needs scratch: no such value, or a temp the epilogue reads could take
+    that value's block in place (memplan), which needs the block unwritten until the
+    epilogue has read it."""
+    read = [low.buffers[s.access.buf] for s in body if isinstance(s, Load)]
+    for root in roots:
+        buf = low.buffer_for(root)
+        if (buf is None or root.dtype != node.dtype or buf.kind not in ("temp", "output")
+                or buf.strides != contiguous_strides(root.shape)):
+            continue
+        if buf.kind == "temp" and any(r.kind == "temp" and r.dtype.itemsize == buf.dtype.itemsize
+                                      and r.nbytes >= buf.nbytes for r in read):
+            continue
+        return buf
+    return None

@@ -1,12 +1,13 @@
 """Memory planning: give every temporary buffer an offset in one arena, reusing dead blocks.
 
 Lifetimes come from the kernel order: a temp is live from the first kernel that touches it to
-the last. A temp that an elementwise kernel reads for the last time may hand its block to a
-temp that kernel creates when the kernel provably reads each element before it writes the same
-element there (`rewrites_in_place`); such chains form one block. Blocks get offsets by several
-heuristics (best fit and first fit in kernel order, growing the top free block when nothing
-fits; largest first at the lowest or tightest gap), over several valid kernel orders
-(`schedule`); the smallest arena wins. Inputs, outputs and constants never live in the arena.
+the last. A temp that an elementwise kernel (or a gemm's epilogue, which runs elementwise
+over each block of rows after that block's gemm) reads for the last time may hand its block
+to a temp that kernel creates when the kernel provably reads each element before it writes
+the same element there (`rewrites_in_place`); such chains form one block. Blocks get offsets
+by several heuristics (best fit and first fit in kernel order, growing the top free block
+when nothing fits; largest first at the lowest or tightest gap), over several valid kernel
+orders (`schedule`); the smallest arena wins. Inputs, outputs and constants never live in the arena.
 `plancheck.check_plan` verifies every plan independently.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .loop_ir import Access, Kernel, Load, Program, Store
+from .loop_ir import Access, GemmKernel, Kernel, Load, Program, Stmt, Store
 from .plancheck import check_plan
 from .schedule import candidate_orders, dependencies, is_valid_order
 
@@ -66,14 +67,30 @@ def injective(acc: Access, domain: tuple[int, ...]) -> bool:
     return all(dims[i + 1][0] >= dims[i][0] * dims[i][1] for i in range(len(dims) - 1))
 
 
+def elementwise_body(kernel: object, dying: int) -> list[Stmt] | None:
+    """The statements of `kernel` that run point by point over its domain, when `dying` is
+    read only there: an elementwise kernel's body; a gemm epilogue's (with the product's
+    store and load first when the gemm writes it into C) when the gemm itself (A, B, alpha,
+    C with beta = 1, read at any row) does not read `dying`. None otherwise."""
+    if type(kernel) is Kernel:
+        return kernel.body
+    if (isinstance(kernel, GemmKernel) and kernel.epilogue is not None
+            and dying not in kernel.gemm_buffers()):
+        return [s for s in kernel.body if not (isinstance(s, Load) and s.var in ("a", "b"))]
+    return None
+
+
 def rewrites_in_place(kernel: object, dying: int, new: int) -> bool:
     """True when `kernel` may write buffer `new` over buffer `dying` (same itemsize, same
-    base): it is an elementwise kernel, all its loads of `dying` and stores of `new` go through
-    one injective index map, and every load of `dying` comes before every store of `new` in
-    the body, so each element is read before the same element is overwritten."""
-    if type(kernel) is not Kernel:
+    base): it is an elementwise kernel, or a gemm whose epilogue alone reads `dying` (each
+    block's epilogue runs after that block's gemm, which reads neither buffer), all its
+    loads of `dying` and stores of `new` go through one injective index map, and every load
+    of `dying` comes before every store of `new` in the body, so each element is read before
+    the same element is overwritten."""
+    body = elementwise_body(kernel, dying)
+    if body is None:
         return False
-    body = kernel.body
+    assert isinstance(kernel, (Kernel, GemmKernel))
     loads = [i for i, s in enumerate(body) if isinstance(s, Load) and s.access.buf == dying]
     stores = [i for i, s in enumerate(body) if isinstance(s, Store) and s.access.buf == new]
     if not loads or not stores or max(loads) > min(stores):
@@ -94,7 +111,8 @@ def _pairs(program: Program, order: list[int], life: dict[int, tuple[int, int]],
     pairs = []
     for pos, k in enumerate(order):
         kern = program.kernels[k]
-        if type(kern) is not Kernel:
+        if type(kern) is not Kernel and not (isinstance(kern, GemmKernel)
+                                             and kern.epilogue is not None):
             continue
         dying = [b for b, (lo, hi) in life.items() if hi == pos and lo < pos]
         born = sorted((b for b, (lo, _) in life.items() if lo == pos),

@@ -6,12 +6,15 @@ with one exception, a block handed over in place, which is re-proved here: the t
 at exactly one elementwise kernel, where the old one is read for the last time and the new one
 first written; they start at the same offset with the same element size; and in that kernel
 every load of the old one and every store of the new one go through one injective index map,
-all loads before all stores.
+all loads before all stores. The kernel is elementwise, or a gemm whose epilogue alone reads
+the old one: the epilogue runs point by point over each block of rows after that block's
+gemm, which reads only A and B (never the old one) and writes scratch or C's rows (a store
+and a load that precede the epilogue in the body, so a new one there is refused).
 """
 
 from __future__ import annotations
 
-from .loop_ir import Buffer, Kernel, Load, Program, Store
+from .loop_ir import Buffer, GemmKernel, Kernel, Load, Program, Stmt, Store
 
 
 def _lifetimes(program: Program) -> dict[int, tuple[int, int]]:
@@ -25,14 +28,35 @@ def _lifetimes(program: Program) -> dict[int, tuple[int, int]]:
     return life
 
 
+def _pointwise(kernel: object, old: int) -> list[Stmt] | None:
+    """The statements `kernel` runs point by point over its domain, if `old` is read only
+    there: an elementwise kernel's body, or a gemm with an epilogue when the gemm itself
+    reads neither A, B, alpha nor C from `old` (the epilogue of a block of rows runs after
+    that block's gemm and reads the product from scratch, or from C's rows, which the body
+    then shows as a store and a load before the epilogue's statements)."""
+    if type(kernel) is Kernel:
+        return kernel.body
+    if not isinstance(kernel, GemmKernel) or kernel.epilogue is None:
+        return None
+    gemm_reads = {kernel.a.buf, kernel.b.buf}
+    if kernel.beta:
+        gemm_reads.add(kernel.c.buf)
+    if kernel.alpha_from is not None:
+        gemm_reads.add(kernel.alpha_from.buf)
+    if old in gemm_reads:
+        return None
+    return [s for s in kernel.body if not (isinstance(s, Load) and s.var in ("a", "b"))]
+
+
 def _handover_ok(program: Program, old: Buffer, new: Buffer, at: int) -> bool:
     kernel = program.kernels[at]
-    if type(kernel) is not Kernel or old.offset != new.offset:
+    body = _pointwise(kernel, old.index)
+    if body is None or old.offset != new.offset:
         return False
     if old.dtype.itemsize != new.dtype.itemsize:
         return False
-    maps, last_load, first_store = set(), -1, len(kernel.body)
-    for i, s in enumerate(kernel.body):
+    maps, last_load, first_store = set(), -1, len(body)
+    for i, s in enumerate(body):
         if isinstance(s, Load) and s.access.buf == old.index:
             maps.add((s.access.offset, s.access.strides))
             last_load = max(last_load, i)

@@ -9,7 +9,9 @@ Graph.updates) is written straight into the caller's buffer when `buffer_hazards
 no kernel reads a value of that buffer that has already been overwritten; otherwise it is
 computed into a temporary and copied into the argument by a last kernel. A gemm that
 accumulates into the argument (beta = 1, lowering.gemm_update) may read it only as C, at the
-elements it writes; `gemm_updates` names those so `lower` can retry without the fusion.
+elements it writes; `gemm_updates` names those so `lower` can retry without the fusion. A
+gemm whose epilogue writes the argument may read it only in the epilogue, at the elements
+it writes (never as an operand: the gemm reads operands at any row).
 """
 
 from __future__ import annotations
@@ -86,7 +88,10 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
             stores = [s for s in body if isinstance(s, Store) and s.access.buf == m]
             if stores:
                 written = {s.access for s in stores}
-                if isinstance(kern, GemmKernel) and (
+                if isinstance(kern, GemmKernel) and kern.epilogue is not None:
+                    if m in kern.gemm_buffers() or kern.c.buf == m:
+                        bad.add(top)  # an operand is the output (or the gemm writes it)
+                elif isinstance(kern, GemmKernel) and (
                         any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
                     bad.add(top)  # an operand is the output, or BLAS cannot write C there
                 if any(ld.access not in written or ld.node != current for ld in loads):

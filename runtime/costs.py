@@ -94,7 +94,16 @@ def _op_flops(stmts: list[Stmt]) -> int:
 
 
 def kernel_cost(k: AnyKernel, program: Program) -> KernelCost:
-    """Bytes loaded, bytes stored and estimated flops of one call of kernel `k`."""
+    """Bytes loaded, bytes stored and estimated flops of one call of kernel `k`. A gemm with
+    an epilogue moves its operands and what the epilogue loads and stores (its product lives
+    in scratch or is overwritten in C's rows, so it is not counted)."""
+    if isinstance(k, GemmKernel) and k.epilogue is not None:
+        loaded, _ = _gemm_traffic(k, program)
+        domain = tuple(k.domain)
+        loads = [(s.access, domain) for s in k.epilogue if isinstance(s, Load)]
+        stores = [(s.access, domain) for s in k.epilogue if isinstance(s, Store)]
+        flops = int(k.flops) + _op_flops(k.epilogue) * k.size
+        return KernelCost(loaded + _traffic(program, loads), _traffic(program, stores), flops)
     if isinstance(k, GemmKernel):
         loaded, stored = _gemm_traffic(k, program)
         return KernelCost(loaded, stored, int(k.flops))

@@ -82,7 +82,7 @@ def explain(traced: Graph, optimised: Graph, program: Program,
             times: dict[str, float] | None = None, backend: str = "c") -> Explanation:
     """The Explanation of `program`, lowered from `optimised`, traced as `traced`."""
     lowered, program = lowered_graph(optimised, program)
-    groups, _, reasons = partition(lowered)
+    groups, _, reasons = partition(lowered, blas=_blas(program))
     return Explanation(optimised.name, traced, optimised, lowered, program, groups, reasons,
                        dict(times or {}), backend)
 
@@ -95,12 +95,17 @@ def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:
     otherwise the new nodes have fresh ids, so the Program is lowered again from this graph
     (the same kernels and plan, without rendering or building anything)."""
     strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
-    blas = any(isinstance(k, GemmKernel) and k.blas for k in program.kernels) or not any(
-        isinstance(k, GemmKernel) and k.dtype.name in BLAS_DTYPES for k in program.kernels)
+    blas = _blas(program)
     graph = pack_operands(separate_outputs(optimised), strides, blas)
     if referenced_nodes(program) <= {n.id for n in graph.nodes()}:
         return graph, program
     return graph, plan(lower(graph, strides, blas))
+
+
+def _blas(program: Program) -> bool:
+    """Whether `program` was lowered with BLAS (a float matmul that runs loops says no)."""
+    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels) or not any(
+        isinstance(k, GemmKernel) and k.dtype.name in BLAS_DTYPES for k in program.kernels)
 
 
 def referenced_nodes(program: Program) -> set[int]:
@@ -164,12 +169,25 @@ def _kind(k: AnyKernel) -> str:
     if isinstance(k, GemmKernel):
         how = "BLAS gemm" if k.blas else f"generated loops ({_no_blas(k)})"
         batch = f"batch {list(k.batch)} x " if k.batch else ""
+        if k.epilogue is not None:
+            how += " + elementwise epilogue"
         return (f"matmul {batch}[{k.m}x{k.k}] @ [{k.k}x{k.n}] {k.dtype.name}: {how}")
     if isinstance(k, ReduceKernel):
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
     return f"elementwise over {list(k.domain)}"
+
+
+def epilogue_text(k: GemmKernel, nodes: dict[int, Node], bufs: dict[int, Buffer]) -> str:
+    """What a gemm's epilogue computes, on which blocks, and where the product lies."""
+    fused = ", ".join(_node_text(nodes, i) for i in k.nodes if i != k.product_node)
+    block = f"blocks of {k.rows} row(s)" if k.rows else "one block of rows per thread"
+    where = ("each block's product goes to per-thread scratch" if k.scratch else
+             f"the gemm writes each block's product into {_buf_text(bufs[k.c.buf])}'s rows, "
+             "where the epilogue reads and overwrites it")
+    return (f"epilogue: {fused}, computed on {block} of %{k.product_node}'s product right "
+            f"after their gemm call ({where}); the product has no buffer of its own")
 
 
 def _no_blas(k: GemmKernel) -> str:
@@ -205,6 +223,8 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
         lines.append(f"{k.name}: {_kind(k)}")
         if isinstance(k, GemmKernel) and backend == "cuda":
             lines.append(f"  {describe_gemm(k)}")
+        if isinstance(k, GemmKernel) and k.epilogue is not None:
+            lines.append(f"  {epilogue_text(k, nodes, bufs)}")
         if role == "fill":
             lines.append("  fills its scatter's buffer with the value the region overwrites")
         elif role.startswith("update"):
@@ -278,4 +298,10 @@ def format_memory(program: Program) -> str:
     lines.append(f"naive {s.naive_bytes} B (each temporary its own block), planned arena "
                  f"{s.arena_bytes} B, lower bound {s.lower_bound} B (largest live set)")
     lines.append("(inputs, outputs and constants live outside the arena)")
+    scratch = [(k.rows * k.n * k.dtype.itemsize, k.name) for k in program.kernels
+               if isinstance(k, GemmKernel) and k.scratch]
+    if scratch:
+        lines.append(f"(gemm epilogue scratch, also outside: up to {max(scratch)[0]} B per "
+                     f"thread running {', '.join(name for _, name in scratch)}, from a pool "
+                     "the compiled library keeps between calls)")
     return "\n".join(lines)

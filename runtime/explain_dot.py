@@ -35,8 +35,10 @@ def node_buffers(program: Program) -> dict[int, Buffer]:
         if b.kind in ("input", "const") and b.node >= 0:
             where.setdefault(b.node, b)
     for k in program.kernels:
+        # A gemm epilogue's product has no buffer of its own (it passes through C's rows).
+        transient = k.product_node if isinstance(k, GemmKernel) and k.epilogue else -1
         for s in k.body:
-            if isinstance(s, Store) and s.node >= 0:
+            if isinstance(s, Store) and s.node >= 0 and s.node != transient:
                 where.setdefault(s.node, program.buffers[s.access.buf])
     return where
 
@@ -72,6 +74,8 @@ def node_kernels(graph: Graph, program: Program) -> dict[int, set[str]]:
 
 def _kind(k: AnyKernel) -> str:
     if isinstance(k, GemmKernel):
+        if k.epilogue is not None:
+            return "matmul (BLAS) + epilogue"
         return "matmul (BLAS)" if k.blas else "matmul (loops)"
     return "reduction" if isinstance(k, ReduceKernel) else "elementwise"
 

@@ -253,8 +253,9 @@ def test_pattern_is_pure_and_idempotent():
 
 
 def test_narrow_mask_is_stored():
-    """`(dz @ w2.T) * (h > 0)` read after `h.T @ dz`: the bool mask is stored with h, so h is
-    not needed by the late kernel."""
+    """`(dz @ w2.T) * (h > 0)` read after `h.T @ dz`: without BLAS (no gemm epilogue) the
+    bool mask is stored with h, so h is not needed by the late kernel. With BLAS the late
+    product's gemm epilogue reads h itself and its value takes h's block in place: no mask."""
     def f(x, w1, w2, y):
         h = np.maximum(x @ w1, 0)
         dz = (h @ w2) - y
@@ -266,12 +267,17 @@ def test_narrow_mask_is_stored():
             _arr((16, 3), np.float32))
     jf = fusejit.jit(f)
     graph = jf.lower_for(*args).optimised
-    _, materialised, reasons = fusion.partition(graph)
+    _, materialised, reasons = fusion.partition(graph, blas=False)
     masks = [n for n in graph.nodes() if n.op == "greater"]
     assert masks and masks[0].id in materialised and "narrow" in reasons[masks[0].id]
     h = masks[0].inputs[0]
     late = [u for u in users(graph.nodes())[masks[0].id]]
     assert late and all(h not in u.inputs for u in late)
+    groups, materialised, _ = fusion.partition(graph)
+    assert masks[0].id not in materialised
+    (dh,) = [g for g in groups if g.gemm is not None and g.gemm.inputs[0].op != "input"
+             and g.gemm.shape == h.shape]
+    assert dh.roots[0].op == "multiply"
     run_both(f, *args, atol=1e-4)
 
 

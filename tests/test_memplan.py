@@ -221,12 +221,21 @@ def test_inputs_outputs_and_state_are_never_handed_over() -> None:
 
 
 def test_compiled_in_place_chain_matches_numpy() -> None:
-    fn = lambda x, w: (np.exp(x @ w) + 1) @ w  # noqa: E731
+    # The product is also reduced (no gemm epilogue): it is stored, and exp writes over it
+    # once the reduction has run.
+    fn = lambda x, w: (np.exp(x @ w) @ w, (x @ w).sum(axis=0))  # noqa: E731
     x, w = _rand(48, 32), _rand(32, 32)
     f = jit(fn)
     p = f.lower_for(x, w).program
     assert summary(p).inplace == 1 and p.arena_bytes == 48 * 32 * 4
     assert_same(f(x, w), fn(x, w), rtol=1e-4, atol=1e-5)
+    # Read only elementwise, the product is computed by its gemm's epilogue straight into
+    # the temp that exp(...) + 1 becomes: one block, no handover needed.
+    ep = lambda x, w: (np.exp(x @ w) + 1) @ w  # noqa: E731
+    e = jit(ep)
+    p = e.lower_for(x, w).program
+    assert p.arena_bytes == 48 * 32 * 4 and p.kernels[0].epilogue is not None
+    assert_same(e(x, w), ep(x, w), rtol=1e-4, atol=1e-5)
     tf = lambda x, w: np.exp((x @ w).T) @ x  # noqa: E731
     g = jit(tf)
     assert summary(g.lower_for(x, w).program).inplace == 0

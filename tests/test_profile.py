@@ -278,7 +278,8 @@ def test_profiled_build_counts_calls_in_process(monkeypatch) -> None:
     assert len(prof.functions) == 1 and prof.functions[0].calls == 5
     assert [k.calls for k in prof.kernels] == [5] * len(prof.kernels)
     gemm = [k for k in prof.kernels if k.kind in ("gemm", "matmul")]
-    assert len(gemm) == 1 and gemm[0].cost.flops == 2 * 16 * 4 * 8
+    # the product, plus tanh(.) + 1 computed by its gemm's epilogue
+    assert len(gemm) == 1 and gemm[0].cost.flops > 2 * 16 * 4 * 8
     assert all(k.total_s > 0 for k in prof.kernels)
     text = format_profile(prof, "total", None, peak_gbs=10.0)
     assert "<lambda>" in text and "test_profile.py" in text

@@ -82,59 +82,50 @@ static int fj_run(fj_kernel_fn fn, char *const *buf, int64_t nblk, int64_t work)
     return fn(buf, 0, nblk);
 }
 
-/* k0: matmul batch [], 4 x 8 @ 8 x 3, float32, BLAS gemm; nodes [...] */
+/* k0: matmul batch [], 4 x 8 @ 8 x 3, float32, BLAS gemm + epilogue over blocks of 4 rows (product in the rows of its output); nodes [...] */
 /* rows [fj_lo, fj_hi) of the flattened (batch, m) space */
 static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
     const float *const fj_A = (const float *)fj_buf[0];
     const float *const fj_B = (const float *)fj_buf[1];
     float *const fj_C = (float *)fj_buf[3];
+    const float *const b2 = (const float *)fj_buf[2];
+    float *const b3 = (float *)fj_buf[3];
     if (!fj_sgemm) return 64;
     const char fj_ta = 'N', fj_tb = 'N';
     const int fj_n = 3, fj_k = 8;
     const int fj_lda = 8, fj_ldb = 3, fj_ldc = 3;
     const float fj_alpha = (float)1.0;
     const float fj_beta = 0;
-    for (int64_t fj_b = fj_lo / 4; fj_b * 4 < fj_hi; fj_b++) {
+    int fj_err = 0;
+    if (fj_hi <= fj_lo) return 0;
+    const int64_t fj_rows = 4;
+    for (int64_t fj_r0 = fj_lo; fj_r0 < fj_hi;) {
+        const int64_t fj_b = fj_r0 / 4, fj_m0 = fj_r0 - fj_b * 4;
+        int64_t fj_r1 = fj_r0 + fj_rows;
+        if (fj_r1 > fj_hi) fj_r1 = fj_hi;
+        if (fj_r1 > (fj_b + 1) * 4) fj_r1 = (fj_b + 1) * 4;
+        const int fj_m = (int)(fj_r1 - fj_r0);
         int64_t fj_r = fj_b;
         (void)fj_r;
         const int64_t fj_oa = 0;
         const int64_t fj_ob = 0;
         const int64_t fj_oc = 0;
-        const int64_t fj_r0 = (fj_lo > fj_b * 4 ? fj_lo : fj_b * 4) - fj_b * 4;
-        const int64_t fj_r1 = (fj_hi < (fj_b + 1) * 4 ? fj_hi : (fj_b + 1) * 4) - fj_b * 4;
-        const int fj_m = (int)(fj_r1 - fj_r0);
-        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa + fj_r0 * 8, &fj_lda, &fj_beta, fj_C + fj_oc + fj_r0 * 3, &fj_ldc);
-    }
-    return 0;
-}
-
-/* k1: domain [4, 3]; nodes [...]; from ['test_golden.py:N'] */
-static int fj_k1(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
-    int fj_err = 0;
-    const float *const b2 = (const float *)fj_buf[2];
-    const float *const b3 = (const float *)fj_buf[3];
-    float *const b4 = (float *)fj_buf[4];
-    for (int64_t fj_b = fj_lo; fj_b < fj_hi; fj_b++) {
-        int64_t fj_r = fj_b;
-        const int64_t fj_ib = fj_r % 1;
-        fj_r /= 1;
-        const int64_t i0 = fj_r % 4;
-        fj_r /= 4;
-        (void)fj_r;
-        const int64_t fj_j0 = fj_ib * 3;
-        const int64_t fj_n = 3 - fj_j0 < 3 ? 3 - fj_j0 : 3;
-        const float *const p0 = b3 + (0 + i0 * 3 + fj_j0 * 1);
-        const float *const p1 = b2 + (0 + fj_j0 * 1);
-        float *const p2 = b4 + (0 + i0 * 3 + fj_j0 * 1);
-        #pragma omp simd
-        for (int64_t j = 0; j < fj_n; j++) {
-            const float v0 = p0[j];
-            const float v1 = p1[j];
-            const float v2 = ((float)(v0 + v1));
-            const float v3 = 0x0.0p+0f;
-            const float v4 = ((float)fj_maximum_f32(v2, v3));
-            p2[j] = v4;
+        fj_sgemm(&fj_tb, &fj_ta, &fj_n, &fj_m, &fj_k, &fj_alpha, fj_B + fj_ob, &fj_ldb, fj_A + fj_oa + fj_m0 * 8, &fj_lda, &fj_beta, fj_C + fj_oc + fj_m0 * 3, &fj_ldc);
+        for (int64_t i = fj_m0; i < fj_m0 + fj_m; i++) {
+            const float *const fj_p = fj_C + fj_oc + i * 3;
+            const float *const p0 = b2 + (0);
+            float *const p1 = b3 + (0 + i * 3);
+            #pragma omp simd
+            for (int64_t j = 0; j < 3; j++) {
+                const float acc = fj_p[j];
+                const float v1 = p0[j];
+                const float v2 = ((float)(acc + v1));
+                const float v3 = 0x0.0p+0f;
+                const float v4 = ((float)fj_maximum_f32(v2, v3));
+                p1[j] = v4;
+            }
         }
+        fj_r0 = fj_r1;
     }
     return fj_err;
 }
@@ -142,17 +133,14 @@ static int fj_k1(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
 /* Entry point: every kernel in order, one native call per invocation.
    fj_io: inputs, constants and outputs in buffer order; fj_arena: the temporaries' arena. */
 int fj_entry(char *const *fj_io, char *fj_arena) {
-    char *fj_buf[5];
+    char *fj_buf[4];
     fj_buf[0] = fj_io[0];
     fj_buf[1] = fj_io[1];
     fj_buf[2] = fj_io[2];
-    fj_buf[3] = fj_arena + 0;
-    fj_buf[4] = fj_io[3];
+    fj_buf[3] = fj_io[3];
     (void)fj_arena;
     int fj_err = 0;
-    fj_err = fj_run_gemm(fj_k0, fj_buf, 4, 96);
-    if (fj_err) return fj_err;
-    fj_err = fj_run(fj_k1, fj_buf, 4, 12);
+    fj_err = fj_run_gemm(fj_k0, fj_buf, 4, 120);
     if (fj_err) return fj_err;
     return 0;
 }

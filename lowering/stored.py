@@ -1,0 +1,54 @@
+"""Graph walks over stored values, shared by fusion's decisions (fusion, epilogue, narrow).
+
+A node is either stored (materialised: a kernel writes it to a buffer) or inlined into the
+computation of each stored node that reads it; these helpers answer which stored values an
+inlined computation reads.
+"""
+
+from __future__ import annotations
+
+from ..frontend.ir import Node
+from ..frontend.ops import OPS
+
+
+def is_source(node: Node) -> bool:
+    return OPS[node.op].kind == "source"
+
+
+def strip_views(node: Node, reshapes: bool = False) -> Node:
+    while node.op == "view" or (reshapes and node.op == "reshape"):
+        node = node.inputs[0]
+    return node
+
+
+def materialised_deps(node: Node, materialised: set[int]) -> set[int]:
+    """Materialised nodes that `node`'s inlined computation reads."""
+    deps, seen, stack = set(), set(), list(node.inputs)
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.id in materialised:
+            deps.add(n.id)
+            continue
+        stack.extend(n.inputs)
+    return deps
+
+
+def via_reshape(node: Node, materialised: set[int]) -> set[int]:
+    """Materialised nodes that `node`'s inlined computation reads through a `reshape`."""
+    out: set[int] = set()
+    seen: set[tuple[int, bool]] = set()
+    stack = [(i, node.op == "reshape") for i in node.inputs]
+    while stack:
+        n, via = stack.pop()
+        if (n.id, via) in seen:
+            continue
+        seen.add((n.id, via))
+        if n.id in materialised:
+            if via:
+                out.add(n.id)
+            continue
+        stack.extend((i, via or n.op == "reshape") for i in n.inputs)
+    return out
