@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
-import re
 import sys
 import time
 from collections.abc import Callable, Hashable, Iterable
@@ -16,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .codegen.c import COptions, render, uses_blas
+from .codegen.c import COptions, uses_blas
 from .errors import CompileError, RuntimeFailure, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
@@ -28,8 +26,17 @@ from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
 from .runtime import cuda_jit
-from .runtime.aot import ExportRequest, ExportResult, export_library
+from .runtime.aot import ExportResult, export_compiled
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
+from .runtime.callargs import (
+    arg_key,
+    check_writeable,
+    element_strides,
+    idle_python_ints,
+    python_int_conversions,
+    same_view,
+    updates_need_slow_path,
+)
 from .runtime.executor import Executable, make_stub
 from .runtime.explain import Explanation, explain, plan_line
 from .runtime.outarg import check_out, copy_into, direct_outs
@@ -38,63 +45,11 @@ from .runtime.progress import Status
 from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
 
-_SCALARS = (bool, int, float)
-
 
 def _log(level: int, msg: str | Callable[[], str]) -> None:
     """Print `msg` (or what calling it returns) to stderr when FUSEJIT_DEBUG >= level."""
     if config.current().debug >= level:
         print(f"[fusejit] {msg() if callable(msg) else msg}", file=sys.stderr)
-
-
-def _element_strides(a: np.ndarray) -> tuple[int, ...] | None:
-    """Element strides of a non-contiguous array, or None when it must be copied first."""
-    item = a.itemsize
-    if any(s % item for s in a.strides):
-        return None
-    return tuple(0 if n == 1 else s // item for s, n in zip(a.strides, a.shape))
-
-
-def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
-    """True when `a` and `b` are the very same elements (one array passed twice)."""
-    return a is b or (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-                      and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
-
-
-def check_writeable(args: tuple, updated: tuple[int, ...]) -> None:
-    for p in updated:
-        if isinstance(args[p], np.ndarray) and not args[p].flags.writeable:
-            raise ValueError(f"output array is read-only (argument {p} is updated in place)")
-
-
-def updates_need_slow_path(args: tuple, updated: tuple[int, ...]) -> bool:
-    """Raise NumPy's error for a read-only updated argument; True when an updated argument
-    may overlap another argument (the aliasing-aware path must run)."""
-    check_writeable(args, updated)
-    for p in updated:
-        a = args[p]
-        if not isinstance(a, np.ndarray):  # a device array: written on the device
-            continue
-        for i, b in enumerate(args):
-            if i != p and isinstance(b, np.ndarray) and np.may_share_memory(a, b):
-                return True
-    return False
-
-
-def arg_key(a: Any) -> Hashable:
-    """The part of the signature that one argument contributes (dtype, shape, layout)."""
-    t = type(a)
-    if t is np.ndarray or isinstance(a, np.ndarray):
-        if a.flags.c_contiguous or a.size == 0:
-            return (a.dtype, a.shape)
-        return (a.dtype, a.shape, a.strides)
-    if t in _SCALARS:
-        return t
-    if isinstance(a, np.generic):
-        return (a.dtype,)
-    if cuda_jit.is_device_array(a):
-        return cuda_jit.device_arg_key(a)
-    return ("other", t)
 
 
 @dataclass
@@ -290,7 +245,7 @@ class JitFunction:
             for i in arrays:
                 if i >= j or not np.may_share_memory(args[i], args[j]):
                     continue
-                if _same_view(args[i], args[j]):
+                if same_view(args[i], args[j]):
                     same.setdefault(j, same.get(i, i))
                 elif np.shares_memory(args[i], args[j]):
                     _log(1, f"{self.fn.__name__}: arguments {i} and {j} partly overlap and "
@@ -323,7 +278,7 @@ class JitFunction:
                     raise UnsupportedError(f"argument {i} of {self.fn.__name__}() is a "
                                            f"{type(a).__name__}; pass np.asarray(x)")
                 check_dtype(a.dtype, f"argument {i} of {self.fn.__name__}()")
-                if not a.flags.c_contiguous and a.size and _element_strides(a) is None:
+                if not a.flags.c_contiguous and a.size and element_strides(a) is None:
                     out[i] = np.ascontiguousarray(a)
         return tuple(out)
 
@@ -413,7 +368,7 @@ class JitFunction:
         for node, pos in zip(graph.inputs, positions):
             a = args[pos] if pos < len(args) else None  # a prelude value is a scalar
             if isinstance(a, np.ndarray) and not a.flags.c_contiguous and a.size:
-                strides.append(_element_strides(a))
+                strides.append(element_strides(a))
             else:
                 strides.append(contiguous_strides(node.shape))
         program = plan(lower(optimised, strides, blas=self.backend == "c"))
@@ -431,8 +386,8 @@ class JitFunction:
         times["compile"] = time.perf_counter() - t3 - render_s
         _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
         if self.backend == "c":
-            executable = Executable(program, lib, ranges, _idle_python_ints(optimised),
-                                    _python_int_conversions(optimised))
+            executable = Executable(program, lib, ranges, idle_python_ints(optimised),
+                                    python_int_conversions(optimised))
             profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
@@ -447,20 +402,6 @@ class JitFunction:
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
         _log(1, lambda: f"{self.fn.__name__}: {plan_line(program)}")
         return compiled
-
-
-def _idle_python_ints(g: Graph) -> frozenset[int]:
-    """Python-int inputs that no node reads (only returned): never passed to C."""
-    read = {i.id for n in g.nodes() for i in n.inputs}
-    return frozenset(k for k, n in enumerate(g.inputs)
-                     if n.attrs.get("weak") == "int" and n.id not in read)
-
-
-def _python_int_conversions(g: Graph) -> dict[int, Callable[[Any], Any]]:
-    """Python-int inputs held as uint64 or float64 (frontend.trace._retype_int_leaves)."""
-    convert = {np.dtype(np.uint64): np.uint64, np.dtype(np.float64): float}
-    return {k: convert[n.dtype] for k, n in enumerate(g.inputs)
-            if n.attrs.get("weak") == "int" and n.dtype in convert}
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] | int = (),
@@ -494,28 +435,7 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
     jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath,
                      python_scalars=False)
-    if name is None:
-        m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
-        name = m.group(1) if m else re.sub(r"\W", "_", jf.fn.__name__, flags=re.ASCII)
-    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
-        path = os.path.join(path or "build", f"lib{name}.so")
     args = jf._normalise(jf._bind(example_args, {}))
-    compiled = jf.lower_for(*args)
-    g = compiled.optimised
-    program, source = compiled.program, compiled.source
-    if uses_blas(program) or config.current().profile:  # no SciPy, no profiling timers
-        # The library must not depend on SciPy: matmuls run as generated loops there.
-        strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
-        program = plan(lower(g, strides, blas=False))
-        tc = detect()
-        source = render(program, COptions(par_min=config.current().parallel_min,
-                                          libmvec=tc.libmvec))
-    req = ExportRequest(
-        function=f"{getattr(jf.fn, '__module__', '?')}:{jf.fn.__qualname__}",
-        params=list(jf.signature.parameters), args=args, positions=compiled.positions,
-        out_tree=g.out_tree, out_scalar=list(g.out_scalar[:g.n_results]),
-        ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs},
-        defaults={name: p.default for name, p in jf.signature.parameters.items()
-                  if type(p.default) in _SCALARS})
-    return export_library(program, source, req, path, name, workspace,
-                          toolchain=detect().with_fastmath(jf.fastmath))
+    c = jf.lower_for(*args)
+    return export_compiled(jf.fn, jf.signature, args, c.optimised, c.program, c.source,
+                           c.positions, path, name, workspace, jf.fastmath)

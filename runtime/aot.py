@@ -11,8 +11,10 @@ place.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -20,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
+from ..codegen.c import COptions, render, uses_blas
 from ..codegen.export import (
     ExportArg,
     ExportOut,
@@ -31,7 +35,10 @@ from ..codegen.export import (
 )
 from ..errors import UnsupportedError
 from ..frontend import ops
+from ..frontend.ir import Graph
 from ..lowering.loop_ir import Program, Store
+from ..lowering.lower import lower
+from ..lowering.memplan import plan
 from .backend_c import VERSION
 from .toolchain import Toolchain, detect, run_cc
 
@@ -234,3 +241,30 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     _write_text(meta_path, json.dumps(_metadata(spec, req, path, header), indent=1) + "\n")
     return ExportResult(name, path, header, meta_path, spec)
 
+
+
+def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph,
+                    program: Program, source: str, positions: list[int], path: str | None,
+                    name: str | None, workspace: str, fastmath: bool) -> ExportResult:
+    """`fusejit.export` once `fn` is compiled for `args` (optimised graph `g`, `program` and
+    its C `source`): default name and path, the program again without BLAS or profiling
+    timers when it has them (the library must not need SciPy), then `export_library`."""
+    if name is None:
+        m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
+        name = m.group(1) if m else re.sub(r"\W", "_", fn.__name__, flags=re.ASCII)
+    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        path = os.path.join(path or "build", f"lib{name}.so")
+    if uses_blas(program) or config.current().profile:
+        strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
+        program = plan(lower(g, strides, blas=False))
+        source = render(program, COptions(par_min=config.current().parallel_min,
+                                          libmvec=detect().libmvec))
+    req = ExportRequest(
+        function=f"{getattr(fn, '__module__', '?')}:{fn.__qualname__}",
+        params=list(signature.parameters), args=args, positions=positions,
+        out_tree=g.out_tree, out_scalar=list(g.out_scalar[:g.n_results]),
+        ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs},
+        defaults={p: v.default for p, v in signature.parameters.items()
+                  if type(v.default) in (bool, int, float)})
+    return export_library(program, source, req, path, name, workspace,
+                          toolchain=detect().with_fastmath(fastmath))
