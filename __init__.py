@@ -17,9 +17,17 @@ from .errors import (
     UnsupportedError,
 )
 from .jit import JitFunction, export, jit
-from .runtime.aot_load import ExportedFunction, load
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """`fusejit.load` and `fusejit.ExportedFunction`, imported on first use."""
+    if name in ("load", "ExportedFunction"):
+        from .runtime import aot_load
+
+        return getattr(aot_load, name)
+    raise AttributeError(f"module 'fusejit' has no attribute {name!r}")
 __all__ = [
     "jit",
     "JitFunction",

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +26,6 @@ from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
 from .runtime import cuda_jit
-from .runtime.aot import ExportResult, export_compiled
 from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
 from .runtime.callargs import (
     arg_key,
@@ -38,12 +37,31 @@ from .runtime.callargs import (
     updates_need_slow_path,
 )
 from .runtime.executor import Executable, make_stub
-from .runtime.explain import Explanation, explain, plan_line
 from .runtime.outarg import check_out, copy_into, direct_outs
-from .runtime.profiler import on_compile as profile_compiled
 from .runtime.progress import Status
 from .runtime.source_cache import render_source
 from .runtime.toolchain import detect, guess
+
+if TYPE_CHECKING:
+    from .runtime.aot import ExportResult
+    from .runtime.explain import Explanation
+
+# Export, explain and the profiler are imported where they are used: `import fusejit` stays
+# short (issue 2: <= 0.2 s) and a plain call never loads them.
+
+
+def _profiling() -> bool:
+    return config.current().profile
+
+
+def _explain(graph: Graph | None = None, optimised: Graph | None = None,
+             program: Program | None = None) -> Any:
+    """FUSEJIT_DEBUG output: the lowering report (graphs given), else the plan line."""
+    from .runtime.explain import explain, plan_line
+
+    if graph is None:
+        return plan_line(program)
+    return explain(graph, optimised, program)
 
 
 def _log(level: int, msg: str | Callable[[], str]) -> None:
@@ -292,6 +310,8 @@ class JitFunction:
         """What compiling for these arguments did: graphs, kernels and the source lines they
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
+        from .runtime.explain import explain
+
         c = self.lower_for(*args, **kwargs)
         return explain(c.graph, c.optimised, c.program, c.times, backend=self.backend)
 
@@ -374,7 +394,7 @@ class JitFunction:
         program = plan(lower(optimised, strides, blas=self.backend == "c"))
         t3 = time.perf_counter()
         times["lower"] = t3 - t2
-        _log(3, lambda: explain(graph, optimised, program).lowering_report())
+        _log(3, lambda: _explain(graph, optimised, program).lowering_report())
         _log(4, lambda: format_program(program))
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
@@ -388,7 +408,10 @@ class JitFunction:
         if self.backend == "c":
             executable = Executable(program, lib, ranges, idle_python_ints(optimised),
                                     python_int_conversions(optimised))
-            profile_compiled(self.fn, key, program, lib, times)  # FUSEJIT_PROFILE only
+            if _profiling():  # FUSEJIT_PROFILE: register the program for the report
+                from .runtime.profiler import on_compile
+
+                on_compile(self.fn, key, program, lib, times)
         self.compile_count += 1
         compiled = Compiled(graph, optimised, program, source, executable, positions, times,
                             updated=tuple(positions[k] for k in optimised.updates),
@@ -400,7 +423,7 @@ class JitFunction:
             self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
-        _log(1, lambda: f"{self.fn.__name__}: {plan_line(program)}")
+        _log(1, lambda: f"{self.fn.__name__}: {_explain(program=program)}")
         return compiled
 
 
@@ -437,5 +460,7 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
                      python_scalars=False)
     args = jf._normalise(jf._bind(example_args, {}))
     c = jf.lower_for(*args)
+    from .runtime.aot import export_compiled
+
     return export_compiled(jf.fn, jf.signature, args, c.optimised, c.program, c.source,
                            c.positions, path, name, workspace, jf.fastmath)
