@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import config
-from .codegen.c import COptions, uses_blas
-from .errors import CompileError, RuntimeFailure, UnsupportedError
+from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
 from .frontend.pyscalar import Prelude
@@ -26,7 +25,7 @@ from .lowering.lower import contiguous_strides, lower
 from .lowering.memplan import plan
 from .lowering.pipeline import optimise
 from .runtime import cuda_jit
-from .runtime.backend_c import build, load, prepare_dispatcher, ready_dispatcher
+from .runtime.backend_c import build_program, prepare_dispatcher, ready_dispatcher
 from .runtime.callargs import (
     arg_key,
     check_writeable,
@@ -39,8 +38,6 @@ from .runtime.callargs import (
 from .runtime.executor import Executable, make_stub
 from .runtime.outarg import check_out, copy_into, direct_outs
 from .runtime.progress import Status
-from .runtime.source_cache import render_source
-from .runtime.toolchain import detect, guess
 
 if TYPE_CHECKING:
     from .runtime.aot import ExportResult
@@ -333,32 +330,6 @@ class JitFunction:
             if fast_key is not None:
                 self._stubs[fast_key] = compiled.stub
 
-    def _build(self, program: Program) -> tuple[str, Any, float]:
-        """Render and build `program`. On a machine's first compile the toolchain probe runs
-        concurrently with it; the probe's verdict is awaited before the library is loaded, and
-        a wrong guess is rebuilt, so nothing built on a guess ever runs."""
-        tc, exact = guess()
-        tc = tc.with_fastmath(self.fastmath)
-        cfg = config.current()
-        t0 = time.perf_counter()
-        source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
-                                                  profile=cfg.profile))
-        render_s = time.perf_counter() - t0
-        try:
-            path = build(source, tc, self.fn.__name__)
-        except CompileError:
-            if exact:
-                raise
-            path = None
-        if not exact:
-            real = detect().with_fastmath(self.fastmath)
-            if real != tc or path is None:
-                tc = real
-                source = render_source(program, COptions(par_min=cfg.parallel_min,
-                                                  libmvec=tc.libmvec, profile=cfg.profile))
-                path = build(source, tc, self.fn.__name__)
-        return source, load(path, blas=uses_blas(program)), render_s
-
     def _compile(self, args: tuple, key: Hashable, same: dict[int, int] | None = None,
                  variant: bool = False) -> Compiled:
         """Trace and compile for `args`; cached under `key`. A `variant` (another trace of a
@@ -401,7 +372,7 @@ class JitFunction:
         if self.backend == "cuda":
             source, executable, render_s = cuda_jit.build(program, ranges)
         else:
-            source, lib, render_s = self._build(program)
+            source, lib, render_s = build_program(program, self.fastmath, self.fn.__name__)
         times["render"] = render_s
         times["compile"] = time.perf_counter() - t3 - render_s
         _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")

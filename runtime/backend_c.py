@@ -13,6 +13,7 @@ import platform
 import sys
 import sysconfig
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,3 +206,37 @@ def _build_dispatcher() -> Any:
         return module
     except Exception:  # noqa: BLE001 - any failure means: use the cffi path
         return None
+
+
+def build_program(program: Any, fastmath: bool, name: str) -> tuple[str, Library, float]:
+    """Render `program` (through the source cache), build and load it: (C source, library,
+    seconds spent rendering). On a machine's first compile the toolchain probe runs
+    concurrently with the build; its verdict is awaited before the library is loaded, and a
+    wrong guess is rebuilt, so nothing built on a guess ever runs."""
+    from ..codegen.c import COptions, uses_blas
+    from ..errors import CompileError
+    from .source_cache import render_source
+    from .toolchain import guess
+
+    tc, exact = guess()
+    tc = tc.with_fastmath(fastmath)
+    cfg = config.current()
+    t0 = time.perf_counter()
+    source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
+                                              profile=cfg.profile))
+    render_s = time.perf_counter() - t0
+    try:
+        path: str | None = build(source, tc, name)
+    except CompileError:
+        if exact:
+            raise
+        path = None
+    if not exact:
+        real = detect().with_fastmath(fastmath)
+        if real != tc or path is None:
+            tc = real
+            source = render_source(program, COptions(par_min=cfg.parallel_min,
+                                                      libmvec=tc.libmvec, profile=cfg.profile))
+            path = build(source, tc, name)
+    assert path is not None
+    return source, load(path, blas=uses_blas(program)), render_s
