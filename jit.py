@@ -47,18 +47,10 @@ if TYPE_CHECKING:
 # short (issue 2: <= 0.2 s) and a plain call never loads them.
 
 
-def _profiling() -> bool:
-    return config.current().profile
+def _explain_module() -> Any:
+    from .runtime import explain
 
-
-def _explain(graph: Graph | None = None, optimised: Graph | None = None,
-             program: Program | None = None) -> Any:
-    """FUSEJIT_DEBUG output: the lowering report (graphs given), else the plan line."""
-    from .runtime.explain import explain, plan_line
-
-    if graph is None:
-        return plan_line(program)
-    return explain(graph, optimised, program)
+    return explain
 
 
 def _log(level: int, msg: str | Callable[[], str]) -> None:
@@ -162,12 +154,7 @@ class JitFunction:
         if self.backend == "cuda" and "device_output" in kwargs:
             on_device = bool(kwargs.pop("device_output"))  # results as GPUArrays
             return self._call_slow(self._bind(args, kwargs), on_device)
-        args = self._bind(args, kwargs)
-        if self._keyfn is not None:
-            stub = self._stubs.get(self._keyfn(args))
-            if stub is not None:
-                return stub(*args)
-        return self._call_slow(args)
+        return self(*self._bind(args, kwargs))  # positional now: the fast path
 
     def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
         try:
@@ -307,10 +294,9 @@ class JitFunction:
         """What compiling for these arguments did: graphs, kernels and the source lines they
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
-        from .runtime.explain import explain
-
         c = self.lower_for(*args, **kwargs)
-        return explain(c.graph, c.optimised, c.program, c.times, backend=self.backend)
+        return _explain_module().explain(c.graph, c.optimised, c.program, c.times,
+                                         backend=self.backend)
 
     def _install_stub(self, compiled: Compiled, args: tuple) -> None:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
@@ -365,7 +351,7 @@ class JitFunction:
         program = plan(lower(optimised, strides, blas=self.backend == "c"))
         t3 = time.perf_counter()
         times["lower"] = t3 - t2
-        _log(3, lambda: _explain(graph, optimised, program).lowering_report())
+        _log(3, lambda: _explain_module().explain(graph, optimised, program).lowering_report())
         _log(4, lambda: format_program(program))
         ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
                   if "range" in n.attrs]
@@ -379,7 +365,7 @@ class JitFunction:
         if self.backend == "c":
             executable = Executable(program, lib, ranges, idle_python_ints(optimised),
                                     python_int_conversions(optimised))
-            if _profiling():  # FUSEJIT_PROFILE: register the program for the report
+            if config.current().profile:  # FUSEJIT_PROFILE: register it for the report
                 from .runtime.profiler import on_compile
 
                 on_compile(self.fn, key, program, lib, times)
@@ -394,7 +380,7 @@ class JitFunction:
             self._install_stub(compiled, args)
         _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
                 + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
-        _log(1, lambda: f"{self.fn.__name__}: {_explain(program=program)}")
+        _log(1, lambda: f"{self.fn.__name__}: {_explain_module().plan_line(program)}")
         return compiled
 
 

@@ -17,8 +17,6 @@ import numpy as np
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
     Check,
-    Compute,
-    Const,
     GemmKernel,
     Kernel,
     Load,
@@ -28,7 +26,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .ccolumns import column_units, render_column_reduce
-from .cexpr import check_expr, compute_expr, const_expr
+from .cexpr import point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
@@ -93,9 +91,8 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
              "const": "" if b in stored else "const "} for b in used]
     ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
     ptr_list: list[dict[str, Any]] = []
-    lines: list[str] = []
 
-    def pointer(acc: Any, dtype: Any, const: bool) -> tuple[str, int]:
+    def pointer(acc: Any, dtype: Any) -> tuple[str, int]:
         key = (acc.buf, acc.offset, acc.strides[:-1])
         if key not in ptrs:
             name = f"p{len(ptrs)}"
@@ -109,23 +106,7 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         s = acc.strides[-1]
         return ptrs[key], s
 
-    def index(s: int) -> str:
-        return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
-
-    for s in k.body:
-        if isinstance(s, Load):
-            p, st = pointer(s.access, s.dtype, True)
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}];")
-        elif isinstance(s, Const):
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
-        elif isinstance(s, Compute):
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {compute_expr(s)};")
-        elif isinstance(s, Check):
-            lines.append(f"fj_err |= ({check_expr(s)}) ? {s.code} : 0;")
-        elif isinstance(s, Store):
-            dtype = program.buffers[s.access.buf].dtype
-            p, st = pointer(s.access, dtype, False)
-            lines.append(f"{p}[{index(st)}] = {s.var};")
+    lines = point_lines(k.body, program, pointer)
     return {
         "name": k.name, "fn": f"fj_{k.name}", "domain": list(domain), "nodes": k.nodes,
         "locs": [os.path.basename(loc) for loc in k.locs],

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ..frontend.ops import OPS, ctype, suffix
-from ..lowering.loop_ir import Check, Compute, Const
+from ..lowering.loop_ir import Access, Check, Compute, Const, Load, Program, Stmt, Store
 
 _INT_SUFFIX = {"int64": "LL", "uint64": "ULL", "uint32": "U"}
 
@@ -65,3 +66,28 @@ def check_expr(stmt: Check) -> str:
 
 def const_expr(stmt: Const) -> str:
     return literal(stmt.value, stmt.dtype)
+
+
+def point_lines(stmts: Iterable[Stmt], program: Program,
+                pointer: Callable[[Access, np.dtype], tuple[str, int]]) -> list[str]:
+    """C statements of an elementwise body at point `j` of a row: loads, constants, computes,
+    error checks and stores, memory reached through the row pointer that `pointer(access,
+    dtype)` names (with its stride along the row)."""
+    def index(s: int) -> str:
+        return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
+
+    lines: list[str] = []
+    for s in stmts:
+        if isinstance(s, Load):
+            p, st = pointer(s.access, s.dtype)
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}];")
+        elif isinstance(s, Const):
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
+        elif isinstance(s, Compute):
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {compute_expr(s)};")
+        elif isinstance(s, Check):
+            lines.append(f"fj_err |= ({check_expr(s)}) ? {s.code} : 0;")
+        elif isinstance(s, Store):
+            p, st = pointer(s.access, program.buffers[s.access.buf].dtype)
+            lines.append(f"{p}[{index(st)}] = {s.var};")
+    return lines

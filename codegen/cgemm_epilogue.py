@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..frontend.ops import OPS, ctype
-from ..lowering.loop_ir import Check, Compute, Const, GemmKernel, Load, Program, Store
+from ..lowering.loop_ir import Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
-from .cexpr import check_expr, compute_expr, const_expr
+from .cexpr import point_lines
 from .cgemm import ERR_NO_BLAS
 
 ERR_NO_SCRATCH = 128  # a thread's scratch block could not be allocated
@@ -107,23 +107,8 @@ def _epilogue_lines(k: GemmKernel, program: Program, stored: set[int]
                          f"({' + '.join(terms)});")
         return ptrs[key], acc.strides[-1]
 
-    def index(s: int) -> str:
-        return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
-
     lines.append(f"const {ctype(k.dtype)} {k.product} = fj_p[j];")
-    for s in k.epilogue:
-        if isinstance(s, Load):
-            p, st = pointer(s.access, s.dtype)
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}];")
-        elif isinstance(s, Const):
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
-        elif isinstance(s, Compute):
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {compute_expr(s)};")
-        elif isinstance(s, Check):
-            lines.append(f"fj_err |= ({check_expr(s)}) ? {s.code} : 0;")
-        elif isinstance(s, Store):
-            p, st = pointer(s.access, program.buffers[s.access.buf].dtype)
-            lines.append(f"{p}[{index(st)}] = {s.var};")
+    lines += point_lines(k.epilogue, program, pointer)
     return decls, lines
 
 
