@@ -17,6 +17,7 @@ import numpy as np
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
     Check,
+    Compute,
     GemmKernel,
     Kernel,
     Load,
@@ -30,6 +31,7 @@ from .cexpr import point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .cstage import TILE, Segment, stage_body
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = 4096  # elements per innermost block
@@ -107,6 +109,8 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         return ptrs[key], s
 
     lines = point_lines(k.body, program, pointer)
+    stages = stage_body(k.body) if opts.libmvec else None
+    staged = _staged_view(stages, k, program, pointer) if stages else {}
     return {
         "name": k.name, "fn": f"fj_{k.name}", "domain": list(domain), "nodes": k.nodes,
         "locs": [os.path.basename(loc) for loc in k.locs],
@@ -115,7 +119,24 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         "calls": [f"fj_err = fj_run(fj_{k.name}, fj_buf, {total_blocks}, {k.size});"],
         "bufs": bufs, "ptrs": ptr_list,
         "lines": lines, "checks": any(isinstance(s, Check) for s in k.body),
+        "stages": staged.get("stages", []), "tiles": staged.get("tiles", []), "tile": TILE,
     }
+
+
+def _staged_view(stages: list[Segment], k: Kernel, program: Program,
+                 pointer: Any) -> dict[str, Any]:
+    """Loops of a call-staged body (codegen/cstage.py) and the tile arrays they share."""
+    dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
+    tiled = sorted({v for st in stages for v in st.writes}, key=lambda v: int(v[1:]))
+    tiles = [f"{ctype(dtypes[v])} fj_t{v}[{TILE}] __attribute__((aligned(64)));" for v in tiled]
+    views = []
+    for st in stages:
+        lines = [f"const {ctype(dtypes[v])} {v} = fj_t{v}[j - fj_t];" for v in st.reads]
+        lines += point_lines(st.body, program, pointer)
+        lines += [f"fj_t{v}[j - fj_t] = {v};" for v in st.writes]
+        views.append({"kind": st.kind, "lines": lines,
+                      "checks": any(isinstance(s, Check) for s in st.body)})
+    return {"stages": views, "tiles": tiles}
 
 
 def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]:

@@ -1,0 +1,158 @@
+"""Call staging: split an elementwise loop body so that each vector-math call runs in its own loop.
+
+A fused body that calls several vector-math functions (libmvec's `_ZGV*` variants: exp, log,
+tanh, erf, sin...) pays for each call twice over: the vector ABI makes every vector register
+caller-saved, so all values live across a call are spilled and reloaded, and the long chain
+through the calls leaves the out-of-order core little independent work. Staging runs the body
+over a small tile of points as a sequence of loops instead: compute loops for the plain
+arithmetic, and one loop per call that only loads its argument, calls, and stores the result.
+Values that cross loops live in tile arrays on the stack (they stay in L1); loads and constants
+are re-emitted where they are used. Results are bit-identical: every statement is evaluated
+exactly as before, only the order across points changes.
+
+Measured on a 2-core Zen 4 (AVX-512, libmvec), per element: lstm_cell 2.31 -> 1.97 ns (one
+thread, in cache) and 1.30 -> 1.12 ms (full size, 2 threads); black_scholes 2.97 -> 2.44 ns and
+1.60 -> 1.34-1.40 ns.
+
+    stage_body(body, is_call)  the loops (Segment list), or None when staging does not pay
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..frontend.ops import OPS
+from ..lowering.loop_ir import Check, Compute, Const, Load, Stmt, Store
+
+TILE = 64  # points per tile: measured best of 64/256/1024 (tile arrays stay in L1)
+MIN_CALLS = 2  # a body with one call gains nothing measurable from staging
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One loop over the tile: `body` evaluated at every point (loads and constants included);
+    `reads` are tile values defined by earlier loops, `writes` those that later loops read."""
+
+    kind: str  # "compute" | "call"
+    body: tuple[Stmt, ...]
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+
+
+def is_vector_call(stmt: Stmt) -> bool:
+    """True for a float transcendental compute (cost >= 20 in the op table): a libmvec call."""
+    return (isinstance(stmt, Compute) and stmt.op in OPS and OPS[stmt.op].cost >= 20
+            and stmt.dtype.kind == "f" and all(d.kind == "f" for d in stmt.in_dtypes))
+
+
+def _uses(stmt: Stmt) -> tuple[str, ...]:
+    if isinstance(stmt, (Compute, Check)):
+        return stmt.args
+    if isinstance(stmt, Store):
+        return (stmt.var,)
+    return ()
+
+
+def stage_body(body: Sequence[Stmt], is_call: Callable[[Stmt], bool] = is_vector_call,
+               ) -> list[Segment] | None:
+    """Loops that evaluate `body` call by call, or None when it has fewer than MIN_CALLS calls.
+
+    A statement's level is the number of calls on its longest path from the loads; the loops
+    are: compute level 0, then the calls of level 1 (one loop each), compute level 1, and so on.
+    """
+    if sum(1 for s in body if is_call(s)) < MIN_CALLS:
+        return None
+    free = {s.var: s for s in body if isinstance(s, (Load, Const))}
+    groups = _groups(body, is_call, free)
+    late = _late_loads(groups, free)
+    if late and groups[0][0] != "compute":
+        groups.insert(0, ("compute", []))
+    return _segments(groups, free, late)
+
+
+Group = tuple[str, list[Stmt]]  # ("compute" | "call", statements in body order)
+
+
+def _groups(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
+            free: dict[str, Stmt]) -> list[Group]:
+    """The loops' statements (loads and constants left out), ordered by level."""
+    pulled = _private_args(body, is_call)
+    level: dict[str, int] = {}
+    placed: list[tuple[int, bool, Stmt]] = []  # (level, is a call, stmt)
+    for s in body:
+        if isinstance(s, (Load, Const)):
+            continue
+        base = max((level[a] for a in _uses(s) if a not in free), default=0)
+        call = is_call(s)
+        if isinstance(s, Compute):
+            level[s.var] = base + 1 if call else base
+        if id(s) not in pulled:
+            placed.append((base + 1 if call else base, call, s))
+    groups: list[Group] = []
+    for lvl in range(max(p[0] for p in placed) + 1):
+        for p_lvl, call, s in placed:
+            if call and p_lvl == lvl:
+                groups.append(("call", [t for t in body if pulled.get(id(t)) is s] + [s]))
+        compute = [s for p_lvl, call, s in placed if not call and p_lvl == lvl]
+        if compute:
+            groups.append(("compute", compute))
+    return groups
+
+
+def _late_loads(groups: list[Group], free: dict[str, Stmt]) -> set[str]:
+    """Loads used after the loop of the first store. When an output shares memory with an input
+    (in-place updates) such a load would see what this tile just stored: they are read up front,
+    in the first loop, and kept in tiles."""
+    first_store = next((i for i, (_, st) in enumerate(groups)
+                        if any(isinstance(s, Store) for s in st)), len(groups))
+    return {a for _, st in groups[first_store + 1:] for s in st for a in _uses(s)
+            if isinstance(free.get(a), Load)}
+
+
+def _segments(groups: list[Group], free: dict[str, Stmt], late: set[str]) -> list[Segment]:
+    """Each group with the loads and constants it needs, and the tile values it reads/writes."""
+    where = {s.var: i for i, (_, stmts) in enumerate(groups) for s in stmts
+             if isinstance(s, Compute)}
+    where.update({v: 0 for v in late})
+    reads = [tuple(sorted({a for s in stmts for a in _uses(s)
+                           if (a not in free or a in late) and where[a] != i}, key=_var_order))
+             for i, (_, stmts) in enumerate(groups)]
+    read_later = sorted({a for r in reads for a in r}, key=_var_order)
+    segments = []
+    for i, ((kind, stmts), rd) in enumerate(zip(groups, reads)):
+        needed = {a for s in stmts for a in _uses(s) if a in free and a not in late}
+        prefix = [free[v] for v in sorted(needed | (late if i == 0 else set()), key=_var_order)]
+        writes = tuple(v for v in read_later if where[v] == i)
+        segments.append(Segment(kind, tuple(prefix + stmts), rd, writes))
+    return segments
+
+
+def _private_args(body: Sequence[Stmt], is_call: Callable[[Stmt], bool]) -> dict[int, Stmt]:
+    """Plain computes whose value only feeds one call (directly or through each other), by id:
+    they run in that call's loop (`-(x + 1)` before an exp), which saves a loop and a tile."""
+    users: dict[str, list[Stmt]] = {}
+    for s in body:
+        for a in _uses(s):
+            users.setdefault(a, []).append(s)
+    defs = {s.var: s for s in body if isinstance(s, Compute)}
+    owner: dict[int, Stmt] = {}
+    for call in body:
+        if not is_call(call):
+            continue
+        mine = {id(call)}
+        todo = [a for a in _uses(call) if a in defs]
+        while todo:
+            d = defs[todo.pop()]
+            if is_call(d) or id(d) in owner or not all(id(u) in mine for u in users[d.var]):
+                continue
+            mine.add(id(d))
+            owner[id(d)] = call
+            todo += [a for a in _uses(d) if a in defs]
+    return owner
+
+
+def _var_order(var: str) -> tuple[int, str]:
+    """Order SSA names (v0, v1, ..., v10) by their number, so output is stable and readable."""
+    digits = var.lstrip("abcdefghijklmnopqrstuvwxyz_")
+    return (int(digits), var) if digits.isdigit() else (-1, var)
