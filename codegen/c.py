@@ -31,7 +31,7 @@ from .cexpr import point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
-from .cstage import TILE, Segment, stage_body
+from .cstage import TILE, Segment, stage_body, var_order
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = 4096  # elements per innermost block
@@ -127,7 +127,7 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
                  pointer: Any) -> dict[str, Any]:
     """Loops of a call-staged body (codegen/cstage.py) and the tile arrays they share."""
     dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
-    tiled = sorted({v for st in stages for v in st.writes}, key=lambda v: int(v[1:]))
+    tiled = sorted({v for st in stages for v in st.writes}, key=var_order)
     tiles = [f"{ctype(dtypes[v])} fj_t{v}[{TILE}] __attribute__((aligned(64)));" for v in tiled]
     views = []
     for st in stages:

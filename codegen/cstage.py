@@ -116,13 +116,13 @@ def _segments(groups: list[Group], free: dict[str, Stmt], late: set[str]) -> lis
              if isinstance(s, Compute)}
     where.update({v: 0 for v in late})
     reads = [tuple(sorted({a for s in stmts for a in _uses(s)
-                           if (a not in free or a in late) and where[a] != i}, key=_var_order))
+                           if (a not in free or a in late) and where[a] != i}, key=var_order))
              for i, (_, stmts) in enumerate(groups)]
-    read_later = sorted({a for r in reads for a in r}, key=_var_order)
+    read_later = sorted({a for r in reads for a in r}, key=var_order)
     segments = []
     for i, ((kind, stmts), rd) in enumerate(zip(groups, reads)):
         needed = {a for s in stmts for a in _uses(s) if a in free and a not in late}
-        prefix = [free[v] for v in sorted(needed | (late if i == 0 else set()), key=_var_order)]
+        prefix = [free[v] for v in sorted(needed | (late if i == 0 else set()), key=var_order)]
         writes = tuple(v for v in read_later if where[v] == i)
         segments.append(Segment(kind, tuple(prefix + stmts), rd, writes))
     return segments
@@ -152,7 +152,7 @@ def _private_args(body: Sequence[Stmt], is_call: Callable[[Stmt], bool]) -> dict
     return owner
 
 
-def _var_order(var: str) -> tuple[int, str]:
+def var_order(var: str) -> tuple[int, str]:
     """Order SSA names (v0, v1, ..., v10) by their number, so output is stable and readable."""
     digits = var.lstrip("abcdefghijklmnopqrstuvwxyz_")
     return (int(digits), var) if digits.isdigit() else (-1, var)

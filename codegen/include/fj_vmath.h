@@ -14,7 +14,7 @@
  * -fopenmp nor -fopenmp-simd is needed for the attribute form.  Whether it
  * is usable on a machine is decided by compiling and running
  * probe_libmvec.c once:
- *     cc -O3 -march=native -fopenmp -fno-math-errno -DFJ_LIBMVEC \
+ *     cc -O0 -march=native -fno-math-errno -DFJ_LIBMVEC \
  *        probe_libmvec.c -lmvec -lm && ./a.out
  *
  * Findings (gcc 12.2, glibc 2.36, x86_64 AMD EPYC/Zen 4 seen as znver3 with
