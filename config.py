@@ -33,7 +33,6 @@ class Config:
     cc: str | None
     cflags_extra: str
     cache_dir: str | None
-    num_threads: int
     backend: str
     parallel_min: int
     profile: bool  # FUSEJIT_PROFILE=1: instrumented builds, collected by runtime/profiler.py
@@ -47,7 +46,6 @@ def current() -> Config:
         cc=os.environ.get("FUSEJIT_CC") or os.environ.get("CC") or None,
         cflags_extra=os.environ.get("FUSEJIT_CFLAGS", ""),
         cache_dir=os.environ.get("FUSEJIT_CACHE_DIR") or None,
-        num_threads=_int("FUSEJIT_NUM_THREADS", 0),
         backend=os.environ.get("FUSEJIT_BACKEND", "c"),
         parallel_min=_int("FUSEJIT_PARALLEL_MIN", 1 << 15),
         profile=_int("FUSEJIT_PROFILE", 0) > 0,

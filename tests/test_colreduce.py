@@ -240,7 +240,7 @@ def test_same_bits_on_one_and_two_threads(tmp_path) -> None:
         "print(repr(tuple(v.tobytes() for v in f(x))))\n")
     outs = []
     for threads in ("1", "2"):
-        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_NUM_THREADS=threads,
+        env = dict(os.environ, OMP_NUM_THREADS=threads,
                    FUSEJIT_CACHE_DIR=str(tmp_path))
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               env=env, timeout=300)
