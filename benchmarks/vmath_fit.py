@@ -96,14 +96,28 @@ def _zero(x: np.ndarray) -> np.ndarray:
 
 LN2H = 0.5 * math.log(2.0) * 1.01  # |r| after the reduction, with a margin for rint's rounding
 TANH_T = 0.984375  # tanh: odd polynomial below, 1 - 2/(exp(2x) + 1) (then 2/(..) < 1/4) above
-ERF_T = 1.0  # erf: x + x P(x^2) (in double) below, 1 - exp(-x^2) R(x) above
+ERF_T = 1.0  # erf: x + x P(x^2) below, hi + (lo + t Q(t)) above
 ERF_ONE = 3.9375  # erf(x) rounds to 1 in float32 from 3.9192059 on
-ERF_C = 2.5  # R's variable is x - ERF_C
+ERF_C = 2.46875  # Q's variable is t = (x - ERF_C) / 2, in [-0.74, 0.74]
 
 
-def _erfcx(x: np.ndarray) -> np.ndarray:
-    """erfc(x) * exp(x^2), from Python's double erfc (relative error ~1e-16 here)."""
-    return np.array([math.erfc(v) * math.exp(v * v) for v in x])
+def _erf_t(x: np.ndarray) -> np.ndarray:
+    return (x - ERF_C) * 0.5
+
+
+def fit_erf_big(degree: int = 13) -> tuple[np.float32, np.float32, np.ndarray, float]:
+    """erf on [ERF_T, ERF_ONE] as hi + (lo + t Q(t)): the constant term as two floats (a single
+    float's rounding alone would be 0.5 * 2^-24), then Q (degree `degree`) refitted around it.
+    Returns hi, lo, Q's float32 coefficients and the max absolute error (float64 evaluation)."""
+    whole = Fit("erf_big", ERF_T, ERF_ONE, degree + 2, _erf, _zero, _one, _erf_t, _one)
+    x = _grid(ERF_T, ERF_ONE)
+    c0 = _lawson(_design(whole, x), _erf(x), np.ones_like(x))[0]
+    hi = np.float32(c0)
+    lo = np.float32(c0 - float(hi))
+    rest = Fit("erf_big_rest", ERF_T, ERF_ONE, degree + 1, _erf,
+               lambda v: float(hi) + float(lo) + 0 * v, _one, _erf_t, _one, first=1)
+    coefs, err = fit(rest)
+    return hi, lo, coefs, err
 
 
 FITS = [
@@ -113,12 +127,9 @@ FITS = [
     # tanh(x) = x + x^3 * P(x^2) on [0, TANH_T]
     Fit("tanh", 1e-4, TANH_T, 8, np.tanh, lambda x: x, lambda x: x ** 3, lambda x: x * x,
         _rel(np.tanh)),
-    # erf(x) = x + x * P(x^2) on [0, ERF_T]
+    # erf(x) = x + x * P(x^2) on [0, ERF_T]; above it: fit_erf_big()
     Fit("erf_small", 1e-4, ERF_T, 8, _erf, lambda x: x, lambda x: x, lambda x: x * x,
         _rel(_erf)),
-    # erfc(x) = exp(-x^2) * R(x - ERF_C) on [ERF_T, ERF_ONE], relative error
-    Fit("erfc_scaled", ERF_T, ERF_ONE, 13, _erfcx, _zero, _one, lambda x: x - ERF_C,
-        _rel(_erfcx)),
 ]
 
 
@@ -133,6 +144,10 @@ def main() -> None:
         print(f"{f.name}: [{f.lo:g}, {f.hi:g}] {f.degree} coefficients, max weighted error "
               f"{err:.3g} ({err / 2.0 ** -24:.3f} x 2^-24)")
         print("    " + ", ".join(_c_float(v) for v in c))
+    hi, lo, q, err = fit_erf_big()
+    print(f"erf_big: [{ERF_T:g}, {ERF_ONE:g}] hi + (lo + t Q(t)), max abs error {err:.3g} "
+          f"({err / 2.0 ** -24:.3f} x 2^-24)")
+    print(f"    hi {_c_float(hi)}, lo {_c_float(lo)}, Q: " + ", ".join(_c_float(v) for v in q))
 
 
 if __name__ == "__main__":

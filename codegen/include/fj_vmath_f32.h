@@ -22,12 +22,13 @@
  *   tanh: |x| < 0.984375: x + x^3*P(x^2), P of degree 7 (rel. 0.006 * 2^-24);
  *         above: 1 - 2/(e^{2|x|} + 1) (there 2/(..) < 1/4, so its error counts
  *         at most a quarter); large |x|: e^{2|x|} = inf -> exactly 1.
- *   erf:  |x| < 1: x + x*P(x^2), P of degree 7 (rel. 0.016 * 2^-24), evaluated in
- *         double and rounded once: in float, the evaluation noise exceeds the
- *         step between neighbouring results just below 1 and breaks monotonicity.
- *         [1, inf): 1 - exp(-x^2) R(x - 2.5), R of degree 12 (rel. 0.46 * 2^-24),
- *         x^2 = hi + lo exactly (fmaf) and exp(-lo) ~ 1 - lo; x clamped to 3.9375
- *         (1 - erfc(3.9375) rounds to 1, as erf does from 3.9192059 on).
+ *   erf:  |x| < 1: x + x*P(x^2), P of degree 7 (rel. 0.016 * 2^-24); [1, 3.9375]:
+ *         hi + (lo + t*Q(t)), t = (x - 2.46875)/2, Q of degree 13, the constant term split
+ *         in two floats (abs. fit error 0.12 * 2^-24); x is clamped to 3.9375 (the polynomial
+ *         rounds to 1 there, as erf does from 3.9192059 on).  No exp and no division: about
+ *         half the work of the erfc-based form it replaced (1 - exp(-x^2) R(x), with the
+ *         small-x polynomial in double), which was monotonic; evaluating near 1 in float is
+ *         not, quite (below).
  *
  * Accuracy, exhaustive over all 2^32 float32 inputs (benchmarks/vmath_accuracy.c:
  * the vectorised loops, gcc 12.2 -O3 -march=native (AVX-512 machine, 256-bit
@@ -36,12 +37,14 @@
  *   function  max ULP  at             not correctly rounded  special  odd  monotonic
  *   exp       1.013    59.3060379     17362802 (0.40%)       0        -    0
  *   tanh      0.972    0.98837626     1615752 x2 (0.08%)     0        0    0
- *   erf       1.047    1.00055826     11316746 x2 (0.53%)    0        0    0
+ *   erf       1.062    1.00177443     15720256 x2 (0.73%)    0        0    11403 x2
  * (tanh, erf: the 2^31 non-negative inputs; the negative ones are checked to be
  * exactly -f(-x).  special = NaN/inf/zero/signed-zero results that differ from
  * the reference rounded to float32; monotonic = f(y) < f(x) for consecutive
- * floats x < y, within runs of 65536 inputs.)  libmvec's, for comparison
- * (fj_vmath.h): expf 2.64, tanhf 1.37, erff 4.00 ULP.
+ * floats x < y, within runs of 65536 inputs; erf's are where its value is within
+ * a few ULP of 1, around x = 3.)  libmvec's, for comparison (fj_vmath.h): expf
+ * 2.64, tanhf 1.37, erff 4.00 ULP; its erff, through the same checker: 694784443
+ * not correctly rounded (32%), 3449752 monotonic violations.
  *
  * Speed (single thread, min of 2000 x 10 loops over 4096 floats in [-5, 5],
  * shared 2-core Xeon with AVX-512, load ~1.5): ns per element,
@@ -49,11 +52,15 @@
  *   exp    fj_vm 0.37-0.38  libmvec 0.36-0.37         fj_vm 0.25-0.26  libmvec 0.24-0.25
  *   tanh   fj_vm 0.65       libmvec 0.64-0.67         fj_vm 0.50-0.52  libmvec 0.30-0.31
  *   erf    fj_vm 1.18-1.21  libmvec 0.55-0.56         fj_vm 0.83-0.86  libmvec 0.50-0.51
+ *          (the erfc-based erf these were taken with; the polynomial one: 0.54 against
+ *          libmvec's 0.78 per element at 512 bits on a 2-core Zen 4, and black_scholes,
+ *          two erf per element, 2.60 -> 2.29 ns per element on one core)
  * libmvec's tanhf leaves its fast path for larger |x| (the gelu_tanh benchmark,
  * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
- * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 and
- * fj_erf_f32 are libmvec's, and fj_tanh_f32 is ours at 256 bits but libmvec's
- * when programs are built for 512-bit vectors (FJ_WIDE_VECTORS: AVX-512 CPUs,
+ * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 is
+ * libmvec's, fj_erf_f32 is always ours (faster and 4x more accurate than erff),
+ * and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
+ * 512-bit vectors (FJ_WIDE_VECTORS: AVX-512 CPUs,
  * runtime/toolchain.py; gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 ->
  * 1.0 ms); without libmvec (FJ_LIBMVEC off or glibc < 2.35) libm calls do not
  * vectorise and ours are used for all three.
@@ -128,38 +135,36 @@ static inline float fj_vm_tanh_f32(float x) {
 static inline float fj_vm_erf_f32(float x) {
     const uint32_t sign = fj__f32_bits(x) & 0x80000000u;
     const float a = fj__f32_from_bits(fj__f32_bits(x) ^ sign);
-    /* a < 1: a + a P(a^2) in double, rounded once (float evaluation noise would exceed the
-     * step between neighbouring results near 1 and break monotonicity) */
-    const double ad = (double)a, vd = ad * ad;
-    double p = fma(-0x1.2281ep-19, vd, 0x1.6999ecp-14);
-    p = fma(p, vd, -0x1.a995dp-11);
-    p = fma(p, vd, 0x1.5482dp-8);
-    p = fma(p, vd, -0x1.b8044cp-6);
-    p = fma(p, vd, 0x1.ce2d74p-4);
-    p = fma(p, vd, -0x1.81274p-2);
-    p = fma(p, vd, 0x1.06eba8p-3);
-    const float small = (float)fma(ad, p, ad);
-    /* erfc(b) = exp(-b^2) R(b - 2.5); b^2 = v + lo exactly, exp(-lo) ~ 1 - lo.  b = min(a,
-     * 3.9375): 1 - erfc(3.9375) rounds to 1 (as erf does from 3.9192059 on); NaN stays NaN. */
+    /* a < 1: a + a P(a^2) */
+    const float v = a * a;
+    float p = fmaf(-0x1.2281ep-19f, v, 0x1.6999ecp-14f);
+    p = fmaf(p, v, -0x1.a995dp-11f);
+    p = fmaf(p, v, 0x1.5482dp-8f);
+    p = fmaf(p, v, -0x1.b8044cp-6f);
+    p = fmaf(p, v, 0x1.ce2d74p-4f);
+    p = fmaf(p, v, -0x1.81274p-2f);
+    p = fmaf(p, v, 0x1.06eba8p-3f);
+    const float small = fmaf(a, p, a);
+    /* [1, 3.9375]: hi + (lo + t Q(t)), t = (b - 2.46875) / 2 in [-0.74, 0.74] (exact), Q of
+     * degree 13; b = min(a, 3.9375), where the polynomial rounds to 1 (as erf does from
+     * 3.9192059 on); NaN stays NaN. */
     const float b = a > 3.9375f ? 3.9375f : a;
-    const float v = b * b;
-    const float lo = fmaf(b, b, -v);
-    const float t = b - 2.5f;
-    float q = fmaf(0x1.752a3cp-23f, t, -0x1.876928p-22f);
-    q = fmaf(q, t, 0x1.07199ap-21f);
-    q = fmaf(q, t, -0x1.11e902p-18f);
-    q = fmaf(q, t, 0x1.23aafcp-16f);
-    q = fmaf(q, t, -0x1.edfa22p-15f);
-    q = fmaf(q, t, 0x1.b7144ep-13f);
-    q = fmaf(q, t, -0x1.80a5d8p-11f);
-    q = fmaf(q, t, 0x1.4379dcp-9f);
-    q = fmaf(q, t, -0x1.0631d2p-7f);
-    q = fmaf(q, t, 0x1.9894ccp-6f);
-    q = fmaf(q, t, -0x1.3086d8p-4f);
-    q = fmaf(q, t, 0x1.afbb4p-3f);
-    const float e = q * fj_vm_exp_f32(-v);
-    const float erfc = fmaf(-lo, e, e);
-    const float r = fj__f32_select(a < 1.0f, small, 1.0f - erfc); /* NaN: 1 - erfc = NaN */
+    const float t = (b - 2.46875f) * 0.5f;
+    float q = fmaf(0x1.1907ep-6f, t, 0x1.b5770ap-10f);
+    q = fmaf(q, t, -0x1.1cf834p-4f);
+    q = fmaf(q, t, 0x1.829258p-5f);
+    q = fmaf(q, t, 0x1.43f248p-4f);
+    q = fmaf(q, t, -0x1.337b5cp-3f);
+    q = fmaf(q, t, 0x1.5df25cp-4f);
+    q = fmaf(q, t, 0x1.fb507cp-5f);
+    q = fmaf(q, t, -0x1.7d4c58p-3f);
+    q = fmaf(q, t, 0x1.b38ba6p-3f);
+    q = fmaf(q, t, -0x1.3b38e6p-3f);
+    q = fmaf(q, t, 0x1.36fd8p-4f);
+    q = fmaf(q, t, -0x1.9ba0f4p-6f);
+    q = fmaf(q, t, 0x1.4d7642p-8f);
+    const float big = 0x1.ffc102p-1f + fmaf(q, t, -0x1.aeaf98p-27f);
+    const float r = fj__f32_select(a < 1.0f, small, big);
     return fj__f32_from_bits(fj__f32_bits(r) | sign);
 }
 
@@ -176,16 +181,15 @@ static inline float fj_vm_erf_f32(float x) { return erff(x); }
 #endif /* __FP_FAST_FMAF */
 
 /* What generated code calls: the fastest of the two here.  With libmvec (fj_vmath.h included
- * first, FJ_LIBMVEC on) its vector expf and erff are faster than fj_vm_exp_f32 / fj_vm_erf_f32
- * (see the timings above), its tanhf is not; without libmvec, libm calls do not vectorise and
- * these always win. */
+ * first, FJ_LIBMVEC on) its vector expf is faster than fj_vm_exp_f32 (see the timings above),
+ * its tanhf only at 512 bits, its erff never; without libmvec, libm calls do not vectorise and
+ * ours always win. */
 #if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE
 static inline float fj_exp_f32(float x) { return expf(x); }
-static inline float fj_erf_f32(float x) { return erff(x); }
 #else
 static inline float fj_exp_f32(float x) { return fj_vm_exp_f32(x); }
-static inline float fj_erf_f32(float x) { return fj_vm_erf_f32(x); }
 #endif
+static inline float fj_erf_f32(float x) { return fj_vm_erf_f32(x); }
 #if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE && defined(FJ_WIDE_VECTORS)
 /* With 512-bit vectors libmvec's tanhf is the faster one (0.31 vs 0.51 ns per element). */
 static inline float fj_tanh_f32(float x) { return tanhf(x); }
