@@ -111,6 +111,7 @@ class JitFunction:
         self.trace_count = 0
         self.compile_count = 0
         self._out_kw = "out" not in names  # f(..., out=buf) is ours, like a ufunc's out=
+        self._siblings: dict[frozenset[int], JitFunction] = {}  # see _huge_ints
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -132,15 +133,41 @@ class JitFunction:
         return tuple(("static", a) if i in static else arg_key(a) for i, a in enumerate(args))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            return self._call_kw(args, kwargs)
-        if len(args) != self._nparams:
-            args = self._bind(args, kwargs)
-        if self._keyfn is not None:
-            stub = self._stubs.get(self._keyfn(args))
-            if stub is not None:
-                return stub(*args)
-        return self._call_slow(args)
+        try:
+            if kwargs:
+                return self._call_kw(args, kwargs)
+            if len(args) != self._nparams:
+                args = self._bind(args, kwargs)
+            if self._keyfn is not None:
+                stub = self._stubs.get(self._keyfn(args))
+                if stub is not None:
+                    return stub(*args)
+            return self._call_slow(args)
+        except OverflowError:
+            sibling, bound = self._huge_ints(args, kwargs)
+            if sibling is None:
+                raise
+        return sibling(*bound)
+
+    def _huge_ints(self, args: tuple, kwargs: dict) -> tuple[JitFunction | None, tuple]:
+        """After an OverflowError: a Python int argument that no int64 holds (NumPy compares
+        one with any integer array exactly: `x < 2**64` is all True) is taken as a static
+        value, traced as the literal NumPy sees, by a sibling compiled per such value; its
+        arithmetic then raises NumPy's own OverflowError at trace time. (None, ()) when no
+        argument is such an int: the error stands."""
+        if self._out_kw and "out" in kwargs:
+            return None, ()
+        bound = self._bind(args, kwargs) if kwargs or len(args) != self._nparams else args
+        huge = frozenset(i for i, a in enumerate(bound) if type(a) is int and i not in self.static
+                         and not -(1 << 63) <= a < 1 << 63)
+        if not huge:
+            return None, ()
+        sibling = self._siblings.get(huge)
+        if sibling is None:
+            sibling = self._siblings[huge] = JitFunction(
+                self.fn, self.static | huge, (), self.backend, self.fastmath,
+                self.python_scalars)
+        return sibling, bound
 
     def _call_kw(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),

@@ -338,3 +338,51 @@ def test_converted_int_argument_is_returned_unconverted() -> None:
     assert got[0] is big
     assert_same(got, expected)
     assert_same(w, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64])
+@pytest.mark.parametrize("n", [2**63, 2**64, 2**64 + 7, -2**63 - 1, -2**70, 10**30])
+def test_huge_int_argument_compares_like_numpy(dtype, n) -> None:
+    """NumPy compares a Python int with an integer array exactly, however large; an int
+    argument no int64 holds is run by a sibling that traces it as a literal."""
+    def f(x, n):
+        return x < n, x == n, n >= x
+
+    x = np.array([0, 1, 100], dtype)
+    fj = jit(f)
+    assert_same(fj(x, 5), f(x, 5))
+    assert_same(fj(x, n), f(x, n))
+    assert_same(fj(x, n), f(x, n))  # the sibling's compiled variant, reused
+    assert_same(fj(x, 5), f(x, 5))  # the ordinary signature is untouched
+    assert fj.trace_count == 1 and len(fj._siblings) == 1
+    assert next(iter(fj._siblings.values())).trace_count == 1
+
+
+def test_huge_int_argument_arithmetic_raises_like_numpy() -> None:
+    def f(x, n):
+        return x + n
+
+    x = np.arange(3)
+    with pytest.raises(OverflowError) as want:
+        f(x, 2**64)
+    with pytest.raises(OverflowError) as got:
+        jit(f)(x, 2**64)
+    assert str(got.value) == str(want.value)
+    # a float array takes any int NumPy converts, and one it cannot raises as NumPy does
+    assert_same(jit(f)(np.ones(2), 2**70), f(np.ones(2), 2**70))
+    with pytest.raises(OverflowError):
+        f(np.ones(2), 2**1100)
+    with pytest.raises(OverflowError):
+        jit(f)(np.ones(2), 2**1100)
+
+
+def test_huge_int_keyword_argument_and_errors_that_are_not_about_ints() -> None:
+    fj = jit(lambda x, n=0: x > n)
+    x = np.arange(4, dtype=np.int32)
+    assert_same(fj(x, n=-2**80), x > -2**80)
+
+    def g(x, s):
+        return x * s ** 400  # Python's own OverflowError (a float), no huge int involved
+
+    with pytest.raises(OverflowError):
+        jit(g)(np.ones(2), 10.0)
