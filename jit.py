@@ -155,7 +155,7 @@ class JitFunction:
         value, traced as the literal NumPy sees, by a sibling compiled per such value; its
         arithmetic then raises NumPy's own OverflowError at trace time. (None, ()) when no
         argument is such an int: the error stands."""
-        if self._out_kw and "out" in kwargs:
+        if (self._out_kw and "out" in kwargs) or "device_output" in kwargs:
             return None, ()
         bound = self._bind(args, kwargs) if kwargs or len(args) != self._nparams else args
         huge = frozenset(i for i, a in enumerate(bound) if type(a) is int and i not in self.static
