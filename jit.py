@@ -147,7 +147,8 @@ class JitFunction:
             sibling, bound = self._huge_ints(args, kwargs)
             if sibling is None:
                 raise
-        return sibling(*bound)
+        out = kwargs.get("out") if self._out_kw else None
+        return sibling(*bound) if out is None else sibling(*bound, out=out)
 
     def _huge_ints(self, args: tuple, kwargs: dict) -> tuple[JitFunction | None, tuple]:
         """After an OverflowError: a Python int argument that no int64 holds (NumPy compares
@@ -155,8 +156,10 @@ class JitFunction:
         value, traced as the literal NumPy sees, by a sibling compiled per such value; its
         arithmetic then raises NumPy's own OverflowError at trace time. (None, ()) when no
         argument is such an int: the error stands."""
-        if (self._out_kw and "out" in kwargs) or "device_output" in kwargs:
+        if "device_output" in kwargs:
             return None, ()
+        if self._out_kw:
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         bound = self._bind(args, kwargs) if kwargs or len(args) != self._nparams else args
         huge = frozenset(i for i, a in enumerate(bound) if type(a) is int and i not in self.static
                          and not -(1 << 63) <= a < 1 << 63)
@@ -171,15 +174,18 @@ class JitFunction:
 
     def _call_kw(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),
-        `device_output=` (CUDA), or the function's own parameters by name."""
+        `device_output=` (CUDA), or the function's own parameters by name. `kwargs` is left as
+        it was (__call__ reads `out=` from it again after an OverflowError)."""
         if self._out_kw and "out" in kwargs:
-            out = kwargs.pop("out")
+            out = kwargs["out"]
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
             if out is not None:
                 return self._call_out(self._bind(args, kwargs), out)
             if not kwargs:
                 return self(*args)
         if self.backend == "cuda" and "device_output" in kwargs:
-            on_device = bool(kwargs.pop("device_output"))  # results as GPUArrays
+            on_device = bool(kwargs["device_output"])  # results as GPUArrays
+            kwargs = {k: v for k, v in kwargs.items() if k != "device_output"}
             return self._call_slow(self._bind(args, kwargs), on_device)
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 

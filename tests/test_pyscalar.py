@@ -380,6 +380,9 @@ def test_huge_int_keyword_argument_and_errors_that_are_not_about_ints() -> None:
     fj = jit(lambda x, n=0: x > n)
     x = np.arange(4, dtype=np.int32)
     assert_same(fj(x, n=-2**80), x > -2**80)
+    buf = np.zeros(4, bool)
+    assert fj(x, 2**80, out=buf) is buf and not buf.any()
+    assert fj(x, n=-2**80, out=buf) is buf and buf.all()
 
     def g(x, s):
         return x * s ** 400  # Python's own OverflowError (a float), no huge int involved
