@@ -1,18 +1,20 @@
 """Call staging: split an elementwise loop body so that each vector-math call runs in its own loop.
 
 A fused body that calls several vector-math functions (libmvec's `_ZGV*` variants: exp, log,
-tanh, erf, sin...) pays for each call twice over: the vector ABI makes every vector register
-caller-saved, so all values live across a call are spilled and reloaded, and the long chain
-through the calls leaves the out-of-order core little independent work. Staging runs the body
-over a small tile of points as a sequence of loops instead: compute loops for the plain
-arithmetic, and one loop per call that only loads its argument, calls, and stores the result.
-Values that cross loops live in tile arrays on the stack (they stay in L1); loads and constants
-are re-emitted where they are used. Results are bit-identical: every statement is evaluated
-exactly as before, only the order across points changes.
+sin...; fusejit's own inline erf and tanh are staged too) pays for each call twice over: the
+vector ABI makes every vector register caller-saved, so all values live across a call are
+spilled and reloaded, and the long chain through the calls leaves the out-of-order core little
+independent work. Staging runs the body over a small tile of points as a sequence of loops
+instead: compute loops for the plain arithmetic, and one loop per call that only loads its
+argument, calls, and stores the result. Values that cross loops live in tile arrays on the
+stack (they stay in L1); loads and constants are re-emitted where they are used. Every
+statement is evaluated as before; only the order across points changes, so a point computed in
+a full vector by both versions gets the same bits (a loop's remainder may call another libmvec
+variant or scalar libm, each within its bound).
 
-Measured on a 2-core Zen 4 (AVX-512, libmvec), per element: lstm_cell 2.31 -> 1.97 ns (one
-thread, in cache) and 1.30 -> 1.12 ms (full size, 2 threads); black_scholes 2.97 -> 2.44 ns and
-1.60 -> 1.34-1.40 ns.
+Measured on a 2-core Zen 4 (AVX-512, libmvec), full size, 2 threads, best of 40 interleaved
+rounds: black_scholes 7.48 -> 5.71 ms, lstm_cell 1.28 -> 1.20 ms; built for AVX2 (no
+AVX-512): 8.30 -> 5.88 ms and 2.45 -> 1.93 ms (benchmarks/RESULTS.md, session 5).
 
     stage_body(body, is_call)  the loops (Segment list), or None when staging does not pay
 """
