@@ -144,66 +144,51 @@ RUNNERS(vf16, float, 16, of, xf, yf)
 #endif
 
 /* One variant, declared by its vector-ABI name: the link fails where libmvec lacks it. */
-#define V1(SYM, VT, T, W, out, x, scalar, label)                                \
+#define V1(SYM, VT, scalar, label)                                              \
     {                                                                           \
         extern VT SYM(VT);                                                      \
         run1_##VT(SYM, scalar, label);                                          \
     }
-#define V2(SYM, VT, T, W, out, x, y, scalar, label)                             \
+#define V2(SYM, VT, scalar, label)                                              \
     {                                                                           \
         extern VT SYM(VT, VT);                                                  \
         run2_##VT(SYM, scalar, label);                                          \
     }
 
-/* Every ISA this compilation targets: gcc may call any of them from a vectorised loop. */
-#define ISA1(name, f)                                                           \
-    V1(_ZGVbN2v_##name, vd2, double, 2, od, xd, name, #name " b")          \
-    V1(_ZGVbN4v_##f, vf4, float, 4, of, xf, f, #f " b")                      \
-    ISA1_AVX(name, f) ISA1_AVX2(name, f) ISA1_AVX512(name, f)
-#define ISA2(name, f)                                                           \
-    V2(_ZGVbN2vv_##name, vd2, double, 2, od, xd, yd, name, #name " b")     \
-    V2(_ZGVbN4vv_##f, vf4, float, 4, of, xf, yf, f, #f " b")                 \
-    ISA2_AVX(name, f) ISA2_AVX2(name, f) ISA2_AVX512(name, f)
+/* Every ISA this compilation targets: gcc may call any of them from a vectorised loop.
+ * V is V1 or V2, P the vector-ABI parameter code (v, vv); f is the float function. */
+#define ISAS(V, P, name, f)                                                     \
+    V(_ZGVbN2##P##_##name, vd2, name, #name " b")                               \
+    V(_ZGVbN4##P##_##f, vf4, f, #f " b")                                        \
+    ISA_AVX(V, P, name, f) ISA_AVX2(V, P, name, f) ISA_AVX512(V, P, name, f)
 
 #if defined(__AVX__)
-#define ISA1_AVX(name, f)                                                       \
-    V1(_ZGVcN4v_##name, vd4, double, 4, od, xd, name, #name " c")          \
-    V1(_ZGVcN8v_##f, vf8, float, 8, of, xf, f, #f " c")
-#define ISA2_AVX(name, f)                                                       \
-    V2(_ZGVcN4vv_##name, vd4, double, 4, od, xd, yd, name, #name " c")     \
-    V2(_ZGVcN8vv_##f, vf8, float, 8, of, xf, yf, f, #f " c")
+#define ISA_AVX(V, P, name, f)                                                  \
+    V(_ZGVcN4##P##_##name, vd4, name, #name " c")                               \
+    V(_ZGVcN8##P##_##f, vf8, f, #f " c")
 #else
-#define ISA1_AVX(name, f)
-#define ISA2_AVX(name, f)
+#define ISA_AVX(V, P, name, f)
 #endif
 #if defined(__AVX2__)
-#define ISA1_AVX2(name, f)                                                      \
-    V1(_ZGVdN4v_##name, vd4, double, 4, od, xd, name, #name " d")          \
-    V1(_ZGVdN8v_##f, vf8, float, 8, of, xf, f, #f " d")
-#define ISA2_AVX2(name, f)                                                      \
-    V2(_ZGVdN4vv_##name, vd4, double, 4, od, xd, yd, name, #name " d")     \
-    V2(_ZGVdN8vv_##f, vf8, float, 8, of, xf, yf, f, #f " d")
+#define ISA_AVX2(V, P, name, f)                                                 \
+    V(_ZGVdN4##P##_##name, vd4, name, #name " d")                               \
+    V(_ZGVdN8##P##_##f, vf8, f, #f " d")
 #else
-#define ISA1_AVX2(name, f)
-#define ISA2_AVX2(name, f)
+#define ISA_AVX2(V, P, name, f)
 #endif
 #if defined(__AVX512F__)
-#define ISA1_AVX512(name, f)                                                    \
-    V1(_ZGVeN8v_##name, vd8, double, 8, od, xd, name, #name " e")          \
-    V1(_ZGVeN16v_##f, vf16, float, 16, of, xf, f, #f " e")
-#define ISA2_AVX512(name, f)                                                    \
-    V2(_ZGVeN8vv_##name, vd8, double, 8, od, xd, yd, name, #name " e")     \
-    V2(_ZGVeN16vv_##f, vf16, float, 16, of, xf, yf, f, #f " e")
+#define ISA_AVX512(V, P, name, f)                                               \
+    V(_ZGVeN8##P##_##name, vd8, name, #name " e")                               \
+    V(_ZGVeN16##P##_##f, vf16, f, #f " e")
 #else
-#define ISA1_AVX512(name, f)
-#define ISA2_AVX512(name, f)
+#define ISA_AVX512(V, P, name, f)
 #endif
 
 #define PROBE1(name, LO, HI)                                                    \
     __attribute__((noinline)) static void probe_##name(void)                                            \
     {                                                                           \
         fill(xd, xf, LO, HI, 0);                                                \
-        ISA1(name, name##f)                                                     \
+        ISAS(V1, v, name, name##f)                                                     \
     }
 
 #define PROBE2(name, LO, HI, LO2, HI2)                                          \
@@ -211,7 +196,7 @@ RUNNERS(vf16, float, 16, of, xf, yf)
     {                                                                           \
         fill(yd, yf, LO2, HI2, 1);                                              \
         fill(xd, xf, LO, HI, 0);                                                \
-        ISA2(name, name##f)                                                     \
+        ISAS(V2, vv, name, name##f)                                                     \
     }
 
 PROBE1(exp, -80, 80)
