@@ -1,41 +1,31 @@
-"""`@fusejit.jit`: the only module that chains the stages (trace, optimise, fuse and lower,
-render, build, run), and the in-memory cache of compiled functions keyed by call signature."""
+"""`@fusejit.jit`: the in-memory cache of compiled functions keyed by call signature, and the
+call paths (the fast stub, keywords and `out=`, in-place updates, aliased arguments, huge
+Python ints). A cache miss runs runtime/compiler.py, which chains the stages."""
 
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
-import time
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import config
 from .errors import RuntimeFailure, UnsupportedError
-from .frontend.ir import Graph, format_graph
 from .frontend.ops import check_dtype
-from .frontend.pyscalar import Prelude
 from .frontend.pytree import unflatten
-from .frontend.trace import trace
-from .lowering.loop_ir import Program, format_program
-from .lowering.lower import contiguous_strides, lower
-from .lowering.memplan import plan
-from .lowering.pipeline import optimise
 from .runtime import cuda_jit
-from .runtime.backend_c import build_program, prepare_dispatcher, ready_dispatcher
+from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
     arg_key,
     check_writeable,
     element_strides,
-    idle_python_ints,
-    python_int_conversions,
     same_view,
     updates_need_slow_path,
 )
-from .runtime.executor import Executable, make_stub
+from .runtime.compiler import Compiled, compile_signature, explain_module, log
+from .runtime.executor import make_stub
 from .runtime.outarg import check_out, copy_into, direct_outs
 from .runtime.progress import Status
 
@@ -45,34 +35,6 @@ if TYPE_CHECKING:
 
 # Export, explain and the profiler are imported where they are used: `import fusejit` stays
 # short (issue 2: <= 0.2 s) and a plain call never loads them.
-
-
-def _explain_module() -> Any:
-    from .runtime import explain
-
-    return explain
-
-
-def _log(level: int, msg: str | Callable[[], str]) -> None:
-    """Print `msg` (or what calling it returns) to stderr when FUSEJIT_DEBUG >= level."""
-    if config.current().debug >= level:
-        print(f"[fusejit] {msg() if callable(msg) else msg}", file=sys.stderr)
-
-
-@dataclass
-class Compiled:
-    """Everything one signature compiled to (kept for explain/inspection and tests)."""
-
-    graph: Graph
-    optimised: Graph
-    program: Program
-    source: str
-    executable: Executable
-    positions: list[int]  # per graph input: an argument's position or a prelude value's index
-    times: dict[str, float] = field(default_factory=dict)
-    stub: Callable[..., Any] | None = None
-    updated: tuple[int, ...] = ()  # argument positions the function writes in place
-    prelude: Prelude | None = None  # Python scalar arithmetic run before the native call
 
 
 class JitFunction:
@@ -283,7 +245,7 @@ class JitFunction:
                 if same_view(args[i], args[j]):
                     same.setdefault(j, same.get(i, i))
                 elif np.shares_memory(args[i], args[j]):
-                    _log(1, f"{self.fn.__name__}: arguments {i} and {j} partly overlap and "
+                    log(1, f"{self.fn.__name__}: arguments {i} and {j} partly overlap and "
                             "one is updated in place: running it as plain NumPy")
                     return self.fn(*args)
         norm = self._normalise(args)
@@ -328,7 +290,7 @@ class JitFunction:
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
         c = self.lower_for(*args, **kwargs)
-        return _explain_module().explain(c.graph, c.optimised, c.program, c.times,
+        return explain_module().explain(c.graph, c.optimised, c.program, c.times,
                                          backend=self.backend)
 
     def _install_stub(self, compiled: Compiled, args: tuple) -> None:
@@ -359,61 +321,23 @@ class JitFunction:
 
     def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None,
                      variant: bool) -> Compiled:
-        prepare_dispatcher()
-        if self.backend == "cuda":
-            args = cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
-        times: dict[str, float] = {}
-        t0 = time.perf_counter()
-        graph, positions = trace(self.fn, list(args), self.static, self.fn.__name__, same,
-                                 python_scalars=self.python_scalars)
-        self.trace_count += 1
-        t1 = time.perf_counter()
-        times["trace"] = t1 - t0
-        _log(2, f"traced {self.fn.__name__}:\n{format_graph(graph)}")
-        optimised = optimise(graph, fastmath=self.fastmath)
-        t2 = time.perf_counter()
-        times["optimise"] = t2 - t1
-        _log(2, f"optimised {self.fn.__name__}:\n{format_graph(optimised)}")
-        strides = []
-        for node, pos in zip(graph.inputs, positions):
-            a = args[pos] if pos < len(args) else None  # a prelude value is a scalar
-            if isinstance(a, np.ndarray) and not a.flags.c_contiguous and a.size:
-                strides.append(element_strides(a))
-            else:
-                strides.append(contiguous_strides(node.shape))
-        program = plan(lower(optimised, strides, blas=self.backend == "c"))
-        t3 = time.perf_counter()
-        times["lower"] = t3 - t2
-        _log(3, lambda: _explain_module().explain(graph, optimised, program).lowering_report())
-        _log(4, lambda: format_program(program))
-        ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
-                  if "range" in n.attrs]
-        if self.backend == "cuda":
-            source, executable, render_s = cuda_jit.build(program, ranges)
-        else:
-            source, lib, render_s = build_program(program, self.fastmath, self.fn.__name__)
-        times["render"] = render_s
-        times["compile"] = time.perf_counter() - t3 - render_s
-        _log(5, lambda: f"generated {self.backend.upper()} for {self.fn.__name__}:\n{source}")
-        if self.backend == "c":
-            executable = Executable(program, lib, ranges, idle_python_ints(optimised),
-                                    python_int_conversions(optimised))
-            if config.current().profile:  # FUSEJIT_PROFILE: register it for the report
-                from .runtime.profiler import on_compile
+        def traced() -> None:
+            self.trace_count += 1
 
-                on_compile(self.fn, key, program, lib, times)
+        compiled = compile_signature(self.fn, args, key, static=self.static, same=same,
+                                     python_scalars=self.python_scalars,
+                                     fastmath=self.fastmath, backend=self.backend,
+                                     on_traced=traced)
         self.compile_count += 1
-        compiled = Compiled(graph, optimised, program, source, executable, positions, times,
-                            updated=tuple(positions[k] for k in optimised.updates),
-                            prelude=graph.prelude)
         if compiled.updated:
             check_writeable(args, compiled.updated)
         self._cache[key] = compiled
         if not variant:
             self._install_stub(compiled, args)
-        _log(1, f"compiled {self.fn.__name__} for {key}: {len(program.kernels)} kernel(s), "
-                + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
-        _log(1, lambda: f"{self.fn.__name__}: {_explain_module().plan_line(program)}")
+        log(1, f"compiled {self.fn.__name__} for {key}: {len(compiled.program.kernels)} "
+               "kernel(s), " + ", ".join(f"{k} {v * 1e3:.1f} ms"
+                                         for k, v in compiled.times.items()))
+        log(1, lambda: f"{self.fn.__name__}: {explain_module().plan_line(compiled.program)}")
         return compiled
 
 

@@ -1,0 +1,114 @@
+"""Compile one call signature: trace, optimise, lower and plan memory, render and build, bind.
+
+This is the chain of stages that a cache miss of `@jit` runs (jit.py owns the cache of
+compiled signatures and the call paths); it returns a `Compiled` with every intermediate kept
+for `explain`, the profiler and tests. FUSEJIT_DEBUG logging of the stages happens here.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..frontend.ir import Graph, format_graph
+from ..frontend.pyscalar import Prelude
+from ..frontend.trace import trace
+from ..lowering.loop_ir import Program, format_program
+from ..lowering.lower import contiguous_strides, lower
+from ..lowering.memplan import plan
+from ..lowering.pipeline import optimise
+from . import cuda_jit
+from .backend_c import build_program, prepare_dispatcher
+from .callargs import element_strides, idle_python_ints, python_int_conversions
+from .executor import Executable
+
+
+@dataclass
+class Compiled:
+    """Everything one signature compiled to (kept for explain/inspection and tests)."""
+
+    graph: Graph
+    optimised: Graph
+    program: Program
+    source: str
+    executable: Executable
+    positions: list[int]  # per graph input: an argument's position or a prelude value's index
+    times: dict[str, float] = field(default_factory=dict)
+    stub: Callable[..., Any] | None = None
+    updated: tuple[int, ...] = ()  # argument positions the function writes in place
+    prelude: Prelude | None = None  # Python scalar arithmetic run before the native call
+
+
+def explain_module() -> Any:
+    """runtime.explain, imported on first use (`import fusejit` stays short)."""
+    from . import explain
+
+    return explain
+
+
+def log(level: int, msg: str | Callable[[], str]) -> None:
+    """Print `msg` (or what calling it returns) to stderr when FUSEJIT_DEBUG >= level."""
+    if config.current().debug >= level:
+        print(f"[fusejit] {msg() if callable(msg) else msg}", file=sys.stderr)
+
+
+def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
+                      static: frozenset[int], same: dict[int, int] | None,
+                      python_scalars: bool, fastmath: bool, backend: str,
+                      on_traced: Callable[[], None] = lambda: None) -> Compiled:
+    """Trace `fn` on `args` (positions in `static` are Python values baked into the trace,
+    `same` maps an argument to an earlier one it aliases) and build it for `backend`.
+    `on_traced` runs once the trace has succeeded; `key` names the signature in logs and in
+    the profiler's registry."""
+    name = fn.__name__
+    prepare_dispatcher()
+    if backend == "cuda":
+        args = cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    graph, positions = trace(fn, list(args), static, name, same, python_scalars=python_scalars)
+    on_traced()
+    t1 = time.perf_counter()
+    times["trace"] = t1 - t0
+    log(2, f"traced {name}:\n{format_graph(graph)}")
+    optimised = optimise(graph, fastmath=fastmath)
+    t2 = time.perf_counter()
+    times["optimise"] = t2 - t1
+    log(2, f"optimised {name}:\n{format_graph(optimised)}")
+    strides = []
+    for node, pos in zip(graph.inputs, positions):
+        a = args[pos] if pos < len(args) else None  # a prelude value is a scalar
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous and a.size:
+            strides.append(element_strides(a))
+        else:
+            strides.append(contiguous_strides(node.shape))
+    program = plan(lower(optimised, strides, blas=backend == "c"))
+    t3 = time.perf_counter()
+    times["lower"] = t3 - t2
+    log(3, lambda: explain_module().explain(graph, optimised, program).lowering_report())
+    log(4, lambda: format_program(program))
+    ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
+              if "range" in n.attrs]
+    if backend == "cuda":
+        source, executable, render_s = cuda_jit.build(program, ranges)
+    else:
+        source, lib, render_s = build_program(program, fastmath, name)
+    times["render"] = render_s
+    times["compile"] = time.perf_counter() - t3 - render_s
+    log(5, lambda: f"generated {backend.upper()} for {name}:\n{source}")
+    if backend == "c":
+        executable = Executable(program, lib, ranges, idle_python_ints(optimised),
+                                python_int_conversions(optimised))
+        if config.current().profile:  # FUSEJIT_PROFILE: register it for the report
+            from .profiler import on_compile
+
+            on_compile(fn, key, program, lib, times)
+    return Compiled(graph, optimised, program, source, executable, positions, times,
+                    updated=tuple(positions[k] for k in optimised.updates),
+                    prelude=graph.prelude)
