@@ -52,6 +52,8 @@ _NO_AXIS = {"numexpr": "numexpr cannot reduce along an axis inside an expression
 for _name, _fn, _xp, _shape, _numba in [
         ("colsum", colsum, lambda ns, x: ns.rsum(x, 0), (2048, 1024), _colsum_numba),
         ("colsum_big", colsum, lambda ns, x: ns.rsum(x, 0), (4096, 4096), _colsum_numba),
+        # tall and narrow (batch statistics of 256 features): whole rows per thread
+        ("colsum_tall", colsum, lambda ns, x: ns.rsum(x, 0), (131072, 256), _colsum_numba),
         ("colmean_big", colmean, lambda ns, x: ns.rmean(x, 0), (4096, 4096), None),
         ("colcenter", colcenter, lambda ns, x: x - ns.rmean(x, 0), (2048, 1024), None)]:
     register(Workload(

@@ -26,7 +26,7 @@ from ..lowering.loop_ir import (
     ReduceKernel,
     Store,
 )
-from .ccolumns import column_units, render_column_reduce
+from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
 from .cexpr import point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
@@ -145,17 +145,22 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
     types = {b.index: (ctype(b.dtype), b.index in stored) for b in program.buffers}
     fn = f"fj_{k.name}"
     outer = int(np.prod(k.outer, dtype=np.int64))
-    if k.layout == "columns":
-        return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
-                "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
-    nparts = split_parts(k)
-    if not nparts:
-        return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
-                "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
     nacc = sum(1 for s in k.phases[0] if isinstance(s, Reduce))
-    return {"name": k.name, "fn": fn, "slot": slot,
-            "text": render_split_reduce(k, fn, types, slot, nparts),
-            "locals": [f"double fj_part_{k.name}[{nparts * nacc}];",
+    if k.layout == "columns":
+        nparts, per = column_split(k)
+        if not nparts:
+            return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
+                    "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
+        text = render_column_split(k, fn, types, slot, nparts, per)
+        ndouble = nparts * nacc * k.outer[-1]
+    else:
+        nparts = split_parts(k)
+        if not nparts:
+            return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
+                    "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
+        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), nparts * nacc
+    return {"name": k.name, "fn": fn, "slot": slot, "text": text,
+            "locals": [f"double fj_part_{k.name}[{ndouble}];",
                        f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {nparts}, {k.size});",
                       "if (fj_err) return fj_err;",

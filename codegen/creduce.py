@@ -252,22 +252,29 @@ def render_split_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
             f"static int {fn_name}_fin(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
             "    (void)fj_lo; (void)fj_hi;", *heads]
     for a, r in enumerate(reduces):
-        t = ctype(r.dtype)
-        v = f"fj_part[p * {len(reduces)} + {a}]"
-        loop = f"for (int64_t p = 0; p < {nparts}; p++)"
-        if r.fn == "sum":
-            out += [f"    fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});",
-                    f"    {loop} fj_pw_push(&fj_pw_{r.var}, {v});",
-                    f"    const {t} {r.var} = ({t})fj_pw_total(&fj_pw_{r.var});"]
-            continue
-        init, step = {"prod": ("1.0", f"acc *= {v};"),
-                      "max": ("-__builtin_inf()", f"acc = fj_rmax_f64(acc, {v});"),
-                      "min": ("__builtin_inf()", f"acc = fj_rmin_f64(acc, {v});"),
-                      "any": ("0.0", f"acc = (acc != 0 || {v} != 0);"),
-                      "all": ("1.0", f"acc = (acc != 0 && {v} != 0);")}[r.fn]
-        out += [f"    double fj_acc_{r.var} = {init};",
-                f"    {loop} {{ double acc = fj_acc_{r.var}; {step} fj_acc_{r.var} = acc; }}",
-                f"    const {t} {r.var} = ({t})fj_acc_{r.var};"]
+        out += ["    " + line for line in combine_parts(
+            r, f"fj_part[p * {len(reduces)} + {a}]", nparts,
+            f"const {ctype(r.dtype)} {r.var}")]
     out += ["    " + _stmt(s, len(k.outer), None) for s in k.epilogue]
     out += ["    return 0;", "}"]
     return "\n".join(out)
+
+
+def combine_parts(r: Reduce, value: str, nparts: int, dest: str) -> list[str]:
+    """C lines that combine the raw part accumulators `value` (an expression of the part
+    index `p`) of reduction `r` in part order, and assign the result (cast to r's type) to
+    `dest`: float sums through the pairwise cascade, the others as their reduction does."""
+    t = ctype(r.dtype)
+    loop = f"for (int64_t p = 0; p < {nparts}; p++)"
+    if r.fn == "sum":
+        return [f"fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});",
+                f"{loop} fj_pw_push(&fj_pw_{r.var}, {value});",
+                f"{dest} = ({t})fj_pw_total(&fj_pw_{r.var});"]
+    init, step = {"prod": ("1.0", f"acc *= {value};"),
+                  "max": ("-__builtin_inf()", f"acc = fj_rmax_f64(acc, {value});"),
+                  "min": ("__builtin_inf()", f"acc = fj_rmin_f64(acc, {value});"),
+                  "any": ("0.0", f"acc = (acc != 0 || {value} != 0);"),
+                  "all": ("1.0", f"acc = (acc != 0 && {value} != 0);")}[r.fn]
+    return [f"double fj_acc_{r.var} = {init};",
+            f"{loop} {{ double acc = fj_acc_{r.var}; {step} fj_acc_{r.var} = acc; }}",
+            f"{dest} = ({t})fj_acc_{r.var};"]

@@ -7,6 +7,7 @@ calls and thread counts.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -247,3 +248,84 @@ def test_same_bits_on_one_and_two_threads(tmp_path) -> None:
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1]
+
+
+# --- row split: short rows read whole by parts of rows (ccolumns.column_split) ----------------
+
+SPLIT = ("sum", "mean", "max", "min", "any", "all", "nansum", "nanmax")
+
+
+@contextlib.contextmanager
+def _small_parts():
+    """Split column reductions at test sizes: parts of 64 elements, no size threshold."""
+    from fusejit.codegen import ccolumns
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ccolumns, "SPLIT_MIN_ELEMS", 64)
+        mp.setattr(ccolumns, "SPLIT_MIN_BYTES", 0)
+        yield
+
+
+@pytest.mark.parametrize("shape, dtype, f, parts", [
+    ((131072, 256), np.float32, lambda x: x.sum(axis=0), True),
+    ((1 << 20, 16), np.float64, lambda x: x.max(axis=0, keepdims=True), True),
+    ((300000, 3), np.float32, lambda x: (x > 0).any(axis=0), True),
+    ((2048, 1024), np.float32, lambda x: x.sum(axis=0), False),  # in cache, 4 column blocks
+    ((4096, 4096), np.float32, lambda x: x.sum(axis=0), False),  # long rows: column blocks
+    ((131072, 256), np.int32, lambda x: x.sum(axis=0), False),  # int64 sums: not in a double
+    ((131072, 256), np.float32, lambda x: np.argmax(x, axis=0), False),
+    ((131072, 256), np.float32, lambda x: x.var(axis=0), False),  # two phases
+    ((131072, 256), np.float64, lambda x: np.prod(x, axis=0), False),  # stays in row order
+    ((64, 64), np.float32, lambda x: x.sum(axis=0), False),
+])
+def test_column_split_plan(shape, dtype, f, parts) -> None:
+    from fusejit.codegen.ccolumns import CHUNK_ROWS, column_split
+
+    x = np.empty(shape, dtype)  # never touched: only lowered
+    (k,) = _reduce_kernels(f, x)
+    nparts, per = column_split(k)
+    assert (nparts > 0) == parts
+    if parts:
+        rows = shape[0]
+        assert nparts >= 4 and per % CHUNK_ROWS == 0
+        assert (nparts - 1) * per < rows <= nparts * per
+        assert nparts * shape[1] <= 1 << 14  # the parts' results fit the entry's stack
+
+
+@st.composite
+def split_cases(draw: st.DrawFn):
+    rows = draw(st.sampled_from([257, 1000, 2049]))  # at least 4 parts of 64 rows
+    cols = draw(st.sampled_from([1, 3, 17, 130]))
+    name = draw(st.sampled_from(SPLIT))
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.float16] if name not in
+                                 ("any", "all") else [np.bool_, np.float32, np.int32]))
+    return ((rows, cols), name, draw(st.booleans()), dtype,
+            draw(st.sampled_from(["c", "rowstep", "colstep", "offset"])),
+            draw(st.integers(0, 3)) == 0, draw(st.integers(0, 2**32 - 1)))
+
+
+@given(split_cases())
+def test_row_split_matches_numpy(case) -> None:
+    shape, name, keepdims, dtype, layout, nans, seed = case
+    x = _layout(_data(np.random.default_rng(seed), shape, dtype, nans), layout)
+    note(f"{name} keepdims={keepdims} {np.dtype(dtype)}{list(shape)} {layout}")
+    f = _bind(name, 0, keepdims)
+    with _small_parts():
+        if layout != "colstep" and shape[1] > 1:  # (else not the column layout)
+            assert "parts of" in fusejit.jit(f).lower_for(x).source
+        check_like_numpy(f, x, rows=shape[0])
+
+
+def test_row_split_fused_and_several() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((999, 40)).astype(np.float32)
+    y = rng.standard_normal((999, 40)).astype(np.float32)
+    x[5, 3] = np.nan
+
+    def f(a, b):
+        return (((a - b) ** 2).sum(axis=0), b.max(axis=0), (a * b).mean(axis=0, keepdims=True),
+                np.min(b, axis=0) * 2 + 1)
+
+    with _small_parts():
+        assert fusejit.jit(f).lower_for(x, y).source.count("parts of") >= 1
+        check_like_numpy(f, x, y, rows=999)
