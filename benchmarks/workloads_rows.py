@@ -119,3 +119,40 @@ register(Workload(
     make_inputs=_l2_inputs, numpy_fn=l2dist, xp_fn=_l2, numba=_l2_numba, numexpr=_l2_numexpr,
     flops=lambda a: 3.0 * a[0].size,
 ))
+
+
+# --- point_norms: many short rows (lengths of 3-D points) ---------------------------------------
+
+
+def point_norms(p: np.ndarray) -> np.ndarray:
+    return np.sqrt((p * p).sum(axis=1, keepdims=True))
+
+
+def _norms(ns: Any, p: Any) -> Any:
+    return ns.sqrt(ns.rsum(p * p, 1))
+
+
+def _norms_inputs(seed: int, quick: bool) -> Arrays:
+    return (_normal(_rng(seed), (1 << (12 if quick else 22), 3)),)
+
+
+def _norms_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(parallel=True, fastmath=False)
+    def f(p: np.ndarray) -> np.ndarray:
+        out = np.empty((p.shape[0], 1), np.float32)
+        for i in nb.prange(p.shape[0]):
+            s = np.float32(0.0)
+            for j in range(p.shape[1]):
+                s += p[i, j] * p[i, j]
+            out[i, 0] = np.sqrt(s)
+        return out
+    return f
+
+
+register(Workload(
+    name="point_norms",
+    description="lengths of 2^22 points, sqrt((p * p).sum(axis=1)), p [2^22,3]",
+    make_inputs=_norms_inputs, numpy_fn=point_norms, xp_fn=_norms, numba=_norms_numba,
+    flops=lambda a: 6.0 * a[0].shape[0],
+    not_applicable={"numexpr": "numexpr cannot reduce along an axis inside an expression"},
+))

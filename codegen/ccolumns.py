@@ -7,12 +7,13 @@ runs a `#pragma omp simd` loop over the block's columns that folds the row into 
 per-column accumulators (so the inner loop is unit-stride, like NumPy's `out += row`).
 
 Float sums: chunks of CHUNK_ROWS rows are summed into a chunk accumulator (float for float16 /
-float32 input, double for float64), and the chunk sums are combined by the pairwise cascade of
-fj_reduce.h (`fj_pwv_*`), in double: the error is about CHUNK_ROWS * eps plus a log term, where
-NumPy's row-by-row axis-0 sum has n * eps. Other reductions accumulate as the row kernel does.
-Each column is computed by one thread in a fixed order, so results never depend on the block
-width, the thread count or timing. Later phases read earlier results per column; the epilogue
-runs per column after the last phase.
+float32 input, double for float64 or when all rows fit one chunk, as for the short rows that
+lowering.rowwise._short_rows gives this layout), and the chunk sums are combined by the
+pairwise cascade of fj_reduce.h (`fj_pwv_*`), in double: the error is about CHUNK_ROWS * eps
+plus a log term, where NumPy's row-by-row axis-0 sum has n * eps. Other reductions accumulate
+as the row kernel does. Each column is computed by one thread in a fixed order, so results
+never depend on the block width, the thread count or timing. Later phases read earlier results
+per column; the epilogue runs per column after the last phase.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def _float_sum(r: Reduce) -> bool:
     return r.fn == "sum" and r.in_dtype.kind == "f"
 
 
-def _chunk_type(r: Reduce) -> str:
-    return "double" if r.in_dtype == np.float64 else "float"
+def _chunk_type(r: Reduce, rows: int) -> str:
+    """float16/float32 chunks sum in float (then the cascade in double), unless the rows fit
+    one chunk (short rows, lowering.rowwise._short_rows): then the whole sum is in double."""
+    return "double" if r.in_dtype == np.float64 or rows <= CHUNK_ROWS else "float"
 
 
 def _levels(rows: int) -> int:
@@ -154,12 +157,13 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     sums = [r for r in reduces if _float_sum(r)]
-    levels = _levels(span[2] if span else int(np.prod(k.inner, dtype=np.int64)))
+    nrows = span[2] if span else int(np.prod(k.inner, dtype=np.int64))
+    levels = _levels(nrows)
     lines = ["{"]
     zero = []
     for r in reduces:
         if _float_sum(r):
-            lines += [f"{_chunk_type(r)} fj_a_{r.var}[{w}];",
+            lines += [f"{_chunk_type(r, nrows)} fj_a_{r.var}[{w}];",
                       f"double fj_lv_{r.var}[{levels * w}];"]
             zero.append(f"for (int64_t j = 0; j < fj_w; j++) fj_a_{r.var}[j] = 0;")
         elif r.fn in ("argmax", "argmin"):
@@ -193,7 +197,8 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
     if sums:
         lines.append(f"{indent}if (++fj_rc == {CHUNK_ROWS}) {{")
         for r in sums:
-            lines.append(f"{indent}    fj_pwv_push_{'f64' if _chunk_type(r) == 'double' else 'f32'}"
+            push = "f64" if _chunk_type(r, nrows) == "double" else "f32"
+            lines.append(f"{indent}    fj_pwv_push_{push}"
                          f"(fj_lv_{r.var}, {w}, fj_np, fj_a_{r.var}, fj_w);")
         lines += [f"{indent}    {z}" for z in zero]
         lines += [f"{indent}    fj_np++;", f"{indent}    fj_rc = 0;", f"{indent}}}"]
@@ -203,7 +208,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
     if sums:
         lines.append("if (fj_rc) {")
         for r in sums:
-            lines.append(f"    fj_pwv_push_{'f64' if _chunk_type(r) == 'double' else 'f32'}"
+            lines.append(f"    fj_pwv_push_{'f64' if _chunk_type(r, nrows) == 'double' else 'f32'}"
                          f"(fj_lv_{r.var}, {w}, fj_np, fj_a_{r.var}, fj_w);")
         lines += ["    fj_np++;", "}"]
     lines.append("for (int64_t j = 0; j < fj_w; j++) {")

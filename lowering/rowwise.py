@@ -20,6 +20,7 @@ reads it back from there (the row is still in cache) instead of computing `exp` 
 from __future__ import annotations
 
 import itertools
+import math
 
 from ..frontend.ir import Node
 from ..frontend.ops import OPS
@@ -184,6 +185,7 @@ class ReduceBuilder(_KernelBuilder):
 
 
 LINE_BYTES = 64
+SHORT_MIN_POINTS = 64  # _short_rows: kept points along the last kept dim, at least
 
 
 def _walk_cost(k: ReduceKernel, dim: int) -> int:
@@ -197,9 +199,23 @@ def choose_layout(k: ReduceKernel) -> ReduceKernel:
     contiguously than the innermost reduced dim (axis-0 sums of C-contiguous arrays)."""
     if k.size == 0 or not k.outer or k.outer[-1] < 2:
         return k
-    if _walk_cost(k, len(k.outer) - 1) < _walk_cost(k, len(k.domain) - 1):
+    if (_walk_cost(k, len(k.outer) - 1) < _walk_cost(k, len(k.domain) - 1)
+            or _short_rows(k)):
         k.layout = "columns"
     return k
+
+
+def _short_rows(k: ReduceKernel) -> bool:
+    """Reduced rows of at most a cache line of the widest load, and many of them along the
+    last kept dim (np.sqrt((x * x).sum(axis=1)) for x [N, 3]): a row loop per point is all
+    overhead, the column layout vectorises across the points instead. Measured on the 2-core
+    Zen 4, 2^24 float32 elements as [N, n], row layout -> column layout, ms: norm of n = 4:
+    73.9 -> 4.0, n = 16: 35.0 -> 6.0 (softmax over the rows 48.2 -> 22.3); n = 32: 8.4 ->
+    7.9 but softmax 26.0 -> 35.4, so one line (16 float32, 8 float64) is the limit."""
+    width = max((s.dtype.itemsize for p in k.phases for s in p if isinstance(s, Load)),
+                default=0)
+    return (k.outer[-1] >= SHORT_MIN_POINTS and width > 0
+            and math.prod(k.inner) * width <= LINE_BYTES)
 
 
 def collapse_reduce(k: ReduceKernel) -> ReduceKernel:

@@ -329,3 +329,45 @@ def test_row_split_fused_and_several() -> None:
     with _small_parts():
         assert fusejit.jit(f).lower_for(x, y).source.count("parts of") >= 1
         check_like_numpy(f, x, y, rows=999)
+
+
+# --- short rows: reductions of at most a cache line per point take the column layout ----------
+
+@pytest.mark.parametrize("shape, dtype, columns", [
+    ((4096, 3), np.float32, True), ((4096, 16), np.float32, True),
+    ((4096, 17), np.float32, False), ((4096, 8), np.float64, True),
+    ((4096, 9), np.float64, False), ((32, 3), np.float32, False),  # too few points
+    ((64, 4, 4), np.float32, True),  # two reduced dims of one line together
+])
+def test_short_rows_take_the_column_layout(shape, dtype, columns) -> None:
+    x = np.empty(shape, dtype)
+    axes = tuple(range(1, len(shape)))
+    (k,) = _reduce_kernels(lambda a: np.sqrt((a * a).sum(axis=axes)), x)
+    assert (k.layout == "columns") == columns
+
+
+@st.composite
+def short_cases(draw: st.DrawFn):
+    shape = (draw(st.sampled_from([64, 65, 300])), draw(st.integers(1, 16)))
+    name = draw(st.sampled_from(sorted(REDUCTIONS)))
+    return (shape, name, draw(st.booleans()), draw(st.sampled_from(DTYPES)),
+            draw(st.sampled_from(LAYOUTS)), draw(st.integers(0, 5)) == 0,
+            draw(st.integers(0, 2**32 - 1)))
+
+
+@given(short_cases())
+def test_short_row_reductions_match_numpy(case) -> None:
+    shape, name, keepdims, dtype, layout, nans, seed = case
+    x = _layout(_data(np.random.default_rng(seed), shape, dtype, nans), layout)
+    note(f"{name} keepdims={keepdims} {np.dtype(dtype)}{list(shape)} {layout}")
+    check_like_numpy(_bind(name, 1, keepdims), x, rows=shape[1])
+
+
+def test_short_row_sums_at_least_as_accurate_as_numpy() -> None:
+    rng = np.random.default_rng(9)
+    x = (rng.random((5000, 16)) * np.array([1e4, 1.0, -1e-3, 3.0] * 4)).astype(np.float32)
+    exact = np.array([math.fsum(row) for row in x.astype(np.float64)])
+    got = fusejit.jit(lambda a: a.sum(axis=1))(x).astype(np.float64)
+    ours, theirs = np.abs(got - exact), np.abs(x.sum(axis=1).astype(np.float64) - exact)
+    assert np.all(ours <= theirs)
+    assert np.all(ours <= np.spacing(np.abs(exact).astype(np.float32)))  # within one ulp
