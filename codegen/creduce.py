@@ -136,7 +136,10 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         if r.fn == "sum" and r.in_dtype.kind == "f":
             lines.append(f"fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});")
         elif r.fn in ("argmax", "argmin"):
-            lines.append(f"{ctype(r.in_dtype)} fj_best_{r.var} = 0; int64_t fj_at_{r.var} = -1;")
+            lines += [f"{ctype(r.in_dtype)} fj_lb_{r.var}[FJ_LANES];",
+                      f"int64_t fj_la_{r.var}[FJ_LANES];",
+                      f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
+                      f"{{ fj_lb_{r.var}[fj_l] = 0; fj_la_{r.var}[fj_l] = -1; }}"]
         else:
             lines.append(f"{t} fj_a_{r.var} = {ident};")
     indent = ""
@@ -156,25 +159,30 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             clauses.append(f"reduction({op}:fj_a_{r.var})")
     if any(isinstance(s, Check) for s in body):
         clauses.append("reduction(|:fj_err)")
-    if not arg:
-        lines.append(f"{indent}    #pragma omp simd {' '.join(clauses)}".rstrip())
-    lines.append(f"{indent}    for (int64_t j = 0; j < fj_cn; j++) {{")
-    inner = indent + "        "
+    point = []  # the statements at point j of the chunk
     for s in body:
-        lines.append(inner + _stmt(s, nouter, "fj_c + j"))
+        point.append(_stmt(s, nouter, "fj_c + j"))
     for r in reduces:
         if r.fn in ("argmax", "argmin"):
             flat = "fj_c + j"
             for d in range(nouter + ninner - 2, nouter - 1, -1):
                 flat = f"{flat} + i{d} * {int(np.prod(k.domain[d + 1:], dtype=np.int64))}"
-            better = ">" if r.fn == "argmax" else "<"
-            v, b = r.value, f"fj_best_{r.var}"
-            nan = (f" || ({v} != {v} && {b} == {b})" if r.in_dtype.kind == "f" else "")
-            lines.append(f"{inner}if (fj_at_{r.var} < 0 || {v} {better} {b}{nan}) "
-                         f"{{ {b} = {v}; fj_at_{r.var} = {flat}; }}")
+            point += _arg_lane_update(r, flat)
         else:
-            lines.append(inner + _combine(r, f"fj_a_{r.var}", r.value))
-    lines.append(f"{indent}    }}")
+            point.append(_combine(r, f"fj_a_{r.var}", r.value))
+    pragma = f"#pragma omp simd {' '.join(clauses)}".rstrip()
+    if arg:  # groups of FJ_LANES points, one per lane (a vector), then the rest
+        loops = ["int64_t fj_q = 0;",
+                 "for (; fj_q + FJ_LANES <= fj_cn; fj_q += FJ_LANES) {", f"    {pragma}",
+                 "    for (int64_t fj_l = 0; fj_l < FJ_LANES; fj_l++) {",
+                 "        const int64_t j = fj_q + fj_l;", *(f"        {p}" for p in point),
+                 "    }", "}",
+                 "for (int64_t fj_l = 0; fj_l < fj_cn - fj_q; fj_l++) {",
+                 "    const int64_t j = fj_q + fj_l;", *(f"    {p}" for p in point), "}"]
+    else:
+        loops = [pragma, "for (int64_t j = 0; j < fj_cn; j++) {",
+                 *(f"    {p}" for p in point), "}"]
+    lines += [f"{indent}    {line}" for line in loops]
     for r in reduces:
         if r.fn == "sum" and r.in_dtype.kind == "f":
             lines.append(f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
@@ -182,6 +190,9 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     for _ in range(ninner - 1):
         indent = indent[:-4]
         lines.append(f"{indent}}}")
+    for r in reduces:
+        if r.fn in ("argmax", "argmin"):
+            lines += _arg_lanes_combine(r)
     if part is not None:
         for a, r in enumerate(reduces):
             raw = (f"fj_pw_total(&fj_pw_{r.var})" if r.fn == "sum" and r.in_dtype.kind == "f"
@@ -278,3 +289,33 @@ def combine_parts(r: Reduce, value: str, nparts: int, dest: str) -> list[str]:
     return [f"double fj_acc_{r.var} = {init};",
             f"{loop} {{ double acc = fj_acc_{r.var}; {step} fj_acc_{r.var} = acc; }}",
             f"{dest} = ({t})fj_acc_{r.var};"]
+
+
+def _arg_lane_update(r: Reduce, flat: str) -> list[str]:
+    """argmax/argmin, one lane of FJ_LANES: lane l sees the points q + l of each group of
+    FJ_LANES in order and keeps its first extreme (a NaN beats everything, the first one
+    wins), as branch-free selects so that the lane loop vectorises."""
+    v, b, a = r.value, f"fj_lb_{r.var}[fj_l]", f"fj_la_{r.var}[fj_l]"
+    better = ">" if r.fn == "argmax" else "<"
+    nan = f" | (({v} != {v}) & ({b} == {b}))" if r.in_dtype.kind == "f" else ""
+    return [f"const int fj_take_{r.var} = ({a} < 0) | ({v} {better} {b}){nan};",
+            f"{b} = fj_take_{r.var} ? {v} : {b};",
+            f"{a} = fj_take_{r.var} ? ({flat}) : {a};"]
+
+
+def _arg_lanes_combine(r: Reduce) -> list[str]:
+    """The lanes' winners combined into fj_at_<var>: the first NaN if a lane has one, else
+    the extreme value at its smallest index (NumPy's first occurrence)."""
+    t, var = ctype(r.in_dtype), r.var
+    better = ">" if r.fn == "argmax" else "<"
+    flt = r.in_dtype.kind == "f"
+    take = (f"fj_at_{var} < 0 ? 1 : "
+            + (f"fj_best_{var} != fj_best_{var} ? (fj_v != fj_v && fj_i < fj_at_{var}) : "
+               "fj_v != fj_v ? 1 : " if flt else "")
+            + f"(fj_v {better} fj_best_{var} || (fj_v == fj_best_{var} && fj_i < fj_at_{var}))")
+    return [f"{t} fj_best_{var} = 0; int64_t fj_at_{var} = -1;",
+            "for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) {",
+            f"    const int64_t fj_i = fj_la_{var}[fj_l];",
+            f"    const {t} fj_v = fj_lb_{var}[fj_l];",
+            f"    if (fj_i >= 0 && ({take})) {{ fj_best_{var} = fj_v; fj_at_{var} = fj_i; }}",
+            "}"]

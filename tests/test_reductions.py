@@ -344,3 +344,30 @@ def test_softmax_reversed_into_its_own_input() -> None:
     f(want)
     fusejit.jit(f)(x)
     assert_like_numpy(x, want)
+
+
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8])
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100, 4097])
+def test_arg_reductions_first_occurrence_across_lanes(fn, dtype, n) -> None:
+    """Rows are followed FJ_LANES points at a time, one per lane (fj_reduce.h): ties in the
+    same lane and in other lanes, NaNs early and late, and the rest of a row all keep
+    NumPy's first occurrence."""
+    extreme = 90 if fn is np.argmax else 3
+    base = np.full(n, 50, dtype)
+    cases = [base.copy()]
+    for pos in ([5, 37, 69, 40], [n - 1, n // 2], [0]):
+        x = base.copy()
+        x[[p % n for p in pos]] = extreme
+        cases.append(x)
+    if np.dtype(dtype).kind == "f":
+        for pos in ([70, 33], [n - 1], [3, 5]):
+            x = base.copy()
+            x[[p % n for p in pos]] = np.nan
+            x[(pos[0] + 1) % n] = extreme
+            cases.append(x)
+    f = fusejit.jit(lambda a: (fn(a), fn(a.reshape(1, -1), axis=1), fn(a * 2)))
+    for x in cases:
+        got = f(x)
+        assert [int(np.asarray(g).ravel()[0]) for g in got] == [
+            int(fn(x)), int(fn(x.reshape(1, -1), axis=1)[0]), int(fn(x * 2))]

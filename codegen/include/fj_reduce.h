@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #define FJ_CHUNK 1024
+#define FJ_LANES 32 /* argmax/argmin: points of a row followed at once, one per lane */
 
 typedef struct { double level[64]; int64_t count; } fj_pw;
 
@@ -86,10 +87,12 @@ static inline double fj_pwv_total(const double *lv, int64_t ld, int64_t n, int64
     return total;
 }
 
-static inline float fj_rmax_f32(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline float fj_rmin_f32(float a, float b) { return (a < b || a != a) ? a : b; }
-static inline double fj_rmax_f64(double a, double b) { return (a > b || a != a) ? a : b; }
-static inline double fj_rmin_f64(double a, double b) { return (a < b || a != a) ? a : b; }
+/* NaN first, then the plain select (branch-free, so the reduction loops vectorise; see
+   fj_maximum_* in fj_scalar.h). */
+static inline float fj_rmax_f32(float a, float b) { return (a != a) ? a : ((a > b) ? a : b); }
+static inline float fj_rmin_f32(float a, float b) { return (a != a) ? a : ((a < b) ? a : b); }
+static inline double fj_rmax_f64(double a, double b) { return (a != a) ? a : ((a > b) ? a : b); }
+static inline double fj_rmin_f64(double a, double b) { return (a != a) ? a : ((a < b) ? a : b); }
 #pragma omp declare reduction(fj_max_f32 : float : omp_out = fj_rmax_f32(omp_out, omp_in)) \
     initializer(omp_priv = -__builtin_inff())
 #pragma omp declare reduction(fj_min_f32 : float : omp_out = fj_rmin_f32(omp_out, omp_in)) \

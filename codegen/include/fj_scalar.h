@@ -307,13 +307,16 @@ static inline uint8_t fj_abs_b(uint8_t a) { return a; }
     {                                                                           \
         return (x > 0) ? (T)1 : (x < 0) ? (T)-1 : (x == 0) ? (T)0 : x;          \
     }                                                                           \
+    /* NaN first, then the plain select: this shape stays branch-free when     \
+       nested (clip = minimum(maximum(x, lo), hi)); `(a > b) | (a != a)` made  \
+       gcc branch, and without -fno-trapping-math it then cannot vectorise. */ \
     static inline T fj_maximum_##SUF(T a, T b)                                  \
     {                                                                           \
-        return ((a > b) | (a != a)) ? a : b;                                    \
+        return (a != a) ? a : ((a > b) ? a : b);                                \
     }                                                                           \
     static inline T fj_minimum_##SUF(T a, T b)                                  \
     {                                                                           \
-        return ((a < b) | (a != a)) ? a : b;                                    \
+        return (a != a) ? a : ((a < b) ? a : b);                                \
     }                                                                           \
     /* x == y handles equal infinities; NaN inputs return x - y (a NaN). */     \
     static inline T fj_logaddexp_##SUF(T x, T y)                                \
