@@ -123,6 +123,13 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     return "\n".join(out)
 
 
+FJ_CHUNK = 1024  # elements per chunk of a row (as in fj_reduce.h)
+
+
+def _float_total(r: Reduce, one_chunk: bool) -> str:
+    return f"fj_tot_{r.var}" if one_chunk else f"fj_pw_total(&fj_pw_{r.var})"
+
+
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
            span: tuple[str, str] | None = None, part: str | None = None) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
@@ -130,10 +137,15 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     arg = any(r.fn in ("argmax", "argmin") for r in reduces)
+    # Rows of one chunk: the cascade would hold a single chunk sum, so that sum is the total
+    # (the same bits, without the cascade's bookkeeping per row).
+    one_chunk = ninner == 1 and span is None and k.domain[-1] <= FJ_CHUNK
     lines: list[str] = []
     for r in reduces:
         t, ident, _op = _acc(r)
-        if r.fn == "sum" and r.in_dtype.kind == "f":
+        if r.fn == "sum" and r.in_dtype.kind == "f" and one_chunk:
+            lines.append(f"double fj_tot_{r.var} = 0.0;")
+        elif r.fn == "sum" and r.in_dtype.kind == "f":
             lines.append(f"fj_pw fj_pw_{r.var}; fj_pw_init(&fj_pw_{r.var});")
         elif r.fn in ("argmax", "argmin"):
             lines += [f"{ctype(r.in_dtype)} fj_lb_{r.var}[FJ_LANES];",
@@ -185,7 +197,8 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     lines += [f"{indent}    {line}" for line in loops]
     for r in reduces:
         if r.fn == "sum" and r.in_dtype.kind == "f":
-            lines.append(f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
+            lines.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else
+                         f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
     lines.append(f"{indent}}}")
     for _ in range(ninner - 1):
         indent = indent[:-4]
@@ -195,14 +208,14 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             lines += _arg_lanes_combine(r)
     if part is not None:
         for a, r in enumerate(reduces):
-            raw = (f"fj_pw_total(&fj_pw_{r.var})" if r.fn == "sum" and r.in_dtype.kind == "f"
+            raw = (_float_total(r, one_chunk) if r.fn == "sum" and r.in_dtype.kind == "f"
                    else f"(double)fj_a_{r.var}")
             lines.append(f"{part}[{a}] = {raw};")
         return lines
     for r in reduces:
         t = ctype(r.dtype)
         if r.fn == "sum" and r.in_dtype.kind == "f":
-            lines.append(f"const {t} {r.var} = ({t})fj_pw_total(&fj_pw_{r.var});")
+            lines.append(f"const {t} {r.var} = ({t}){_float_total(r, one_chunk)};")
         elif r.fn in ("argmax", "argmin"):
             lines.append(f"const {t} {r.var} = ({t})fj_at_{r.var};")
         else:
