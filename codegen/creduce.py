@@ -2,9 +2,10 @@
 
 Per outer point: each phase is a loop nest over the inner (reduced) domain whose innermost
 loop runs in chunks of FJ_CHUNK elements under `#pragma omp simd` with the phase's
-reductions; float sums go through the pairwise cascade of fj_reduce.h, arg-reductions run a
-scalar loop (first occurrence wins, NaN counts as the extreme, as in NumPy). Then the epilogue
-computes and stores the per-point results.
+reductions; float sums go through the pairwise cascade of fj_reduce.h (a row of one chunk
+needs none), arg-reductions follow FJ_LANES lanes, each keeping its first extreme with
+branch-free selects, and combine them at the end (first occurrence wins, NaN counts as the
+extreme, as in NumPy). Then the epilogue computes and stores the per-point results.
 """
 
 from __future__ import annotations
