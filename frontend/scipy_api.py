@@ -62,10 +62,17 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     return out
 
 
-def _is_traced(*xs: Any) -> bool:
-    from .tracer import Tracer
-
-    return any(isinstance(x, Tracer) for x in xs)
+def _traced_impl(*xs: Any) -> Any:
+    """The traced logsumexp of the copy of fusejit whose Tracer is among `xs` (None when
+    none is a Tracer). Two copies can be loaded at once (pytest imports a repository root
+    that is the package under a second name); SciPy's function is wrapped by whichever
+    copy's import hook ran first, and each Tracer must be traced by its own copy."""
+    for x in xs:
+        cls = type(x)
+        if getattr(cls, "__fusejit_tracer__", False):
+            package = cls.__module__.rpartition(".")[0]
+            return sys.modules[f"{package}.scipy_api"].logsumexp
+    return None
 
 
 def _wrap(original: Any) -> Any:
@@ -75,8 +82,9 @@ def _wrap(original: Any) -> Any:
     @functools.wraps(original)
     def dispatch(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
                  return_sign: bool = False) -> Any:
-        if _is_traced(a, b):
-            return logsumexp(a, axis, b, keepdims, return_sign)
+        impl = _traced_impl(a, b)
+        if impl is not None:
+            return impl(a, axis, b, keepdims, return_sign)
         return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]

@@ -121,6 +121,8 @@ class Tracer:
     the view updates the parent (frontend.inplace), and a view read after its parent changed
     is re-derived from the parent's current value. `version` counts a value's changes."""
 
+    __fusejit_tracer__ = True  # recognised across copies of fusejit (frontend.scipy_api)
+
     __slots__ = ("_node", "scalar", "weak", "parent", "vargs", "seen", "version", "readonly")
     __array_priority__ = 1000
 
