@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -371,3 +373,22 @@ def test_arg_reductions_first_occurrence_across_lanes(fn, dtype, n) -> None:
         got = f(x)
         assert [int(np.asarray(g).ravel()[0]) for g in got] == [
             int(fn(x)), int(fn(x.reshape(1, -1), axis=1)[0]), int(fn(x * 2))]
+
+
+def test_logsumexp_wrapper_traces_with_the_tracers_own_copy(monkeypatch) -> None:
+    """pytest can import the repository root a second time under another package name; the
+    wrapper SciPy holds belongs to whichever copy patched it first, and must hand each Tracer
+    to the copy that made it."""
+    import types
+
+    import scipy.special as sp
+
+    other = types.ModuleType("othercopy.scipy_api")
+    other.logsumexp = lambda a, axis, b, keepdims, return_sign: ("other copy", axis)
+    tracer_mod = types.ModuleType("othercopy.tracer")
+    fake = type("Tracer", (), {"__fusejit_tracer__": True, "__module__": "othercopy.tracer"})
+    tracer_mod.Tracer = fake
+    monkeypatch.setitem(sys.modules, "othercopy.scipy_api", other)
+    monkeypatch.setitem(sys.modules, "othercopy.tracer", tracer_mod)
+    assert sp.logsumexp(fake(), axis=1) == ("other copy", 1)
+    assert sp.logsumexp(np.zeros(3)) == pytest.approx(np.log(3))  # arrays: SciPy's own
