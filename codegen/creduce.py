@@ -248,7 +248,7 @@ def split_parts(k: ReduceKernel) -> int:
 def _part_size(k: ReduceKernel, nparts: int) -> int:
     """Elements per part: n / nparts rounded up to whole chunks."""
     per = -(-k.inner[-1] // nparts)
-    return -(-per // 1024) * 1024
+    return -(-per // FJ_CHUNK) * FJ_CHUNK
 
 
 def render_split_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tuple[str, bool]],

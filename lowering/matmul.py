@@ -286,7 +286,9 @@ def matvec_as_reduce(graph: Graph) -> Graph:
 
 def _view(base: Node, dims: tuple[tuple[int, int], ...], shape: tuple[int, ...],
           like: Node) -> Node:
-    """`base` seen through `dims` (composed with base's own view), at `like`'s location."""
+    """`base` seen through `dims` (composed with base's own view), at `like`'s location.
+    view_node may hand back an existing node (an identity view): that one is not restamped."""
     v = view_node(base, (0,) * len(base.shape), dims, shape)
-    v.loc = like.loc
-    return v
+    if v.op != "view" or v is base:
+        return v
+    return Node(v.op, v.inputs, v.type, dict(v.attrs), like.loc)
