@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "fj_vmath_f32.h"
+#include "fj_vtile_tables.h"
+#include "fj_vtile.h"
 
 #ifndef FJ_MAX_ULP
 #define FJ_MAX_ULP 2.0
@@ -45,6 +47,17 @@ DEFINE_LOOP(exp, fj_vm_exp_f32)
 DEFINE_LOOP(tanh, fj_vm_tanh_f32)
 DEFINE_LOOP(erf, fj_vm_erf_f32)
 
+/* The tile functions of fj_vtile.h, a tile at a time (the arrays are padded to whole tiles). */
+#define DEFINE_TILE_LOOP(NAME, FN)                                                      \
+    static void loop_##NAME(const float *restrict x, float *restrict y, int n) {       \
+        for (int i = 0; i < n; i += FJ_VTILE_N)                                         \
+            FN(y + i, x + i, n - i < FJ_VTILE_N ? n - i : FJ_VTILE_N);                  \
+    }
+DEFINE_TILE_LOOP(exp_tile, fj_tile_exp_f32)
+DEFINE_TILE_LOOP(tanh_tile, fj_tile_tanh_f32)
+DEFINE_TILE_LOOP(erf_tile, fj_tile_erf_f32)
+DEFINE_TILE_LOOP(log_tile, fj_tile_log_f32)
+
 typedef struct {
     const char *name;
     void (*loop)(const float *, float *, int);
@@ -57,6 +70,10 @@ static const Func FUNCS[] = {
     {"exp", loop_exp, exp, 0, 1},
     {"tanh", loop_tanh, tanh, 1, 1},
     {"erf", loop_erf, erf, 1, 0},
+    {"exp_tile", loop_exp_tile, exp, 0, 1},
+    {"tanh_tile", loop_tanh_tile, tanh, 1, 1},
+    {"erf_tile", loop_erf_tile, erf, 1, 0},
+    {"log_tile", loop_log_tile, log, 0, 1},
 };
 
 static uint32_t bits(float x) {
@@ -126,7 +143,11 @@ int main(void) {
         n += got;
         if (n == cap) x = realloc(x, (cap *= 2) * sizeof *x);
     }
-    float *xn = malloc(n * sizeof *x), *y = malloc(n * sizeof *x), *yn = malloc(n * sizeof *x);
+    const size_t padded = (n + FJ_VTILE_N - 1) / FJ_VTILE_N * FJ_VTILE_N;
+    x = realloc(x, (padded + 1) * sizeof *x);
+    float *xn = malloc(padded * sizeof *x), *y = malloc(padded * sizeof *x);
+    float *yn = malloc(padded * sizeof *x);
+    for (size_t i = n; i < padded; i++) x[i] = 0.0f;
     for (size_t i = 0; i < n; i++) xn[i] = -x[i];
     int bad = 0;
     for (size_t k = 0; k < sizeof FUNCS / sizeof *FUNCS; k++) {

@@ -31,7 +31,7 @@ from .cexpr import point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
-from .cstage import TILE, Segment, stage_body, var_order
+from .cstage import TILE, Segment, plan, tile_fn, var_order
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 BLOCK = 4096  # elements per innermost block
@@ -44,6 +44,7 @@ class COptions:
     par_min: int = 1 << 15
     block: int = BLOCK
     libmvec: bool = False
+    vtile: bool = False  # AVX-512 target: fj_vtile.h's vector tile functions (codegen/cstage.py)
     profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 
@@ -64,6 +65,8 @@ def prelude(libmvec: bool) -> str:
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
+    parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
+    parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)
@@ -109,8 +112,8 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         return ptrs[key], s
 
     lines = point_lines(k.body, program, pointer)
-    stages = stage_body(k.body) if opts.libmvec else None
-    staged = _staged_view(stages, k, program, pointer) if stages else {}
+    stages = plan(k.body, opts.libmvec, opts.vtile)
+    staged = _staged_view(stages, k, program, pointer, opts.vtile) if stages else {}
     return {
         "name": k.name, "fn": f"fj_{k.name}", "domain": list(domain), "nodes": k.nodes,
         "locs": [os.path.basename(loc) for loc in k.locs],
@@ -124,17 +127,28 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
 
 
 def _staged_view(stages: list[Segment], k: Kernel, program: Program,
-                 pointer: Any) -> dict[str, Any]:
-    """Loops of a call-staged body (codegen/cstage.py) and the tile arrays they share."""
+                 pointer: Any, vtile: bool) -> dict[str, Any]:
+    """Loops of a call-staged body (codegen/cstage.py) and the tile arrays they share. A call
+    with a tile function (vtile builds) leaves its loop with the argument in tile fj_a<var>,
+    and the function fills fj_t<var> after the loop."""
     dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
     tiled = sorted({v for st in stages for v in st.writes}, key=var_order)
     tiles = [f"{ctype(dtypes[v])} fj_t{v}[{TILE}] __attribute__((aligned(64)));" for v in tiled]
     views = []
     for st in stages:
+        call = st.body[-1] if st.kind == "call" else None
+        fn = tile_fn(call) if vtile and call is not None else None
+        body = st.body[:-1] if fn else st.body
         lines = [f"const {ctype(dtypes[v])} {v} = fj_t{v}[j - fj_t];" for v in st.reads]
-        lines += point_lines(st.body, program, pointer)
-        lines += [f"fj_t{v}[j - fj_t] = {v};" for v in st.writes]
-        views.append({"kind": st.kind, "lines": lines,
+        lines += point_lines(body, program, pointer)
+        after = ""
+        if fn:
+            assert isinstance(call, Compute)
+            tiles.append(f"float fj_a{call.var}[{TILE}] __attribute__((aligned(64))) = {{0}};")
+            lines.append(f"fj_a{call.var}[j - fj_t] = {call.args[0]};")
+            after = f"{fn}(fj_t{call.var}, fj_a{call.var}, fj_e - fj_t);"
+        lines += [f"fj_t{v}[j - fj_t] = {v};" for v in st.writes if not (fn and v == call.var)]
+        views.append({"kind": st.kind, "lines": lines, "after": after,
                       "checks": any(isinstance(s, Check) for s in st.body)})
     return {"stages": views, "tiles": tiles}
 

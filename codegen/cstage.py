@@ -16,13 +16,23 @@ Measured on a 2-core Zen 4 (AVX-512, libmvec), full size, 2 threads, best of 40 
 rounds: black_scholes 7.48 -> 5.71 ms, lstm_cell 1.28 -> 1.20 ms; built for AVX2 (no
 AVX-512): 8.30 -> 5.88 ms and 2.45 -> 1.93 ms (benchmarks/RESULTS.md, session 5).
 
-    stage_body(body, is_call)  the loops (Segment list), or None when staging does not pay
+With AVX-512, a call to exp, tanh, erf or log of float32 (the op table's `tile`) does not loop
+over a scalar function: its loop stores the argument in a tile and one call of
+fj_tile_<name>_f32 (codegen/include/fj_vtile.h) evaluates the whole tile in vector code. Such
+a kernel is staged even for one call. Measured as above: black_scholes 5.7 -> 4.0 ms, lstm_cell
+1.35 -> 0.95 ms (benchmarks/RESULTS.md, session 7).
+
+    plan(body, libmvec, vtile)   the loops for a kernel body, or None (not staged)
+    stage_body(body, is_call)    the loops (Segment list), or None when staging does not pay
+    tile_fn(stmt)                the fj_vtile.h function of a call, or None
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..frontend.ops import OPS
 from ..lowering.loop_ir import Check, Compute, Const, Load, Stmt, Store
@@ -48,6 +58,23 @@ def is_vector_call(stmt: Stmt) -> bool:
             and stmt.dtype.kind == "f" and all(d.kind == "f" for d in stmt.in_dtypes))
 
 
+def tile_fn(stmt: Stmt) -> str | None:
+    """`fj_tile_<name>_f32` for a float32 call the op table gives a tile function, else None."""
+    if not (isinstance(stmt, Compute) and stmt.op in OPS and OPS[stmt.op].tile):
+        return None
+    if stmt.dtype != np.float32 or any(d != np.float32 for d in stmt.in_dtypes):
+        return None
+    return f"fj_tile_{OPS[stmt.op].tile}_f32"
+
+
+def plan(body: Sequence[Stmt], libmvec: bool, vtile: bool) -> list[Segment] | None:
+    """Staging policy: a body with a tile-function call (on a vtile build), or with MIN_CALLS
+    libmvec calls, is staged."""
+    if vtile and any(tile_fn(s) for s in body):
+        return stage_body(body, min_calls=1)
+    return stage_body(body) if libmvec else None
+
+
 def _uses(stmt: Stmt) -> tuple[str, ...]:
     if isinstance(stmt, (Compute, Check)):
         return stmt.args
@@ -57,13 +84,14 @@ def _uses(stmt: Stmt) -> tuple[str, ...]:
 
 
 def stage_body(body: Sequence[Stmt], is_call: Callable[[Stmt], bool] = is_vector_call,
-               ) -> list[Segment] | None:
-    """Loops that evaluate `body` call by call, or None when it has fewer than MIN_CALLS calls.
+               min_calls: int | None = None) -> list[Segment] | None:
+    """Loops that evaluate `body` call by call, or None when it has fewer than `min_calls`
+    (default MIN_CALLS) calls.
 
     A statement's level is the number of calls on its longest path from the loads; the loops
     are: compute level 0, then the calls of level 1 (one loop each), compute level 1, and so on.
     """
-    if sum(1 for s in body if is_call(s)) < MIN_CALLS:
+    if sum(1 for s in body if is_call(s)) < (MIN_CALLS if min_calls is None else min_calls):
         return None
     free = {s.var: s for s in body if isinstance(s, (Load, Const))}
     groups = _groups(body, is_call, free)

@@ -9,6 +9,7 @@ entry is complete.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,9 @@ class OpDef:
     cost: int = 1
     errors: tuple[ErrorCheck, ...] = field(default_factory=tuple)
     ufunc_name: str | None = None  # name of the NumPy/SciPy ufunc this op implements
+    # float32 -> float32 over a tile of points in vector code (codegen/include/fj_vtile.h):
+    # call-staged kernels call fj_tile_<tile>_f32 instead of a loop over the C expression
+    tile: str | None = None
 
 
 def _is_float(sfx: str) -> bool:
@@ -210,6 +214,8 @@ for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp2", "exp2"),
 # (within 1.05 ULP) or libmvec's, whichever is faster on the build; float64 stays libm/libmvec.
 _ufunc("exp", _vmath_f32("exp", _libm("exp")), cost=20)
 _ufunc("tanh", _vmath_f32("tanh", _libm("tanh")), cost=20)
+for _n in ("exp", "tanh", "log"):
+    OPS[_n] = dataclasses.replace(OPS[_n], tile=_n)
 # fj_sin/fj_cos (fj_vmath.h) keep gcc from merging sin and cos of one value into sincos,
 # which has no vector variant.
 _ufunc("sin", _helper_by_out("sin"), cost=20)
@@ -242,7 +248,7 @@ _ufunc("right_shift", _helper("rshift"))
 # --- SciPy special functions (resolved lazily: importing scipy is slow) ---------------------
 for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc")),
                ("expit", _helper("expit"))]:
-    _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n))
+    _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
 # --- non-ufunc elementwise ------------------------------------------------------------------
 _add(OpDef("where", "elementwise", 3, np.where, _fixed("({0} ? {1} : {2})")))
 _add(OpDef("clip", "elementwise", 3, np.clip,

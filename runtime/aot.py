@@ -258,7 +258,7 @@ def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph
         strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
         program = plan(lower(g, strides, blas=False))
         source = render(program, COptions(par_min=config.current().parallel_min,
-                                          libmvec=detect().libmvec))
+                                          libmvec=detect().libmvec, vtile=detect().vtile))
     req = ExportRequest(
         function=f"{getattr(fn, '__module__', '?')}:{fn.__qualname__}",
         params=list(signature.parameters), args=args, positions=positions,

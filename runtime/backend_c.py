@@ -223,7 +223,7 @@ def build_program(program: Any, fastmath: bool, name: str) -> tuple[str, Library
     cfg = config.current()
     t0 = time.perf_counter()
     source = render_source(program, COptions(par_min=cfg.parallel_min, libmvec=tc.libmvec,
-                                              profile=cfg.profile))
+                                              vtile=tc.vtile, profile=cfg.profile))
     render_s = time.perf_counter() - t0
     try:
         path: str | None = build(source, tc, name)
@@ -236,7 +236,8 @@ def build_program(program: Any, fastmath: bool, name: str) -> tuple[str, Library
         if real != tc or path is None:
             tc = real
             source = render_source(program, COptions(par_min=cfg.parallel_min,
-                                                      libmvec=tc.libmvec, profile=cfg.profile))
+                                                      libmvec=tc.libmvec, vtile=tc.vtile,
+                                                      profile=cfg.profile))
             path = build(source, tc, name)
     assert path is not None
     return source, load(path, blas=uses_blas(program)), render_s

@@ -72,6 +72,12 @@ class Toolchain:
                           for f in flags)
         return flags + self.extra
 
+    @property
+    def vtile(self) -> bool:
+        """Whether generated code may use fj_vtile.h's AVX-512 tile functions (the -march=native
+        target has AVX-512 exactly when has_avx512())."""
+        return has_avx512()
+
     def with_fastmath(self, on: bool) -> Toolchain:
         """This toolchain with FMA contraction on (fastmath) or off (the exact default)."""
         return self if on == self.fastmath else dataclasses.replace(self, fastmath=on)

@@ -45,20 +45,28 @@ def dense_relu(x, w, b):
     return np.maximum(x @ w + b, 0)
 
 
+def sigmoid_tanh_gate(x, c):
+    return np.tanh(c) / (1 + np.exp(-x))
+
+
 CASES = {
     "dense_relu_f32": (dense_relu, [np.zeros((4, 8), np.float32), np.zeros((8, 3), np.float32),
                                     np.zeros(3, np.float32)]),
     "mul_add_f32": (mul_add, [np.zeros(1000, np.float32), np.zeros(1000, np.float32)]),
     "broadcast_transpose_f64": (broadcast_transpose, [np.zeros((3, 5)), np.zeros(3)]),
     "floor_divide_i32": (floor_divide, [np.zeros((4, 6), np.int32), np.ones(6, np.int32)]),
+    # call staging with fj_vtile.h's tile functions (COptions(vtile=True), as on AVX-512)
+    "gate_tiles_f32": (sigmoid_tanh_gate, [np.zeros((2, 100), np.float32),
+                                           np.zeros(100, np.float32)]),
 }
+OPTIONS = {"gate_tiles_f32": COptions(vtile=True)}
 
 
-def generated_c(fn, args) -> str:
+def generated_c(fn, args, opts: COptions | None = None) -> str:
     """The C text of `fn` for `args` after the prelude, with line numbers normalised."""
     graph, _ = trace(fn, list(args))
     program = plan(lower(optimise(graph), [contiguous_strides(a.shape) for a in args]))
-    source = render(program, COptions())
+    source = render(program, opts or COptions())
     assert MARKER in source, "the prelude marker moved: update test_golden.MARKER"
     body = source[source.index(MARKER):]
     body = re.sub(r"(\.py):\d+", r"\1:N", body)
@@ -68,7 +76,7 @@ def generated_c(fn, args) -> str:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_golden_c(name: str) -> None:
     fn, args = CASES[name]
-    text = generated_c(fn, args)
+    text = generated_c(fn, args, OPTIONS.get(name))
     path = GOLDEN_DIR / f"{name}.c"
     if UPDATE:
         GOLDEN_DIR.mkdir(exist_ok=True)

@@ -1,0 +1,187 @@
+/*
+ * fj_vtile.h -- float32 exp, tanh, erf and log over a tile of points, in AVX-512 vector code.
+ *
+ *   fj_tile_exp_f32(y, x, n)   y[i] = e^x[i]         (also fj_tile_tanh_f32, _erf_, _log_)
+ *
+ * x and y are tile arrays of codegen/cstage.py (FJ_VTILE_N floats, 64-byte aligned); n <= that
+ * many points are wanted, whole vectors of 16 are computed (the lanes past n are in the tile
+ * and ignored).  Staged kernels call these instead of a loop over fj_exp_f32 & co.
+ *
+ * Written with GCC vector types and the AVX-512 builtins (no <immintrin.h>: parsing it costs
+ * ~0.14 s per compile), so the instructions that make vector math cheap are available:
+ *   exp   the same reduction and polynomial as fj_vm_exp_f32 (fj_vmath_f32.h), the 2^k scaling
+ *         by vscalefps (one correctly rounded step, as the two exact factors there): the same
+ *         bits as fj_vm_exp_f32 for every input.
+ *   tanh, erf, log
+ *         one polynomial per interval, 32 intervals, each coefficient fetched by vpermt2ps from
+ *         two registers (fj_vtile_tables.h, benchmarks/vmath_tables.py says how the intervals
+ *         are cut and fitted): no branch, no division, no second piece computed and dropped.
+ *         log takes m and e from vgetmantps / vgetexpps (subnormals included).
+ * Per element on one Zen 4 core, data in L1 (cycles at 2.6 GHz): exp 0.44 (libmvec 0.86-0.95),
+ * tanh 0.66 (libmvec 0.99, fj_vm 1.47), erf 0.66 (fj_vm 1.25, libmvec 1.55), log ~0.5 (libmvec
+ * 0.77).  Accuracy, all 2^32 inputs (benchmarks/vmath_accuracy.c): see that file's table.
+ *
+ * Without AVX-512 (or with FJ_NO_VTILE defined) each tile function is a vectorisable loop over
+ * the scalar fj_exp_f32 / fj_tanh_f32 / fj_erf_f32 / logf, as before.
+ */
+#ifndef FJ_VTILE_H
+#define FJ_VTILE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#define FJ_VTILE_N 64 /* points per tile: codegen/cstage.py TILE */
+
+#if defined(__AVX512F__) && !defined(FJ_NO_VTILE)
+#define FJ_VTILE 1
+
+#ifndef FJ_VTILE_TABLES_H
+#error "fj_vtile_tables.h must come before fj_vtile.h"
+#endif
+
+typedef float fj_v16sf __attribute__((vector_size(64)));
+typedef int32_t fj_v16si __attribute__((vector_size(64)));
+typedef unsigned short fj_m16;
+
+#define FJ__ALL ((fj_m16)0xffff)
+#define FJ__RC 4 /* _MM_FROUND_CUR_DIRECTION */
+
+static inline fj_v16sf fj__vf(float c) { return (fj_v16sf){0} + c; }
+static inline fj_v16si fj__vi(int32_t c) { return (fj_v16si){0} + c; }
+static inline fj_v16sf fj__vfma(fj_v16sf a, fj_v16sf b, fj_v16sf c) {
+    return __builtin_ia32_vfmaddps512_mask(a, b, c, FJ__ALL, FJ__RC);
+}
+/* vminps/vmaxps return the SECOND operand when either is NaN: constants go first, so a NaN
+ * argument passes through. */
+static inline fj_v16sf fj__vmin(fj_v16sf c, fj_v16sf x) {
+    return __builtin_ia32_minps512_mask(c, x, c, FJ__ALL, FJ__RC);
+}
+static inline fj_v16sf fj__vmax(fj_v16sf c, fj_v16sf x) {
+    return __builtin_ia32_maxps512_mask(c, x, c, FJ__ALL, FJ__RC);
+}
+static inline fj_v16si fj__vimin(fj_v16si a, fj_v16si b) {
+    return __builtin_ia32_pminsd512_mask(a, b, a, FJ__ALL);
+}
+static inline fj_v16si fj__vimax(fj_v16si a, fj_v16si b) {
+    return __builtin_ia32_pmaxsd512_mask(a, b, a, FJ__ALL);
+}
+/* t[i] for each lane's index i (its low 5 bits): a 32-float table row in two registers. */
+static inline fj_v16sf fj__vperm(const float *t, fj_v16si i) {
+    fj_v16sf lo, hi;
+    __builtin_memcpy(&lo, t, sizeof lo);
+    __builtin_memcpy(&hi, t + 16, sizeof hi);
+    return __builtin_ia32_vpermt2varps512_mask(i, lo, hi, FJ__ALL);
+}
+
+static inline fj_v16sf fj__vexp(fj_v16sf x) {
+    const fj_v16sf xc = fj__vmin(fj__vf(89.0f), fj__vmax(fj__vf(-104.0f), x));
+    /* k = rint(x * log2(e)) by the 1.5 * 2^23 trick in one fma, as fj_vm_exp_f32 */
+    const fj_v16sf kf = fj__vfma(xc, fj__vf(0x1.715476p+0f), fj__vf(0x1.8p23f)) - fj__vf(0x1.8p23f);
+    fj_v16sf r = fj__vfma(kf, fj__vf(-0x1.62e430p-1f), xc);
+    r = fj__vfma(kf, fj__vf(0x1.05c610p-29f), r);
+    fj_v16sf q = fj__vfma(fj__vf(0x1.6a4b98p-10f), r, fj__vf(0x1.123e5cp-7f));
+    q = fj__vfma(q, r, fj__vf(0x1.5558bap-5f));
+    q = fj__vfma(q, r, fj__vf(0x1.55548cp-3f));
+    q = fj__vfma(q, r, fj__vf(0x1.fffffcp-2f));
+    const fj_v16sf p = fj__vfma(r * r, q, r) + fj__vf(1.0f);
+    return __builtin_ia32_scalefps512_mask(p, kf, p, FJ__ALL, FJ__RC); /* p * 2^k */
+}
+
+/* Horner over the rows c0..c5 of a table (rows[k] = coefficient k of all 32 intervals). */
+static inline fj_v16sf fj__vpoly5(const float (*rows)[32], fj_v16si i, fj_v16sf r) {
+    fj_v16sf p = fj__vfma(fj__vperm(rows[5], i), r, fj__vperm(rows[4], i));
+    p = fj__vfma(p, r, fj__vperm(rows[3], i));
+    p = fj__vfma(p, r, fj__vperm(rows[2], i));
+    return fj__vfma(p, r, fj__vperm(rows[1], i));
+}
+
+/* The interval of a = |x| (sign cleared) for tanh and erf: four per binade from 2^-4 on. */
+static inline fj_v16si fj__vinterval(fj_v16sf a) {
+    const fj_v16si k = ((fj_v16si)a >> 21) - fj__vi((127 - 4) << 2);
+    return fj__vimin(fj__vimax(k, fj__vi(0)), fj__vi(31));
+}
+
+/* |x| for tanh and erf, clamped to 16 (the intervals from 10 on are the constant 1; the clamp
+ * keeps r finite there), and its sign bit. */
+static inline fj_v16sf fj__vabs16(fj_v16sf x, fj_v16si *sign) {
+    *sign = (fj_v16si)x & fj__vi((int32_t)0x80000000);
+    return fj__vmin(fj__vf(16.0f), (fj_v16sf)((fj_v16si)x ^ *sign));
+}
+
+static inline fj_v16sf fj__vtanh(fj_v16sf x) {
+    fj_v16si sign;
+    const fj_v16sf a = fj__vabs16(x, &sign);
+    const fj_v16si i = fj__vinterval(a);
+    const fj_v16sf r = a - fj__vperm(fj__tab_tanh[0], i);
+    const fj_v16sf q = fj__vpoly5(fj__tab_tanh + 1, i, r);
+    const fj_v16sf p = fj__vfma(q, r, fj__vperm(fj__tab_tanh[1], i));
+    return (fj_v16sf)((fj_v16si)p | sign);
+}
+
+static inline fj_v16sf fj__verf(fj_v16sf x) {
+    fj_v16si sign;
+    const fj_v16sf a = fj__vabs16(x, &sign);
+    const fj_v16si i = fj__vinterval(a);
+    const fj_v16sf r = a - fj__vperm(fj__tab_erf[0], i);
+    const fj_v16sf q = fj__vpoly5(fj__tab_erf + 2, i, r);
+    /* c0 + s r + q r: in interval 0 (s = 1, c0 = 0) a + a q, the last bit kept near 0 */
+    const fj_v16sf lin = fj__vfma(fj__vperm(fj__tab_erf[1], i), r, fj__vperm(fj__tab_erf[2], i));
+    const fj_v16sf p = fj__vfma(q, r, lin);
+    return (fj_v16sf)((fj_v16si)p | sign);
+}
+
+static inline fj_v16sf fj__vlog(fj_v16sf x) {
+    /* x = m 2^e, m in [0.75, 1.5) (vgetmantps, interval 3; sign control 2: NaN below 0) */
+    const fj_v16sf m = __builtin_ia32_getmantps512_mask(x, (2 << 2) | 3, x, FJ__ALL, FJ__RC);
+    fj_v16sf e = __builtin_ia32_getexpps512_mask(x, x, FJ__ALL, FJ__RC);
+    /* getexp is floor(log2 |x|); where m < 1 the mantissa was >= 1.5 and m = mantissa / 2 */
+    const fj_m16 below = __builtin_ia32_cmpps512_mask(m, fj__vf(1.0f), 1 /* LT_OS */, FJ__ALL,
+                                                       FJ__RC);
+    e = __builtin_ia32_addps512_mask(e, fj__vf(1.0f), e, below, FJ__RC);
+    const fj_v16si i = (fj_v16si)m >> 18; /* low 5 bits: the interval */
+    const fj_v16sf r = m - fj__vperm(fj__tab_log[0], i);
+    fj_v16sf p = fj__vfma(fj__vperm(fj__tab_log[5], i), r, fj__vperm(fj__tab_log[4], i));
+    p = fj__vfma(p, r, fj__vperm(fj__tab_log[3], i));
+    p = fj__vfma(p, r, fj__vperm(fj__tab_log[2], i));
+    p = fj__vfma(p, r, fj__vperm(fj__tab_log[1], i));
+    /* e ln2 + p, ln2 = hi + lo with lo > 0 (so e = +-inf gives +-inf, not inf - inf) */
+    const fj_v16sf y = fj__vfma(e, fj__vf(0x1.62e42ep-1f),
+                                fj__vfma(e, fj__vf(0x1.efa39ep-25f), p));
+    /* log(+-0) = -inf (getmant's sign control makes -0 a NaN) */
+    const fj_m16 zero = __builtin_ia32_cmpps512_mask(x, fj__vf(0.0f), 0 /* EQ_OQ */, FJ__ALL,
+                                                      FJ__RC);
+    return __builtin_ia32_blendmps_512_mask(y, fj__vf(-__builtin_inff()), zero);
+}
+
+#define FJ__TILE_FN(NAME, VFN)                                                             \
+    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
+                                            int64_t n) {                                  \
+        for (int64_t i = 0; i < n; i += 16) {                                            \
+            fj_v16sf v;                                                                  \
+            __builtin_memcpy(&v, x + i, sizeof v);                                       \
+            v = VFN(v);                                                                  \
+            __builtin_memcpy(y + i, &v, sizeof v);                                       \
+        }                                                                                \
+    }
+
+#else /* no AVX-512: loops over the scalar functions, as unstaged kernels run them */
+#define FJ_VTILE 0
+
+#define FJ__TILE_FN(NAME, SFN)                                                             \
+    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
+                                            int64_t n) {                                  \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = SFN(x[i]);            \
+    }
+#define fj__vexp fj_exp_f32
+#define fj__vtanh fj_tanh_f32
+#define fj__verf fj_erf_f32
+#define fj__vlog logf
+
+#endif
+
+FJ__TILE_FN(exp, fj__vexp)
+FJ__TILE_FN(tanh, fj__vtanh)
+FJ__TILE_FN(erf, fj__verf)
+FJ__TILE_FN(log, fj__vlog)
+
+#endif /* FJ_VTILE_H */
