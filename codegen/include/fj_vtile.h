@@ -59,12 +59,6 @@ static inline fj_v16sf fj__vmin(fj_v16sf c, fj_v16sf x) {
 static inline fj_v16sf fj__vmax(fj_v16sf c, fj_v16sf x) {
     return __builtin_ia32_maxps512_mask(c, x, c, FJ__ALL, FJ__RC);
 }
-static inline fj_v16si fj__vimin(fj_v16si a, fj_v16si b) {
-    return __builtin_ia32_pminsd512_mask(a, b, a, FJ__ALL);
-}
-static inline fj_v16si fj__vimax(fj_v16si a, fj_v16si b) {
-    return __builtin_ia32_pmaxsd512_mask(a, b, a, FJ__ALL);
-}
 /* t[i] for each lane's index i (its low 5 bits): a 32-float table row in two registers. */
 static inline fj_v16sf fj__vperm(const float *t, fj_v16si i) {
     fj_v16sf lo, hi;
@@ -95,17 +89,19 @@ static inline fj_v16sf fj__vpoly5(const float (*rows)[32], fj_v16si i, fj_v16sf 
     return fj__vfma(p, r, fj__vperm(rows[1], i));
 }
 
-/* The interval of a = |x| (sign cleared) for tanh and erf: four per binade from 2^-4 on. */
+/* The interval of a = |x| for tanh and erf: four per binade from 2^-4 on, everything below
+ * in interval 0.  The permute reads the index's low 5 bits only, and the tables are stored
+ * rotated to match (fj_vtile_tables.h), so exponent and top mantissa bits index them as
+ * they are. */
 static inline fj_v16si fj__vinterval(fj_v16sf a) {
-    const fj_v16si k = ((fj_v16si)a >> 21) - fj__vi((127 - 4) << 2);
-    return fj__vimin(fj__vimax(k, fj__vi(0)), fj__vi(31));
+    return (fj_v16si)fj__vmax(fj__vf(0x1p-4f), a) >> 21;
 }
 
-/* |x| for tanh and erf, clamped to 16 (the intervals from 10 on are the constant 1; the clamp
- * keeps r finite there), and its sign bit. */
+/* |x| for tanh and erf, clamped below 16 (the intervals from 10 on are the constant 1; the
+ * clamp keeps r finite there and the index in [8, 16)'s intervals), and its sign bit. */
 static inline fj_v16sf fj__vabs16(fj_v16sf x, fj_v16si *sign) {
     *sign = (fj_v16si)x & fj__vi((int32_t)0x80000000);
-    return fj__vmin(fj__vf(16.0f), (fj_v16sf)((fj_v16si)x ^ *sign));
+    return fj__vmin(fj__vf(0x1.fffffep+3f), (fj_v16sf)((fj_v16si)x ^ *sign));
 }
 
 static inline fj_v16sf fj__vtanh(fj_v16sf x) {
