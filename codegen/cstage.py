@@ -19,8 +19,10 @@ AVX-512): 8.30 -> 5.88 ms and 2.45 -> 1.93 ms (benchmarks/RESULTS.md, session 5)
 With AVX-512, a call to exp, tanh, erf or log of float32 (the op table's `tile`) does not loop
 over a scalar function: its loop stores the argument in a tile and one call of
 fj_tile_<name>_f32 (codegen/include/fj_vtile.h) evaluates the whole tile in vector code. Such
-a kernel is staged even for one call. Measured as above: black_scholes 5.7 -> 4.0 ms, lstm_cell
-1.35 -> 0.95 ms (benchmarks/RESULTS.md, session 7).
+a kernel is staged even for one call. Measured on the same Zen 4, one core, data in cache:
+black_scholes 2.34 -> 1.82 ns per element, lstm_cell 2.04 -> 1.51, gelu_tanh 0.53 -> 0.44;
+full size, 2 threads, best of 40 interleaved: 6.14 -> 5.52 ms, 1.99 -> 1.56 ms, 5.55 -> 4.50 ms
+(memory-bound there; benchmarks/RESULTS.md, session 7).
 
     plan(body, libmvec, vtile)   the loops for a kernel body, or None (not staged)
     stage_body(body, is_call)    the loops (Segment list), or None when staging does not pay

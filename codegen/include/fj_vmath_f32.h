@@ -58,7 +58,8 @@
  * libmvec's tanhf leaves its fast path for larger |x| (the gelu_tanh benchmark,
  * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
  * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 is
- * libmvec's, fj_erf_f32 is always ours (faster and 4x more accurate than erff),
+ * libmvec's (ours on AVX-512 builds, where fj_vtile.h's tile exp has its bits),
+ * fj_erf_f32 is always ours (faster and 4x more accurate than erff),
  * and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
  * 512-bit vectors (FJ_WIDE_VECTORS: AVX-512 CPUs,
  * runtime/toolchain.py; gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 ->
