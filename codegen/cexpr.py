@@ -69,11 +69,12 @@ def const_expr(stmt: Const) -> str:
 
 
 def point_lines(stmts: Iterable[Stmt], program: Program,
-                pointer: Callable[[Access, np.dtype], tuple[str, int]]) -> list[str]:
+                pointer: Callable[[Access, np.dtype], tuple[str, int | str]]) -> list[str]:
     """C statements of an elementwise body at point `j` of a row: loads, constants, computes,
     error checks and stores, memory reached through the row pointer that `pointer(access,
-    dtype)` names (with its stride along the row)."""
-    def index(s: int) -> str:
+    dtype)` names (with its stride along the row: a number, or the name of a variable that
+    holds it)."""
+    def index(s: int | str) -> str:
         return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
 
     lines: list[str] = []
