@@ -63,7 +63,8 @@ class Piece:
 
 def _lawson(a: np.ndarray, b: np.ndarray, w: np.ndarray, iters: int = 200) -> np.ndarray:
     """Minimax a @ c ~ b in the w-weighted max norm; the best iterate is kept (the weights can
-    collapse once the error reaches float64 rounding)."""
+    collapse once the error reaches float64 rounding). vmath_fit.py's version lacks this guard
+    and stays as it is: it reproduces fj_vmath_f32.h's coefficients."""
     aw, bw = a * w[:, None], b * w
     col = np.max(np.abs(aw), axis=0)
     col[col == 0] = 1.0

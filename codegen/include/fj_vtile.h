@@ -114,27 +114,23 @@ static inline fj_v16sf fj__vabs16(fj_v16sf x, fj_v16si *sign) {
     return fj__vmin(fj__vf(0x1.fffffep+3f), (fj_v16sf)((fj_v16si)x ^ *sign));
 }
 
-static inline fj_v16sf fj__vtanh(fj_v16sf x) {
+/* tanh and erf: odd, so computed on |x| with the sign put back.  `tab` rows: anchors, then
+ * (erf, `linear`) s, then c0..c5; f = c0 + s r + r (c1 + c2 r + ...).  In interval 0 of erf
+ * s = 1 and c0 = 0: a + a q keeps the last bit near 0 (2/sqrt(pi) has no exact float). */
+static inline fj_v16sf fj__vodd(fj_v16sf x, const float (*tab)[32], int linear) {
     fj_v16si sign;
     const fj_v16sf a = fj__vabs16(x, &sign);
     const fj_v16si i = fj__vinterval(a);
-    const fj_v16sf r = a - fj__vperm(fj__tab_tanh[0], i);
-    const fj_v16sf q = fj__vpoly5(fj__tab_tanh + 1, i, r);
-    const fj_v16sf p = fj__vfma(q, r, fj__vperm(fj__tab_tanh[1], i));
-    return (fj_v16sf)((fj_v16si)p | sign);
+    const fj_v16sf r = a - fj__vperm(tab[0], i);
+    const float (*c)[32] = tab + 1 + linear;
+    const fj_v16sf q = fj__vpoly5(c, i, r);
+    fj_v16sf c0 = fj__vperm(c[0], i);
+    if (linear) c0 = fj__vfma(fj__vperm(tab[1], i), r, c0);
+    return (fj_v16sf)((fj_v16si)fj__vfma(q, r, c0) | sign);
 }
 
-static inline fj_v16sf fj__verf(fj_v16sf x) {
-    fj_v16si sign;
-    const fj_v16sf a = fj__vabs16(x, &sign);
-    const fj_v16si i = fj__vinterval(a);
-    const fj_v16sf r = a - fj__vperm(fj__tab_erf[0], i);
-    const fj_v16sf q = fj__vpoly5(fj__tab_erf + 2, i, r);
-    /* c0 + s r + q r: in interval 0 (s = 1, c0 = 0) a + a q, the last bit kept near 0 */
-    const fj_v16sf lin = fj__vfma(fj__vperm(fj__tab_erf[1], i), r, fj__vperm(fj__tab_erf[2], i));
-    const fj_v16sf p = fj__vfma(q, r, lin);
-    return (fj_v16sf)((fj_v16si)p | sign);
-}
+static inline fj_v16sf fj__vtanh(fj_v16sf x) { return fj__vodd(x, fj__tab_tanh, 0); }
+static inline fj_v16sf fj__verf(fj_v16sf x) { return fj__vodd(x, fj__tab_erf, 1); }
 
 static inline fj_v16sf fj__vlog(fj_v16sf x) {
     /* x = m 2^e, m in [0.75, 1.5) (vgetmantps, interval 3; sign control 2: NaN below 0) */
