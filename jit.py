@@ -24,14 +24,30 @@ from .runtime.callargs import (
     same_view,
     updates_need_slow_path,
 )
-from .runtime.compiler import Compiled, compile_signature, explain_module, log
 from .runtime.executor import make_stub
 from .runtime.outarg import check_out, copy_into, direct_outs
 from .runtime.progress import Status
 
 if TYPE_CHECKING:
     from .runtime.aot import ExportResult
+    from .runtime.compiler import Compiled
     from .runtime.explain import Explanation
+
+
+def _compiler() -> Any:
+    """runtime/compiler.py (the stages: tracing, lowering, codegen), imported on the first
+    compilation: `import fusejit` does not pay for it (~40-60 ms)."""
+    from .runtime import compiler
+
+    return compiler
+
+
+def log(level: int, msg: Any) -> None:
+    _compiler().log(level, msg)
+
+
+def explain_module() -> Any:
+    return _compiler().explain_module()
 
 # Export, explain and the profiler are imported where they are used: `import fusejit` stays
 # short (issue 2: <= 0.2 s) and a plain call never loads them.
@@ -324,7 +340,7 @@ class JitFunction:
         def traced() -> None:
             self.trace_count += 1
 
-        compiled = compile_signature(self.fn, args, key, static=self.static, same=same,
+        compiled = _compiler().compile_signature(self.fn, args, key, static=self.static, same=same,
                                      python_scalars=self.python_scalars,
                                      fastmath=self.fastmath, backend=self.backend,
                                      on_traced=traced)

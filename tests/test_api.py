@@ -530,3 +530,17 @@ def test_readme_lstm_cell_is_one_kernel(cell, dtype: type) -> None:
     assert len(program.kernels) == 1
     stores = {s.access.buf for s in program.kernels[0].stores()}
     assert stores == {b.index for b in program.by_kind("output")} and len(stores) == 2
+
+
+def test_import_leaves_the_compiler_stages_unloaded():
+    """`import fusejit` stays light: tracing, lowering and codegen load on the first compile."""
+    import subprocess
+    import sys
+
+    code = ("import sys, fusejit\n"
+            "heavy = ['fusejit.runtime.compiler', 'fusejit.lowering.lower', 'fusejit.codegen.c',"
+            " 'fusejit.runtime.explain', 'fusejit.runtime.aot']\n"
+            "print([m for m in heavy if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", out
