@@ -146,7 +146,9 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         return ptrs[key], s
 
     lines = point_lines(k.body, program, pointer)
-    stages = None if tiled else plan(k.body, opts.libmvec, opts.vtile)  # rows of 8 points
+    # Staging re-issues loads in later loops; a gather's load needs its index value there.
+    gathers = any(isinstance(s, Load) and s.index for s in k.body)
+    stages = None if tiled or gathers else plan(k.body, opts.libmvec, opts.vtile)
     staged = _staged_view(stages, k, program, pointer, opts.vtile) if stages else {}
     return {
         "name": k.name, "fn": f"fj_{k.name}", "domain": list(domain), "nodes": k.nodes,

@@ -68,6 +68,14 @@ def const_expr(stmt: Const) -> str:
     return literal(stmt.value, stmt.dtype)
 
 
+def gather_terms(load: Load) -> str:
+    """The data-dependent part of a gathered load's element index (empty for other loads):
+    each index value as int64 (NumPy's conversion to intp), made an element index by
+    fj_ix_<mode> (fj_scalar.h), times its axis stride."""
+    return "".join(f" + fj_ix_{t.mode}((int64_t)({t.var}), {t.extent}LL) * {t.stride}"
+                   for t in load.index)
+
+
 def point_lines(stmts: Iterable[Stmt], program: Program,
                 pointer: Callable[[Access, np.dtype], tuple[str, int | str]]) -> list[str]:
     """C statements of an elementwise body at point `j` of a row: loads, constants, computes,
@@ -81,7 +89,7 @@ def point_lines(stmts: Iterable[Stmt], program: Program,
     for s in stmts:
         if isinstance(s, Load):
             p, st = pointer(s.access, s.dtype)
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}];")
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}{gather_terms(s)}];")
         elif isinstance(s, Const):
             lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
         elif isinstance(s, Compute):

@@ -110,6 +110,8 @@ def _vector_width(k: Kernel, program: Program, opts: CudaOptions) -> int:
     if not accs or k.size == 0 or any(a.strides[-1] not in (0, 1) or (st and a.strides[-1] != 1)
                                       for a, _, st in accs):
         return 1
+    if any(isinstance(s, Load) and s.index for s in k.body):
+        return 1  # a gather's lanes read scattered elements
     unit = [(a, dt) for a, dt, _ in accs if a.strides[-1] == 1]
     if not unit:
         return 1

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import CompileError
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Access, Check, Compute, Const, Load, Stmt, Store
-from .cexpr import cast_expr, check_expr, compute_expr, const_expr
+from .cexpr import cast_expr, check_expr, compute_expr, const_expr, gather_terms
 
 INT32_MAX = (1 << 31) - 1
 
@@ -128,7 +128,7 @@ def stmt(s: Stmt) -> str:
 
 
 def load_line(s: Load, dims: int) -> str:
-    ref = f"b{s.access.buf}[{address(s.access, dims)}]"
+    ref = f"b{s.access.buf}[{address(s.access, dims)}{gather_terms(s)}]"
     return f"const {value_type(s.dtype)} {s.var} = {from_storage(s.dtype, ref)};"
 
 

@@ -38,10 +38,18 @@ def _broadcast_into(node: Node, shape: tuple[int, ...]) -> Node:
     return broadcast_to(T.Tracer(node), shape).node
 
 
-def assign(target: T.Tracer, node: Node) -> None:
-    """Make `node` (target's shape and dtype) the value of `target`, writing through views."""
+def _check_writable(target: T.Tracer) -> None:
+    """NumPy's error for a read-only view; fusejit's for a view it cannot write through."""
+    if isinstance(target.readonly, str):
+        raise UnsupportedError(f"{target.readonly}{T.where_msg()}: write into the array "
+                               "itself, e.g. with np.where(np.arange(n) == i, value, x)")
     if target.readonly:
         raise ValueError(f"assignment destination is read-only{T.where_msg()}")
+
+
+def assign(target: T.Tracer, node: Node) -> None:
+    """Make `node` (target's shape and dtype) the value of `target`, writing through views."""
+    _check_writable(target)
     t = target
     while True:
         parent = t.parent
@@ -130,8 +138,7 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
         raise ValueError(f"could not broadcast input array from shape {node.shape} into shape "
                          f"{shape}")
     node = _broadcast_into(node, shape)
-    if target.readonly:
-        raise ValueError(f"assignment destination is read-only{T.where_msg()}")
+    _check_writable(target)
     old = target.node
     region = view_node(old, start, dims, shape)
     if region is old:  # the whole array

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import concat as C
+from . import gather as G
 from . import ops as O
 from . import reshape as R
 from . import tracer as T
@@ -245,11 +246,14 @@ def _atleast(n: int) -> Callable[..., Any]:
 
 
 def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
-    if isinstance(indices, T.Tracer) or np.ndim(indices):
-        ix = indices if isinstance(indices, T.Tracer) else np.asarray(indices)
-        raise V.advanced_index_error(ix)
-    raise T.UnsupportedError(f"np.take is not supported by fusejit{T.where_msg()}: use basic "
-                             "indexing (x[i], x[:, i]) for a fixed scalar index")
+    if out is not None:
+        raise T.UnsupportedError(f"np.take(..., out=) is not supported by fusejit"
+                                 f"{T.where_msg()}: assign the result instead")
+    return G.take(_as_tracer(a), indices, axis, mode)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
+    return G.take_along_axis(_as_tracer(arr), indices, axis)
 
 
 def _data_dependent(name: str) -> Callable[..., Any]:
@@ -318,6 +322,7 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 HANDLERS.update(C.HANDLERS)
 HANDLERS[np.take] = take
+HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
 if hasattr(np, "astype"):

@@ -75,7 +75,16 @@ ERR_INT_NEG_POWER = ErrorCheck(
     "Integers to negative integer powers are not allowed.",
     lambda sfx: sfx[1].startswith("i"),
 )
-ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER,)}
+# A gather index outside its axis (after counting negative ones from the end); args: the
+# index (any integer type, read as int64 the way NumPy converts index arrays to intp) and
+# the axis length. The load itself reads element 0 instead (see fj_ix_raise).
+ERR_INDEX_RANGE = ErrorCheck(
+    2,
+    "fj_ix_bad((int64_t)({0}), {1})",
+    IndexError,
+    "index out of bounds: an index array holds a value outside the axis it indexes.",
+)
+ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE)}
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,8 @@ class OpDef:
     """One operation. `c` maps (input suffixes, output suffix) to a C expression template."""
 
     name: str
-    kind: str  # "elementwise" | "view" | "reduction" | "contraction" | "update" | "source"
+    kind: str  # "elementwise" | "view" | "gather" | "reduction" | "contraction" | "update" |
+    #            "source"
     nin: int
     ref: Callable[..., Any] | None
     c: Callable[[list[str], str], str] | None = None
@@ -318,6 +328,44 @@ _add(OpDef("scatter", "update", 2, scatter_reference))
 # An array whose every element is written by the scatters that use it (np.concatenate):
 # it has no value of its own, so the scatter chain needs no fill kernel.
 _add(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))
+# --- gathers: src indexed by integer arrays along `axes` (x[idx], x[:, i, j], np.take) -------
+
+
+def gather_dims(ndim: int, axes: tuple[int, ...], nb: int) -> tuple[int, list[int]]:
+    """Where a gather puts its dims: (first output dim of the index arrays' broadcast shape,
+    the source axis of every other output dim in order). NumPy's rule: the index dims replace
+    the indexed axes when those are adjacent, and go first when they are not."""
+    rest = [a for a in range(ndim) if a not in axes]
+    adjacent = list(axes) == list(range(axes[0], axes[0] + len(axes)))
+    return (axes[0] if adjacent else 0), rest
+
+
+def gather_shape(src: tuple[int, ...], axes: tuple[int, ...],
+                 index: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a gather of `src` along `axes` by index arrays broadcast to `index`."""
+    first, rest = gather_dims(len(src), axes, len(index))
+    other = [src[a] for a in rest]
+    return tuple(other[:first]) + tuple(index) + tuple(other[first:])
+
+
+def gather_reference(src: np.ndarray, *index: np.ndarray, axes: tuple[int, ...],
+                     mode: str) -> np.ndarray:
+    """Evaluate a `gather`: src[..., index_k along axes_k, ...] with NumPy's placement of
+    the index dims; `mode` raise (IndexError), wrap or clip as in np.take."""
+    picks: list[Any] = [slice(None)] * src.ndim
+    for a, ix in zip(axes, index):
+        ix = np.asarray(ix).astype(np.intp)  # what NumPy's indexing does with index arrays
+        n = src.shape[a]
+        if mode == "wrap" and n:
+            ix = ix % n
+        elif mode == "clip" and n:
+            ix = np.clip(ix, 0, n - 1)
+        picks[a] = ix
+    return np.array(src[tuple(picks)])
+
+
+# inputs: (src, index_1, ..., index_k); attrs: axes (k source axes), mode. `nin` is the least.
+_add(OpDef("gather", "gather", 2, gather_reference, errors=(ERR_INDEX_RANGE,)))
 # --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
 _add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 # --- sources --------------------------------------------------------------------------------

@@ -131,10 +131,11 @@ class Tracer:
         self.scalar = scalar
         self.weak = weak
         self.parent: Tracer | None = None
-        self.vargs: tuple | None = None  # view_node arguments over the parent's value
+        # view_node arguments over the parent's value (or a function of it: frontend.gather)
+        self.vargs: tuple | None = None
         self.seen = 0  # the parent's version this view was derived from
         self.version = 0
-        self.readonly = False
+        self.readonly: bool | str = False  # a str says why writing through it is refused
 
     @property
     def node(self) -> Node:
@@ -145,7 +146,12 @@ class Tracer:
             if parent.version != self.seen:
                 from .views import view_node
 
-                self._node = base if self.vargs is None else view_node(base, *self.vargs)
+                if self.vargs is None:
+                    self._node = base
+                elif callable(self.vargs[0]):  # x[i] by a traced integer (frontend.gather)
+                    self._node = self.vargs[0](base)
+                else:
+                    self._node = view_node(base, *self.vargs)
                 self.seen = parent.version
                 self.version += 1
         return self._node
@@ -247,7 +253,10 @@ class Tracer:
         return self._concrete("using an array as an index or size")
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        return self._concrete("np.asarray()/np.array() (conversion to a real ndarray)")
+        # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
+        return self._concrete("np.asarray()/np.array() (conversion to a real ndarray; also "
+                              "indexing a NumPy array with it, table[i] or np.take(table, i): "
+                              "pass the table as an argument of the compiled function)")
 
     def item(self, *args: Any) -> Any:
         return self._concrete(".item()")
@@ -279,9 +288,9 @@ class Tracer:
         return Tracer(make_node("copy", [self.node], self.shape, self.dtype), scalar=self.scalar)
 
     def __getitem__(self, index: Any) -> Tracer:
-        from .views import basic_index
+        from .gather import getitem
 
-        return basic_index(self, index)
+        return getitem(self, index)
 
     @property
     def T(self) -> Tracer:  # noqa: N802 - NumPy's name

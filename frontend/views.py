@@ -133,7 +133,9 @@ def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[in
 
 
 def advanced_index_error(ix: Any) -> T.UnsupportedError:
-    """The error for an index fusejit cannot compile, saying what to write instead."""
+    """The error for an index fusejit cannot compile, saying what to write instead: a boolean
+    mask (read or written), or an integer array or traced integer in an assignment (a
+    scatter; reading through one is a gather, frontend.gather)."""
     if isinstance(ix, (T.Tracer, np.ndarray)):
         kind = ix.dtype.kind
     elif isinstance(ix, (bool, np.bool_)) or (isinstance(ix, (list, tuple)) and ix and all(
@@ -147,18 +149,13 @@ def advanced_index_error(ix: Any) -> T.UnsupportedError:
                   "have. Instead of x[mask] use np.where(mask, x, 0) or a masked reduction "
                   "(np.sum(x, where=mask)); instead of x[mask] = v use "
                   "np.copyto(x, v, where=mask) or x[...] = np.where(mask, v, x)")
-    elif isinstance(ix, T.Tracer) and ix.ndim == 0:
-        subject = "indexing with a traced integer"
-        advice = ("the position is only known at run time. Pass the index as a static "
-                  "argument (static_argnums=/static_argnames=), or select with "
-                  "np.where(np.arange(n) == i, x, 0).sum()")
-    elif isinstance(ix, T.Tracer):
-        subject = "indexing with a traced integer array (a gather)"
-        advice = ("index outside the compiled function, or pass fixed indices as a static "
-                  "argument")
     else:
-        subject = "indexing with an integer array or list (advanced indexing)"
-        advice = "use slices (x[0:5:2], x[::-1]), np.split, or np.concatenate of slices"
+        what = "a traced integer" if isinstance(ix, T.Tracer) and ix.ndim == 0 else \
+            "an integer array or list"
+        subject = f"assigning through {what} (a scatter, x[idx] = v)"
+        advice = ("fusejit reads through index arrays (x[idx], np.take) but does not write "
+                  "through them. Write slices (x[0:5:2] = v), or build the new array with "
+                  "np.where(np.arange(n) == i, v, x)")
     return T.UnsupportedError(f"{subject} is not supported by fusejit{T.where_msg()}: "
                               f"{advice}")
 

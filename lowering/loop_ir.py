@@ -42,11 +42,30 @@ class Access:
 
 
 @dataclass(frozen=True)
+class IndexTerm:
+    """A data-dependent part of a gathered Load's address: variable `var` (an integer of
+    `dtype`) made an element index into an axis of `extent` elements by `mode` (codegen's
+    fj_ix_<mode>: "raise" counts negative values from the end and reads element 0 for an
+    out-of-range one, which a Check reports; "wrap"; "clip"), times `stride` elements."""
+
+    var: str
+    dtype: np.dtype
+    stride: int
+    extent: int
+    mode: str
+
+
+@dataclass(frozen=True)
 class Load:
+    """Element `access` of a buffer, plus, for a gather, the `index` terms: such a load reads
+    its buffer at data-dependent positions, so no analysis may treat it as reading the point
+    its affine access names (in-place reuse and update hazards refuse it)."""
+
     var: str
     access: Access
     dtype: np.dtype
     node: int = -1  # the graph node whose value is read (-1: not recorded)
+    index: tuple[IndexTerm, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -315,7 +334,9 @@ def format_program(p: Program) -> str:
 def _fmt_stmt(s: Stmt) -> str:
     if isinstance(s, Load):
         a = s.access
-        return f"{s.var} = load buf{a.buf}[{a.offset} + {list(a.strides)}.i] : {s.dtype.name}"
+        gather = "".join(f" + {t.mode}({t.var}, {t.extent}) * {t.stride}" for t in s.index)
+        return (f"{s.var} = load buf{a.buf}[{a.offset} + {list(a.strides)}.i{gather}] : "
+                f"{s.dtype.name}")
     if isinstance(s, Const):
         return f"{s.var} = {s.value!r} : {s.dtype.name}"
     if isinstance(s, Compute):

@@ -8,10 +8,12 @@ through their own strides. Nothing is copied unless fusion decided to store it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..frontend.ir import Graph, Node, users
-from ..frontend.ops import OPS, suffix
+from ..frontend.ops import ERR_INDEX_RANGE, OPS, gather_dims, suffix
 from ..frontend.reshape import reshape_strides
 from .fusion import partition
 from .loop_ir import (
@@ -20,6 +22,7 @@ from .loop_ir import (
     Check,
     Compute,
     Const,
+    IndexTerm,
     Kernel,
     Load,
     OutputRef,
@@ -90,6 +93,12 @@ class _KernelBuilder:
     def var(self) -> str:
         return f"v{len(self.memo)}"
 
+    def fresh(self) -> str:
+        """A variable for a statement that holds no node's value (names count memo entries)."""
+        name = self.var()
+        self.memo[(-len(self.memo) - 1, ())] = name
+        return name
+
     def value(self, node: Node, amap: AffineMap) -> str:
         key = (node.id, amap)
         if key in self.memo:
@@ -111,6 +120,8 @@ class _KernelBuilder:
             self.body.append(Const(name, value, node.dtype))
         elif node.op == "view":
             name = self.value(node.inputs[0], view_map(node, amap, self.ndom))
+        elif node.op == "gather":
+            name = self.gather(node, amap)
         elif node.op == "reshape":
             place = self.low.layout(node, stored=False)
             assert place is not None and place[3] not in self.roots, \
@@ -140,12 +151,50 @@ class _KernelBuilder:
         self.memo[key] = name
         return name
 
+    def gather(self, node: Node, amap: AffineMap) -> str:
+        """A gather's value: its source read from memory through its view chain, at the
+        positions its index values name along the gathered axes (Load.index), each index
+        checked against its axis unless the mode wraps or clips."""
+        src, *index = node.inputs
+        axes, mode = node.attrs["axes"], node.attrs["mode"]
+        b_shape = np.broadcast_shapes(*(i.shape for i in index))
+        first, rest = gather_dims(src.type.ndim, axes, len(b_shape))
+        place = self.low.layout(src)
+        assert place is not None, f"gather %{node.id} cannot read its source from memory"
+        buf, offset, strides, held = place
+        coef = [0] * self.ndom
+        out_dims = list(range(first)) + list(range(first + len(b_shape), len(node.shape)))
+        for d, a in zip(out_dims, rest, strict=True):
+            off, row = amap[d]
+            offset += strides[a] * off
+            coef = [c + strides[a] * x for c, x in zip(coef, row)]
+        b_map = amap[first:first + len(b_shape)]
+        terms = []
+        for a, ix in zip(axes, index):
+            var = self.value(ix, broadcast_map(ix.shape, b_shape, b_map))
+            if mode == "raise":
+                extent = self.fresh()
+                self.body.append(Const(extent, src.shape[a], np.dtype(np.int64)))
+                self.body.append(Check(ERR_INDEX_RANGE.code, "gather", (var, extent),
+                                       (ix.dtype, np.dtype(np.int64))))
+            terms.append(IndexTerm(var, ix.dtype, strides[a], src.shape[a], mode))
+        name = self.var()
+        self.body.append(Load(name, Access(buf.index, int(offset), tuple(coef)), node.dtype,
+                              held, tuple(terms)))
+        if node.id not in self.nodes:
+            self.nodes.append(node.id)
+            if node.loc and node.loc not in self.locs:
+                self.locs.append(node.loc)
+        return name
+
     def build(self, name: str, roots: list[Node]) -> Kernel:
         ident = identity_map(self.ndom)
         for root in roots:
             v = self.value(root, ident)
             buf = self.low.buffer_for(root)
-            assert buf is not None
+            if buf is None:
+                assert root.op == "gather", f"root %{root.id} has no buffer"
+                continue  # a gather whose every use this kernel computes: not stored
             self.body.append(Store(access(buf, ident, self.ndom), v, root.id))
         return collapse(Kernel(name, self.shape, self.body, self.nodes, self.locs))
 
@@ -214,9 +263,10 @@ class _Lowering:
         return buf
 
 
-def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
-    """Reductions of a row group whose every use is computed by that group's kernel alone
-    (softmax's max and sum): their results stay in registers, with no buffer."""
+def kernel_local_values(graph: Graph, groups: list) -> set[int]:
+    """Roots whose every use is computed by their own group's kernel alone: reductions of a
+    row group (softmax's max and sum) and gathers of an elementwise group. They stay in
+    registers, with no buffer."""
     roots = {r.id for g in groups for r in g.roots}
     computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
     for k, g in enumerate(groups):
@@ -232,10 +282,10 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.axes is None or g.matmul or g.scatter:
+        if g.matmul or g.scatter or g.gemm is not None:
             continue
         for r in g.roots:
-            if r.op == "reduce" and use.get(r.id) and all(
+            if r.op == ("gather" if g.axes is None else "reduce") and use.get(r.id) and all(
                     computed_by.get(u.id) == {k} for u in use[r.id]):
                 local.add(r.id)
     return local
@@ -296,7 +346,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     tops = scatter_tops(graph, set(out_index) | set(update_of))
     chain_buf: dict[int, Buffer] = {}
     shared: dict[int, tuple[int, int]] = {}
-    local = kernel_local_reductions(graph, groups) - set(out_index) - set(update_of)
+    local = kernel_local_values(graph, groups) - set(out_index) - set(update_of)
     for group in groups:
         for root in group.roots:
             if root.id in local:
@@ -444,8 +494,7 @@ def collapse(kernel: Kernel) -> Kernel:
     body: list[Stmt] = []
     for s in kernel.body:
         if isinstance(s, Load):
-            s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype,
-                     s.node)
+            s = replace(s, access=Access(s.access.buf, s.access.offset, tuple(next(it))))
         elif isinstance(s, Store):
             s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var, s.node)
         body.append(s)

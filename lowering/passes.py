@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import IRError
 from ..frontend.interpret import eval_node
 from ..frontend.ir import Graph, Node, format_graph, format_node, toposort
-from ..frontend.ops import OPS, SUPPORTED_DTYPES
+from ..frontend.ops import OPS, SUPPORTED_DTYPES, gather_shape
 
 Rule = Callable[[Node], Node]
 
@@ -86,6 +86,23 @@ def verify(graph: Graph) -> Graph:
     return graph
 
 
+def _check_gather(node: Node) -> str | None:
+    src, *index = node.inputs
+    axes = node.attrs["axes"]
+    if (len(index) != len(axes) or not index or list(axes) != sorted(set(axes))
+            or axes[-1] >= src.type.ndim or node.dtype != src.dtype):
+        return f"gather of {src.type} along {axes} by {len(index)} index arrays"
+    if any(i.dtype.kind not in "iu" for i in index):
+        return "gather indices must be integers"
+    try:
+        shape = gather_shape(src.shape, axes, np.broadcast_shapes(*(i.shape for i in index)))
+    except ValueError:
+        return "gather indices do not broadcast"
+    if shape != node.shape or node.attrs["mode"] not in ("raise", "wrap", "clip"):
+        return f"gather cannot give {node.type} (expected shape {shape})"
+    return None
+
+
 def _check(node: Node, seen: set[int]) -> str | None:
     if node.op not in OPS:
         return f"unknown op {node.op!r}"
@@ -95,6 +112,8 @@ def _check(node: Node, seen: set[int]) -> str | None:
         if i.id not in seen:
             return f"input %{i.id} is used before it is defined"
     op = OPS[node.op]
+    if op.kind == "gather":
+        return _check_gather(node)
     if op.kind != "source" and len(node.inputs) != op.nin:
         return f"{node.op} takes {op.nin} inputs, has {len(node.inputs)}"
     if op.kind == "elementwise":

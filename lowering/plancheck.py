@@ -58,6 +58,8 @@ def _handover_ok(program: Program, old: Buffer, new: Buffer, at: int) -> bool:
     maps, last_load, first_store = set(), -1, len(body)
     for i, s in enumerate(body):
         if isinstance(s, Load) and s.access.buf == old.index:
+            if s.index:
+                return False  # a gather reads the old buffer at data-dependent positions
             maps.add((s.access.offset, s.access.strides))
             last_load = max(last_load, i)
         elif isinstance(s, Store) and s.access.buf == new.index:

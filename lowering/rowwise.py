@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 from ..frontend.ir import Node
 from ..frontend.ops import OPS
@@ -249,8 +250,7 @@ def collapse_reduce(k: ReduceKernel) -> ReduceKernel:
         out: list[Stmt] = []
         for s in stmts:
             if isinstance(s, Load):
-                s = Load(s.var, Access(s.access.buf, s.access.offset, tuple(next(it))), s.dtype,
-                         s.node)
+                s = replace(s, access=Access(s.access.buf, s.access.offset, tuple(next(it))))
             elif isinstance(s, Store):
                 s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var, s.node)
             out.append(s)

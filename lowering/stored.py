@@ -37,10 +37,11 @@ def materialised_deps(node: Node, materialised: set[int]) -> set[int]:
 
 
 def via_reshape(node: Node, materialised: set[int]) -> set[int]:
-    """Materialised nodes that `node`'s inlined computation reads through a `reshape`."""
+    """Materialised nodes that `node`'s inlined computation reads from memory at other
+    points than its own: through a `reshape`, or as a `gather`'s source."""
     out: set[int] = set()
     seen: set[tuple[int, bool]] = set()
-    stack = [(i, node.op == "reshape") for i in node.inputs]
+    stack = [(i, _from_memory(node, k)) for k, i in enumerate(node.inputs)]
     while stack:
         n, via = stack.pop()
         if (n.id, via) in seen:
@@ -50,5 +51,10 @@ def via_reshape(node: Node, materialised: set[int]) -> set[int]:
             if via:
                 out.add(n.id)
             continue
-        stack.extend((i, via or n.op == "reshape") for i in n.inputs)
+        stack.extend((i, via or _from_memory(n, k)) for k, i in enumerate(n.inputs))
     return out
+
+
+def _from_memory(node: Node, k: int) -> bool:
+    """Whether `node` reads its input `k` from memory (a reshape's, a gather's source)."""
+    return node.op == "reshape" or (node.op == "gather" and k == 0)

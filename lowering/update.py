@@ -94,7 +94,8 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
                 elif isinstance(kern, GemmKernel) and (
                         any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
                     bad.add(top)  # an operand is the output, or BLAS cannot write C there
-                if any(ld.access not in written or ld.node != current for ld in loads):
+                if any(ld.access not in written or ld.index or ld.node != current
+                       for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True
             elif modified and any(ld.node != current for ld in loads):

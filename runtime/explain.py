@@ -245,8 +245,9 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
         if len(locs) > 8:
             lines.append(f"       ... and {len(locs) - 8} more line(s)")
         if gi is not None and gi < len(groups) and role == "":
-            for root in groups[gi].roots:
-                if root.id in reasons:
+            held = {s.node for s in stores}
+            for root in groups[gi].roots:  # a gather all of whose uses it computes: no store
+                if root.id in reasons and (root.op != "gather" or root.id in held):
                     lines.append(f"  stored: {reasons[root.id]}")
             lines.extend(f"  refused: {r}" for r in groups[gi].refusals)
     return "\n".join(lines)

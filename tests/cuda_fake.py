@@ -84,6 +84,16 @@ def _reduce(r: Reduce, vals: np.ndarray) -> np.ndarray:
         return f(vals, axis=1).astype(r.dtype)
 
 
+def _ix(i: np.ndarray, n: int, mode: str) -> np.ndarray:
+    """fj_scalar.h's fj_ix_<mode>: index values as element indices into an axis of n."""
+    if mode == "wrap":
+        return i % n
+    if mode == "clip":
+        return np.clip(i, 0, n - 1)
+    k = np.where(i < 0, i + n, i)
+    return np.where((k >= 0) & (k < n), k, 0)
+
+
 def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
                idx: np.ndarray, env: dict[str, np.ndarray], err: int | None) -> None:
     n = idx.shape[1]
@@ -91,11 +101,19 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
         if isinstance(s, (Load, Store)):
             addr, dt = _addresses(program, ptr, s.access, idx)
             if isinstance(s, Load):
+                for t in s.index:  # a gather: fj_ix_<mode> of each index value
+                    i = np.broadcast_to(env[t.var], (n,)).astype(np.int64)
+                    addr = addr + _ix(i, t.extent, t.mode) * t.stride * dt.itemsize
                 env[s.var] = mem.read(addr, dt)
             else:
                 mem.write(addr, np.broadcast_to(env[s.var], (n,)).astype(dt))
         elif isinstance(s, Const):
             env[s.var] = np.full(n, s.value, s.dtype)
+        elif isinstance(s, Check) and s.op == "gather":
+            i = np.broadcast_to(env[s.args[0]], (n,)).astype(np.int64)
+            extent = int(np.broadcast_to(env[s.args[1]], (n,))[0]) if n else 0
+            if ((i < -extent) | (i >= extent)).any() and err is not None:
+                mem.write(np.array([err]), np.array([s.code], np.uint32))
         elif isinstance(s, Check):
             if (np.broadcast_to(env[s.args[1]], (n,)) < 0).any() and err is not None:
                 mem.write(np.array([err]), np.array([s.code], np.uint32))

@@ -623,7 +623,8 @@ class Generator:
         ch = self.ch
         target = sub_shape(ch, shape) if ch.chance(0.3) else shape
         nd = len(target)
-        how = ch.choice(["transpose", "reverse", "step", "index", "newaxis", "split", "bcast"])
+        how = ch.choice(["transpose", "reverse", "step", "index", "newaxis", "split", "bcast",
+                         "gather"])
         if how == "transpose" and nd >= 2:
             if ch.chance(0.5):
                 src, param = target[::-1], ("transpose", None)
@@ -665,6 +666,12 @@ class Generator:
             piece = ch.integer(0, sections - 1)
             src = target[:axis] + (target[axis] * sections,) + target[axis + 1:]
             param = ("split", sections, axis - nd if ch.chance(0.3) else axis, piece)
+        elif how == "gather" and nd >= 1:  # a constant integer-array index along one axis
+            d = ch.integer(0, nd - 1)
+            m = ch.integer(1, 4)
+            idx = np.array([ch.integer(-m, m - 1) for _ in range(target[d])], np.int64)
+            src = target[:d] + (m,) + target[d + 1:]
+            param = ("index", tuple([slice(None)] * d + [idx]))
         elif how == "bcast" and nd >= 1:
             src = sub_shape(ch, target)
             param = ("broadcast_to", target)

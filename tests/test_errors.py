@@ -300,7 +300,7 @@ def test_error_classes_are_exported() -> None:
     assert issubclass(UnsupportedError, NotImplementedError)
 
 
-# --- advanced indexing: every form raises a clear UnsupportedError at the user's line --------
+# --- masks and scatters: every form raises a clear UnsupportedError at the user's line -------
 
 
 @pytest.mark.parametrize("form, message", [
@@ -308,18 +308,17 @@ def test_error_classes_are_exported() -> None:
     ("const_mask", "boolean mask"),
     ("bool_scalar", "boolean mask"),
     ("set_mask", "boolean mask.*np.copyto"),
-    ("list", "integer array or list.*slices"),
-    ("array", "integer array or list"),
-    ("mixed", "integer array or list"),
-    ("traced_int", "traced integer.*static"),
-    ("traced_array", "traced integer array"),
-    ("take", "integer array or list"),
-    ("take_scalar", "np.take"),
+    ("set_list", "assigning through an integer array or list.*x\\[idx\\]"),
+    ("set_array", "scatter"),
+    ("set_traced_int", "assigning through a traced integer"),
+    ("set_traced_array", "scatter"),
+    ("write_through_traced_int", "writing into x\\[i\\] with a traced integer"),
+    ("take_out", "np.take.*out="),
     ("nonzero", "np.nonzero.*depends on the data"),
     ("argwhere", "np.argwhere"),
     ("compress", "np.compress"),
 ])
-def test_advanced_indexing_is_refused_clearly(form: str, message: str) -> None:
+def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None:
     def f(x):
         if form == "mask":
             return x[x > 0]  # MARK
@@ -330,20 +329,24 @@ def test_advanced_indexing_is_refused_clearly(form: str, message: str) -> None:
         if form == "set_mask":
             x[x > 0] = 1.0  # MARK
             return x
-        if form == "list":
-            return x[[0, 2]]  # MARK
-        if form == "array":
-            return x[np.array([0, 2])]  # MARK
-        if form == "mixed":
-            return x.reshape(2, 3)[:, [0, 2]]  # MARK
-        if form == "traced_int":
-            return x[x.argmax()]  # MARK
-        if form == "traced_array":
-            return x[(x > 0).astype(np.int64)]  # MARK
-        if form == "take":
-            return np.take(x, [0, 2])  # MARK
-        if form == "take_scalar":
-            return np.take(x, 1)  # MARK
+        if form == "set_list":
+            x[[0, 2]] = 1.0  # MARK
+            return x
+        if form == "set_array":
+            x.reshape(2, 3)[:, np.array([0, 2])] = 1.0  # MARK
+            return x
+        if form == "set_traced_int":
+            x[x.argmax()] = 0.0  # MARK
+            return x
+        if form == "set_traced_array":
+            x[(x > 0).astype(np.int64)] += 1.0  # MARK
+            return x
+        if form == "write_through_traced_int":
+            row = x.reshape(2, 3)[x.argmax() % 2]
+            row += 1.0  # MARK
+            return x
+        if form == "take_out":
+            return np.take(x, [0, 2], out=np.empty(2))  # MARK
         if form == "nonzero":
             return np.nonzero(x)  # MARK
         if form == "argwhere":

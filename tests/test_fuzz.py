@@ -3,8 +3,9 @@
 Each seed builds (deterministically) a random program: several inputs of mixed dtypes and
 layouts, shared subexpressions (a DAG, traced once or recomputed so CSE has work to do),
 constant arrays captured from the enclosing scope, views of inputs and of intermediates
-(transposes, steps, negative steps, integer indexing, np.split, broadcast_to), and one to four
-outputs of different broadcast shapes returned as a value, tuple, list or dict. The structural
+(transposes, steps, negative steps, integer indexing, np.split, broadcast_to, gathers by
+constant index arrays), and one to four outputs of different broadcast shapes returned as a
+value, tuple, list or dict. The structural
 programs add reductions (axis, negative axis, keepdims), reshapes (splitting and merging),
 concatenate/stack and matmul anywhere in the DAG. The compiled
 result must equal NumPy's, and `interpret(trace(f))` and `interpret(optimise(trace(f)))` must

@@ -45,6 +45,10 @@ def dense_relu(x, w, b):
     return np.maximum(x @ w + b, 0)
 
 
+def embedding_scale(table, tokens):
+    return table[tokens] * 2.0
+
+
 def sigmoid_tanh_gate(x, c):
     return np.tanh(c) / (1 + np.exp(-x))
 
@@ -55,6 +59,8 @@ CASES = {
     "mul_add_f32": (mul_add, [np.zeros(1000, np.float32), np.zeros(1000, np.float32)]),
     "broadcast_transpose_f64": (broadcast_transpose, [np.zeros((3, 5)), np.zeros(3)]),
     "floor_divide_i32": (floor_divide, [np.zeros((4, 6), np.int32), np.ones(6, np.int32)]),
+    "embedding_scale_f32": (embedding_scale, [np.zeros((50, 8), np.float32),
+                                              np.zeros((3, 4), np.int64)]),
     # call staging with fj_vtile.h's tile functions (COptions(vtile=True), as on AVX-512)
     "gate_tiles_f32": (sigmoid_tanh_gate, [np.zeros((2, 100), np.float32),
                                            np.zeros(100, np.float32)]),

@@ -353,4 +353,32 @@ FJ__FLOAT(f64, double, , 0.693147180559945309417232121458176568,
           1.442695040888963407359924681001892137,
           3.141592653589793238462643383279502884)
 
+/* Gather indices (lowering: Load.index). An index array's element, read as int64 the way
+ * NumPy converts index arrays to intp, made an element index into an axis of n elements:
+ *   fj_ix_bad(i, n)    the index is out of range (negative ones count from the end): the
+ *                      kernel reports NumPy's IndexError (op table ERR_INDEX_RANGE)
+ *   fj_ix_raise(i, n)  the element it names, or 0 when it is out of range (the load stays
+ *                      inside the array while the error is reported)
+ *   fj_ix_wrap(i, n)   np.take(mode="wrap"): i modulo n (n > 0)
+ *   fj_ix_clip(i, n)   np.take(mode="clip"): i clamped to [0, n - 1] (n > 0)       */
+static inline int fj_ix_bad(int64_t i, int64_t n)
+{
+    const int64_t k = i + ((i < 0) ? n : 0);
+    return (uint64_t)k >= (uint64_t)n;
+}
+static inline int64_t fj_ix_raise(int64_t i, int64_t n)
+{
+    const int64_t k = i + ((i < 0) ? n : 0);
+    return ((uint64_t)k < (uint64_t)n) ? k : 0;
+}
+static inline int64_t fj_ix_wrap(int64_t i, int64_t n)
+{
+    const int64_t r = i % n;
+    return (r < 0) ? r + n : r;
+}
+static inline int64_t fj_ix_clip(int64_t i, int64_t n)
+{
+    return (i < 0) ? 0 : ((i >= n) ? n - 1 : i);
+}
+
 #endif /* FJ_SCALAR_H */

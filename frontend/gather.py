@@ -1,0 +1,220 @@
+"""Gathers at trace time: indexing with integer arrays or traced integers, np.take and
+np.take_along_axis, as `gather` nodes (op table: frontend/ops.py, `gather_*`).
+
+`x[index]` where the index holds an integer array (traced, NumPy, or a list) follows NumPy's
+advanced indexing: integers beside it count as index arrays too, the index arrays broadcast
+together, and their dims replace the indexed axes when those are adjacent in the index (else
+they go first). Slices, None and Ellipsis apply first, as a view. The result is a copy, as in
+NumPy. Constant indices are checked here (NumPy's IndexError at the first call); traced ones
+are checked by the compiled code, which raises the same IndexError.
+
+A traced integer scalar (a Python int or NumPy integer argument, `x.argmax()`) is a basic
+index in NumPy, whose result is a view: its gather is linked to the array like a view, so it
+reads the array's later value (frontend.tracer), and writing through it is refused.
+Boolean masks stay unsupported: their result's shape depends on the data.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import tracer as T
+from .ops import gather_shape
+from .views import advanced_index_error, basic_index, view_node
+
+_INVALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+            "or boolean arrays are valid indices")
+_NOT_INT = "arrays used as indices must be of integer (or boolean) type"
+_MODES = ("raise", "wrap", "clip")
+
+Index = T.Tracer | np.ndarray  # an index array: traced, or a constant
+
+
+def _index_array(e: Any) -> Index | None:
+    """`e` as an index array, None when it is not one (an int, slice, None, Ellipsis)."""
+    if isinstance(e, T.Tracer):
+        if e.dtype.kind == "b":
+            raise advanced_index_error(e)
+        if e.dtype.kind not in "iu":
+            raise IndexError(_NOT_INT if e.ndim else _INVALID)
+        return e
+    if isinstance(e, (np.ndarray, list, tuple)):
+        arr = np.asarray(e)
+        if arr.dtype.kind == "b":
+            raise advanced_index_error(arr)
+        if arr.size == 0 and arr.dtype.kind == "f":  # an empty list: NumPy takes it as intp
+            arr = arr.astype(np.intp)
+        if arr.dtype.kind not in "iu":
+            raise IndexError(_NOT_INT)
+        return arr
+    if isinstance(e, (bool, np.bool_)):
+        raise advanced_index_error(e)
+    return None
+
+
+def has_index_array(index: Any) -> bool:
+    """Whether `x[index]` needs a gather (some entry is an integer array or a traced int)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(e, (T.Tracer, np.ndarray, list, tuple)) for e in entries)
+
+
+def getitem(t: T.Tracer, index: Any) -> T.Tracer:
+    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
+    if not has_index_array(index):
+        return basic_index(t, index)
+    entries = index if isinstance(index, tuple) else (index,)
+    parsed: list[Any] = []
+    for e in entries:
+        arr = None if e is None or e is Ellipsis or isinstance(e, slice) else _index_array(e)
+        if arr is not None:
+            parsed.append(arr)
+        elif e is None or e is Ellipsis or isinstance(e, slice):
+            parsed.append(e)
+        else:
+            try:
+                parsed.append(operator.index(e))
+            except TypeError:
+                raise IndexError(_INVALID) from None
+    n_real = sum(1 for e in parsed if e is not None and e is not Ellipsis)
+    ellipses = sum(1 for e in parsed if e is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > t.ndim:
+        raise IndexError(f"too many indices for array: array is {t.ndim}-dimensional, but "
+                         f"{n_real} were indexed")
+    expanded: list[Any] = []
+    for e in parsed:
+        expanded.extend([slice(None)] * (t.ndim - n_real) if e is Ellipsis else [e])
+    if not ellipses:
+        expanded.extend([slice(None)] * (t.ndim - n_real))
+    start, dims, shape = [0] * t.ndim, [], []
+    picks: list[tuple[int, int, Index]] = []  # (view dim, source axis, index)
+    ints = []  # the picks that were Python or NumPy integers
+    axis = 0
+    for e in expanded:
+        if e is None:
+            dims.append((-1, 0))
+            shape.append(1)
+            continue
+        n = t.shape[axis]
+        if isinstance(e, slice):
+            lo, hi, step = e.indices(n)
+            length = len(range(lo, hi, step))
+            start[axis] = lo if length else 0
+            dims.append((axis, step))
+            shape.append(length)
+        else:
+            if isinstance(e, int) and not -n <= e < n:
+                raise IndexError(f"index {e} is out of bounds for axis {axis} with size {n}")
+            if isinstance(e, int):
+                ints.append(len(picks))
+                e = np.asarray(e, np.intp)
+            picks.append((len(dims), axis, e))
+            dims.append((axis, 1))
+            shape.append(n)
+        axis += 1
+    src = view_node(t.node, tuple(start), tuple(dims), tuple(shape))
+    axes = tuple(d for d, _, _ in picks)
+    node = _gather(src, [(axis, ix) for _, axis, ix in picks], axes, "raise")
+    scalar = not node.shape and not ellipses
+    out = T.Tracer(node, scalar=scalar)
+    # NumPy indexes with integer scalars (Python ints, NumPy integers: traced ones here)
+    # by a view; a 0-d array is an index array, whose result is a copy.
+    traced = [ix for _, _, ix in picks if isinstance(ix, T.Tracer)]
+    basic = len(traced) + len(ints) == len(picks) and all(
+        ix.ndim == 0 and (ix.scalar or ix.weak is not None) for ix in traced)
+    if traced and basic and not scalar and not t.scalar and t.weak is None:
+        _link(out, t, tuple(start), tuple(dims), tuple(shape), picks, axes)
+    return out
+
+
+def _link(out: T.Tracer, t: T.Tracer, start: tuple[int, ...], dims: tuple, shape: tuple,
+          picks: list[tuple[int, int, Index]], axes: tuple[int, ...]) -> None:
+    """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value."""
+    index = [(axis, ix) for _, axis, ix in picks]
+
+    def rederive(base: Any) -> Any:
+        return _gather(view_node(base, start, dims, shape), index, axes, "raise")
+
+    out.parent, out.vargs, out.seen = t, (rederive,), t.version
+    out.readonly = ("writing into x[i] with a traced integer i is not supported by fusejit "
+                    "(NumPy's result is a view at a position known only at run time)")
+
+
+def _gather(src: Any, index: list[tuple[int, Index]], axes: tuple[int, ...], mode: str) -> Any:
+    """The gather node of view node `src` along `axes` (one per index; `axis` is the user's
+    axis number, for messages), checking constant indices and NumPy's shape rules."""
+    shapes = [ix.shape for _, ix in index]
+    try:
+        b_shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+                          for s in shapes)
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {listed} ") from None
+    nonempty = int(np.prod(b_shape, dtype=np.int64)) > 0
+    nodes = []
+    for a, (axis, ix) in zip(axes, index):
+        n = src.shape[a]
+        if n == 0 and nonempty:
+            raise IndexError(f"index 0 is out of bounds for axis {axis} with size 0"
+                             if mode == "raise" else
+                             "cannot do a non-empty take from an empty axes.")
+        if isinstance(ix, T.Tracer):
+            nodes.append(ix.node)
+            continue
+        flat = np.asarray(ix).astype(np.intp).reshape(-1)
+        if mode == "raise" and flat.size:
+            bad = flat[(flat < -n) | (flat >= n)]
+            if bad.size:
+                raise IndexError(f"index {bad[0]} is out of bounds for axis {axis} with size {n}")
+        nodes.append(T.const_node(np.asarray(ix)))
+    shape = gather_shape(src.shape, axes, b_shape)
+    return T.make_node("gather", [src, *nodes], shape, src.dtype, axes=axes, mode=mode)
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+def take(a: T.Tracer, indices: Any, axis: Any = None, mode: str = "raise") -> T.Tracer:
+    """np.take(a, indices, axis, mode=...): always a copy; a scalar for a 0-d result."""
+    if mode not in _MODES:
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    ix = _index_array(indices)
+    if ix is None:
+        ix = np.asarray(operator.index(indices), np.intp)
+    node = _gather(a.node, [(axis, ix)], (axis,), mode)
+    return T.Tracer(node, scalar=not node.shape)
+
+
+def take_along_axis(arr: T.Tracer, indices: Any, axis: Any) -> T.Tracer:
+    """np.take_along_axis: a gather along every axis, the others indexed by broadcast
+    aranges (their index dims line up with `indices`' dims)."""
+    ix = _index_array(indices)
+    if ix is None:
+        raise IndexError(_NOT_INT)
+    if axis is None:
+        if ix.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr, axis = np.ravel(arr), 0
+    if ix.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = _axis(axis, arr.ndim)
+    index: list[tuple[int, Index]] = []
+    for d, n in enumerate(arr.shape):
+        if d == axis:
+            index.append((d, ix))
+        else:
+            index.append((d, np.arange(n, dtype=np.intp).reshape(
+                [n if k == d else 1 for k in range(arr.ndim)])))
+    return T.Tracer(_gather(arr.node, index, tuple(range(arr.ndim)), "raise"))
