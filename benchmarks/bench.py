@@ -187,7 +187,8 @@ def run_workload(wl: workloads.Workload, peer_list: Sequence[peers.Peer],
     inputs = wl.make_inputs(args.seed, args.quick)
     fresh = (lambda: tuple(a.copy() for a in inputs)) if wl.mutates else (lambda: inputs)
     spec = peers.as_arrays(wl.numpy_fn(*fresh()))
-    ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) for a in inputs]))
+    ref = peers.as_arrays(wl.numpy_fn(*[a.astype(np.float64) if a.dtype.kind == "f" else a
+                                        for a in inputs]))  # integer inputs are indices
     if any(o.dtype != np.float32 for o in spec):
         print(f"[bench] warning: {wl.name}'s NumPy outputs are {[str(o.dtype) for o in spec]}",
               file=sys.stderr)

@@ -363,9 +363,10 @@ register(Workload(
 
 # Row-wise and reduction workloads (issue 3) live in their own module and register on import.
 if __package__:
-    from . import workloads_cols, workloads_rows  # noqa: E402,F401
+    from . import workloads_cols, workloads_gather, workloads_rows  # noqa: E402,F401
 else:  # run as a script from benchmarks/
     import workloads_cols  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_gather  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
     from . import workloads_linalg, workloads_state, workloads_train  # noqa: E402,F401

@@ -1,0 +1,57 @@
+"""Gather workloads: embedding (a token-embedding lookup, scaled, plus positions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+if __package__:
+    from .workloads import Arrays, Workload, _normal, _rng, register
+else:  # run as a script from benchmarks/
+    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+
+SCALE = 16.0  # sqrt(256), the usual embedding scale
+
+
+def _embedding(ns: Any, table: Any, tokens: Any, pos: Any) -> Any:
+    return table[tokens] * SCALE + pos
+
+
+def embedding(table: np.ndarray, tokens: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return table[tokens] * SCALE + pos
+
+
+def _embedding_inputs(seed: int, quick: bool) -> Arrays:
+    rng = _rng(seed)
+    vocab, batch = (1024, 4) if quick else (32768, 64)
+    tokens = rng.integers(0, vocab, (batch, 512))
+    return _normal(rng, (vocab, 256)), tokens, _normal(rng, (512, 256))
+
+
+def _embedding_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(parallel=True, fastmath=False)
+    def f(table: np.ndarray, tokens: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        b, s = tokens.shape
+        d = table.shape[1]
+        out = np.empty((b, s, d), np.float32)
+        scale = np.float32(SCALE)
+        for r in nb.prange(b * s):
+            i, j = r // s, r % s
+            t = tokens[i, j]
+            for k in range(d):
+                out[i, j, k] = table[t, k] * scale + pos[j, k]
+        return out
+
+    return f
+
+
+register(Workload(
+    name="embedding",
+    description="table[tokens] * 16 + pos: table [32768,256], tokens int64 [64,512], "
+                "pos [512,256]",
+    make_inputs=_embedding_inputs, numpy_fn=embedding, xp_fn=_embedding,
+    numba=_embedding_numba, flops=lambda a: 2.0 * a[1].size * a[0].shape[1],
+    not_applicable={"numexpr": "numexpr has no indexing"},
+))
