@@ -55,6 +55,10 @@ def _mlp(x, w1, b1, w2, b2):
     return np.maximum(x @ w1 + b1, 0) @ w2 + b2
 
 
+def _embedding(table, tokens, pos):
+    return table[tokens] * 16.0 + pos
+
+
 def _adagrad(w, g, cache, lr=0.01, eps=1e-8):
     cache += g * g
     w -= lr * g / (np.sqrt(cache) + eps)
@@ -84,6 +88,8 @@ def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray
         ("mlp", _mlp, [u(side // 2, side // 4), u(side // 4, side // 4, lo=-0.05, hi=0.05),
                        u(side // 4), u(side // 4, side // 16, lo=-0.05, hi=0.05),
                        u(side // 16)]),
+        ("embedding", _embedding, [u(8 * side, 256), rng.integers(0, 8 * side, (side // 64, 512)),
+                                   u(512, 256)]),
         ("adagrad", _adagrad, [u(4 * n), u(4 * n), u(4 * n, lo=0, hi=1)]),
     ]
 
@@ -123,7 +129,7 @@ def demo(args: argparse.Namespace) -> int:
         compile_s = time.perf_counter() - t0
         t_np = _best(lambda fn=fn, xs=inputs: fn(*xs))  # an update keeps updating: fine
         t_fj = _best(lambda jf=jf, xs=inputs: jf(*xs))
-        ref_in = [a.astype(np.float64) for a in inputs]
+        ref_in = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
         got_in = [a.copy() for a in inputs]
         ref, got = fn(*ref_in), jf(*got_in)
         if name in MUTATES:  # compare the updated arguments
