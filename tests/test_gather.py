@@ -261,3 +261,28 @@ def test_gather_from_const_and_of_constant_indices() -> None:
             fusejit.jit(f)(np.array([1, 2]))
     run_both(lambda x: x[np.array([[0, 1], [1, 0]])] + x[np.int64(1)], np.arange(3.0))
     run_both(lambda x: np.take(np.arange(6.0), [5, 0, 2]) * x, np.ones(3))
+
+
+def test_exported_library_gathers_and_raises_index_error(tmp_path) -> None:
+    table = RNG.standard_normal((20, 6)).astype(np.float32)
+    tokens = RNG.integers(-20, 20, (3, 4))
+    res = fusejit.export(lambda t, i: t[i] * 2.0, table, tokens,
+                         path=str(tmp_path / "libgather.so"))
+    f = fusejit.load(res.library)
+    assert_same(f(table, tokens), table[tokens] * 2.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(table, tokens + 40)
+    assert "IndexError" in open(res.header).read()
+
+
+def test_cuda_backend_gathers_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cuda_fake
+
+    cuda_fake.install(monkeypatch)
+    table = RNG.standard_normal((20, 6)).astype(np.float32)
+    tokens = RNG.integers(-20, 20, (3, 4))
+    f = fusejit.jit(lambda t, i: (t[i] * 2.0, np.take(t, i, axis=1, mode="wrap")),
+                    backend="cuda")
+    assert_same(f(table, tokens), (table[tokens] * 2.0, np.take(table, tokens, 1, mode="wrap")))
+    with pytest.raises(IndexError):
+        f(table, tokens + 40)
