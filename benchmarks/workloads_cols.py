@@ -1,5 +1,6 @@
 """Column-reduction workloads (issue 3): sums, means and centring over axis 0 of C-contiguous
-float32 matrices (the bias gradients of a training step, batch statistics)."""
+float32 matrices (the bias gradients of a training step, batch statistics), and a batch norm
+over tall data (two passes over columns that do not stay in cache)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,27 @@ for _name, _fn, _xp, _shape, _numba in [
         not_applicable=_NO_AXIS if _numba else {**_NO_AXIS,
                                                 "numba": "no hand-written numba version"},
     ))
+
+
+def batchnorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5) * g + b
+
+
+def _batchnorm(ns: Any, x: Any, g: Any, b: Any) -> Any:
+    m = ns.rmean(x, 0)
+    return (x - m) / ns.sqrt(ns.rmean((x - m) ** 2, 0) + 1e-5) * g + b
+
+
+def _bn_inputs(seed: int, quick: bool) -> Arrays:
+    rng = _rng(seed)
+    n = 1024 if quick else 131072
+    return _normal(rng, (n, 256)), _normal(rng, (256,)), _normal(rng, (256,))
+
+
+register(Workload(
+    name="batchnorm_tall",
+    description="(x - mean0) / sqrt(var0 + eps) * g + b, x [131072,256]",
+    make_inputs=_bn_inputs, numpy_fn=batchnorm, xp_fn=_batchnorm,
+    flops=lambda a: 8.0 * a[0].size,
+    not_applicable={**_NO_AXIS, "numba": "no hand-written numba version"},
+))
