@@ -23,7 +23,7 @@ import numpy as np
 
 from . import tracer as T
 from .ops import gather_shape
-from .views import advanced_index_error, basic_index, view_node
+from .views import advanced_index_error, basic_index, index_view, view_node
 
 _INVALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
             "or boolean arrays are valid indices")
@@ -90,33 +90,26 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
         expanded.extend([slice(None)] * (t.ndim - n_real) if e is Ellipsis else [e])
     if not ellipses:
         expanded.extend([slice(None)] * (t.ndim - n_real))
-    start, dims, shape = [0] * t.ndim, [], []
+    # Slices and None first, as a view that keeps every indexed axis whole: each entry of
+    # `expanded` is one dim of that view.
+    start, dims, shape, _ = index_view(t, tuple(
+        e if e is None or isinstance(e, slice) else slice(None) for e in expanded))
     picks: list[tuple[int, int, Index]] = []  # (view dim, source axis, index)
     ints = []  # the picks that were Python or NumPy integers
     axis = 0
-    for e in expanded:
-        if e is None:
-            dims.append((-1, 0))
-            shape.append(1)
+    for d, e in enumerate(expanded):
+        if e is None or isinstance(e, slice):
+            axis += e is not None
             continue
         n = t.shape[axis]
-        if isinstance(e, slice):
-            lo, hi, step = e.indices(n)
-            length = len(range(lo, hi, step))
-            start[axis] = lo if length else 0
-            dims.append((axis, step))
-            shape.append(length)
-        else:
-            if isinstance(e, int) and not -n <= e < n:
+        if isinstance(e, int):
+            if not -n <= e < n:
                 raise IndexError(f"index {e} is out of bounds for axis {axis} with size {n}")
-            if isinstance(e, int):
-                ints.append(len(picks))
-                e = np.asarray(e, np.intp)
-            picks.append((len(dims), axis, e))
-            dims.append((axis, 1))
-            shape.append(n)
+            ints.append(len(picks))
+            e = np.asarray(e, np.intp)
+        picks.append((d, axis, e))
         axis += 1
-    src = view_node(t.node, tuple(start), tuple(dims), tuple(shape))
+    src = view_node(t.node, start, dims, shape)
     axes = tuple(d for d, _, _ in picks)
     node = _gather(src, [(axis, ix) for _, axis, ix in picks], axes, "raise")
     scalar = not node.shape and not ellipses
@@ -127,7 +120,7 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     basic = len(traced) + len(ints) == len(picks) and all(
         ix.ndim == 0 and (ix.scalar or ix.weak is not None) for ix in traced)
     if traced and basic and not scalar and not t.scalar and t.weak is None:
-        _link(out, t, tuple(start), tuple(dims), tuple(shape), picks, axes)
+        _link(out, t, start, dims, shape, picks, axes)
     return out
 
 
