@@ -284,7 +284,7 @@ def spills(g: Group) -> bool:
     after the mean) runs as a kernel of its own, which streams whole rows (row-split column
     reductions, contiguous elementwise passes) instead of re-reading strided column blocks
     from memory. x[131072, 256] float32 on the 2-core Zen 4, one kernel -> separate kernels:
-    x - x.mean(axis=0) 36 -> 12 ms, x.var(axis=0) 21 -> 8 ms."""
+    x - x.mean(axis=0) 36 -> 7.9 ms, x.var(axis=0) 21 -> 5.2 ms, a batch norm 43 -> 14 ms."""
     assert g.axes is not None
     last = len(g.shape) - 1
     if not g.shape or last in g.axes:

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..frontend.ir import Graph, Node, users
-from ..frontend.ops import ERR_INDEX_RANGE, OPS, gather_dims, suffix
+from ..frontend.ops import OPS, suffix
 from ..frontend.reshape import reshape_strides
 from .fusion import partition
 from .loop_ir import (
@@ -22,7 +22,6 @@ from .loop_ir import (
     Check,
     Compute,
     Const,
-    IndexTerm,
     Kernel,
     Load,
     OutputRef,
@@ -99,6 +98,13 @@ class _KernelBuilder:
         self.memo[(-len(self.memo) - 1, ())] = name
         return name
 
+    def record(self, node: Node) -> None:
+        """Note that this kernel computes `node` (and the user's line it came from)."""
+        if node.id not in self.nodes:
+            self.nodes.append(node.id)
+            if node.loc and node.loc not in self.locs:
+                self.locs.append(node.loc)
+
     def value(self, node: Node, amap: AffineMap) -> str:
         key = (node.id, amap)
         if key in self.memo:
@@ -121,7 +127,9 @@ class _KernelBuilder:
         elif node.op == "view":
             name = self.value(node.inputs[0], view_map(node, amap, self.ndom))
         elif node.op == "gather":
-            name = self.gather(node, amap)
+            from .gather import gather_load
+
+            name = gather_load(self, node, amap)
         elif node.op == "reshape":
             place = self.low.layout(node, stored=False)
             assert place is not None and place[3] not in self.roots, \
@@ -144,47 +152,8 @@ class _KernelBuilder:
                     self.body.append(Check(check.code, node.op, args, in_dtypes))
             name = self.var()
             self.body.append(Compute(name, node.op, args, in_dtypes, node.dtype, node.id))
-            if node.id not in self.nodes:
-                self.nodes.append(node.id)
-                if node.loc and node.loc not in self.locs:
-                    self.locs.append(node.loc)
+            self.record(node)
         self.memo[key] = name
-        return name
-
-    def gather(self, node: Node, amap: AffineMap) -> str:
-        """A gather's value: its source read from memory through its view chain, at the
-        positions its index values name along the gathered axes (Load.index), each index
-        checked against its axis unless the mode wraps or clips."""
-        src, *index = node.inputs
-        axes, mode = node.attrs["axes"], node.attrs["mode"]
-        b_shape = np.broadcast_shapes(*(i.shape for i in index))
-        first, rest = gather_dims(src.type.ndim, axes, len(b_shape))
-        place = self.low.layout(src)
-        assert place is not None, f"gather %{node.id} cannot read its source from memory"
-        buf, offset, strides, held = place
-        coef = [0] * self.ndom
-        out_dims = list(range(first)) + list(range(first + len(b_shape), len(node.shape)))
-        for d, a in zip(out_dims, rest, strict=True):
-            off, row = amap[d]
-            offset += strides[a] * off
-            coef = [c + strides[a] * x for c, x in zip(coef, row)]
-        b_map = amap[first:first + len(b_shape)]
-        terms = []
-        for a, ix in zip(axes, index):
-            var = self.value(ix, broadcast_map(ix.shape, b_shape, b_map))
-            if mode == "raise":
-                extent = self.fresh()
-                self.body.append(Const(extent, src.shape[a], np.dtype(np.int64)))
-                self.body.append(Check(ERR_INDEX_RANGE.code, "gather", (var, extent),
-                                       (ix.dtype, np.dtype(np.int64))))
-            terms.append(IndexTerm(var, ix.dtype, strides[a], src.shape[a], mode))
-        name = self.var()
-        self.body.append(Load(name, Access(buf.index, int(offset), tuple(coef)), node.dtype,
-                              held, tuple(terms)))
-        if node.id not in self.nodes:
-            self.nodes.append(node.id)
-            if node.loc and node.loc not in self.locs:
-                self.locs.append(node.loc)
         return name
 
     def build(self, name: str, roots: list[Node]) -> Kernel:
