@@ -1,8 +1,10 @@
 """C for GemmKernels: BLAS gemm calls through function pointers, or generated loops.
 
 Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees
-B first. The gemm pointers (Fortran ABI, 32-bit integers) are handed to the library once after
-loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. Large products are
+B first. The gemm and gemv pointers (Fortran ABI, 32-bit integers) are handed to the library
+once after loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. A
+product with one column or one row calls gemv instead (codegen/cgemv.py, `render_gemm` hands
+it over). Large products are
 split by rows over the program's own OpenMP threads, BLAS running single-threaded in each
 (`fj_run_gemm`; runtime/blas.py says how OpenBLAS is kept to one thread). Generated loops
 (integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
@@ -24,6 +26,7 @@ import numpy as np
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Access, GemmKernel
 from ..lowering.matmul import blas_layout
+from ..lowering.matvec import is_gemv
 
 BLAS_DECLS = """
 #include <pthread.h>
@@ -33,26 +36,37 @@ typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int
 typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
     const int *, const double *, const double *, const int *, const double *, const int *,
     const double *, double *, const int *);
+typedef void (*fj_gemv_f32_t)(const char *, const int *, const int *, const float *,
+    const float *, const int *, const float *, const int *, const float *, float *, const int *);
+typedef void (*fj_gemv_f64_t)(const char *, const int *, const int *, const double *,
+    const double *, const int *, const double *, const int *, const double *, double *,
+    const int *);
 typedef int (*fj_blas_get_t)(void);
 typedef void (*fj_blas_put_t)(int);
 typedef struct { pthread_mutex_t lock; int depth; int saved; } fj_blas_state_t;
 static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
+static fj_gemv_f32_t fj_sgemv;
+static fj_gemv_f64_t fj_dgemv;
 static fj_blas_get_t fj_blas_get;
 static fj_blas_put_t fj_blas_put;
 static fj_blas_state_t *fj_blas_state;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm; OpenBLAS's
-   get/set_num_threads and the state all programs share (runtime/blas.py), or NULLs. */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *get,
-                                                        void *put, void *state) {
+/* Called once by the runtime after loading: SciPy's BLAS sgemm, dgemm, sgemv and dgemv;
+   OpenBLAS's get/set_num_threads and the state all programs share (runtime/blas.py), or
+   NULLs. */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *sgemv,
+                                                        void *dgemv, void *get, void *put,
+                                                        void *state) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
+    fj_sgemv = (fj_gemv_f32_t)sgemv;
+    fj_dgemv = (fj_gemv_f64_t)dgemv;
     fj_blas_get = (fj_blas_get_t)get;
     fj_blas_put = (fj_blas_put_t)put;
     fj_blas_state = (fj_blas_state_t *)state;
 }
-/* OpenBLAS to one thread while any program runs a split gemm (the first entrant saves the
-   count, the last leaver restores it). */
+/* OpenBLAS to one thread while any program runs a split gemm or gemv (the first entrant
+   saves the count, the last leaver restores it). */
 static void fj_blas_single(int enter) {
     pthread_mutex_lock(&fj_blas_state->lock);
     if (enter) {
@@ -121,7 +135,12 @@ def _alpha_decl(k: GemmKernel, t: str) -> str:
 
 
 def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
-    """The view of one GemmKernel for the program template: its C text and entry calls."""
+    """The view of one GemmKernel for the program template: its C text and entry calls
+    (a matrix-vector product's are codegen/cgemv.py's)."""
+    if is_gemv(k):
+        from .cgemv import render_gemv
+
+        return render_gemv(k, fn)
     t = ctype(k.dtype)
     head = (f"/* {k.name}: matmul batch {list(k.batch)}, {k.m} x {k.k} @ {k.k} x {k.n}, "
             f"{k.dtype.name}, {'BLAS gemm' if k.blas else 'generated loops'}; nodes {k.nodes} */")

@@ -30,6 +30,7 @@ import numpy as np
 from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
+from ..lowering.matvec import is_gemv
 from .cexpr import point_lines
 from .cgemm import ERR_NO_BLAS
 
@@ -113,7 +114,12 @@ def _epilogue_lines(k: GemmKernel, program: Program, stored: set[int]
 
 
 def render_gemm_epilogue(k: GemmKernel, fn: str, program: Program) -> dict[str, Any]:
-    """The view of a GemmKernel with an epilogue for the program template."""
+    """The view of a GemmKernel with an epilogue for the program template (a
+    matrix-vector product's is codegen/cgemv.py's)."""
+    if is_gemv(k):
+        from .cgemv import render_gemv
+
+        return render_gemv(k, fn, program)
     assert k.epilogue is not None and k.blas and k.k > 0 and not k.beta
     t = ctype(k.dtype)
     gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"

@@ -7,7 +7,8 @@ along one matrix dim and a leading dimension that covers the other; an operand t
 laid out like that (negative or broadcast strides, a strided slice) is first packed by an
 elementwise `copy` (`pack_operands`). Other dtypes run generated loops that read any affine
 layout. A matmul whose product only feeds an argument update (lowering.gemm_update) writes
-that argument with alpha and beta = 1.
+that argument with alpha and beta = 1. A product with one column or one row is a gemv
+(lowering.matvec), or, where that reads less memory, a fused reduction (`pack_operands`).
 
 A matmul with an epilogue (lowering.epilogue) becomes one GemmKernel that also evaluates its
 elementwise readers on each block of rows (`build_gemm_epilogue`). Where the product of a
@@ -16,7 +17,7 @@ and a fresh buffer, and no temp the epilogue reads could take that buffer's bloc
 (memplan; the gemm would overwrite it before the epilogue reads it); otherwise in a
 per-thread scratch block (codegen/cgemm_epilogue.py). Blocks are SCRATCH_BYTES of product
 (they stay in L2 for the epilogue), except where BLAS would re-pack a big B operand for each
-of them (REPACK_BYTES, REPACK_ROWS).
+of them (REPACK_BYTES, REPACK_ROWS); a gemv's blocks are GEMV_BLOCK elements of the product.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..frontend.ir import Graph, Node, TensorType
+from ..frontend.ir import Graph, Node
 from ..frontend.reshape import reshape_strides
-from ..frontend.views import view_node
 from .epilogue import BLAS_DTYPES, INT_MAX, blas_product
 from .gemm_update import GemmUpdate, scale_source
 from .loop_ir import SCRATCH, Access, Buffer, Compute, GemmKernel, Load, Stmt, Store
@@ -39,11 +39,12 @@ from .lower import (
     contiguous_strides,
     identity_map,
 )
+from .matvec import GEMV_BLOCK, matvec_as_reduce
+from .passes import rewrite
 from .stored import strip_views
 
 __all__ = ["BLAS_DTYPES", "INT_MAX", "blas_layout", "build_gemm", "build_gemm_epilogue",
-           "matvec_as_reduce", "operand_strides", "pack_operands", "uses_blas"]
-from .passes import rewrite
+           "operand_strides", "pack_operands", "uses_blas"]
 
 # Bytes of one block of an epilogue's product (per thread): it stays in L2 for the epilogue.
 SCRATCH_BYTES = 256 * 1024
@@ -88,7 +89,15 @@ def uses_blas(node: Node, blas: bool) -> bool:
 
 
 def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
-    """Insert a `copy` before every BLAS matmul operand whose layout BLAS cannot read."""
+    """Prepare the matmuls for lowering: the matrix-vector products that a fused reduction
+    serves better become one (lowering.matvec), then a `copy` goes before every BLAS matmul
+    operand whose layout BLAS cannot read."""
+    graph = matvec_as_reduce(graph, lambda n: uses_blas(n, blas), _readable(graph, input_strides))
+    return _pack(graph, input_strides, blas)
+
+
+def _readable(graph: Graph, input_strides: list[tuple[int, ...]]) -> Callable[[Node], bool]:
+    """Whether BLAS can read a matmul operand of `graph` in place (a stored value's layout)."""
     where = {n.id: k for k, n in enumerate(graph.inputs)}
 
     def base_strides(node: Node) -> tuple[int, ...]:
@@ -101,6 +110,12 @@ def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool
         strides = operand_strides(operand, base_strides)
         rows, cols = operand.shape[-2:]
         return strides is not None and blas_layout(rows, cols, *strides[-2:]) is not None
+
+    return readable
+
+
+def _pack(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
+    readable = _readable(graph, input_strides)
 
     def rule(node: Node) -> Node:
         if node.op != "matmul" or not uses_blas(node, blas) or node.type.size == 0:
@@ -202,13 +217,16 @@ def build_gemm_epilogue(low: _Lowering, name: str, node: Node, roots: list[Node]
     rows = min(m, max(1, SCRATCH_BYTES // max(n * item, 1)))
     body = [_unit_dims(s, node.shape) for s in builder.body]
     target = _direct_target(low, node, roots, body)
+    gemv = n == 1 or m == 1  # gemv calls (lowering.matvec): blocks of the product's elements
+    if gemv:
+        rows = min(max(m, n), GEMV_BLOCK)
     if target is None:
         c = Access(SCRATCH, 0, (0,) * (ndom - 2) + (n, 1))
-        if k * n * item > REPACK_BYTES:
+        if k * n * item > REPACK_BYTES and not gemv:
             rows = min(m, max(rows, REPACK_ROWS))
     else:
         c = _unit_access(access(target, ident, ndom), node.shape)
-        if k * n * item > REPACK_BYTES:
+        if k * n * item > REPACK_BYTES and not gemv:
             rows = 0
     locs = [node.loc] if node.loc else []
     locs += [loc for loc in builder.locs if loc not in locs]
@@ -226,7 +244,7 @@ def _unit_access(acc: Access, domain: tuple[int, ...]) -> Access:
 
 def _unit_dims(s: Stmt, domain: tuple[int, ...]) -> Stmt:
     if isinstance(s, Load):
-        return Load(s.var, _unit_access(s.access, domain), s.dtype, s.node)
+        return Load(s.var, _unit_access(s.access, domain), s.dtype, s.node, s.index)
     if isinstance(s, Store):
         return Store(_unit_access(s.access, domain), s.var, s.node)
     return s
@@ -250,45 +268,3 @@ def _direct_target(low: _Lowering, node: Node, roots: list[Node], body: list[Stm
             continue
         return buf
     return None
-
-
-MATVEC_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
-
-
-def matvec_as_reduce(graph: Graph) -> Graph:
-    """A float matrix-vector product (2-D `a @ b` with one column in b, or one row in a)
-    becomes a multiply and a sum: `(a * b.T).sum(axis=1, keepdims=True)` or
-    `(a.T * b).sum(axis=0, keepdims=True)`. BLAS gemm with one column runs far below memory
-    speed (float32 x[2048, 2048] @ v: 1.7 ms, 0.8 as a reduction, NumPy's gemv 0.3); the
-    fused reduction reads the matrix once, on every thread, and takes the elementwise work
-    around the product with it. Float sums accumulate pairwise in double, so the result is at
-    least as accurate as a float32 gemv (not bit-identical to any BLAS)."""
-
-    def rule(node: Node) -> Node:
-        if (node.op != "matmul" or node.dtype not in MATVEC_DTYPES
-                or any(i.dtype != node.dtype or len(i.shape) != 2 for i in node.inputs)):
-            return node
-        a, b = node.inputs
-        (m, k), n = a.shape, b.shape[1]
-        if n == 1:  # b[k, 1] seen as [1, k]
-            a, b, axis = a, _view(b, ((-1, 0), (0, 1)), (1, k), node), 1
-        elif m == 1:  # a[1, k] seen as [k, 1]
-            a, b, axis = _view(a, ((1, 1), (-1, 0)), (k, 1), node), b, 0
-        else:
-            return node
-        prod = Node("multiply", (a, b), TensorType((k, n) if axis == 0 else (m, k), node.dtype),
-                    {}, node.loc)
-        return Node("reduce", (prod,), node.type, {"fn": "sum", "axes": (axis,),
-                                                   "keepdims": True}, node.loc)
-
-    return rewrite(graph, rule)
-
-
-def _view(base: Node, dims: tuple[tuple[int, int], ...], shape: tuple[int, ...],
-          like: Node) -> Node:
-    """`base` seen through `dims` (composed with base's own view), at `like`'s location.
-    view_node may hand back an existing node (an identity view): that one is not restamped."""
-    v = view_node(base, (0,) * len(base.shape), dims, shape)
-    if v.op != "view" or v is base:
-        return v
-    return Node(v.op, v.inputs, v.type, dict(v.attrs), like.loc)

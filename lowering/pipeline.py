@@ -1,8 +1,9 @@
 """The optimisation pipeline: run the graph passes in order, verifying after each one.
 
-`DEFAULT_PASSES` are exact (they never change a result), apart from `matvec_as_reduce`, which
-trades one unspecified summation order (BLAS's) for fusejit's pairwise one; `FASTMATH_PASSES`
-(see `lowering/fastmath.py`) run only when `optimise(..., fastmath=True)` asks for them.
+`DEFAULT_PASSES` are exact (they never change a result); `FASTMATH_PASSES` (see
+`lowering/fastmath.py`) run only when `optimise(..., fastmath=True)` asks for them. (Which
+matrix-vector products become fused reductions depends on the target, whether it has BLAS:
+`lower` decides, lowering/matvec.py.)
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..frontend.ir import Graph
-from . import fastmath, matmul, passes, patterns, simplify
+from . import fastmath, passes, patterns, simplify
 
 Pass = Callable[[Graph], Graph]
 
@@ -18,7 +19,6 @@ DEFAULT_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
     ("simplify", simplify.simplify),
-    ("matvec_as_reduce", matmul.matvec_as_reduce),
     ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),
     ("simplify", simplify.simplify),
@@ -30,7 +30,6 @@ FASTMATH_PASSES: list[tuple[str, Pass]] = [
     ("constant_fold", passes.constant_fold),
     ("simplify", simplify.simplify),
     ("fastmath_arith", fastmath.fastmath_arith),
-    ("matvec_as_reduce", matmul.matvec_as_reduce),
     ("fuse_sigmoid", patterns.fuse_sigmoid),
     ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),

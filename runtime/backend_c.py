@@ -34,7 +34,8 @@ def ffi() -> Any:
 
     f = cffi.FFI()
     f.cdef("int fj_entry(char *const *io, char *arena);\n"
-           "void fj_set_blas(void *sgemm, void *dgemm, void *get, void *put, void *state);")
+           "void fj_set_blas(void *sgemm, void *dgemm, void *sgemv, void *dgemv, void *get, "
+           "void *put, void *state);")
     return f
 
 
@@ -85,11 +86,11 @@ def load(path: str, blas: bool = False) -> Library:
     config.apply_openmp_defaults()
     handle = ctypes.CDLL(path)
     if blas:
-        from .blas import gemm_pointers, thread_control
+        from .blas import blas_pointers, thread_control
 
         set_blas = handle.fj_set_blas
-        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 5, None
-        set_blas(*gemm_pointers(), *(p or None for p in thread_control()))
+        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 7, None
+        set_blas(*blas_pointers(), *(p or None for p in thread_control()))
     address = ctypes.cast(handle.fj_entry, ctypes.c_void_p).value
     assert address, f"{path} has no fj_entry"
     return Library(path, handle, int(address))

@@ -1,4 +1,5 @@
-"""The BLAS that compiled programs call: SciPy's gemm, found through `scipy.linalg.cython_blas`.
+"""The BLAS that compiled programs call: SciPy's gemm and gemv, found through
+`scipy.linalg.cython_blas`.
 
 SciPy publishes its BLAS routines to native code as PyCapsules (the Cython C-API table
 `__pyx_capi__`); each capsule holds the address of a Fortran-ABI routine with 32-bit integer
@@ -7,10 +8,10 @@ loaded.
 
 `thread_control` finds, in the same OpenBLAS, its get/set thread-count functions (the name
 may carry SciPy's `scipy_` prefix) and a small shared state (a mutex, a depth counter and the
-saved count) that every compiled program uses: a program running a large gemm sets OpenBLAS
-to one thread (first entrant saves the count, last leaver restores it, under the mutex), splits
-the rows over its own OpenMP threads and calls gemm single-threaded in each, so one thread pool
-does the work and OpenBLAS's idle workers never compete with it. (OpenBLAS's
+saved count) that every compiled program uses: a program running a large gemm or gemv sets
+OpenBLAS to one thread (first entrant saves the count, last leaver restores it, under the
+mutex), splits the rows over its own OpenMP threads and calls BLAS single-threaded in each, so
+one thread pool does the work and OpenBLAS's idle workers never compete with it. (OpenBLAS's
 `openblas_set_num_threads_local` is not thread-local in pthreads builds such as SciPy's: it
 sets the global count, so it is not used.) While such a gemm runs, SciPy BLAS calls from other
 Python threads run single-threaded; their results are the same.
@@ -23,10 +24,12 @@ import functools
 
 from ..errors import CompileError
 
+BLAS_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
+
 
 @functools.lru_cache(maxsize=1)
-def gemm_pointers() -> tuple[int, int]:
-    """Addresses of sgemm and dgemm."""
+def blas_pointers() -> tuple[int, ...]:
+    """Addresses of the BLAS_ROUTINES (sgemm, dgemm, sgemv, dgemv), in that order."""
     try:
         from scipy.linalg import cython_blas
     except ImportError as e:  # pragma: no cover - scipy is a dependency
@@ -37,10 +40,10 @@ def gemm_pointers() -> tuple[int, int]:
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     out = []
-    for name in ("sgemm", "dgemm"):
+    for name in BLAS_ROUTINES:
         capsule = cython_blas.__pyx_capi__[name]
         out.append(int(api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))))
-    return out[0], out[1]
+    return tuple(out)
 
 
 class _DlInfo(ctypes.Structure):
@@ -83,7 +86,7 @@ def thread_control() -> tuple[int, int, int]:
     """(get_num_threads, set_num_threads, shared state) addresses for the OpenBLAS behind
     SciPy's sgemm, or (0, 0, 0) when they cannot be found (gemm then runs as one call on the
     BLAS's own threads)."""
-    path = library_of(gemm_pointers()[0])
+    path = library_of(blas_pointers()[0])
     if path is None:
         return 0, 0, 0
     try:

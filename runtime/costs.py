@@ -29,6 +29,7 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
+from ..lowering.matvec import is_gemv
 
 _FREE = frozenset({"cast", "copy"})  # data movement, not arithmetic
 
@@ -120,7 +121,8 @@ def kernel_cost(k: AnyKernel, program: Program) -> KernelCost:
 
 
 def kernel_kind(k: AnyKernel) -> str:
-    """A short name for the kind of kernel: loop, reduce, gemm (BLAS) or matmul (loops)."""
+    """A short name for the kind of kernel: loop, reduce, gemm or gemv (BLAS) or matmul
+    (loops)."""
     if isinstance(k, GemmKernel):
-        return "gemm" if k.blas else "matmul"
+        return ("gemv" if is_gemv(k) else "gemm") if k.blas else "matmul"
     return "reduce" if isinstance(k, ReduceKernel) else "loop"

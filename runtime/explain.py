@@ -24,6 +24,7 @@ from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
 from ..lowering.lower import lower, separate_outputs
 from ..lowering.matmul import BLAS_DTYPES, pack_operands
+from ..lowering.matvec import is_gemv
 from ..lowering.memplan import PlanSummary, plan, summary
 
 
@@ -167,7 +168,8 @@ def _loc_text(loc: str) -> str:
 
 def _kind(k: AnyKernel) -> str:
     if isinstance(k, GemmKernel):
-        how = "BLAS gemm" if k.blas else f"generated loops ({_no_blas(k)})"
+        how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas
+               else f"generated loops ({_no_blas(k)})")
         batch = f"batch {list(k.batch)} x " if k.batch else ""
         if k.epilogue is not None:
             how += " + elementwise epilogue"
@@ -182,12 +184,14 @@ def _kind(k: AnyKernel) -> str:
 def epilogue_text(k: GemmKernel, nodes: dict[int, Node], bufs: dict[int, Buffer]) -> str:
     """What a gemm's epilogue computes, on which blocks, and where the product lies."""
     fused = ", ".join(_node_text(nodes, i) for i in k.nodes if i != k.product_node)
-    block = f"blocks of {k.rows} row(s)" if k.rows else "one block of rows per thread"
+    call = "gemv" if is_gemv(k) else "gemm"
+    unit = "element(s)" if is_gemv(k) else "row(s)"
+    block = f"blocks of {k.rows} {unit}" if k.rows else "one block of rows per thread"
     where = ("each block's product goes to per-thread scratch" if k.scratch else
-             f"the gemm writes each block's product into {_buf_text(bufs[k.c.buf])}'s rows, "
-             "where the epilogue reads and overwrites it")
+             f"the {call} writes each block's product into {_buf_text(bufs[k.c.buf])}'s "
+             "rows, where the epilogue reads and overwrites it")
     return (f"epilogue: {fused}, computed on {block} of %{k.product_node}'s product right "
-            f"after their gemm call ({where}); the product has no buffer of its own")
+            f"after their {call} call ({where}); the product has no buffer of its own")
 
 
 def _no_blas(k: GemmKernel) -> str:
@@ -245,9 +249,8 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
         if len(locs) > 8:
             lines.append(f"       ... and {len(locs) - 8} more line(s)")
         if gi is not None and gi < len(groups) and role == "":
-            held = {s.node for s in stores}
-            for root in groups[gi].roots:  # a gather all of whose uses it computes: no store
-                if root.id in reasons and (root.op != "gather" or root.id in held):
+            for root in groups[gi].roots:
+                if root.id in reasons:
                     lines.append(f"  stored: {reasons[root.id]}")
             lines.extend(f"  refused: {r}" for r in groups[gi].refusals)
     return "\n".join(lines)

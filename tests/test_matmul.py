@@ -299,35 +299,3 @@ def test_blas_thread_count_is_restored_even_with_concurrent_calls():
         assert get_n() == 2
     finally:
         put_n(before)
-
-
-# --- matrix-vector products become fused reductions (lowering.matmul.matvec_as_reduce) ----------
-
-def _ops(f, *args):
-    from fusejit.frontend.trace import trace
-    from fusejit.lowering.pipeline import optimise
-
-    graph, _ = trace(f, list(args))
-    return [n.op for n in optimise(graph).nodes()]
-
-
-@pytest.mark.parametrize("sa, sb", [((37, 19), (19,)), ((19,), (19, 23)), ((6, 3), (3, 1)),
-                                    ((1, 5), (5, 7)), ((1, 4), (4, 1)), ((0, 3), (3,)),
-                                    ((4, 0), (0,))])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_matvec_becomes_a_reduction(sa, sb, dtype):
-    a, b = data(sa, dtype), data(sb, dtype)
-    ops = _ops(lambda x, y: x @ y, a, b)
-    assert "matmul" not in ops and "reduce" in ops
-    check(lambda x, y: x @ y, a, b, k=sa[-1])
-    check(lambda x, y: np.maximum(x @ y + 1, 0), a, b, k=sa[-1])  # fused with its epilogue
-
-
-@pytest.mark.parametrize("sa, sb, dtype", [((5, 3), (3, 2), np.float32),  # a real gemm
-                                           ((5, 3), (3,), np.int32),  # generated loops
-                                           ((2, 5, 3), (3,), np.float32),  # batched
-                                           ((5, 3), (3,), np.float16)])
-def test_other_products_stay_matmuls(sa, sb, dtype):
-    a, b = data(sa, dtype), data(sb, dtype)
-    assert "matmul" in _ops(lambda x, y: x @ y, a, b)
-    check(lambda x, y: x @ y, a, b, k=sa[-1])

@@ -9,26 +9,37 @@ typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int
 typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
     const int *, const double *, const double *, const int *, const double *, const int *,
     const double *, double *, const int *);
+typedef void (*fj_gemv_f32_t)(const char *, const int *, const int *, const float *,
+    const float *, const int *, const float *, const int *, const float *, float *, const int *);
+typedef void (*fj_gemv_f64_t)(const char *, const int *, const int *, const double *,
+    const double *, const int *, const double *, const int *, const double *, double *,
+    const int *);
 typedef int (*fj_blas_get_t)(void);
 typedef void (*fj_blas_put_t)(int);
 typedef struct { pthread_mutex_t lock; int depth; int saved; } fj_blas_state_t;
 static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
+static fj_gemv_f32_t fj_sgemv;
+static fj_gemv_f64_t fj_dgemv;
 static fj_blas_get_t fj_blas_get;
 static fj_blas_put_t fj_blas_put;
 static fj_blas_state_t *fj_blas_state;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm and dgemm; OpenBLAS's
-   get/set_num_threads and the state all programs share (runtime/blas.py), or NULLs. */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *get,
-                                                        void *put, void *state) {
+/* Called once by the runtime after loading: SciPy's BLAS sgemm, dgemm, sgemv and dgemv;
+   OpenBLAS's get/set_num_threads and the state all programs share (runtime/blas.py), or
+   NULLs. */
+__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *sgemv,
+                                                        void *dgemv, void *get, void *put,
+                                                        void *state) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
+    fj_sgemv = (fj_gemv_f32_t)sgemv;
+    fj_dgemv = (fj_gemv_f64_t)dgemv;
     fj_blas_get = (fj_blas_get_t)get;
     fj_blas_put = (fj_blas_put_t)put;
     fj_blas_state = (fj_blas_state_t *)state;
 }
-/* OpenBLAS to one thread while any program runs a split gemm (the first entrant saves the
-   count, the last leaver restores it). */
+/* OpenBLAS to one thread while any program runs a split gemm or gemv (the first entrant
+   saves the count, the last leaver restores it). */
 static void fj_blas_single(int enter) {
     pthread_mutex_lock(&fj_blas_state->lock);
     if (enter) {
