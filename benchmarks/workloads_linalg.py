@@ -1,4 +1,5 @@
-"""Matmul workloads (issue 3): mlp_fwd, a two-layer perceptron's forward pass."""
+"""Matmul workloads (issue 3): mlp_fwd, a two-layer perceptron's forward pass; matvec and
+matvec_tall, matrix-vector products (memory-bound: one pass over the matrix)."""
 
 from __future__ import annotations
 
@@ -55,5 +56,76 @@ register(Workload(
                 "(compute-bound)",
     make_inputs=_mlp_inputs, numpy_fn=mlp_fwd, xp_fn=_mlp, numba=_mlp_numba, flops=_mlp_flops,
     gemm_flops=_mlp_gemm_flops,
+    not_applicable={"numexpr": "numexpr has no matrix product"},
+))
+
+
+# --- matvec: X [4096, 4096] @ v; matvec_tall: relu(X [262144, 64] @ w + 1) ---------------------
+
+def _matvec(ns: Any, x: Any, v: Any) -> Any:
+    return x @ v
+
+
+def matvec(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return x @ v
+
+
+def _matvec_inputs(seed: int, quick: bool) -> Arrays:
+    rng = _rng(seed)
+    n = 512 if quick else 4096
+    return _normal(rng, (n, n), n ** -0.5), _normal(rng, (n,))
+
+
+def _matvec_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(fastmath=False)
+    def f(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return x @ v
+
+    return f
+
+
+def _matvec_flops(a: Arrays) -> float:
+    return 2.0 * a[0].size
+
+
+register(Workload(
+    name="matvec",
+    description="x @ v, x [4096,4096], v [4096] (BLAS gemv; memory-bound)",
+    make_inputs=_matvec_inputs, numpy_fn=matvec, xp_fn=_matvec, numba=_matvec_numba,
+    flops=_matvec_flops, not_applicable={"numexpr": "numexpr has no matrix product"},
+))
+
+
+def _matvec_tall(ns: Any, x: Any, w: Any) -> Any:
+    return ns.relu(x @ w + 1.0)
+
+
+def matvec_tall(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.maximum(x @ w + 1.0, 0)
+
+
+def _matvec_tall_inputs(seed: int, quick: bool) -> Arrays:
+    rng = _rng(seed)
+    n, d = (4096, 64) if quick else (262144, 64)
+    return _normal(rng, (n, d)), _normal(rng, (d,), d ** -0.5)
+
+
+def _matvec_tall_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(fastmath=False)
+    def f(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return np.maximum(x @ w + np.float32(1.0), np.float32(0.0))
+
+    return f
+
+
+def _matvec_tall_flops(a: Arrays) -> float:
+    return 2.0 * a[0].size + 2.0 * a[0].shape[0]
+
+
+register(Workload(
+    name="matvec_tall",
+    description="relu(x @ w + 1), x [262144,64], w [64] (gemv + elementwise; memory-bound)",
+    make_inputs=_matvec_tall_inputs, numpy_fn=matvec_tall, xp_fn=_matvec_tall,
+    numba=_matvec_tall_numba, flops=_matvec_tall_flops,
     not_applicable={"numexpr": "numexpr has no matrix product"},
 ))
