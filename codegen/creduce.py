@@ -24,7 +24,7 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
-from .cexpr import check_expr, compute_expr, const_expr
+from .cexpr import check_expr, compute_expr, const_expr, gather_terms
 
 
 def _acc(r: Reduce) -> tuple[str, str, str | None]:
@@ -87,7 +87,7 @@ def _index(acc: Access, nouter: int, last: str | None) -> str:
 def _stmt(s: Stmt, nouter: int, last: str | None) -> str:
     if isinstance(s, Load):
         index = _index(s.access, nouter, last)
-        return f"const {ctype(s.dtype)} {s.var} = b{s.access.buf}[{index}];"
+        return f"const {ctype(s.dtype)} {s.var} = b{s.access.buf}[{index}{gather_terms(s)}];"
     if isinstance(s, Const):
         return f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};"
     if isinstance(s, Compute):

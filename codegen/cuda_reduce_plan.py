@@ -20,7 +20,7 @@ MAX_PARTS = 1024
 MAX_HOLD = 16  # row elements per thread held in registers at most
 HOLD_BYTES = 128  # register bytes per thread for held row elements at most
 
-Key = tuple[int, int, tuple[int, ...]]  # (buffer, offset, strides) of an access
+Key = tuple  # (buffer, offset, strides, gather index terms) of an access
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,10 @@ def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReduceP
 
 
 def access_key(s: Load | Store) -> Key:
-    return (s.access.buf, s.access.offset, s.access.strides)
+    """What a load or store touches: its access, and a gather's index terms (whose variable
+    names differ from phase to phase, so a gathered element is never held across them)."""
+    return (s.access.buf, s.access.offset, s.access.strides,
+            s.index if isinstance(s, Load) else ())
 
 
 def _holdable(k: ReduceKernel, program: Program) -> set[Key]:

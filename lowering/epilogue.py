@@ -60,6 +60,8 @@ def same_index(node: Node, targets: set[int], materialised: set[int], shape: tup
     stack = [node]
     while stack:
         n = stack.pop()
+        if n.op == "gather" and _reaches(n, targets, materialised):
+            return False  # a gather reads its operands at other indices
         for i in n.inputs:
             if i.id in targets:
                 if i.shape != shape:

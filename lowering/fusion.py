@@ -113,12 +113,8 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
                     reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of matmul "
                                           f"%{node.id}, which reads it from memory")
         if node.op == "gather":
-            # A gather runs in an elementwise kernel (lowering.lower: a root that is not
-            # stored when that kernel computes all its uses) and reads its source at
-            # data-dependent positions, so the source is stored by an earlier kernel.
-            materialised.add(node.id)
-            reasons[node.id] = (f"%{node.id} (gather) is computed by an elementwise kernel "
-                                "of its own shape")
+            # A gather is computed (a load) in the kernel of each value that uses it; it
+            # reads its source at data-dependent positions, so an earlier kernel stores it.
             stored = matmul_operand_store(node.inputs[0])
             if stored is not None and stored.id not in materialised:
                 materialised.add(stored.id)
@@ -252,8 +248,6 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
             if node.op != "reduce" and g.shape == node.shape:
                 return gi
             continue
-        if node.op == "gather":
-            continue  # only a plain elementwise kernel renders a gather's loads
         if not rowwise and in_group:
             continue
         if in_group and (node.op == "reduce" or node.shape == g.shape) and spills(g):
@@ -352,8 +346,6 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
         if node.shape != g.shape:
             return f"its shape {shape} differs from k{gi}'s domain {list(g.shape)}{via}"
         return order
-    if node.op == "gather":
-        return f"a gather is computed only by an elementwise kernel, k{gi} reduces{via}"
     if order:
         return order
     if not reads:

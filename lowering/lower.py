@@ -161,9 +161,7 @@ class _KernelBuilder:
         for root in roots:
             v = self.value(root, ident)
             buf = self.low.buffer_for(root)
-            if buf is None:
-                assert root.op == "gather", f"root %{root.id} has no buffer"
-                continue  # a gather whose every use this kernel computes: not stored
+            assert buf is not None
             self.body.append(Store(access(buf, ident, self.ndom), v, root.id))
         return collapse(Kernel(name, self.shape, self.body, self.nodes, self.locs))
 
@@ -232,10 +230,9 @@ class _Lowering:
         return buf
 
 
-def kernel_local_values(graph: Graph, groups: list) -> set[int]:
-    """Roots whose every use is computed by their own group's kernel alone: reductions of a
-    row group (softmax's max and sum) and gathers of an elementwise group. They stay in
-    registers, with no buffer."""
+def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
+    """Reductions of a row group whose every use is computed by that group's kernel alone
+    (softmax's max and sum): their results stay in registers, with no buffer."""
     roots = {r.id for g in groups for r in g.roots}
     computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
     for k, g in enumerate(groups):
@@ -251,10 +248,10 @@ def kernel_local_values(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.matmul or g.scatter or g.gemm is not None:
+        if g.axes is None or g.matmul or g.scatter:
             continue
         for r in g.roots:
-            if r.op == ("gather" if g.axes is None else "reduce") and use.get(r.id) and all(
+            if r.op == "reduce" and use.get(r.id) and all(
                     computed_by.get(u.id) == {k} for u in use[r.id]):
                 local.add(r.id)
     return local
@@ -315,7 +312,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     tops = scatter_tops(graph, set(out_index) | set(update_of))
     chain_buf: dict[int, Buffer] = {}
     shared: dict[int, tuple[int, int]] = {}
-    local = kernel_local_values(graph, groups) - set(out_index) - set(update_of)
+    local = kernel_local_reductions(graph, groups) - set(out_index) - set(update_of)
     for group in groups:
         for root in group.roots:
             if root.id in local:

@@ -83,7 +83,8 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "power_check": (lambda x, y: x ** y, (np.ones(8, np.int64), np.ones(8, np.int64))),
     "empty": (lambda x: x + 1, (np.ones((0, 3), f32),)),
     "gather": (lambda e, t: (e[t] * 2, np.take(e, t, axis=1, mode="clip"),
-                             np.take(e, t[0], axis=0, mode="wrap")),
+                             np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
+                             np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
                (np.ones((10, 8), f32), np.ones((3, 4), np.int32))),
 }
 

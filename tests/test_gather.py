@@ -208,6 +208,23 @@ def test_gathers_meet_reductions_matmuls_and_each_other() -> None:
     run_both(lambda E, t: (E[t], E[t] * 2), E, tok)  # the gather is an output too
     run_both(lambda E, t: E[t.T] + E[t].transpose(1, 0, 2), E, tok)
     run_both(lambda E: E[[1, 2]] + E[[3, 4]].sum(), E)
+    run_both(lambda E, t: E[t].sum(axis=0), E, tok)  # column layout
+    run_both(lambda E, t: E[t].sum(axis=1) / E[t].max(axis=1), E, tok)
+    run_both(lambda E, t: np.exp(E[t] - E[t].max(axis=-1, keepdims=True)), E, tok)
+
+
+def test_gathers_fuse_into_reductions_and_gemm_epilogues() -> None:
+    rng = np.random.default_rng(5)
+    A, W = rng.standard_normal((64, 32)), rng.standard_normal((32, 48))
+    E, t = rng.standard_normal((100, 48)), rng.integers(-100, 100, 64)
+    jf = run_both(lambda A, W, E, t: np.maximum(A @ W + E[t], 0), A, W, E, t)
+    (k,) = jf.lower_for(A, W, E, t).program.kernels  # the gather is the gemm's epilogue
+    assert any(isinstance(s, Load) and s.index for s in k.body)
+    jf = run_both(lambda E, t: (E[t] * 2).sum(axis=1), E, t)
+    (k,) = jf.lower_for(E, t).program.kernels  # one reduction kernel, no stored gather
+    assert any(isinstance(s, Load) and s.index for s in k.body)
+    with pytest.raises(IndexError):
+        jf(E, t + 200)
 
 
 def test_in_place_updates_read_the_old_values() -> None:
@@ -281,9 +298,9 @@ def test_cuda_backend_gathers_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) 
     cuda_fake.install(monkeypatch)
     table = RNG.standard_normal((20, 6)).astype(np.float32)
     tokens = RNG.integers(-20, 20, (3, 4))
-    f = fusejit.jit(lambda t, i: (t[i] * 2.0, np.take(t, i, axis=1, mode="wrap")),
-                    backend="cuda")
-    assert_same(f(table, tokens), (table[tokens] * 2.0, np.take(table, tokens, 1, mode="wrap")))
+    g = lambda t, i: (t[i] * 2.0, np.take(t, i, axis=1, mode="wrap"), t[i].sum(axis=-1))
+    f = fusejit.jit(g, backend="cuda")
+    assert_same(f(table, tokens), g(table, tokens), rtol=1e-5)
     with pytest.raises(IndexError):
         f(table, tokens + 40)
 
