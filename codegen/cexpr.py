@@ -77,11 +77,13 @@ def gather_terms(load: Load) -> str:
 
 
 def point_lines(stmts: Iterable[Stmt], program: Program,
-                pointer: Callable[[Access, np.dtype], tuple[str, int | str]]) -> list[str]:
+                pointer: Callable[[Access, np.dtype], tuple[str, int | str]],
+                gathered: dict[str, str] | None = None) -> list[str]:
     """C statements of an elementwise body at point `j` of a row: loads, constants, computes,
     error checks and stores, memory reached through the row pointer that `pointer(access,
     dtype)` names (with its stride along the row: a number, or the name of a variable that
-    holds it)."""
+    holds it). `gathered` names, per gathered load, a row pointer that already holds its
+    index terms (their values are the same along the row)."""
     def index(s: int | str) -> str:
         return "0" if s == 0 else ("j" if s == 1 else f"j * {s}")
 
@@ -89,7 +91,10 @@ def point_lines(stmts: Iterable[Stmt], program: Program,
     for s in stmts:
         if isinstance(s, Load):
             p, st = pointer(s.access, s.dtype)
-            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}{gather_terms(s)}];")
+            terms = gather_terms(s)
+            if gathered and s.var in gathered:
+                p, terms = gathered[s.var], ""
+            lines.append(f"const {ctype(s.dtype)} {s.var} = {p}[{index(st)}{terms}];")
         elif isinstance(s, Const):
             lines.append(f"const {ctype(s.dtype)} {s.var} = {const_expr(s)};")
         elif isinstance(s, Compute):

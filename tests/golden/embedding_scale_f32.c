@@ -37,13 +37,14 @@ static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
         const int64_t *const p0 = b1 + (0 + i0 * 1);
         const float *const p1 = b0 + (0 + fj_j0 * 1);
         float *const p2 = b2 + (0 + i0 * 8 + fj_j0 * 1);
-        #pragma omp simd reduction(|:fj_err)
+        const int64_t v0 = p0[0];
+        const int64_t v1 = ((int64_t)50LL);
+        fj_err |= (fj_ix_bad((int64_t)(v0), v1)) ? 2 : 0;
+        const float v3 = 0x1.0000000000000p+1f;
+        const float *const fj_gv2 = p1 + fj_ix_raise((int64_t)(v0), 50LL) * 8;
+        #pragma omp simd
         for (int64_t j = 0; j < fj_n; j++) {
-            const int64_t v0 = p0[0];
-            const int64_t v1 = ((int64_t)50LL);
-            fj_err |= (fj_ix_bad((int64_t)(v0), v1)) ? 2 : 0;
-            const float v2 = p1[j + fj_ix_raise((int64_t)(v0), 50LL) * 8];
-            const float v3 = 0x1.0000000000000p+1f;
+            const float v2 = fj_gv2[j];
             const float v4 = ((float)(v2 * v3));
             p2[j] = v4;
         }

@@ -39,13 +39,13 @@ static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
         const int32_t *const p1 = b1 + (0 + fj_j0 * 1);
         int32_t *const p2 = b2 + (0 + i0 * 6 + fj_j0 * 1);
         int32_t *const p3 = b3 + (0 + i0 * 6 + fj_j0 * 1);
+        const int32_t v3 = ((int32_t)3);
         #pragma omp simd
         for (int64_t j = 0; j < fj_n; j++) {
             const int32_t v0 = p0[j];
             const int32_t v1 = p1[j];
             const int32_t v2 = ((int32_t)fj_floordiv_i32(v0, v1));
             p2[j] = v2;
-            const int32_t v3 = ((int32_t)3);
             const int32_t v4 = ((int32_t)fj_floordiv_i32(v0, v3));
             p3[j] = v4;
         }

@@ -35,12 +35,12 @@ static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
         const float *const p0 = b0 + (0 + fj_j0 * 1);
         const float *const p1 = b1 + (0 + fj_j0 * 1);
         float *const p2 = b2 + (0 + fj_j0 * 1);
+        const float v3 = 0x1.0000000000000p+0f;
         #pragma omp simd
         for (int64_t j = 0; j < fj_n; j++) {
             const float v0 = p0[j];
             const float v1 = p1[j];
             const float v2 = ((float)(v0 * v1));
-            const float v3 = 0x1.0000000000000p+0f;
             const float v4 = ((float)(v2 + v3));
             p2[j] = v4;
         }
