@@ -23,7 +23,7 @@ import numpy as np
 
 from . import tracer as T
 from .ops import gather_shape
-from .views import advanced_index_error, basic_index, index_view, view_node
+from .views import advanced_index_error, basic_index, expand_index, index_view, view_node
 
 _INVALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
             "or boolean arrays are valid indices")
@@ -78,18 +78,8 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
                 parsed.append(operator.index(e))
             except TypeError:
                 raise IndexError(_INVALID) from None
-    n_real = sum(1 for e in parsed if e is not None and e is not Ellipsis)
-    ellipses = sum(1 for e in parsed if e is Ellipsis)
-    if ellipses > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_real > t.ndim:
-        raise IndexError(f"too many indices for array: array is {t.ndim}-dimensional, but "
-                         f"{n_real} were indexed")
-    expanded: list[Any] = []
-    for e in parsed:
-        expanded.extend([slice(None)] * (t.ndim - n_real) if e is Ellipsis else [e])
-    if not ellipses:
-        expanded.extend([slice(None)] * (t.ndim - n_real))
+    expanded = expand_index(tuple(parsed), t.ndim)
+    ellipses = any(e is Ellipsis for e in parsed)
     # Slices and None first, as a view that keeps every indexed axis whole: each entry of
     # `expanded` is one dim of that view.
     start, dims, shape, _ = index_view(t, tuple(

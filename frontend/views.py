@@ -82,6 +82,25 @@ def basic_index(t: T.Tracer, index: Any) -> T.Tracer:
     return make_view(t, start, dims, shape, scalar=scalar)
 
 
+def expand_index(index: tuple, ndim: int) -> list[Any]:
+    """`index` with its Ellipsis (or the missing trailing axes) spelled out as full slices:
+    one entry per axis of an array of `ndim` dims, plus the None entries. NumPy's errors
+    for two ellipses and for too many indices."""
+    n_real = sum(1 for ix in index if ix is not None and ix is not Ellipsis)
+    ellipses = sum(1 for ix in index if ix is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
+                         f"{n_real} were indexed")
+    expanded: list[Any] = []
+    for ix in index:
+        expanded.extend([slice(None)] * (ndim - n_real) if ix is Ellipsis else [ix])
+    if not ellipses:
+        expanded.extend([slice(None)] * (ndim - n_real))
+    return expanded
+
+
 def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...],
                                                  tuple[int, ...], bool]:
     """The view (start, dims, shape) that basic index `index` selects, and whether NumPy
@@ -91,20 +110,7 @@ def index_view(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple[tuple[in
     for ix in index:
         if isinstance(ix, (T.Tracer, np.ndarray, list, tuple, bool, np.bool_)):
             raise advanced_index_error(ix)
-    n_real = sum(1 for ix in index if ix is not None and ix is not Ellipsis)
-    if sum(1 for ix in index if ix is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_real > t.ndim:
-        raise IndexError(f"too many indices for array: array is {t.ndim}-dimensional, but "
-                         f"{n_real} were indexed")
-    expanded: list[Any] = []
-    for ix in index:
-        if ix is Ellipsis:
-            expanded.extend([slice(None)] * (t.ndim - n_real))
-        else:
-            expanded.append(ix)
-    if Ellipsis not in index:
-        expanded.extend([slice(None)] * (t.ndim - n_real))
+    expanded = expand_index(index, t.ndim)
     start = [0] * t.ndim
     dims: list[tuple[int, int]] = []
     shape: list[int] = []

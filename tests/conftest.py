@@ -160,3 +160,24 @@ def assert_unmodified(snap: list[Any]) -> None:
         if copy is not None:
             assert a.strides == strides, f"argument {i}: strides changed"
             assert a.tobytes() == copy.tobytes(), f"argument {i} was modified"
+
+
+def run_both(f: Any, *args: Any) -> Any:
+    """jit(f)(*args) against f(*args) for an f that modifies no argument: the same exception
+    type, or the same result on two calls; the arguments unmodified either way. Returns the
+    compiled function (None when NumPy raised)."""
+    import fusejit
+
+    snap = snapshot(args)
+    try:
+        want = f(*args)
+    except Exception as e:  # noqa: BLE001 - the compiled function must raise the same type
+        with pytest.raises(type(e)):
+            fusejit.jit(f)(*args)
+        assert_unmodified(snap)
+        return None
+    jf = fusejit.jit(f)
+    assert_same(jf(*args), want)
+    assert_unmodified(snap)
+    assert_same(jf(*args), want)  # the second call runs the compiled code again
+    return jf

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -23,24 +23,6 @@ from fusejit.lowering.loop_ir import Load
 from fusejit.lowering.memplan import check_plan
 
 RNG = np.random.default_rng(7)
-
-
-def run_both(f, *args):
-    """jit(f)(*args) against f(*args): the same exception type, or the same result (twice)."""
-    snap = snapshot(args)
-    try:
-        want = f(*args)
-    except Exception as e:  # noqa: BLE001 - the compiled function must raise the same type
-        with pytest.raises(type(e)):
-            fusejit.jit(f)(*args)
-        assert_unmodified(snap)
-        return None
-    jf = fusejit.jit(f)
-    got = jf(*args)
-    assert_same(got, want)
-    assert_unmodified(snap)
-    assert_same(jf(*args), want)
-    return jf
 
 
 def _layout(a: np.ndarray, kind: str) -> np.ndarray:

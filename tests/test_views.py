@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -18,23 +18,6 @@ from fusejit.errors import UnsupportedError
 from fusejit.lowering.memplan import check_plan
 
 RNG = np.random.default_rng(0)
-
-
-def run_both(f, *args):
-    """jit(f)(*args) against f(*args): same exception type, or the same result."""
-    snap = snapshot(args)
-    try:
-        want = f(*args)
-    except Exception as e:  # noqa: BLE001 - the compiled function must raise the same type
-        with pytest.raises(type(e)):
-            fusejit.jit(f)(*args)
-        return None
-    jf = fusejit.jit(f)
-    got = jf(*args)
-    assert_same(got, want)
-    assert_unmodified(snap)
-    assert_same(jf(*args), want)  # the second call runs the compiled code again
-    return jf
 
 
 def fixed(n: int, g):
