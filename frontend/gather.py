@@ -159,6 +159,25 @@ def _gather(src: Any, index: list[tuple[int, Index]], axes: tuple[int, ...], mod
     return T.make_node("gather", [src, *nodes], shape, src.dtype, axes=axes, mode=mode)
 
 
+def gather_by_constants(t: T.Tracer, index: list[np.ndarray | None]) -> T.Tracer:
+    """`t` read at constant 1-D index arrays along its axes (None: the axis as it is), as
+    an outer product: out[i0, i1, ...] = t[index0[i0], index1[i1], ...]. One gather node;
+    with two or more indexed axes every axis is indexed (an arange where None), so the
+    index dims stay in place."""
+    picked = [a for a, ix in enumerate(index) if ix is not None]
+    if not picked:
+        return np.copy(t)
+    if len(picked) == 1:
+        (a,) = picked
+        node = _gather(t.node, [(a, np.asarray(index[a], np.intp))], (a,), "raise")
+        return T.Tracer(node)
+    full = []
+    for a, (n, ix) in enumerate(zip(t.shape, index)):
+        ix = np.arange(n, dtype=np.intp) if ix is None else np.asarray(ix, np.intp)
+        full.append((a, ix.reshape([-1 if d == a else 1 for d in range(t.ndim)])))
+    return T.Tracer(_gather(t.node, full, tuple(range(t.ndim)), "raise"))
+
+
 def _axis(axis: Any, ndim: int) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:

@@ -19,6 +19,7 @@ from . import reshape as R
 from . import tracer as T
 from . import ufuncs as U
 from . import views as V
+from .rearrange import HANDLERS as REARRANGE
 
 
 def _probe(x: Any) -> Any:
@@ -325,5 +326,6 @@ HANDLERS[np.take] = take
 HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
+HANDLERS.update(REARRANGE)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

@@ -320,6 +320,12 @@ class Tracer:
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         return np.swapaxes(self, axis1, axis2)
 
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return np.repeat(self, repeats, axis)
+
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
+
     def clip(self, min: Any = None, max: Any = None, **kwargs: Any) -> Any:  # noqa: A002
         return np.clip(self, min, max, **kwargs)
 
