@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import composite as CM
 from . import concat as C
 from . import gather as G
 from . import ops as O
@@ -322,6 +323,7 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.result_type: result_type,
 }
 HANDLERS.update(C.HANDLERS)
+HANDLERS.update(CM.HANDLERS)
 HANDLERS[np.take] = take
 HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):

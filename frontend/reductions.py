@@ -71,7 +71,7 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
             where_t = _as_tracer(where)
         else:
             where_t = None if bool(where) else _as_tracer(np.zeros(t.shape, bool))
-        kwargs["where"] = np.ones(1, bool) if where_t is not None else True
+        kwargs["where"] = np.ones((1,) * t.ndim, bool) if where_t is not None else True
     else:
         where_t = None
     out_dtype = O.check_dtype(_probe(REDUCE_FNS[fn], t, **kwargs), f"the result of np.{fn}")
@@ -155,9 +155,9 @@ def _count(t: T.Tracer, axis: Any) -> int:
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, *, where: Any = True) -> Any:
     """NumPy's _mean: sum in float64 for integers (else the input dtype), divide by count."""
-    if where is not True:
-        raise T.UnsupportedError(f"np.mean(..., where=) is not supported yet{T.where_msg()}")
     t = _as_tracer(a)
+    if where is not True:
+        return _masked_mean(t, axis, dtype, out, keepdims, where)
     result_dtype = _probe(np.mean, t, axis=axis, dtype=dtype)
     acc = dtype if dtype is not None else (np.float64 if t.dtype.kind in "biu" else None)
     total = sum_(t, axis, acc, out, keepdims)
@@ -171,12 +171,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
         keepdims: bool = False, *, where: Any = True, mean: Any = None,
         correction: Any = None) -> Any:
     """NumPy's _var: two passes, mean then the mean of squared deviations, / (n - ddof)."""
-    if where is not True or mean is not None or out is not None:
-        raise T.UnsupportedError(f"np.var(where=/mean=/out=) is not supported yet"
-                                 f"{T.where_msg()}")
+    if mean is not None or out is not None:
+        raise T.UnsupportedError(f"np.var(mean=/out=) is not supported yet{T.where_msg()}")
     if correction is not None:
         ddof = correction
     t = _as_tracer(a)
+    if where is not True:
+        return _masked_var(t, axis, dtype, ddof, keepdims, where)
     result_dtype = _probe(np.var, t, axis=axis, dtype=dtype, ddof=ddof)
     acc = dtype if dtype is not None else (np.float64 if t.dtype.kind in "biu" else None)
     n = _count(t, axis)
@@ -188,6 +189,52 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     with np.errstate(all="ignore"):
         ret = np.divide(ret, max(n - ddof, 0))
     return ret if ret.dtype == result_dtype else ret.astype(result_dtype)
+
+
+def _mask(t: T.Tracer, where: Any, probe: Any, **kwargs: Any) -> tuple[T.Tracer, np.dtype]:
+    """`where` broadcast to t's shape (NumPy's errors for a shape or dtype it refuses), and the
+    result dtype of `probe(t, where=..., **kwargs)`."""
+    w = where if isinstance(where, T.Tracer) else np.asarray(where)
+    np.broadcast_to(np.broadcast_to(np.zeros((), w.dtype), w.shape), t.shape)
+    dtype = _probe(probe, t, where=np.ones((1,) * t.ndim, w.dtype), **kwargs)
+    from .views import broadcast_to
+
+    return broadcast_to(_as_tracer(w), t.shape), dtype
+
+
+def _masked_mean(t: T.Tracer, axis: Any, dtype: Any, out: Any, keepdims: bool,
+                 where: Any) -> Any:
+    """NumPy's _mean with a `where` mask: the masked sum divided (in float64 for a float32
+    sum, as NumPy's division by an intp count does) by the number of selected elements, NaN
+    where none is (NumPy also warns)."""
+    if out is not None:
+        raise T.UnsupportedError(f"np.mean(..., out=) is not supported yet{T.where_msg()}")
+    w, result_dtype = _mask(t, where, np.mean, axis=axis, dtype=dtype, keepdims=keepdims)
+    acc = dtype
+    if acc is None:
+        acc = np.float64 if t.dtype.kind in "biu" else np.float32 if t.dtype == np.float16 \
+            else None
+    total = sum_(t, axis, acc, None, keepdims, where=w)
+    count = sum_(w, axis, np.intp, None, keepdims)
+    with np.errstate(all="ignore"):
+        res = np.divide(total, count)
+    return res.astype(result_dtype)
+
+
+def _masked_var(t: T.Tracer, axis: Any, dtype: Any, ddof: Any, keepdims: bool,
+                where: Any) -> Any:
+    """NumPy's _var with a `where` mask: the masked mean (kept dims), squared deviations of
+    every element, their masked sum over max(count - ddof, 0)."""
+    w, result_dtype = _mask(t, where, np.var, axis=axis, dtype=dtype, ddof=ddof,
+                            keepdims=keepdims)
+    acc = dtype if dtype is not None else (np.float64 if t.dtype.kind in "biu" else None)
+    arrmean = sum_(t, axis, acc, None, True, where=w)
+    arrmean = np.divide(arrmean, sum_(w, axis, np.intp, None, True)).astype(arrmean.dtype)
+    x = np.subtract(t, arrmean)
+    ret = sum_(np.multiply(x, x), axis, acc, None, keepdims, where=w)
+    rcount = np.maximum(np.subtract(sum_(w, axis, np.intp, None, keepdims), ddof), 0)
+    res = np.divide(ret, rcount).astype(ret.dtype)
+    return res if res.dtype == result_dtype else res.astype(result_dtype)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
