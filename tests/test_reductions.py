@@ -375,6 +375,29 @@ def test_arg_reductions_first_occurrence_across_lanes(fn, dtype, n) -> None:
             int(fn(x)), int(fn(x.reshape(1, -1), axis=1)[0]), int(fn(x * 2))]
 
 
+@pytest.mark.parametrize("fn", [np.max, np.min])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100, 4097, 1 << 17])
+def test_float_max_min_across_lanes(fn, dtype, n) -> None:
+    """Float max/min fold FJ_LANES accumulators (creduce): NaNs in any lane or in the rest
+    of a row, infinities, extremes early and late all give NumPy's value, over a whole array
+    (split into parts from 2^17 points) and along rows."""
+    rng = np.random.default_rng(n)
+    base = rng.standard_normal(n).astype(dtype)
+    cases = [base, np.full(n, -np.inf if fn is np.max else np.inf, dtype)]
+    for pos in ([0], [n - 1], [n // 2, 37], [33, 70]):
+        for v in (np.nan, np.inf, -np.inf, 1e4):
+            x = base.copy()
+            x[[p % n for p in pos]] = v
+            cases.append(x)
+    g = lambda a: (fn(a), fn(a.reshape(1, -1), axis=1))
+    f = fusejit.jit(g)
+    for x in cases:
+        got, want = f(x), g(x)
+        assert_like_numpy(got[0], want[0])
+        assert_like_numpy(got[1], want[1])
+
+
 def test_logsumexp_wrapper_traces_with_the_tracers_own_copy(monkeypatch) -> None:
     """pytest can import the repository root a second time under another package name; the
     wrapper SciPy holds belongs to whichever copy patched it first, and must hand each Tracer
