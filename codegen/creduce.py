@@ -142,7 +142,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     # is latency-bound (x.max() of 2^18 float32 in L2: 32.6 -> 17.3 us a core in C; NumPy's
     # 14.5). Each lane folds its points in order; NaN propagates through any lane.
     lanes = [r for r in reduces if r.fn in ("max", "min") and r.in_dtype.kind == "f"]
-    arg = arg or bool(lanes)
+    lane_loop = arg or bool(lanes)
     # Rows of one chunk: the cascade would hold a single chunk sum, so that sum is the total
     # (the same bits, without the cascade's bookkeeping per row).
     one_chunk = ninner == 1 and span is None and k.domain[-1] <= FJ_CHUNK
@@ -194,7 +194,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         else:
             point.append(_combine(r, f"fj_a_{r.var}", r.value))
     pragma = f"#pragma omp simd {' '.join(clauses)}".rstrip()
-    if arg:  # groups of FJ_LANES points, one per lane (a vector), then the rest
+    if lane_loop:  # groups of FJ_LANES points, one per lane (a vector), then the rest
         loops = ["int64_t fj_q = 0;",
                  "for (; fj_q + FJ_LANES <= fj_cn; fj_q += FJ_LANES) {", f"    {pragma}",
                  "    for (int64_t fj_l = 0; fj_l < FJ_LANES; fj_l++) {",

@@ -20,6 +20,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
 from .ops import gather_shape
@@ -68,16 +69,16 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     entries = index if isinstance(index, tuple) else (index,)
     parsed: list[Any] = []
     for e in entries:
-        arr = None if e is None or e is Ellipsis or isinstance(e, slice) else _index_array(e)
-        if arr is not None:
-            parsed.append(arr)
-        elif e is None or e is Ellipsis or isinstance(e, slice):
+        if e is None or e is Ellipsis or isinstance(e, slice):
             parsed.append(e)
-        else:
+            continue
+        arr = _index_array(e)
+        if arr is None:
             try:
-                parsed.append(operator.index(e))
+                arr = operator.index(e)
             except TypeError:
                 raise IndexError(_INVALID) from None
+        parsed.append(arr)
     expanded = expand_index(tuple(parsed), t.ndim)
     ellipses = any(e is Ellipsis for e in parsed)
     # Slices and None first, as a view that keeps every indexed axis whole: each entry of
@@ -171,18 +172,15 @@ def gather_by_constants(t: T.Tracer, index: list[np.ndarray | None]) -> T.Tracer
         (a,) = picked
         node = _gather(t.node, [(a, np.asarray(index[a], np.intp))], (a,), "raise")
         return T.Tracer(node)
-    full = []
-    for a, (n, ix) in enumerate(zip(t.shape, index)):
-        ix = np.arange(n, dtype=np.intp) if ix is None else np.asarray(ix, np.intp)
-        full.append((a, ix.reshape([-1 if d == a else 1 for d in range(t.ndim)])))
+    full = [(a, _along(a, t.shape, ix)) for a, ix in enumerate(index)]
     return T.Tracer(_gather(t.node, full, tuple(range(t.ndim)), "raise"))
 
 
-def _axis(axis: Any, ndim: int) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
-    return axis % ndim
+def _along(a: int, shape: tuple[int, ...], ix: np.ndarray | None = None) -> np.ndarray:
+    """1-D index array `ix` (an arange over axis `a` of `shape` when None) shaped to run along
+    axis a of an outer-product gather."""
+    ix = np.arange(shape[a], dtype=np.intp) if ix is None else np.asarray(ix, np.intp)
+    return ix.reshape([-1 if d == a else 1 for d in range(len(shape))])
 
 
 def take(a: T.Tracer, indices: Any, axis: Any = None, mode: str = "raise") -> T.Tracer:
@@ -191,7 +189,7 @@ def take(a: T.Tracer, indices: Any, axis: Any = None, mode: str = "raise") -> T.
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if axis is None:
         a, axis = np.ravel(a), 0
-    axis = _axis(axis, a.ndim)
+    axis = normalize_axis_index(operator.index(axis), a.ndim)
     ix = _index_array(indices)
     if ix is None:
         ix = np.asarray(operator.index(indices), np.intp)
@@ -211,12 +209,8 @@ def take_along_axis(arr: T.Tracer, indices: Any, axis: Any) -> T.Tracer:
         arr, axis = np.ravel(arr), 0
     if ix.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = _axis(axis, arr.ndim)
+    axis = normalize_axis_index(operator.index(axis), arr.ndim)
     index: list[tuple[int, Index]] = []
-    for d, n in enumerate(arr.shape):
-        if d == axis:
-            index.append((d, ix))
-        else:
-            index.append((d, np.arange(n, dtype=np.intp).reshape(
-                [n if k == d else 1 for k in range(arr.ndim)])))
+    for d in range(arr.ndim):
+        index.append((d, ix if d == axis else _along(d, arr.shape)))
     return T.Tracer(_gather(arr.node, index, tuple(range(arr.ndim)), "raise"))

@@ -127,7 +127,7 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.
         raise T.UnsupportedError(
             f"np.pad(..., reflect_type={kwargs['reflect_type']!r}) is not supported by "
             f"fusejit{T.where_msg()}: only reflect_type='even'")
-    widths = _pairs(pad_width, array.ndim, "pad_width")
+    widths = _pairs(pad_width, array.ndim)
     if (widths < 0).any():
         raise ValueError("index can't contain negative values")
     if mode in _INDEX_MODES:
@@ -142,7 +142,7 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.
                          else None)
         return gather_by_constants(array, index)
     values = _pairs(kwargs.get("constant_values", 0) if mode == "constant" else 0,
-                    array.ndim, "constant_values", integers=False)
+                    array.ndim, integers=False)
     out = array
     for ax, ((b, e), (vb, ve)) in enumerate(zip(widths, values)):
         pieces = []
@@ -155,7 +155,7 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.
     return out if out is not array else np.copy(array)
 
 
-def _pairs(x: Any, ndim: int, what: str, integers: bool = True) -> np.ndarray:
+def _pairs(x: Any, ndim: int, integers: bool = True) -> np.ndarray:
     """NumPy's broadcasting of pad widths or values to one (before, after) pair per axis."""
     arr = np.asarray(x)
     if integers:

@@ -265,6 +265,7 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
 # block is at most this many bytes (L2: 1 MiB a core on the Zen 4 here).
 PASS_CACHE_BYTES = 1 << 20
 COLUMN_BLOCK = 64
+ITEM_BYTES = 4  # the narrowest float a column pass reads (a group does not record its dtype)
 
 
 def _spill_text(g: Group, gi: int) -> str:
@@ -286,7 +287,7 @@ def spills(g: Group) -> bool:
     rows = 1
     for a in g.axes:
         rows *= g.shape[a]
-    return rows * min(g.shape[last], COLUMN_BLOCK) * 4 > PASS_CACHE_BYTES
+    return rows * min(g.shape[last], COLUMN_BLOCK) * ITEM_BYTES > PASS_CACHE_BYTES
 
 
 def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, int],

@@ -24,7 +24,7 @@ def test_row_invariant_statements() -> None:
     x, b = RNG.standard_normal((8, 32)), RNG.standard_normal((8, 1))
     f = lambda x, b: x * (b * 3.0) + 1.0  # b * 3 is cheap enough to recompute per point
     (k,) = fusejit.jit(f).lower_for(x, b).program.kernels
-    hoisted = row_invariant(k.body)
+    hoisted, _ = row_invariant(k.body)
     kinds = {type(s) for s in k.body if id(s) in hoisted}
     assert kinds == {Load, Compute, Const}
     assert not any(id(s) in hoisted for s in k.body
@@ -39,7 +39,7 @@ def test_gather_rows_are_checked_once_and_read_through_one_pointer() -> None:
     table, tokens = RNG.standard_normal((50, 16)), RNG.integers(-50, 50, (3, 5))
     f = lambda t, i: t[i] * 2.0
     (k,) = fusejit.jit(f).lower_for(table, tokens).program.kernels
-    hoisted = row_invariant(k.body)
+    hoisted, _ = row_invariant(k.body)
     assert all(id(s) in hoisted for s in k.body if isinstance(s, Check))
     text = _kernel_text(f, table, tokens)
     loop = text[text.index("#pragma omp simd"):]
