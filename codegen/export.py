@@ -199,8 +199,27 @@ def render_header(spec: ExportSpec) -> str:
         errors=sorted(spec.errors.items()), iface=sorted(INTERFACE_ERRORS.items(), reverse=True))
 
 
-def render_wrapper(spec: ExportSpec, program: Program) -> str:
-    """The exported functions, appended to the Program's C source (after the header)."""
+def c_string(text: str, width: int = 96) -> str:
+    """`text` as a C string literal (octal escapes outside printable ASCII), split into
+    adjacent literals of about `width` characters, never inside an escape."""
+    tokens = [_C_ESC.get(ch, ch) if 32 <= ord(ch) < 127 else f"\\{ord(ch) & 0xFF:03o}"
+              for ch in text.encode("utf-8").decode("latin-1")]
+    pieces, line = [], ""
+    for t in tokens:
+        if len(line) + len(t) > width:
+            pieces.append(line)
+            line = ""
+        line += t
+    pieces.append(line)
+    return "\n    ".join(f'"{p}"' for p in pieces)
+
+
+_C_ESC = {"\\": "\\\\", '"': '\\"', "?": "\\?"}
+
+
+def render_wrapper(spec: ExportSpec, program: Program, table: str = "{}") -> str:
+    """The exported functions, appended to the Program's C source (after the header).
+    `table`: the JSON signature table compiled into the library (`NAME_signature()`)."""
     by_buffer = {a.buffer: a for a in spec.args}
     out_by_buffer = {o.buffer: o for o in spec.outputs if o.source == "buffer"}
     io = []
@@ -221,5 +240,6 @@ def render_wrapper(spec: ExportSpec, program: Program) -> str:
                                                  if o.source == "buffer"]
     return _env().get_template("export_api.c.j2").render(
         spec=spec, args=_arg_views(spec), params=spec.params(), io=io, consts=consts,
+        table=c_string(table),
         call_args=call_args, errors=sorted(spec.errors.items()),
         iface=sorted(INTERFACE_ERRORS.items(), reverse=True))

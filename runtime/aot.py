@@ -36,6 +36,7 @@ from ..codegen.export import (
 from ..errors import UnsupportedError
 from ..frontend import ops
 from ..frontend.ir import Graph
+from ..kernels_cache.entries import file_digest
 from ..lowering.loop_ir import Program, Store
 from ..lowering.lower import lower
 from ..lowering.memplan import plan
@@ -43,7 +44,10 @@ from .backend_c import VERSION
 from .toolchain import Toolchain, detect, run_cc
 
 FORMAT = "fusejit-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Metadata fields that are about the files rather than the function: not in the signature table
+# compiled into the library (everything else is, and `load` insists that both agree).
+FILE_FIELDS = ("library", "header", "library_sha256")
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
@@ -172,7 +176,8 @@ def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -
         "workspace_bytes": spec.workspace_bytes,
         "symbols": {"call": spec.entry if spec.workspace == "caller" else None,
                     "alloc": spec.entry_alloc, "workspace_size": f"{spec.name}_workspace_size",
-                    "strerror": f"{spec.name}_strerror", "abi": f"{spec.name}_abi"},
+                    "strerror": f"{spec.name}_strerror", "abi": f"{spec.name}_abi",
+                    "signature": f"{spec.name}_signature"},
         "params": req.params,
         "args": [{"name": a.name, "cname": a.cname, "position": a.position, "kind": a.kind,
                   "dtype": a.dtype.name, "shape": list(a.shape), "strides": list(a.strides),
@@ -189,6 +194,13 @@ def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -
         "errors": {str(code): list(v) for code, v in spec.errors.items()},
         "blas": spec.blas, "compiler": spec.compiler,
     }
+
+
+def signature_table(meta: dict) -> str:
+    """The metadata without its file fields, as canonical JSON: the table compiled into the
+    library (`NAME_signature()`) that `load` compares with the `.json`."""
+    return json.dumps({k: v for k, v in meta.items() if k not in FILE_FIELDS},
+                      sort_keys=True, separators=(",", ":"))
 
 
 def _link_flags(tc: Toolchain, soname: str) -> list[str]:
@@ -228,7 +240,8 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     compiler = f"{tc.version} ({os.path.basename(tc.cc)} {' '.join(flags)})"
     spec = describe(req, program, name, workspace, compiler, tc.openmp)
     header_text = render_header(spec)
-    full = source + "\n" + header_text + render_wrapper(spec, program)
+    meta = _metadata(spec, req, path, header)
+    full = source + "\n" + header_text + render_wrapper(spec, program, signature_table(meta))
     d = os.path.dirname(os.path.abspath(path))
     with tempfile.TemporaryDirectory(prefix=".fusejit-export-", dir=d) as tmp:
         src = os.path.join(tmp, f"lib{name}.c")
@@ -236,9 +249,11 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
         with open(src, "w", encoding="utf-8") as f:
             f.write(full)
         run_cc([tc.cc, *flags, src, "-o", out, *tc.libs], f"export {name}")
+        os.chmod(out, 0o755)
+        meta["library_sha256"] = file_digest(out)
         _write_text(header, header_text)
         os.replace(out, path)
-    _write_text(meta_path, json.dumps(_metadata(spec, req, path, header), indent=1) + "\n")
+    _write_text(meta_path, json.dumps(meta, indent=1) + "\n")
     return ExportResult(name, path, header, meta_path, spec)
 
 
