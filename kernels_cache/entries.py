@@ -1,10 +1,11 @@
 """The entries of a cache directory as files: their layout, the checks that decide whether one
 may be loaded, and scanning and clearing them (for `fusejit cache` and miss reports).
 
-An entry is `<root>/<key[:2]>/<key><suffix>` (the artefact) with `<key><suffix>.sha256` (the
-digest of its bytes) and `<key><suffix>.meta.json` (what it was built for and its key parts).
-`.tmp-*` files are writes in progress (or left by a killed writer); `<key>.lock` files are
-held while an entry is built.
+An entry is `<root>/<key[:2]>/<key><suffix>` (the artefact) with `<key><suffix>.sha256` (a
+digest of the entry's file name, i.e. its key, followed by its bytes: an entry copied over
+another key's name, digest and all, does not verify) and `<key><suffix>.meta.json` (what it was
+built for, its key parts and the compiler that built it). `.tmp-*` files are writes in
+progress (or left by a killed writer); `<key>.lock` files are held while an entry is built.
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ def unsafe_file(path: str) -> str | None:
     return None
 
 
-def file_digest(path: str) -> str:
+def file_digest(path: str, key: str | None = None) -> str:
+    """sha256 of the file at `path`; with `key`, of the cache key followed by the file (what
+    an entry's `.sha256` holds)."""
     h = hashlib.sha256()
+    if key is not None:
+        h.update(b"fusejit-entry\0" + key.encode() + b"\0")
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
@@ -88,12 +93,18 @@ def verify(path: str) -> tuple[str, str]:
     except (OSError, UnicodeDecodeError) as e:
         return "corrupted", f"its digest cannot be read ({e})"
     try:
-        actual = file_digest(path)
+        actual = file_digest(path, entry_key(path))
     except OSError as e:
         return "corrupted", f"it cannot be read ({e.strerror})"
     if actual != expected:
-        return "corrupted", "its contents do not match its digest (truncated or damaged)"
+        return "corrupted", ("its contents do not match its digest (truncated, damaged, or "
+                             "an entry built for another key)")
     return "ok", ""
+
+
+def entry_key(path: str) -> str:
+    """What an entry's digest binds it to: its file name, i.e. its key and suffix."""
+    return os.path.basename(path)
 
 
 def read_meta(path: str) -> dict:

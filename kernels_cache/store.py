@@ -148,9 +148,12 @@ class Store:
             return None
         return folder
 
-    def put(self, key: str | KeyParts, suffix: str, build: Callable[[str], None]) -> str:
+    def put(self, key: str | KeyParts, suffix: str, build: Callable[[str], None],
+            note: dict | None = None, replace: bool = False) -> str:
         """Build an entry with `build(tmp_path)` and publish it atomically; return its path.
-        Under the key's lock, an entry another process finished meanwhile is reused."""
+        Under the key's lock, an entry another process finished meanwhile is reused (unless
+        `replace`). `note`: recorded in the entry's metadata (e.g. the compiler that built
+        it), not part of its key."""
         parts = key if isinstance(key, KeyParts) else None
         k = parts.key() if parts else str(key)
         folder = self._folder(k)
@@ -166,17 +169,18 @@ class Store:
         temps: list[str] = []
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if entries.verify(path)[0] == "ok":
+            if not replace and entries.verify(path)[0] == "ok":
                 _unlink(lock_path)
                 return path
             tmp = self._temp(folder, suffix, temps)
             build(tmp)
             os.chmod(tmp, os.stat(tmp).st_mode & 0o700)
-            digest = entries.file_digest(tmp)
+            digest = entries.file_digest(tmp, entries.entry_key(path))
             tmp_sum = self._temp(folder, entries.SUM, temps, digest)
-            meta = {"kind": parts.kind if parts else suffix.lstrip("."),
+            meta = {"key": k, "kind": parts.kind if parts else suffix.lstrip("."),
                     "name": parts.name if parts else "", "suffix": suffix,
-                    "created": time.time(), "parts": parts.summary() if parts else {}}
+                    "created": time.time(), "parts": parts.summary() if parts else {},
+                    **({"built_with": note} if note else {})}
             tmp_meta = self._temp(folder, entries.META, temps, json.dumps(meta, indent=1))
             os.replace(tmp, path)
             os.replace(tmp_sum, path + entries.SUM)
@@ -198,9 +202,9 @@ class Store:
                 f.write(text)
         return tmp
 
-    def get_or_build(self, key: str | KeyParts, suffix: str,
-                     build: Callable[[str], None]) -> str:
-        return self.lookup(key, suffix) or self.put(key, suffix, build)
+    def get_or_build(self, key: str | KeyParts, suffix: str, build: Callable[[str], None],
+                     note: dict | None = None) -> str:
+        return self.lookup(key, suffix) or self.put(key, suffix, build, note)
 
 
 _default: Store | None = None

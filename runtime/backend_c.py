@@ -54,10 +54,16 @@ class Library:
 
 
 def program_key(source: str, tc: Toolchain, name: str = "program") -> KeyParts:
-    """Everything that changes a compiled program, by name (see kernels_cache.keys)."""
-    return key_parts("c-program", name, source=source, compiler=tc.cc,
-                     compiler_version=tc.version, flags=" ".join(tc.cflags + tc.libs),
+    """Everything that changes a compiled program, by name (see kernels_cache.keys). The
+    compiler is not part of it (it is recorded in the entry), so a filled cache is usable
+    where there is no compiler."""
+    return key_parts("c-program", name, source=source, flags=" ".join(tc.cflags + tc.libs),
                      target=cpu_target(), fusejit=VERSION)
+
+
+def built_with(tc: Toolchain) -> dict:
+    """What an entry records about the compiler that built it."""
+    return {"compiler": tc.cc, "compiler_version": tc.version}
 
 
 def build(source: str, toolchain: Toolchain | None = None, name: str = "program") -> str:
@@ -75,7 +81,7 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
         finally:
             os.unlink(src)
 
-    return store.get_or_build(key, ".so", compile_to)
+    return store.get_or_build(key, ".so", compile_to, built_with(tc))
 
 
 def load(path: str, blas: bool = False) -> Library:
@@ -173,7 +179,6 @@ def _dispatcher_key(tc: Toolchain) -> KeyParts:
     import numpy as np
 
     return key_parts("dispatch", "_fusejit_dispatch", source=_dispatch_source(),
-                     compiler=tc.cc, compiler_version=tc.version,
                      flags=" ".join(["-O2", "-shared", "-fPIC",
                                      *[f"-I{i}" for i in _dispatch_include()]]),
                      target=platform.machine(), python=sys.version, numpy=np.__version__,
@@ -183,7 +188,7 @@ def _dispatcher_key(tc: Toolchain) -> KeyParts:
 def _build_dispatcher() -> Any:
     try:
         source = _dispatch_source()
-        tc = detect()
+        tc = cached_toolchain(count=False) or detect()
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         include = _dispatch_include()
         key = _dispatcher_key(tc)
@@ -199,7 +204,7 @@ def _build_dispatcher() -> Any:
             finally:
                 os.unlink(src)
 
-        path = store.get_or_build(key, suffix, compile_to)
+        path = store.get_or_build(key, suffix, compile_to, built_with(tc))
         spec = importlib.util.spec_from_file_location("_fusejit_dispatch", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
