@@ -74,12 +74,13 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
 
     def compile_to(out: str) -> None:
         src = out[: -len(".so")] + ".c"
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(source)
-        try:
+        try:  # the source is removed even when writing it fails (a full disk)
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(source)
             run_cc([tc.cc, *tc.cflags, src, "-o", out, *tc.libs], f"program {name}")
         finally:
-            os.unlink(src)
+            if os.path.exists(src):
+                os.unlink(src)
 
     return store.get_or_build(key, ".so", compile_to, built_with(tc))
 
@@ -196,13 +197,14 @@ def _build_dispatcher() -> Any:
 
         def compile_to(out: str) -> None:
             src = out[: -len(suffix)] + "_dispatch.c"
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(source)
             try:
+                with open(src, "w", encoding="utf-8") as f:
+                    f.write(source)
                 run_cc([tc.cc, "-O2", "-shared", "-fPIC", *[f"-I{i}" for i in include], src,
                         "-o", out], "the call dispatcher")
             finally:
-                os.unlink(src)
+                if os.path.exists(src):
+                    os.unlink(src)
 
         path = store.get_or_build(key, suffix, compile_to, built_with(tc))
         spec = importlib.util.spec_from_file_location("_fusejit_dispatch", path)
