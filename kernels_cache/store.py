@@ -244,16 +244,16 @@ class Store:
             if not replace and entries.verify(path)[0] == "ok":
                 _unlink(lock_path)
                 return path
-            tmp = self._temp(folder, suffix, temps)
+            tmp = self._temp(folder, k, suffix, temps)
             build(tmp)
             os.chmod(tmp, os.stat(tmp).st_mode & 0o700)
             digest = entries.file_digest(tmp, entries.entry_key(path))
-            tmp_sum = self._temp(folder, entries.SUM, temps, digest)
+            tmp_sum = self._temp(folder, k, entries.SUM, temps, digest)
             meta = {"key": k, "kind": parts.kind if parts else suffix.lstrip("."),
                     "name": parts.name if parts else "", "suffix": suffix,
                     "created": time.time(), "parts": parts.summary() if parts else {},
                     **({"built_with": note} if note else {})}
-            tmp_meta = self._temp(folder, entries.META, temps, json.dumps(meta, indent=1))
+            tmp_meta = self._temp(folder, k, entries.META, temps, json.dumps(meta, indent=1))
             os.replace(tmp, path)
             os.replace(tmp_sum, path + entries.SUM)
             os.replace(tmp_meta, path + entries.META)
@@ -265,8 +265,9 @@ class Store:
                 _remove(t)
 
     @staticmethod
-    def _temp(folder: str, suffix: str, temps: list[str], text: str | None = None) -> str:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=entries.TMP_PREFIX, suffix=suffix)
+    def _temp(folder: str, key: str, suffix: str, temps: list[str],
+              text: str | None = None) -> str:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=entries.temp_prefix(key), suffix=suffix)
         temps.append(tmp)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             if text is not None:

@@ -190,3 +190,83 @@ def test_really_full_disk(tmp_path: Path) -> None:
         assert temporaries(cache) == []
     finally:
         subprocess.run(["umount", str(cache)], check=True)
+
+
+# -- shipping a filled cache; `cache clear` and `info` (case 9) ------------------------------
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, FUSEJIT_CACHE_DIR=str(root))
+    return subprocess.run([sys.executable, "-m", "fusejit", "cache", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_exported_cache_serves_a_machine_without_a_compiler(tmp_path: Path) -> None:
+    built, shipped, target = tmp_path / "built", tmp_path / "shipped", tmp_path / "target"
+    script = _script(tmp_path)
+    assert ok(run(script, built)) == ["OK", "0", "1"]
+    out = cli(built, "export", str(shipped))
+    assert out.returncode == 0 and "exported" in out.stdout, out.stderr
+    imp = cli(target, "import", str(shipped))
+    assert imp.returncode == 0 and "imported" in imp.stdout, imp.stderr
+    assert cli(target, "import", str(shipped)).stdout.count("already there") == 1
+    empty = tmp_path / "no-compiler"
+    empty.mkdir()
+    assert ok(run(script, target, path=str(empty))) == ["OK", "1", "0"]
+    # a damaged entry in the shipment is not imported
+    [(entry, _)] = _programs(shipped)
+    Path(entry.path).write_bytes(b"\x7fELF junk")
+    again = cli(tmp_path / "other", "import", str(shipped))
+    assert again.returncode == 1 and "does not match its digest" in again.stderr
+    assert _programs(tmp_path / "other") == []
+
+
+def test_clear_on_a_file_says_so_and_removes_nothing(tmp_path: Path) -> None:
+    f = tmp_path / "not-a-dir"
+    f.write_text("keep me")
+    proc = cli(f, "clear")
+    assert proc.returncode == 1 and "is not a directory" in proc.stdout
+    assert f.read_text() == "keep me"
+
+
+def test_clear_removes_a_killed_writers_temporaries_and_keeps_a_live_ones(
+        tmp_path: Path) -> None:
+    import fcntl
+
+    cache = tmp_path / "cache"
+    assert ok(run(_script(tmp_path), cache)) == ["OK", "0", "1"]
+    bucket = cache / "ab"
+    bucket.mkdir(mode=0o700)
+    dead_key, live_key = "ab" + "1" * 62, "ab" + "2" * 62
+    dead = bucket / f"{entries.temp_prefix(dead_key)}x1.so"
+    live = bucket / f"{entries.temp_prefix(live_key)}x2.so"
+    dead.write_bytes(b"half")
+    live.write_bytes(b"half")
+    lock = os.open(bucket / (live_key + entries.LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # a writer still at work on live_key
+    try:
+        fields = dict(ln.split(None, 1) for ln in cli(cache, "info").stdout.splitlines())
+        assert fields["leftovers"].startswith("1 ") and fields["building"].startswith("2 ")
+        cleared = cli(cache, "clear")
+        assert cleared.returncode == 0 and "1 leftover files" in cleared.stdout
+        assert "kept 2 files in use" in cleared.stdout
+        assert not dead.exists() and live.exists()
+    finally:
+        os.close(lock)
+    cli(cache, "clear")
+    assert not live.exists()
+
+
+def test_clear_keeps_files_that_are_not_fusejit_entries(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert ok(run(_script(tmp_path), cache)) == ["OK", "0", "1"]
+    bucket = next(p for p in cache.iterdir() if p.is_dir())
+    lookalike = bucket / (bucket.name + "f" * 62 + ".txt")
+    lookalike.write_text("a user's file")
+    foreign = bucket / (bucket.name + "e" * 62 + ".so")
+    foreign.write_text("someone else's")
+    if os.getuid() == 0:
+        os.chown(foreign, 12345, 12345)
+    cleared = cli(cache, "clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert lookalike.exists() and (foreign.exists() or os.getuid() != 0)
+    assert _programs(cache) == []
