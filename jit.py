@@ -287,7 +287,9 @@ class JitFunction:
                                     f"hashable, got {type(a).__name__}") from None
                 continue
             if isinstance(a, np.ndarray):
-                if isinstance(a, np.matrix) or isinstance(a, np.ma.MaskedArray):
+                # (np.ma is imported on first use, 6 ms: only a subclass can be a MaskedArray)
+                if type(a) is not np.ndarray and (isinstance(a, np.matrix)
+                                                  or isinstance(a, np.ma.MaskedArray)):
                     raise UnsupportedError(f"argument {i} of {self.fn.__name__}() is a "
                                            f"{type(a).__name__}; pass np.asarray(x)")
                 check_dtype(a.dtype, f"argument {i} of {self.fn.__name__}()")

@@ -179,9 +179,11 @@ def _dispatch_include() -> list[str]:
 def _dispatcher_key(tc: Toolchain) -> KeyParts:
     import numpy as np
 
+    # The include directories are those of this Python and NumPy (sysconfig's paths cost a
+    # few ms to compute: not on the warm path).
     return key_parts("dispatch", "_fusejit_dispatch", source=_dispatch_source(),
-                     flags=" ".join(["-O2", "-shared", "-fPIC",
-                                     *[f"-I{i}" for i in _dispatch_include()]]),
+                     flags="-O2 -shared -fPIC", python_home=sys.base_prefix,
+                     numpy_home=os.path.dirname(np.__file__),
                      target=platform.machine(), python=sys.version, numpy=np.__version__,
                      fusejit=VERSION)
 
@@ -191,12 +193,12 @@ def _build_dispatcher() -> Any:
         source = _dispatch_source()
         tc = cached_toolchain(count=False) or detect()
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        include = _dispatch_include()
         key = _dispatcher_key(tc)
         store = default_store(config.current().cache_dir)
 
         def compile_to(out: str) -> None:
             src = out[: -len(suffix)] + "_dispatch.c"
+            include = _dispatch_include()
             try:
                 with open(src, "w", encoding="utf-8") as f:
                     f.write(source)
