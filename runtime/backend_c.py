@@ -58,7 +58,8 @@ def program_key(source: str, tc: Toolchain, name: str = "program") -> KeyParts:
     compiler is not part of it (it is recorded in the entry), so a filled cache is usable
     where there is no compiler."""
     return key_parts("c-program", name, source=source, flags=" ".join(tc.cflags + tc.libs),
-                     target=cpu_target(), fusejit=VERSION)
+                     target=cpu_target() if tc.march == "native" else tc.march,
+                     fusejit=VERSION)
 
 
 def built_with(tc: Toolchain) -> dict:

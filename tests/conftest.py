@@ -60,6 +60,19 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
 RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
 
 
+# The instruction set the suite compiles for (FUSEJIT_MARCH, default native): C test programs
+# compiled by the tests use the same -march as the JIT, and per-ISA expectations read it.
+MARCH = os.environ.get("FUSEJIT_MARCH", "").strip() or "native"
+MARCH_FLAG = f"-march={MARCH}"
+
+
+def target_features() -> frozenset[str]:
+    """The CPU features (/proc/cpuinfo names) the code compiled for MARCH may use."""
+    from fusejit.runtime.targets import target_features as features
+
+    return features(MARCH)
+
+
 def rtol_for(dtype: np.dtype) -> float:
     return RTOL.get(np.dtype(dtype), 0.0)
 
