@@ -43,3 +43,7 @@ class RuntimeFailure(FusejitError):
 class ExportError(FusejitError):
     """An exported library could not be written or loaded (missing files, metadata that does
     not match the library, an incompatible format version)."""
+
+
+class ExportTargetError(ExportError, TargetError):
+    """An exported library was compiled for CPU features the running CPU lacks (named)."""

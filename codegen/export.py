@@ -22,12 +22,15 @@ from .c import _env, io_buffers
 ERR_NOMEM = -1
 ERR_NO_WORKSPACE = -2
 ERR_RANGE = -3
+ERR_CPU = -4
 INTERFACE_ERRORS: dict[int, tuple[str, str]] = {
     ERR_NOMEM: ("ERR_NOMEM", "out of memory: the workspace could not be allocated"),
     ERR_NO_WORKSPACE: ("ERR_NO_WORKSPACE",
                        "workspace is NULL but the function needs a workspace"),
     ERR_RANGE: ("ERR_RANGE", "an integer argument is outside the range the function was "
                              "compiled for"),
+    ERR_CPU: ("ERR_CPU", "this CPU lacks an instruction-set feature the library was compiled "
+                         "for"),
 }
 
 _C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
@@ -113,6 +116,10 @@ class ExportSpec:
     openmp: bool = True
     blas: str = "none (generated loops only)"
     notes: list[str] = field(default_factory=list)
+    target: str = "native"  # the instruction-set target compiled for (runtime/targets.py)
+    # (/proc/cpuinfo name, __builtin_cpu_supports name) of each CPU feature the library
+    # checks before it runs
+    cpu_checks: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def macro(self) -> str:
@@ -196,6 +203,7 @@ def render_header(spec: ExportSpec) -> str:
     """The public C header of an export (self-contained, C and C++)."""
     return _env().get_template("export.h.j2").render(
         spec=spec, args=_arg_views(spec), outs=_out_views(spec), params=spec.params(),
+        features=", ".join(f for f, _ in spec.cpu_checks) or "none checked",
         errors=sorted(spec.errors.items()), iface=sorted(INTERFACE_ERRORS.items(), reverse=True))
 
 
@@ -240,6 +248,9 @@ def render_wrapper(spec: ExportSpec, program: Program, table: str = "{}") -> str
                                                  if o.source == "buffer"]
     return _env().get_template("export_api.c.j2").render(
         spec=spec, args=_arg_views(spec), params=spec.params(), io=io, consts=consts,
-        table=c_string(table),
+        table=c_string(table), checks=[
+            (builtin, c_string(f"this CPU lacks {feature}, which the library was compiled for "
+                               f"(target {spec.target})"), c_string(feature))
+            for feature, builtin in spec.cpu_checks],
         call_args=call_args, errors=sorted(spec.errors.items()),
         iface=sorted(INTERFACE_ERRORS.items(), reverse=True))

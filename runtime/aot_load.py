@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..codegen.export import ERR_NOMEM, ERR_RANGE
-from ..errors import ExportError, RuntimeFailure
+from ..codegen.export import ERR_CPU, ERR_NOMEM, ERR_RANGE
+from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure
 from ..frontend.pytree import unflatten
 from . import aot_verify
 from .aot import FILE_FIELDS, FORMAT, FORMAT_VERSION
 from .executor import raise_status
 
-_INTERFACE_EXC: dict[int, type[Exception]] = {ERR_NOMEM: MemoryError, ERR_RANGE: OverflowError}
+_INTERFACE_EXC: dict[int, type[Exception]] = {ERR_NOMEM: MemoryError, ERR_RANGE: OverflowError,
+                                              ERR_CPU: ExportTargetError}
 
 
 def _paths(path: str) -> tuple[str, dict]:
@@ -90,6 +91,8 @@ class ExportedFunction:
         meta_path, self.metadata = _paths(path)
         try:
             self._setup(meta_path, workspace)
+        except FusejitError:
+            raise
         except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
             if isinstance(e, ValueError) and str(e).startswith("workspace="):
                 raise
@@ -104,6 +107,7 @@ class ExportedFunction:
                               f"{FORMAT_VERSION}: export the function again")
         lib_path = aot_verify.check_files(meta_path, m)
         ident = aot_verify.check_digest(lib_path, meta_path, m.get("library_sha256"))
+        aot_verify.check_cpu(lib_path, m)
         syms = aot_verify.check_symbols(meta_path, m["symbols"])
         self._lib, self._ffi = self._open(lib_path, meta_path, syms, ident)
         m = self.metadata

@@ -5,7 +5,8 @@ Before anything is mapped: the directory and both files must belong to this user
 and be writable by nobody else, as the kernel cache demands of its entries; the metadata's
 `library` must name a regular file in that same directory; and the library's bytes must match
 the sha256 the metadata records (a truncated or damaged file is refused instead of crashing the
-process when it is mapped or called). Once opened, the signature table compiled into the
+process when it is mapped or called); and this CPU must have the features the library was
+compiled for. Once opened, the signature table compiled into the
 library is compared with the metadata, field by field: any disagreement (an edited shape, dtype,
 stride, written flag, output or workspace size) is refused, so the metadata alone can never make
 a call read or write outside its buffers.
@@ -20,7 +21,8 @@ import re
 import stat
 from typing import Any
 
-from ..errors import ExportError
+from ..errors import ExportError, ExportTargetError
+from . import targets
 
 _IDENT = re.compile(r"[A-Za-z_]\w*", flags=re.ASCII)
 
@@ -88,6 +90,21 @@ def check_digest(lib: str, meta_path: str, expected: Any) -> tuple[int, int, int
         raise ExportError(f"{lib} does not match the digest in {meta_path} ({st.st_size} "
                           "bytes; truncated, damaged or replaced): export the function again")
     return identity(st)
+
+
+def check_cpu(lib: str, meta: dict) -> None:
+    """ExportTargetError naming the CPU features the library was compiled for that this CPU
+    lacks (as /proc/cpuinfo shows them; nothing is checked where it cannot be read)."""
+    need = meta.get("cpu_features") or []
+    have = targets.cpu_features()
+    missing = [f for f in need if isinstance(f, str) and f not in have] if have else []
+    if missing:
+        raise ExportTargetError(
+            f"{lib} was compiled for target {meta.get('target')!r}, which needs "
+            f"{', '.join(missing)}: this CPU does not have "
+            f"{'it' if len(missing) == 1 else 'them'}, and the library would stop with an "
+            "illegal instruction. Export it again for a lower level (target='x86-64-v3', "
+            "'x86-64-v2' or 'x86-64').")
 
 
 def check_symbols(meta_path: str, symbols: Any) -> dict[str, str | None]:

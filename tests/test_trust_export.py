@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 
 import fusejit
+from fusejit import ExportError
+from fusejit.errors import ExportTargetError, TargetError
+from fusejit.runtime import targets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG_PARENT = os.path.dirname(os.path.dirname(HERE))  # the folder that holds `fusejit`
@@ -172,3 +175,104 @@ def test_untouched_export_loads_and_says_what_it_needs(exported) -> None:
     meta = json.load(open(os.path.splitext(exported["gelu"])[0] + ".json"))
     assert len(meta["library_sha256"]) == 64
     assert "gelu_signature" in open(os.path.splitext(exported["gelu"])[0] + ".h").read()
+
+
+# -- issue 16 part 4: exported libraries say what CPU they need, and check it ----------------
+
+x86 = pytest.mark.skipif("sse2" not in targets.cpu_features(),
+                         reason="x86-64 levels need an x86-64 CPU")
+CC = shutil.which(os.environ.get("CC") or "cc") or shutil.which("gcc")
+
+CPU_DRIVER = """
+#include <stdio.h>
+#include "lib{name}.h"
+int main(void) {{
+    float x[{n}], y[{n}];
+    for (int i = 0; i < {n}; i++) x[i] = 0.25f * i;
+    const char *missing = {name}_cpu_missing();
+    printf("init %d missing %s\\n", {name}_init(), missing ? missing : "none");
+    int st = {name}(x, y, NULL);
+    printf("call %d %s\\n", st, {name}_strerror(st));
+    return 0;
+}}
+"""
+
+
+def run_cpu_driver(lib: str, tmp_path) -> str:
+    d, name = os.path.dirname(lib), os.path.basename(lib)[3:-3]
+    src, exe = tmp_path / "main.c", tmp_path / "main"
+    src.write_text(CPU_DRIVER.format(name=name, n=64))
+    subprocess.run([CC, str(src), "-I", d, "-L", d, f"-l{name}", f"-Wl,-rpath,{d}", "-o",
+                    str(exe)], check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                          timeout=60).stdout
+
+
+@x86
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_export_for_baseline_x86_64_runs_and_says_so(tmp_path) -> None:
+    res = fusejit.export(gelu, np.ones(64, np.float32), path=str(tmp_path / "libbase.so"),
+                         target="x86-64")
+    meta = json.load(open(res.metadata))
+    assert meta["target"] == "x86-64" and "-march=x86-64 " in meta["compiler"] + " "
+    assert meta["cpu_features"] == list(targets.TARGETS["x86-64"][1])
+    header = open(res.header).read()
+    assert '#define BASE_TARGET "x86-64"' in header and "base_init(void)" in header
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    np.testing.assert_allclose(fusejit.load(res.library)(x), gelu(x), rtol=1e-5, atol=1e-6)
+    assert run_cpu_driver(res.library, tmp_path).splitlines() == [
+        "init 0 missing none", "call 0 success"]
+
+
+@x86
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_level_above_this_cpu_is_refused_by_load_and_by_the_library(tmp_path,
+                                                                    monkeypatch) -> None:
+    """x86-64-v4 plus a feature no current CPU has (AVX512-4FMAPS, Xeon Phi only) stands for
+    a level above this machine's: both checks are real, only the level's list is extended."""
+    feature = "avx512_4fmaps"
+    assert feature not in targets.cpu_features()
+    v4 = targets.TARGETS["x86-64-v4"]
+    monkeypatch.setitem(targets.TARGETS, "x86-64-v4", (v4[0], v4[1] + (feature,)))
+    monkeypatch.setitem(targets.CPU_SUPPORTS, feature, "avx5124fmaps")
+    res = fusejit.export(gelu, np.ones(64, np.float32), path=str(tmp_path / "libhigh.so"),
+                         target="x86-64-v4")
+    assert feature in json.load(open(res.metadata))["cpu_features"]
+    with pytest.raises(ExportTargetError, match=f"needs {feature}: this CPU does not have it"):
+        fusejit.load(res.library)
+    out = run_cpu_driver(res.library, tmp_path).splitlines()
+    assert out[0] == f"init -4 missing {feature}"
+    assert out[1] == f"call -4 this CPU lacks {feature}, which the library was compiled for " \
+                     "(target x86-64-v4)"
+
+
+@x86
+def test_load_names_the_missing_features_of_a_faked_cpu(exported, tmp_path,
+                                                        monkeypatch) -> None:
+    res = fusejit.export(gelu, np.ones(64, np.float32), path=str(tmp_path / "libv3.so"),
+                         target="x86-64-v3")
+    have = frozenset(targets.TARGETS["x86-64-v2"][1])  # an SSE4.2 machine
+    monkeypatch.setattr(targets, "cpu_features", lambda: have)
+    with pytest.raises(ExportTargetError, match="needs avx, avx2, bmi1, bmi2, f16c, fma"):
+        fusejit.load(res.library)
+    edited = copy_export(res.library, tmp_path / "edited")  # hiding the need does not help
+    edit_meta(edited, lambda m: m.update(cpu_features=[]))
+    with pytest.raises(ExportError, match="cpu_features"):
+        fusejit.load(edited)
+
+
+@pytest.mark.parametrize("target", ["x86-64-v9", "haswell", ""])
+def test_unknown_target_is_refused_before_anything_is_written(tmp_path, target: str) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(TargetError, match="unknown target"):
+        fusejit.export(gelu, np.ones(8, np.float32), path=str(out / "libg.so"),
+                       target=target or "bogus")
+    assert not out.exists()
+    env = dict(os.environ, PYTHONPATH=PKG_PARENT)
+    script = tmp_path / "m.py"
+    script.write_text("import numpy as np\ndef g(x):\n    return x * 2\n")
+    proc = subprocess.run([sys.executable, "-m", "fusejit", "export", f"{script}:g", "--arg",
+                           "float32[8]", "-o", str(out), "--target", target or "bogus"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and "unknown target" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
