@@ -11,6 +11,7 @@ place.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -278,7 +279,13 @@ def export_toolchain(target: str, fastmath: bool) -> Toolchain:
     """The toolchain an export for instruction-set `target` compiles with; TargetError (before
     anything is compiled or written) for a target that is unknown or that the compiler does
     not know. Exporting for a level this CPU cannot run is allowed: `load` checks."""
-    return detect().with_fastmath(fastmath).with_march(targets.check_target(target))
+    native = detect().with_fastmath(fastmath)
+    tc = native.with_march(targets.check_target(target))
+    if targets.missing_features(target):
+        # The probes' test programs cannot run here: OpenMP and libmvec are properties of the
+        # compiler and C library, not of the instruction set, so this machine's answers hold.
+        tc = dataclasses.replace(tc, openmp=native.openmp, libmvec=native.libmvec)
+    return tc
 
 
 def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph,
