@@ -251,7 +251,8 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
     tc = toolchain or detect()
     stem, _ = os.path.splitext(path)
     header, meta_path = stem + ".h", stem + ".json"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # not group-writable whatever the umask: load refuses directories others can write into
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
     soname = os.path.basename(path)
     flags = _link_flags(tc, soname)
     compiler = f"{tc.version} ({os.path.basename(tc.cc)} {' '.join(flags)})"
