@@ -1,15 +1,14 @@
 """C for GemmKernels: BLAS gemm calls through function pointers, or generated loops.
 
-Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees
-B first. The gemm and gemv pointers (Fortran ABI, 32-bit integers) are handed to the library
+Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees B
+first. The gemm and gemv pointers (Fortran ABI, 32-bit integers) are handed to the library
 once after loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. A
 product with one column or one row calls gemv instead (codegen/cgemv.py, `render_gemm` hands
-it over). Large products are
-split by rows over the program's own OpenMP threads, BLAS running single-threaded in each
-(`fj_run_gemm`, codegen/cblas.py; runtime/blas.py says how OpenBLAS is kept to one thread). Generated loops
-(integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
-inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
-as NumPy's half loops do.
+it over). Large products are split by rows over the program's own OpenMP threads, BLAS
+running single-threaded in each (`fj_run_gemm`, codegen/cblas.py; runtime/blas.py says how
+OpenBLAS is kept to one thread). Generated loops (integers, bool, float16, or float when no
+BLAS is wanted) walk rows in parallel and the inner loop over a contiguous output row under
+`omp simd`; float16 accumulates in float32, as NumPy's half loops do.
 
 alpha and beta (an update `w -= lr * (a @ b)` done by the gemm itself, C = w's memory): alpha
 is a literal, or read at run time from its 0-d buffer and cast to the gemm's dtype in C (as

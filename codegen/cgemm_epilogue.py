@@ -10,12 +10,12 @@ operands at the same domain point and stores the kernel's values.
 Where the product of a block lives:
 - scratch (`c.buf == SCRATCH`): a per-thread block of min(rows, share) x n elements, taken
   from the library's pool when the thread enters the kernel and given back when it leaves
-  (codegen/cblas.py EPILOGUE_DECLS). A block is allocated once and reused by later calls, so its pages stay
-  resident and steady calls fault nothing (malloc/free per call would: glibc returns such a
-  block to the system, and the next call faults it in again; tests/test_gemm_epilogue.py
-  counts the faults). The pool holds about one block per thread that runs such a kernel at
-  the same time; nothing in the arena depends on the thread count, so the memory plan (and
-  the generated source) is the same on every machine.
+  (EPILOGUE_DECLS, codegen/cblas.py). A block is allocated once and reused by later calls,
+  so its pages stay resident and steady calls fault nothing (malloc/free per call would:
+  glibc returns such a block to the system, and the next call faults it in again;
+  tests/test_gemm_epilogue.py counts the faults). The pool holds about one block per thread
+  that runs such a kernel at the same time; nothing in the arena depends on the thread
+  count, so the memory plan (and the generated source) is the same on every machine.
 - C's own rows (`c` is one of the epilogue's stores): the gemm writes the product there and
   the epilogue reads each element before overwriting it with its value: no scratch at all.
 An allocation failure returns errors.Status.NO_SCRATCH (128), which the runtime raises as
