@@ -10,13 +10,12 @@ unshared where the hazard check (lowering/update.py) finds one.
 
 from __future__ import annotations
 
-from ..frontend.ir import Graph, Node, users
-from ..frontend.reshape import reshape_strides
+from ..frontend.ir import Graph, users
 from .builder import KernelBuilder, Lowering, contiguous_strides
 from .fusion import partition
 from .loop_ir import Buffer, OutputRef, Program
-from .matmul import build_gemm, build_gemm_epilogue, pack_operands
-from .passes import rewrite
+from .matmul import build_gemm, build_gemm_epilogue
+from .prelower import LowerOptions, prelower
 from .rowwise import NonCanonicalUse, ReduceBuilder
 from .update import buffer_hazards, build_scatter, copy_back, gemm_updates, scatter_tops
 
@@ -52,8 +51,13 @@ def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True)
     """Lower an optimised graph, given the element strides of each input, to a Program.
     With `blas`, float matmuls become BLAS calls; otherwise generated loops. Updated
     arguments are written in place where that is proven safe (lowering.update)."""
-    graph = pack_operands(place_reshapes(separate_outputs(graph), input_strides),
-                          input_strides, blas)
+    return lower_prelowered(prelower(graph, input_strides, LowerOptions(blas)), input_strides,
+                            blas)
+
+
+def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True
+                     ) -> Program:
+    """`lower` of a graph that `prelower` (lowering/prelower.py) has prepared already."""
     safe: frozenset[int] = frozenset()
     exclude: frozenset[int] = frozenset()  # argument updates not to compute by a gemm
     rowwise = True
@@ -142,74 +146,3 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             outputs.append(OutputRef("buffer", low.by_node[node.id].index))
     return Program(graph.name, low.buffers, kernels, outputs, low.consts,
                    updates=list(graph.updates)), shared
-
-
-def place_reshapes(graph: Graph, input_strides: list[tuple[int, ...]]) -> Graph:
-    """Make every `reshape` readable from memory (frontend.reshape): a copy goes before one
-    whose input's layout (the argument's strides, or a contiguous stored value) does not
-    allow NumPy's no-copy reshape; a reshape of a broadcast scalar constant is a view."""
-    where = {n.id: k for k, n in enumerate(graph.inputs)}
-    in_place = {o.id for o in graph.outputs[graph.n_results:]}
-
-    def strides_of(node: Node) -> tuple[int, ...] | None:
-        if node.op == "view":
-            inner = strides_of(node.inputs[0])
-            if inner is None:
-                return None
-            return tuple(step * inner[axis] if axis >= 0 else 0
-                         for axis, step in node.attrs["dims"])
-        if node.op == "reshape":
-            inner = strides_of(node.inputs[0])
-            return None if inner is None else reshape_strides(node.inputs[0].shape, inner,
-                                                              node.shape)
-        if node.op == "input":
-            return input_strides[where[node.id]]
-        if node.op == "scatter" or node.id in in_place:
-            return None  # may live in an argument's buffer, whatever its layout
-        return contiguous_strides(node.shape)  # stored by fusion, contiguously
-
-    def rule(node: Node) -> Node:
-        if node.op != "reshape":
-            return node
-        src = node.inputs[0]
-        base = src
-        while base.op in ("view", "reshape"):
-            base = base.inputs[0]
-        if base.op == "const" and base.type.size <= 1:
-            attrs = {"start": (0,) * base.type.ndim, "dims": ((-1, 0),) * node.type.ndim}
-            return Node("view", (base,), node.type, attrs, node.loc)
-        if strides_of(node) is not None:
-            return node
-        return Node("reshape", (Node("copy", (src,), src.type, {}, node.loc),), node.type,
-                    {}, node.loc)
-
-    if not any(n.op == "reshape" for n in graph.nodes()):
-        return graph
-    return rewrite(graph, rule)
-
-
-def separate_outputs(graph: Graph) -> Graph:
-    """Give outputs that were distinct objects in the user's return value distinct buffers.
-
-    CSE may merge `return x * 2, x * 2` into one node; NumPy returns two independent arrays,
-    so the second position gets its own `copy` (stored by the same kernel). Positions that
-    were one object (`y = x * 2; return y, y`) and returned inputs keep sharing. An output
-    that the passes reduced to an input (`-(-x)`) is a new array in NumPy: it is copied.
-    """
-    alias = graph.out_alias or [-1] * len(graph.outputs)
-    returned = graph.out_input
-    inputs = {n.id: k for k, n in enumerate(graph.inputs)}
-    outputs = list(graph.outputs)
-    owner: dict[int, int] = {}
-    changed = False
-    for k, node in enumerate(graph.outputs):
-        first = owner.setdefault(node.id, k)
-        if node.op == "input":
-            # Only an argument the user returned unchanged is handed back as itself.
-            if returned is None or returned[k] == inputs[node.id]:
-                continue
-        elif first == k or alias[k] == first:
-            continue
-        outputs[k] = Node("copy", (node,), node.type, {}, node.loc)
-        changed = True
-    return graph.with_outputs(outputs) if changed else graph

@@ -44,7 +44,7 @@ from .passes import rewrite
 from .stored import strip_views
 
 __all__ = ["BLAS_DTYPES", "INT_MAX", "blas_layout", "build_gemm", "build_gemm_epilogue",
-           "operand_strides", "pack_operands", "uses_blas"]
+           "matvecs_as_reductions", "operand_strides", "pack_operands", "uses_blas"]
 
 # Bytes of one block of an epilogue's product (per thread): it stays in L2 for the epilogue.
 SCRATCH_BYTES = 256 * 1024
@@ -88,12 +88,11 @@ def uses_blas(node: Node, blas: bool) -> bool:
     return blas_product(node, blas)
 
 
-def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
-    """Prepare the matmuls for lowering: the matrix-vector products that a fused reduction
-    serves better become one (lowering.matvec), then a `copy` goes before every BLAS matmul
-    operand whose layout BLAS cannot read."""
-    graph = matvec_as_reduce(graph, lambda n: uses_blas(n, blas), _readable(graph, input_strides))
-    return _pack(graph, input_strides, blas)
+def matvecs_as_reductions(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool
+                          ) -> Graph:
+    """The matrix-vector products that a fused reduction serves better than BLAS become one
+    (lowering.matvec)."""
+    return matvec_as_reduce(graph, lambda n: uses_blas(n, blas), _readable(graph, input_strides))
 
 
 def _readable(graph: Graph, input_strides: list[tuple[int, ...]]) -> Callable[[Node], bool]:
@@ -114,7 +113,8 @@ def _readable(graph: Graph, input_strides: list[tuple[int, ...]]) -> Callable[[N
     return readable
 
 
-def _pack(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
+def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
+    """A `copy` before every BLAS matmul operand whose layout BLAS cannot read."""
     readable = _readable(graph, input_strides)
 
     def rule(node: Node) -> Node:
