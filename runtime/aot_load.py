@@ -18,13 +18,10 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..codegen.export import ERR_NOMEM, ERR_RANGE
-from ..errors import ExportError, RuntimeFailure
+from ..errors import ExportError, RuntimeFailure, Status
 from ..frontend.pytree import unflatten
 from .aot import FORMAT, FORMAT_VERSION
 from .executor import raise_status
-
-_INTERFACE_EXC: dict[int, type[Exception]] = {ERR_NOMEM: MemoryError, ERR_RANGE: OverflowError}
 
 
 def _paths(path: str) -> tuple[str, str]:
@@ -271,7 +268,8 @@ class ExportedFunction:
         if status:
             if status > 0:
                 raise_status(status)
-            exc = _INTERFACE_EXC.get(status, RuntimeFailure)
+            known = Status.of(status)
+            exc = known.exc if known is not None else RuntimeFailure
             raise exc(f"{self.name}: {self.strerror(status)} (status {status})")
         return self._result(values, outs)
 
