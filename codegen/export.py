@@ -14,24 +14,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import Status
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Program
-from .c import _env, io_buffers
+from . import templates
+from .c import io_buffers
 
-# Status codes the export's wrapper adds to the kernels' own (positive, bitwise-ORed) codes.
-ERR_NOMEM = -1
-ERR_NO_WORKSPACE = -2
-ERR_RANGE = -3
+# Status codes the export's wrapper adds to the kernels' own (positive, bitwise-ORed) codes:
+# code -> (define suffix, message), from errors.Status.
+INTERFACE_ERRORS: dict[int, tuple[str, str]] = {s.code: (s.macro, s.message)
+                                                for s in Status.interface()}
+# ... and the export's own check of the CPU it runs on (kept here, not in errors.Status: a
+# kernel never returns it).
 ERR_CPU = -4
-INTERFACE_ERRORS: dict[int, tuple[str, str]] = {
-    ERR_NOMEM: ("ERR_NOMEM", "out of memory: the workspace could not be allocated"),
-    ERR_NO_WORKSPACE: ("ERR_NO_WORKSPACE",
-                       "workspace is NULL but the function needs a workspace"),
-    ERR_RANGE: ("ERR_RANGE", "an integer argument is outside the range the function was "
-                             "compiled for"),
-    ERR_CPU: ("ERR_CPU", "this CPU lacks an instruction-set feature the library was compiled "
-                         "for"),
-}
+INTERFACE_ERRORS[ERR_CPU] = ("ERR_CPU", "this CPU lacks an instruction-set feature the library "
+                                        "was compiled for")
 
 _C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof static
@@ -201,7 +198,7 @@ def _out_views(spec: ExportSpec) -> list[dict]:
 
 def render_header(spec: ExportSpec) -> str:
     """The public C header of an export (self-contained, C and C++)."""
-    return _env().get_template("export.h.j2").render(
+    return templates.render("export.h.j2",
         spec=spec, args=_arg_views(spec), outs=_out_views(spec), params=spec.params(),
         features=", ".join(f for f, _ in spec.cpu_checks) or "none checked",
         errors=sorted(spec.errors.items()), iface=sorted(INTERFACE_ERRORS.items(), reverse=True))
@@ -246,7 +243,7 @@ def render_wrapper(spec: ExportSpec, program: Program, table: str = "{}") -> str
             io.append(f"(char *){cname}")
     call_args = [a.cname for a in spec.args] + [o.cname for o in spec.outputs
                                                  if o.source == "buffer"]
-    return _env().get_template("export_api.c.j2").render(
+    return templates.render("export_api.c.j2",
         spec=spec, args=_arg_views(spec), params=spec.params(), io=io, consts=consts,
         table=c_string(table), checks=[
             (builtin, c_string(f"this CPU lacks {feature}, which the library was compiled for "

@@ -79,9 +79,9 @@ class ExportResult:
 
 
 def error_codes() -> dict[int, tuple[str, str]]:
-    """Kernel status bits -> (define suffix, message), from the op table's error checks."""
-    names = {v.code: k for k, v in vars(ops).items() if isinstance(v, ops.ErrorCheck)}
-    return {code: (names.get(code, f"ERR_{code}"), f"{c.exc.__name__}: {c.message}")
+    """Kernel status bits -> (define suffix, message) of the op table's error checks (the
+    flags an export, lowered without BLAS, can return), from errors.Status."""
+    return {code: (c.status.macro, f"{c.status.exc.__name__}: {c.status.message}")
             for code, c in sorted(ops.ERROR_CHECKS.items())}
 
 

@@ -19,15 +19,12 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..codegen.export import ERR_CPU, ERR_NOMEM, ERR_RANGE
-from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure
+from ..codegen.export import ERR_CPU
+from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure, Status
 from ..frontend.pytree import unflatten
 from . import aot_verify
 from .aot import FILE_FIELDS, FORMAT, FORMAT_VERSION
 from .executor import raise_status
-
-_INTERFACE_EXC: dict[int, type[Exception]] = {ERR_NOMEM: MemoryError, ERR_RANGE: OverflowError,
-                                              ERR_CPU: ExportTargetError}
 
 
 def _paths(path: str) -> tuple[str, dict]:
@@ -294,7 +291,9 @@ class ExportedFunction:
         if status:
             if status > 0:
                 raise_status(status)
-            exc = _INTERFACE_EXC.get(status, RuntimeFailure)
+            known = Status.of(status)
+            exc = (ExportTargetError if status == ERR_CPU else
+                   known.exc if known is not None else RuntimeFailure)
             raise exc(f"{self.name}: {self.strerror(status)} (status {status})")
         return self._result(values, outs)
 
