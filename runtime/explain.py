@@ -222,7 +222,8 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
     known = {n.id for n in optimised.nodes()}
     added = [n for n in lowered.nodes() if n.id not in known]
     if added:
-        lines.append("lowering added (distinct output copies, packed matmul operands):")
+        lines.append("lowering added (lowering/prelower.py: distinct output copies, copies "
+                     "before reshapes, packed matmul operands):")
         lines.extend(f"  {format_node(n)}" for n in added)
     for k in program.kernels:
         gi, role = _group_of(k.name)
