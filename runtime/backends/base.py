@@ -26,6 +26,14 @@ if TYPE_CHECKING:  # `import fusejit` imports the registry: it stays light
 Ranges = list[tuple[int, tuple[int, int], np.dtype]]
 
 
+class Runnable(Protocol):
+    """What a backend's build returns and the call paths run."""
+
+    def run(self, inputs: list[Any]) -> list[Any]:
+        """Run the Program on its graph inputs (arrays and scalars, in graph order); its
+        results, in order, with updated arguments written in place."""
+
+
 @dataclass
 class Built:
     """A rendered and built Program: its source, the executable that runs it, the seconds
@@ -33,7 +41,7 @@ class Built:
     backend has one that the profiler reads."""
 
     source: str
-    executable: Any  # runtime.executor.Executable, runtime.backend_cuda.CudaExecutable, ...
+    executable: Runnable  # runtime.executor.Executable, backend_cuda.CudaExecutable, ...
     render_s: float
     library: Any = None
 
