@@ -15,7 +15,7 @@ from . import config
 from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
-from .runtime import cuda_jit
+from .runtime import backends
 from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
     arg_key,
@@ -78,10 +78,8 @@ class JitFunction:
             static.add(names.index(name))
         self.static = frozenset(static)
         self.backend = backend or config.current().backend
-        if self.backend not in ("c", "cuda"):
-            raise UnsupportedError(f"unknown backend {self.backend!r} (use 'c' or 'cuda')")
-        if self.backend == "cuda":
-            cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
+        self.target = backends.get(self.backend)  # UnsupportedError for an unknown name
+        self.target.require()  # e.g. pycuda, a GPU and nvcc, or a clear error now
         self._cache: dict[Hashable, Compiled] = {}
         # Fast path: signature bytes computed in C -> specialised call stub.
         self._stubs: dict[bytes, Callable[..., Any]] = {}
@@ -161,7 +159,7 @@ class JitFunction:
                 return self._call_out(self._bind(args, kwargs), out)
             if not kwargs:
                 return self(*args)
-        if self.backend == "cuda" and "device_output" in kwargs:
+        if self.target.device_output and "device_output" in kwargs:
             on_device = bool(kwargs["device_output"])  # results as GPUArrays
             kwargs = {k: v for k, v in kwargs.items() if k != "device_output"}
             return self._call_slow(self._bind(args, kwargs), on_device)
@@ -221,7 +219,7 @@ class JitFunction:
         g = compiled.optimised
         specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
         outs = check_out(out, g.out_tree, specs, self.fn.__name__)
-        direct = None if compiled.updated or self.backend != "c" else direct_outs(
+        direct = None if compiled.updated or not self.target.fast_path else direct_outs(
             compiled.executable, outs, args)
         if direct is None:
             copy_into(outs, self(*args), g.out_tree)
@@ -313,7 +311,7 @@ class JitFunction:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
         a fresh machine run through cffi while it builds in the background)."""
         dispatch = ready_dispatcher()
-        if dispatch is None or self.backend != "c":
+        if dispatch is None or not self.target.fast_path:
             return
         g = compiled.optimised
         if compiled.updated:
