@@ -285,7 +285,9 @@ class JitFunction:
                                     f"hashable, got {type(a).__name__}") from None
                 continue
             if isinstance(a, np.ndarray):
-                if isinstance(a, np.matrix) or isinstance(a, np.ma.MaskedArray):
+                # (np.ma is imported on first use, 6 ms: only a subclass can be a MaskedArray)
+                if type(a) is not np.ndarray and (isinstance(a, np.matrix)
+                                                  or isinstance(a, np.ma.MaskedArray)):
                     raise UnsupportedError(f"argument {i} of {self.fn.__name__}() is a "
                                            f"{type(a).__name__}; pass np.asarray(x)")
                 check_dtype(a.dtype, f"argument {i} of {self.fn.__name__}()")
@@ -372,7 +374,8 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] |
 
 
 def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
-           name: str | None = None, workspace: str = "caller") -> ExportResult:
+           name: str | None = None, workspace: str = "caller",
+           target: str | None = None) -> ExportResult:
     """Compile `fn` for arguments like `example_args` into a shared library that needs no
     Python: `path` (default `build/lib<name>.so`; a directory gets `lib<name>.so` in it), a
     C header and JSON metadata beside it. `name` (default: from `path`, else the function's
@@ -380,15 +383,19 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
 
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
+    `target`: the instruction set to compile for, "native" or an x86-64 level such as
+    "x86-64-v3" (default: FUSEJIT_MARCH, else "native"); an unknown one is refused before
+    anything is compiled or written.
     """
+    from .runtime.aot import export_compiled, export_toolchain
+
     # An exported library is C, and has no Python to run Python-scalar arithmetic: its
     # scalar parameters follow NumPy's int64/float64 rules throughout (see the README).
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
     jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath,
                      python_scalars=False)
+    tc = export_toolchain(target or config.current().march, jf.fastmath)  # before compiling
     args = jf._normalise(jf._bind(example_args, {}))
     c = jf.lower_for(*args)
-    from .runtime.aot import export_compiled
-
     return export_compiled(jf.fn, jf.signature, args, c.optimised, c.program, c.source,
-                           c.positions, path, name, workspace, jf.fastmath)
+                           c.positions, path, name, workspace, tc)
