@@ -61,6 +61,7 @@ USER_SOURCES = {
 }
 
 USER_SCRIPT = """\
+from __future__ import annotations
 import json, sys, time
 import numpy as np
 {module_import}
@@ -165,7 +166,8 @@ def _lines(path: str) -> int:
         return 0
 
 
-def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any]]:
+def measure(names: Sequence[str], repeat: int, full: bool,
+            wait_s: float = 0.0) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="fusejit-coldwarm-") as tmp:
         cc, log = recording_cc(tmp)
@@ -180,9 +182,9 @@ def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any
             shutil.copytree(base, cache)
             cold = run_child(name, cache, cc, full)
             before = _lines(log)
-            warm = [run_child(name, cache, cc, full) for _ in range(repeat)]
+            warm = [quiet(wait_s, run_child, name, cache, cc, full) for _ in range(repeat)]
             firsts = [w["first_s"] for w in warm]
-            raw = [run_child(name, cache, cc, full, bytecode=False)["first_s"]
+            raw = [quiet(wait_s, run_child, name, cache, cc, full, bytecode=False)["first_s"]
                    for _ in range(repeat)]
             numpy = [run_child(name, cache, cc, full, True)["first_s"] for _ in range(repeat)]
             rows.append({
@@ -198,6 +200,13 @@ def measure(names: Sequence[str], repeat: int, full: bool) -> list[dict[str, Any
             print(f"[coldwarm] {name}: cold {cold['first_s'] * 1e3:.0f} ms, warm "
                   f"{rows[-1]['warm_median_s'] * 1e3:.1f} ms", file=sys.stderr)
     return rows
+
+
+def quiet(wait_s: float, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)` once the machine is quiet (waiting at most `wait_s` seconds)."""
+    if wait_s:
+        machine.wait_quiet(wait_s)
+    return fn(*args, **kwargs)
 
 
 def markdown(rows: list[dict[str, Any]], repeat: int) -> str:
@@ -221,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="warm processes per workload")
     p.add_argument("--full", action="store_true", help="full benchmark sizes (default: quick)")
     p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                   help="before each warm process, wait up to SECONDS for other processes to "
+                        "go quiet")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -228,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     names = args.only.split(",") if args.only else list(workloads.REGISTRY)
     meter = machine.CpuMeter()
-    rows = measure(names, args.repeat, args.full)
+    rows = measure(names, args.repeat, args.full, args.wait_quiet)
     own, other = meter.read()
     model, _ = machine.cpu_info()
     print(f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}; "

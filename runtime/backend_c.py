@@ -224,7 +224,7 @@ def build_program(program: Any, fastmath: bool, name: str) -> tuple[str, Library
     seconds spent rendering). On a machine's first compile the toolchain probe runs
     concurrently with the build; its verdict is awaited before the library is loaded, and a
     wrong guess is rebuilt, so nothing built on a guess ever runs."""
-    from ..codegen.c import COptions, uses_blas
+    from ..codegen.options import COptions, uses_blas
     from ..errors import CompileError
     from .source_cache import render_source
     from .toolchain import guess
