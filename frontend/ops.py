@@ -196,6 +196,7 @@ _ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
 _ufunc("power", _float_or(_libm("pow"), _helper("power")), cost=20, errors=(ERR_INT_NEG_POWER,))
 _ufunc("negative", _fixed("(-{0})"))
 _ufunc("positive", _fixed("({0})"))
+_ufunc("conjugate", _fixed("({0})"))  # real dtypes only: a copy
 _ufunc("absolute", lambda i, o: "({0})" if i[0] == "b" else
        (_libm("fabs")(i, o) if _is_float(i[0]) else _helper("abs")(i, o)))
 _ufunc("fabs", _libm("fabs"))

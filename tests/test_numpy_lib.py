@@ -1,0 +1,303 @@
+"""NumPy functions traced through NumPy's own code (frontend/numpy_lib.py) or written from
+traced operations (frontend/numpy_more.py), and SciPy's array-API functions
+(scipy.special.softmax, log_softmax, scipy.stats.zscore) through `__array_namespace__`.
+
+Property tests draw shapes (0-d, size-1, zero-size where NumPy allows), dtypes and layouts
+(contiguous, transposed, strided, reversed) and compare `jit(f)` with NumPy through
+conftest's `run_both` (values, dtype, shape, scalar vs array, or the same exception type).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import assert_same, run_both
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_composite import layout
+
+import fusejit
+from fusejit.errors import UnsupportedError
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+FLOATS = [np.float32, np.float64]
+NUMERIC = [np.bool_, np.int8, np.int32, np.uint16, np.int64, np.float32, np.float64]
+small = st.integers(0, 4)
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_cov_corrcoef(data):
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
+    shape = data.draw(st.sampled_from([(3,), (2, 4), (3, 5), (1, 3), (4, 2)]))
+    x = layout(data.draw, shape, dtype)
+    rowvar = data.draw(st.booleans())
+    ddof = data.draw(st.sampled_from([None, 0, 2]))
+    run_both(lambda a: np.cov(a, rowvar=rowvar, ddof=ddof), x)
+    if shape[-1] > 1:
+        run_both(lambda a: np.corrcoef(a, rowvar=rowvar), x)
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_polyval_sinc_fix_nan_to_num(data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    shape = data.draw(st.lists(small, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    run_both(lambda a: np.polyval(np.array([2.0, -1.0, 0.5]), a), x)
+    run_both(lambda a: np.polyval([3, 1], a), x)
+    if dtype != np.bool_:
+        run_both(lambda a: np.sinc(a), x)
+        run_both(lambda a: np.fix(a), x)
+    if np.dtype(dtype).kind == "f":
+        y = x.copy()
+        if y.size:
+            y.flat[0] = np.nan
+            y.flat[-1] = -np.inf
+        run_both(lambda a: np.nan_to_num(a), y)
+        run_both(lambda a: np.nan_to_num(a, nan=-1.0, posinf=7.0), y)
+
+
+def test_polyval_traced_coefficients():
+    p, x = np.array([1.0, -2.0, 3.0]), np.linspace(-2, 2, 9)
+    run_both(np.polyval, p, x)
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_trapezoid_gradient(data):
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
+    shape = data.draw(st.lists(st.integers(2, 4), min_size=1, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    run_both(lambda a: np.trapezoid(a, axis=axis), x)
+    run_both(lambda a: np.trapezoid(a, dx=0.5, axis=axis), x)
+    coords = np.cumsum(np.arange(1, shape[axis] + 1, dtype=np.float64))
+    run_both(lambda a: np.trapezoid(a, coords, axis=axis), x)
+    run_both(lambda a: np.gradient(a, axis=axis), x)
+    run_both(lambda a: np.gradient(a, 2.0, axis=axis, edge_order=2) if shape[axis] > 2
+             else np.gradient(a, 2.0, axis=axis), x)
+    run_both(lambda a: np.gradient(a, coords, axis=axis), x)
+    run_both(lambda a: np.gradient(a), x)
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_products(data):
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
+    m, k, n = data.draw(small), data.draw(st.integers(1, 4)), data.draw(small)
+    a = layout(data.draw, (m, k), dtype)
+    b = layout(data.draw, (n, k), dtype)
+    c = layout(data.draw, (k, 3), dtype)
+    run_both(lambda x, y: np.tensordot(x, y, axes=([1], [1])), a, b)
+    run_both(lambda x, y: np.tensordot(x, y, axes=1), a, c)
+    run_both(lambda x, y: np.tensordot(x, y, axes=0), a, c)
+    run_both(np.inner, a, b)
+    run_both(np.inner, a[0] if m else c[:, 0], c[:, 0])
+    run_both(lambda x: np.inner(x, 2), a)
+    run_both(np.inner, a, c)  # mismatched last axes: NumPy's ValueError
+    run_both(np.kron, a, c)
+    run_both(np.kron, a[:, 0], c)
+    run_both(lambda x, y, z: np.linalg.multi_dot([x, y, z]), a, c, c.T)
+    run_both(lambda x, y, z, w: np.linalg.multi_dot([x[0], y, z, w]) if m else x, a, c,
+             c.T, a.T)
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_rot90_and_diagonals(data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    shape = data.draw(st.lists(small, min_size=2, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    k = data.draw(st.integers(-5, 5))
+    run_both(lambda a: np.rot90(a, k), x)
+    run_both(lambda a: np.rot90(a, k, axes=(1, 0)), x)
+    off = data.draw(st.integers(-3, 3))
+    run_both(lambda a: np.diagonal(a, off), x)
+    run_both(lambda a: a.diagonal(off, -1, 0), x)
+    if len(shape) == 2:
+        run_both(lambda a: np.diag(a, off), x)
+        run_both(lambda a: np.diag(a[0], off), x)
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_correlate_convolve(data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    a = layout(data.draw, (data.draw(st.integers(0, 7)),), dtype)
+    v = layout(data.draw, (data.draw(st.integers(0, 5)),), dtype)
+    mode = data.draw(st.sampled_from(["valid", "same", "full"]))
+    run_both(lambda x, y: np.correlate(x, y, mode), a, v)
+    run_both(lambda x, y: np.convolve(x, y, mode), a, v)
+    run_both(lambda x: np.convolve(x, np.array([0.25, 0.5, 0.25]), "same"), a)
+
+
+def test_correlate_errors():
+    run_both(lambda x: np.correlate(x, x, "bogus"), np.ones(3))
+    run_both(lambda x: np.correlate(x, x[0]), np.ones((2, 2)))
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_vander_count_nonzero_select_choose(data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    x = layout(data.draw, (data.draw(small),), dtype)
+    n = data.draw(st.sampled_from([None, 0, 1, 3]))
+    inc = data.draw(st.booleans())
+    run_both(lambda a: np.vander(a, n, inc), x)
+    shape = data.draw(st.lists(small, max_size=3).map(tuple))
+    y = layout(data.draw, shape, dtype)
+    run_both(lambda a: np.count_nonzero(a), y)
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    run_both(lambda a: np.count_nonzero(a, axis=axis, keepdims=True), y)
+    if dtype != np.bool_:
+        run_both(lambda a: np.select([a > 1, a < 0], [a, a * 2], 7), y)
+        idx = (np.arange(y.size).reshape(shape) % 5 - 1) if y.ndim else np.int64(4)
+        mode = data.draw(st.sampled_from(["wrap", "clip"]))
+        run_both(lambda i, a: np.choose(i, [a, -a, a + 1], mode=mode), idx, y)
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_nan_statistics(data):
+    dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
+    shape = data.draw(st.lists(small, min_size=1, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    if x.dtype.kind == "f" and x.size:
+        x = x.copy()
+        x.flat[:: max(x.size // 2, 1)] = np.nan
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    ddof = data.draw(st.sampled_from([0, 1]))
+    keep = data.draw(st.booleans())
+    run_both(lambda a: np.nanvar(a, axis=axis, ddof=ddof, keepdims=keep), x)
+    run_both(lambda a: np.nanstd(a, axis=axis, ddof=ddof), x)
+    run_both(lambda a: np.nanprod(a, axis=axis), x)
+    if dtype != np.int32:
+        run_both(lambda a: np.nanvar(a, axis=axis, dtype=np.float64), x)
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_digitize_searchsorted(data):
+    dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
+    shape = data.draw(st.lists(small, max_size=2).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    if x.dtype.kind == "f" and x.size:
+        x = x.copy()
+        x.flat[0] = np.nan
+    bins = np.array(sorted(data.draw(st.lists(st.integers(-6, 6), max_size=5))), dtype)
+    right = data.draw(st.booleans())
+    run_both(lambda a: np.digitize(a, bins, right), x)
+    run_both(lambda a: np.digitize(a, bins[::-1], right), x)
+    run_both(lambda a: np.searchsorted(bins, a, "right" if right else "left"), x)
+
+
+def test_searchsorted_nan_values():
+    bins = np.array([-1.0, 0.0, 2.0, np.nan, np.nan])
+    x = np.array([-2.0, 0.0, 1.0, 5.0, np.nan, np.inf])
+    run_both(lambda a: np.searchsorted(bins, a), x)
+    run_both(lambda a: np.searchsorted(bins, a, side="right"), x)
+
+
+def test_broadcast_arrays():
+    run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 1)), np.arange(4.0))
+    run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 2)), np.arange(4.0))
+
+
+def test_mask_assignment_of_one_value():
+    def f(x):
+        y = x.copy()
+        y[y > 0.5] = -1.0
+        y[(np.isnan(y),)] = 0
+        return y
+
+    x = np.array([[0.1, 0.7, np.nan], [2.0, -3.0, 0.5]])
+    run_both(f, x)
+    run_both(f, x.astype(np.float32)[:, ::-1])
+
+
+def test_refusals_name_what_is_missing():
+    for f, word in [(lambda x: np.median(x), "sorting"),
+                    (lambda x: np.percentile(x, 90), "sorting"),
+                    (lambda x: np.unwrap(x), "cumsum"), (lambda x: np.histogram(x), "sorting")]:
+        with pytest.raises(UnsupportedError, match=word):
+            fusejit.jit(f)(np.ones(4))
+    with pytest.raises(UnsupportedError, match="traced array"):
+        fusejit.jit(lambda a, b: np.searchsorted(a, b))(np.arange(3.0), np.ones(2))
+    with pytest.raises(UnsupportedError, match="mode='raise'"):
+        fusejit.jit(lambda i, a: np.choose(i, [a, a]))(np.zeros(2, int), np.ones(2))
+
+
+def test_explain_names_numpy_code():
+    text = str(fusejit.jit(lambda x: np.cov(x) + 1).explain(np.ones((3, 4))))
+    assert "(np.cov, NumPy's own code)" in text
+
+
+def test_numpy_code_leaves_numpy_alone():
+    """Running NumPy's code on tracers copies its globals; NumPy itself is unchanged."""
+    fusejit.jit(lambda x: np.cov(x))(np.ones((2, 3)))
+    with pytest.raises(TypeError):
+        np.asarray(object(), dtype=np.float64)
+    assert_same(np.cov(np.eye(3)), np.cov(np.eye(3).copy()))
+
+
+def test_tracer_attributes_and_namespace():
+    def f(x):
+        xp = x.__array_namespace__()
+        return xp.sum(xp.asarray(x) * x.real, axis=0) + x.imag.sum() + x.conj().mT[:, 0]
+
+    x = np.arange(6.0).reshape(2, 3)
+    assert_same(fusejit.jit(f)(x), (x * x).sum(0) + x[0])
+
+
+# --- SciPy ------------------------------------------------------------------------------------
+
+scipy_special = pytest.importorskip("scipy.special")
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+@settings(max_examples=20)
+@given(st.data())
+def test_scipy_array_api_functions(data):
+    dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    run_both(lambda a: scipy_special.softmax(a, axis=axis), x)
+    run_both(lambda a: scipy_special.log_softmax(a, axis=axis), x)
+    run_both(lambda a: scipy_stats.zscore(a, axis=axis), x)
+    run_both(lambda a: scipy_stats.zscore(a, axis=axis, ddof=1), x)
+
+
+def test_scipy_log_softmax_infinities():
+    x = np.array([[np.inf, 1.0], [-np.inf, -np.inf], [1000.0, 1.0]])
+    run_both(lambda a: scipy_special.log_softmax(a, axis=1), x)
+
+
+_SCRIPT = textwrap.dedent("""
+    import numpy as np, fusejit, scipy.special as sp, scipy.stats as st
+    from scipy._lib._array_api import SCIPY_ARRAY_API
+    assert SCIPY_ARRAY_API
+    x = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    for f in (lambda a: sp.softmax(a, axis=1), lambda a: sp.log_softmax(a, axis=0),
+              lambda a: st.zscore(a, axis=1)):
+        got, want = fusejit.jit(f)(x), f(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    print("ok")
+""")
+
+
+def test_scipy_under_scipy_array_api():
+    """SCIPY_ARRAY_API=1 is read when SciPy is imported: a fresh interpreter."""
+    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok")
