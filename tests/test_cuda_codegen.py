@@ -163,7 +163,7 @@ def _op_programs() -> list[Program]:
     for name, op in OPS.items():
         if op.kind != "elementwise" or name == "cast":
             continue
-        fn = getattr(scipy.special, name, None) if name in ("erf", "erfc", "expit") else \
+        fn = getattr(scipy.special, name, None) if op.ref is None else \
             getattr(np, op.ufunc_name or name)
         for dt in dtypes:
             args = [np.ones(32, dt)[::2]] * op.nin  # strided: scalar path only, faster nvcc
