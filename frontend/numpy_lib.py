@@ -191,14 +191,16 @@ def _public_name(func: Any) -> str:
 def numpy_code(func: Any) -> Callable[..., Any]:
     """A handler that traces `func` (a NumPy function) by running NumPy's own implementation;
     the nodes it creates are marked in their source location for `explain`."""
-    impl = traced_function(getattr(func, "_implementation", func))
     name = _public_name(func)
+    impl: list[Callable[..., Any]] = []  # built on first use: keeps `import fusejit` short
 
     def handler(*args: Any, **kwargs: Any) -> Any:
+        if not impl:
+            impl.append(traced_function(getattr(func, "_implementation", func)))
         ctx = T.current()
         start = len(ctx.created)
         try:
-            return impl(*args, **kwargs)
+            return impl[0](*args, **kwargs)
         finally:
             note = f" ({name}, NumPy's own code)"
             for node in ctx.created[start:]:

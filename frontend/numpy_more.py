@@ -1,9 +1,10 @@
 """NumPy functions whose implementation is C (or Python that cannot run on tracers), written
 here from traced operations: np.correlate/np.convolve, np.inner, np.kron, np.vander,
 np.count_nonzero, np.nanvar/np.nanstd, np.searchsorted with constant sorted values (so
-np.digitize traces through NumPy's code), np.broadcast_arrays, np.diagonal, np.choose
-(mode 'wrap'/'clip'); `x.real`, `x.imag`, `x.conj()`, `x.diagonal()` on tracers; and, for the
-functions fusejit cannot compile, the reason (`REFUSED`, shown by the tracer's error).
+np.digitize traces through NumPy's code), np.broadcast_arrays, np.diagonal, np.choose,
+np.nanargmax/nanargmin (both with NumPy's ValueError, raised when the program runs: the
+op table's check_* ops); `x.real`, `x.imag`, `x.conj()`, `x.diagonal()` on tracers; and, for
+the functions fusejit cannot compile, the reason (`REFUSED`, shown by the tracer's error).
 
 Each handler asks NumPy for dtypes and errors (by calling it on small stand-ins of the same
 dtypes and ranks) and builds what NumPy computes from ufuncs, views, gathers by constant
@@ -225,6 +226,36 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     return np.sum(before, axis=-1, dtype=np.intp)
 
 
+def _nanarg(fn: str, a: Any, axis: Any, out: Any, keepdims: Any) -> Any:
+    """numpy.nanargmax/nanargmin: NaN replaced by -inf/+inf, then argmax/argmin; an all-NaN
+    slice raises NumPy's ValueError when the program runs."""
+    if out is not None:
+        raise T.UnsupportedError(f"np.nan{fn}(..., out=) is not supported by fusejit"
+                                 f"{T.where_msg()}: assign the result instead")
+    keep = False if keepdims is np._NoValue else bool(keepdims)
+    t = _tracer(a)
+    arg = np.argmax if fn == "argmax" else np.argmin
+    if t.dtype.kind != "f":
+        return arg(t, axis=axis, keepdims=keep)
+    nan = np.isnan(t)
+    fill = t.dtype.type(-np.inf if fn == "argmax" else np.inf)
+    res = arg(np.where(nan, fill, t), axis=axis, keepdims=keep)
+    if t.size == 0:
+        return res
+    flag = _check("check_all_nan", np.all(nan, axis=axis, keepdims=keep))
+    out_t = np.where(flag, np.zeros((), res.dtype), res)
+    out_t.scalar = out_t.shape == ()
+    return out_t
+
+
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: Any = np._NoValue) -> Any:
+    return _nanarg("argmax", a, axis, out, keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: Any = np._NoValue) -> Any:
+    return _nanarg("argmin", a, axis, out, keepdims)
+
+
 # --- shapes ---------------------------------------------------------------------------------
 
 def broadcast_arrays(*args: Any, subok: bool = False) -> tuple:
@@ -272,20 +303,18 @@ def diag(v: Any, k: int = 0) -> T.Tracer:
     return np.where(on, t[idx], np.zeros((), t.dtype))
 
 
+def _check(op: str, flag: T.Tracer) -> T.Tracer:
+    """`flag` through a check_* op: the program raises that op's error where it is true."""
+    return T.Tracer(T.make_node(op, [flag.node], flag.shape, np.dtype(bool)))
+
+
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
-    """np.choose with mode 'wrap' or 'clip' (mode 'raise' needs a run-time check that
-    fusejit does not make yet)."""
+    """np.choose: nested selects; mode 'raise' checks the indices when the program runs."""
     if out is not None:
         raise T.UnsupportedError(f"np.choose(..., out=) is not supported by fusejit"
                                  f"{T.where_msg()}: assign the result instead")
-    if mode not in ("wrap", "clip"):
-        if mode != "raise":
-            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got "
-                             f"'{mode}')")
-        raise T.UnsupportedError(
-            f"np.choose(..., mode='raise') is not supported by fusejit{T.where_msg()}: an "
-            "index out of range must raise ValueError, which compiled code does not check "
-            "yet; pass mode='wrap' or mode='clip'")
+    if mode not in ("wrap", "clip", "raise"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got '{mode}')")
     index = _tracer(a)
     options = [_tracer(c) for c in choices]
     if not options:
@@ -296,7 +325,11 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     shape = T.broadcast(index.shape, *(c.shape for c in options))
     n = len(options)
     k = index.astype(np.int64)
-    k = np.mod(k, n) if mode == "wrap" else np.clip(k, 0, n - 1)
+    if mode == "raise":
+        bad = _check("check_choice", np.logical_or(np.less(k, 0), np.greater_equal(k, n)))
+        k = np.where(bad, 0, k)
+    else:
+        k = np.mod(k, n) if mode == "wrap" else np.clip(k, 0, n - 1)
     result = broadcast_to(options[-1].astype(dtype, copy=False), shape)
     for j in range(n - 2, -1, -1):
         result = np.where(np.equal(k, j), options[j].astype(dtype, copy=False), result)
@@ -357,5 +390,6 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.correlate: correlate, np.convolve: convolve, np.inner: inner, np.kron: kron,
     np.vander: vander, np.count_nonzero: count_nonzero, np.nanvar: nanvar, np.nanstd: nanstd,
     np.searchsorted: searchsorted, np.broadcast_arrays: broadcast_arrays,
-    np.diagonal: diagonal, np.diag: diag, np.choose: choose,
+    np.diagonal: diagonal, np.diag: diag, np.choose: choose, np.nanargmax: nanargmax,
+    np.nanargmin: nanargmin,
 }

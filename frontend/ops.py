@@ -260,14 +260,6 @@ _ufunc("right_shift", _helper("rshift"))
 for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc")),
                ("expit", _helper("expit"))]:
     _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
-# More scipy.special ufuncs: fusejit's own C (codegen/include/fj_special.h, which documents the
-# accuracy of each), in double precision for float32 operands too.
-SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 2,
-                  "log_expit": 1, "logit": 1, "ndtr": 1, "log_ndtr": 1, "ndtri": 1,
-                  "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcx": 1, "i0": 1}
-for _n, _k in SPECIAL_UFUNCS.items():
-    _add(OpDef(_n, "elementwise", _k, None, _fixed(f"fj_sp_{_n}({_placeholders(_k)})"), 40,
-               (), _n))
 # --- non-ufunc elementwise ------------------------------------------------------------------
 _add(OpDef("where", "elementwise", 3, np.where, _fixed("({0} ? {1} : {2})")))
 _add(OpDef("clip", "elementwise", 3, np.clip,
@@ -381,6 +373,10 @@ _add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 _add(OpDef("input", "source", 0, None))
 _add(OpDef("const", "source", 0, None))
 
+# More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
+from .ops_more import CHECKS, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+
+ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
 _SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 

@@ -159,7 +159,7 @@ def test_vander_count_nonzero_select_choose(data):
     if dtype != np.bool_:
         run_both(lambda a: np.select([a > 1, a < 0], [a, a * 2], 7), y)
         idx = (np.arange(y.size).reshape(shape) % 5 - 1) if y.ndim else np.int64(4)
-        mode = data.draw(st.sampled_from(["wrap", "clip"]))
+        mode = data.draw(st.sampled_from(["wrap", "clip", "raise"]))
         run_both(lambda i, a: np.choose(i, [a, -a, a + 1], mode=mode), idx, y)
 
 
@@ -205,6 +205,39 @@ def test_searchsorted_nan_values():
     run_both(lambda a: np.searchsorted(bins, a, side="right"), x)
 
 
+@settings(max_examples=20)
+@given(st.data())
+def test_nanargmax_nanargmin(data):
+    dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
+    shape = data.draw(st.lists(small, min_size=1, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    if x.dtype.kind == "f" and x.size:
+        x = x.copy()
+        x.flat[:: max(x.size // 3, 1)] = np.nan
+        if data.draw(st.booleans()):
+            x[..., 0] = np.nan  # maybe an all-NaN slice: NumPy's ValueError at run time
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    keep = data.draw(st.booleans())
+    run_both(lambda a: np.nanargmax(a, axis=axis, keepdims=keep), x)
+    run_both(lambda a: np.nanargmin(a, axis=axis), x)
+
+
+def test_run_time_errors_of_nanargmax_and_choose():
+    f = fusejit.jit(lambda a: np.nanargmax(a, axis=1))
+    x = np.array([[1.0, np.nan], [np.nan, 2.0]])
+    assert_same(f(x), np.nanargmax(x, axis=1))
+    x[1, 1] = np.nan
+    with pytest.raises(ValueError, match="All-NaN slice"):
+        f(x)
+    g = fusejit.jit(lambda i, a: np.choose(i, [a, -a]))
+    a = np.arange(4.0)
+    assert_same(g(np.array([0, 1, 1, 0]), a), np.choose(np.array([0, 1, 1, 0]), [a, -a]))
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        g(np.array([0, 2, 1, 0]), a)
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        g(np.array([0, -1, 1, 0]), a)
+
+
 def test_broadcast_arrays():
     run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 1)), np.arange(4.0))
     run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 2)), np.arange(4.0))
@@ -230,8 +263,6 @@ def test_refusals_name_what_is_missing():
             fusejit.jit(f)(np.ones(4))
     with pytest.raises(UnsupportedError, match="traced array"):
         fusejit.jit(lambda a, b: np.searchsorted(a, b))(np.arange(3.0), np.ones(2))
-    with pytest.raises(UnsupportedError, match="mode='raise'"):
-        fusejit.jit(lambda i, a: np.choose(i, [a, a]))(np.zeros(2, int), np.ones(2))
 
 
 def test_explain_names_numpy_code():

@@ -1,4 +1,4 @@
-"""scipy.special ufuncs in the op table (frontend/ops.py SPECIAL_UFUNCS, C in
+"""scipy.special ufuncs in the op table (frontend/ops_more.py SPECIAL_UFUNCS, C in
 codegen/include/fj_special.h) against SciPy: wide ranges (many orders of magnitude, both
 signs), special values (NaN, +-inf, +-0, poles, the domain's ends and beyond), every dtype
 SciPy has a loop for (ints and bool go through its float loops), and, by hypothesis, 0-d,
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fusejit
-from fusejit.frontend.ops import SPECIAL_UFUNCS
+from fusejit.frontend.ops_more import SPECIAL_UFUNCS
 
 sp = pytest.importorskip("scipy.special")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -6,7 +6,7 @@
  * result rounded, as SciPy's float loops of these functions do (or better). Special values
  * (NaN, +-inf, 0, -0.0, poles, out-of-domain arguments) follow SciPy 1.17.
  *
- * Accuracy, measured against SciPy by tests/test_special.py over wide ranges:
+ * The ops are listed in frontend/ops_more.py. Accuracy, measured against SciPy by tests/test_special.py over wide ranges:
  *   fj_sp_xlogy, xlog1py, entr, rel_entr, kl_div, log_expit, logit, ndtr   libm formulas:
  *       a few ulp.
  *   fj_sp_gammaln      libm lgamma (a few ulp; near its zeros x ~ 1, 2 and the negative
