@@ -218,7 +218,10 @@ _THROUGH_NUMPY = [
     np.cov, np.corrcoef, np.polyval, np.nan_to_num, np.isposinf, np.isneginf, np.trapezoid,
     np.sinc, np.gradient, np.tensordot, np.linalg.multi_dot, np.rot90, np.nanprod,
     np.select, np.digitize, np.fix, np.real_if_close, np.iscomplexobj,
-    np.isrealobj, np.iscomplex, np.isreal,
+    np.isrealobj, np.iscomplex, np.isreal, np.angle, np.real, np.imag, np.append, np.resize,
+    np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
+    np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
+    np.linalg.matmul, np.matrix_transpose, np.unstack,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -308,6 +308,25 @@ def _check(op: str, flag: T.Tracer) -> T.Tracer:
     return T.Tracer(T.make_node(op, [flag.node], flag.shape, np.dtype(bool)))
 
 
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
+    """np.trace: the sum of np.diagonal along its last axis (NumPy's sum dtypes)."""
+    if out is not None:
+        raise T.UnsupportedError(f"np.trace(..., out=) is not supported by fusejit"
+                                 f"{T.where_msg()}: assign the result instead")
+    return np.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def vdot(a: Any, b: Any, /) -> Any:
+    """np.vdot of real arrays: the dot product of the flattened arrays (a NumPy scalar)."""
+    ta, tb = _tracer(a), _tracer(b)
+    if ta.size != tb.size:  # NumPy's error
+        raise ValueError(f"cannot reshape array of size {tb.size} into shape ({ta.size},)")
+    out = np.dot(ta.reshape(-1), tb.reshape(-1))
+    out.scalar = True
+    return out
+
+
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     """np.choose: nested selects; mode 'raise' checks the indices when the program runs."""
     if out is not None:
@@ -353,6 +372,11 @@ def _conj(self: T.Tracer) -> Any:
     return np.conjugate(self)
 
 
+def _trace(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1,
+           dtype: Any = None, out: Any = None) -> Any:
+    return trace(self, offset, axis1, axis2, dtype, out)
+
+
 def _diagonal(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1) -> T.Tracer:
     return diagonal(self, offset, axis1, axis2)
 
@@ -364,6 +388,7 @@ def install_methods() -> None:
     T.Tracer.conj = _conj  # type: ignore[attr-defined]
     T.Tracer.conjugate = _conj  # type: ignore[attr-defined]
     T.Tracer.diagonal = _diagonal  # type: ignore[attr-defined]
+    T.Tracer.trace = _trace  # type: ignore[attr-defined]
 
 
 install_methods()
@@ -378,12 +403,15 @@ REFUSED: dict[Callable[..., Any], str] = {
     **dict.fromkeys((
         np.median, np.percentile, np.quantile, np.nanmedian, np.nanpercentile,
         np.nanquantile, np.sort, np.argsort, np.partition, np.argpartition, np.histogram,
-        np.histogram2d, np.histogramdd, np.histogram_bin_edges, np.unique, np.lexsort),
+        np.histogram2d, np.histogramdd, np.unique, np.lexsort),
         _NEEDS_SORT),
     np.unwrap: "it needs np.cumsum (a scan along the axis), which fusejit does not "
                "trace yet; compute it outside the compiled function",
     np.cumsum: "a scan is not traced by fusejit yet",
     np.cumprod: "a scan is not traced by fusejit yet",
+    **({np.cumulative_sum: "a scan is not traced by fusejit yet",
+        np.cumulative_prod: "a scan is not traced by fusejit yet"}
+       if hasattr(np, "cumulative_sum") else {}),
 }
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
@@ -391,5 +419,5 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.vander: vander, np.count_nonzero: count_nonzero, np.nanvar: nanvar, np.nanstd: nanstd,
     np.searchsorted: searchsorted, np.broadcast_arrays: broadcast_arrays,
     np.diagonal: diagonal, np.diag: diag, np.choose: choose, np.nanargmax: nanargmax,
-    np.nanargmin: nanargmin,
+    np.nanargmin: nanargmin, np.trace: trace, np.vdot: vdot,
 }

@@ -238,6 +238,27 @@ def test_run_time_errors_of_nanargmax_and_choose():
         g(np.array([0, -1, 1, 0]), a)
 
 
+@settings(max_examples=15)
+@given(st.data())
+def test_more_functions_through_numpy_code(data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    shape = data.draw(st.lists(small, min_size=2, max_size=3).map(tuple))
+    x = layout(data.draw, shape, dtype)
+    for f in (np.angle, np.real, np.imag, lambda a: np.append(a, a[0]),
+              lambda a: np.resize(a, (3, 5)), np.matrix_transpose, np.unstack,
+              lambda a: np.linalg.vector_norm(a, axis=-1), np.linalg.diagonal,
+              lambda a: np.linalg.matmul(a, np.swapaxes(a, -1, -2)),
+              lambda a: np.linalg.outer(a.reshape(-1), a[0, 0]), np.trace,
+              lambda a: a.trace(1, -1, 0), lambda a: np.linalg.trace(a, offset=-1),
+              lambda a: np.vdot(a, a), lambda a: np.histogram_bin_edges(a, 3, (0, 1)),
+              lambda a: np.triu_indices_from(a[0] if a.ndim == 3 else a)):
+        if dtype == np.bool_ and f is np.angle:
+            continue
+        run_both((lambda g: lambda a: g(a))(f), x)
+    if shape[-1] and shape[-2]:
+        run_both(lambda a: np.linalg.matrix_norm(a), x)
+
+
 def test_broadcast_arrays():
     run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 1)), np.arange(4.0))
     run_both(lambda a, b: np.broadcast_arrays(a, b), np.ones((3, 2)), np.arange(4.0))
