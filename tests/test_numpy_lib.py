@@ -308,6 +308,53 @@ def test_tracer_attributes_and_namespace():
     assert_same(fusejit.jit(f)(x), (x * x).sum(0) + x[0])
 
 
+# Array-API code: f(xp, x) run with a traced array's namespace vs with NumPy's.
+ARRAY_API_CALLS = [
+    lambda xp, x: xp.abs(x) + xp.acos(xp.clip(x, -1, 1)) * xp.pow(x, 2),
+    lambda xp, x: xp.asarray(x, copy=True) * 2 + xp.astype(x, xp.float32),
+    lambda xp, x: xp.concat([x, xp.flip(x, axis=0)], axis=0),
+    lambda xp, x: xp.stack([x, x], axis=-1),
+    lambda xp, x: xp.permute_dims(xp.expand_dims(x, axis=0), (1, 0, 2)),
+    lambda xp, x: xp.matrix_transpose(x) @ x,
+    lambda xp, x: xp.sum(x, axis=1, keepdims=True) / xp.max(x) - xp.min(x, axis=0),
+    lambda xp, x: xp.std(x, axis=0, correction=1) + xp.var(x, correction=0),
+    lambda xp, x: xp.mean(x, axis=(0, 1)) + xp.prod(x[:2], axis=1)[0],
+    lambda xp, x: xp.where(xp.isnan(x) | (x > 0), x, xp.zeros_like(x)),
+    lambda xp, x: xp.reshape(x, (-1,))[::2] + xp.roll(xp.reshape(x, (-1,)), 3)[::2],
+    lambda xp, x: xp.squeeze(xp.take(x, xp.asarray([0]), axis=1), axis=1),
+    lambda xp, x: xp.broadcast_to(x[:1], x.shape) - xp.full_like(x, 0.5),
+    lambda xp, x: xp.logaddexp(x, -x) + xp.sign(x) * xp.round(x) - xp.trunc(x),
+    lambda xp, x: (xp.argmax(x, axis=1), xp.any(x > 1, axis=0), xp.all(x < 3)),
+    lambda xp, x: xp.tensordot(x, x, axes=([0], [0])),
+    lambda xp, x: xp.linalg.vector_norm(x, axis=1) + xp.linalg.matrix_norm(x),
+    lambda xp, x: xp.astype(x, xp.result_type(x.dtype, xp.int64)) + xp.finfo(x.dtype).eps,
+]
+
+
+@pytest.mark.parametrize("k", range(len(ARRAY_API_CALLS)))
+def test_array_api_namespace(k):
+    f = ARRAY_API_CALLS[k]
+    x = np.random.default_rng(k).standard_normal((4, 5))
+    x[1, 2] = np.nan
+    run_both(lambda a: f(a.__array_namespace__() if not isinstance(a, np.ndarray) else np,
+                         a), x)
+
+
+def test_array_api_namespace_is_numpys_while_tracing():
+    seen = []
+
+    def f(x):
+        xp = x.__array_namespace__(api_version="2023.12")
+        seen.append((xp.__name__, x.device, xp.float32 is np.float32, xp.isdtype(x.dtype,
+                                                                                "real floating")))
+        return xp.asarray(x) + 1
+
+    fusejit.jit(f)(np.ones(3))
+    assert seen == [("fusejit.array_api", "cpu", True, True)]
+    with pytest.raises(ValueError, match="array API version"):
+        fusejit.jit(lambda x: x.__array_namespace__(api_version="1999.01"))(np.ones(3))
+
+
 # --- SciPy ------------------------------------------------------------------------------------
 
 scipy_special = pytest.importorskip("scipy.special")
