@@ -54,6 +54,7 @@ def prelude(libmvec: bool) -> str:
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
+    parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)
 

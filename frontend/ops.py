@@ -189,6 +189,7 @@ _ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
 _ufunc("power", _float_or(_libm("pow"), _helper("power")), cost=20, errors=(ERR_INT_NEG_POWER,))
 _ufunc("negative", _fixed("(-{0})"))
 _ufunc("positive", _fixed("({0})"))
+_ufunc("conjugate", _fixed("({0})"))  # real dtypes only: a copy
 _ufunc("absolute", lambda i, o: "({0})" if i[0] == "b" else
        (_libm("fabs")(i, o) if _is_float(i[0]) else _helper("abs")(i, o)))
 _ufunc("fabs", _libm("fabs"))
@@ -365,17 +366,23 @@ _add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 _add(OpDef("input", "source", 0, None))
 _add(OpDef("const", "source", 0, None))
 
+# More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
+from .ops_more import CHECKS, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+
+ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
-_SCIPY_NAMES = ("erf", "erfc", "expit")
+_SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 
 
 def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
     """The op implementing `ufunc`, or None. SciPy ufuncs are matched by identity."""
     name = ufunc.__name__
+    special = sys.modules.get("scipy.special")
+    if special is not None:  # by identity: scipy.special.digamma's __name__ is "psi"
+        for sp_name in _SCIPY_NAMES:
+            if getattr(special, sp_name, None) is ufunc:
+                return OPS[sp_name]
     if name in _SCIPY_NAMES:
-        special = sys.modules.get("scipy.special")
-        if special is not None and getattr(special, name, None) is ufunc:
-            return OPS[name]
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):
         return ELEMENTWISE_UFUNCS.get(name)

@@ -225,9 +225,11 @@ class Tracer:
 
             handler = LINALG.get(func)
         if handler is None:
+            from .numpy_more import REFUSED
+
             name = getattr(func, "__name__", repr(func))
-            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
-                                   "compute it outside the compiled function or file an issue")
+            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; " + (
+                REFUSED.get(func) or "compute it outside the compiled function or file an issue"))
         return handler(*args, **kwargs)
 
     def _concrete(self, what: str) -> Any:

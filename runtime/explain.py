@@ -153,18 +153,20 @@ def format_times(times: dict[str, float]) -> str:
 
 def _loc_key(loc: str) -> tuple[str, int]:
     path, _, line = loc.rpartition(":")
+    line = line.split(" ", 1)[0]  # "12 (np.cov, NumPy's own code)": frontend.numpy_lib
     return path, int(line) if line.isdigit() else 0
 
 
 def _loc_text(loc: str) -> str:
     """`file:line  source text`, the file relative to the working directory when inside it."""
     path, _, line = loc.rpartition(":")
+    line, _, note = line.partition(" ")
     shown = path
     if os.path.isabs(path):
         rel = os.path.relpath(path)
         shown = path if rel.startswith("..") else rel
     text = linecache.getline(path, int(line)).strip() if line.isdigit() else ""
-    return f"{shown}:{line}" + (f"  {text}" if text else "")
+    return f"{shown}:{line}" + (f" {note}" if note else "") + (f"  {text}" if text else "")
 
 
 def _kind(k: AnyKernel) -> str:

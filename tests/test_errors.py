@@ -120,7 +120,7 @@ def test_unsupported_numpy_features(name: str) -> None:
             x @= x  # MARK
             return x
         if name == "setitem":
-            x[x > 0] = 1.0  # MARK
+            x[x > 0] = x[:1]  # MARK  (one value, x[mask] = 1.0, is np.copyto(where=))
             return x
         return x[x > 0]  # MARK
 
@@ -327,7 +327,7 @@ def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None
         if form == "bool_scalar":
             return x[True]  # MARK
         if form == "set_mask":
-            x[x > 0] = 1.0  # MARK
+            x[x > 0] = x[:1]  # MARK  (one value, x[mask] = 1.0, is np.copyto(where=))
             return x
         if form == "set_list":
             x[[0, 2]] = 1.0  # MARK
