@@ -10,18 +10,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .ops import ErrorCheck, OpDef, _add, _fixed, _placeholders
+from ..errors import Status
+from .ops import ErrorCheck, OpDef, add_op, fixed_expr, placeholders
 
 # name -> number of operands; each renders to fj_sp_<name>(...)
 SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 2,
                   "log_expit": 1, "logit": 1, "ndtr": 1, "log_ndtr": 1, "ndtri": 1,
                   "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcx": 1, "i0": 1}
 for _n, _k in SPECIAL_UFUNCS.items():
-    _add(OpDef(_n, "elementwise", _k, None, _fixed(f"fj_sp_{_n}({_placeholders(_k)})"), 40,
+    add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
 
-ERR_ALL_NAN = ErrorCheck(4, "({0})", ValueError, "All-NaN slice encountered")
-ERR_CHOICE = ErrorCheck(8, "({0})", ValueError, "invalid entry in choice array")
+ERR_ALL_NAN = ErrorCheck(Status.ALL_NAN, "({0})")
+ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE)
 
 
@@ -30,7 +31,7 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 
     def ref(flag: np.ndarray) -> np.ndarray:
         if np.any(flag):
-            raise check.exc(check.message)
+            raise check.status.exc(check.status.message)
         return np.asarray(flag, dtype=bool)
 
     return ref
@@ -38,4 +39,4 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 
 # check_*: a bool passed through; where it is true the program fails with the check's error.
 for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE)):
-    _add(OpDef(_n, "elementwise", 1, _raising(_chk), _fixed("({0})"), 1, (_chk,)))
+    add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
