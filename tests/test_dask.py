@@ -1,0 +1,222 @@
+"""Compiled functions over Dask arrays (runtime/dask_array.py): results equal NumPy's on the
+concatenated arrays, for blockwise stages, tree reductions and matmul; bad input raises before
+anything runs; a two-process LocalCluster computes the same and compiles once per worker."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_same
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+import fusejit  # noqa: E402
+from fusejit.errors import UnsupportedError  # noqa: E402
+from fusejit.runtime import dask_stage  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _sync_scheduler():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+def concrete(a):
+    return a.compute() if isinstance(a, da.Array) else a
+
+
+def check(f, *args, rtol=None, atol=0.0):
+    """jit(f) on Dask arguments gives Dask arrays whose values are f's on the whole arrays."""
+    got = fusejit.jit(f)(*args)
+    expected = f(*[concrete(a) for a in args])
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert isinstance(g, da.Array)
+            assert_same(np.asarray(g.compute()), np.asarray(e), rtol=rtol, atol=atol)
+        return got
+    assert isinstance(got, da.Array), type(got)
+    assert got.dtype == np.asarray(expected).dtype and got.shape == np.shape(expected)
+    assert_same(np.asarray(got.compute()), np.asarray(expected), rtol=rtol, atol=atol)
+    return got
+
+
+def rand(shape, chunks, dtype=np.float32, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return da.from_array(x, chunks=chunks)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+
+def layernorm(x, g, b):
+    m = x.mean(axis=1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+@pytest.mark.parametrize("chunks", [(1000,), (300,), ((0, 500, 0, 500),), (64,)])
+def test_elementwise_uneven_and_empty_chunks(chunks):
+    x = rand((1000,), chunks, np.float64)
+    y = check(gelu_tanh, x)
+    assert y.chunks == x.chunks  # blockwise: the argument's chunks
+
+
+def test_one_compiled_program_per_chunk_shape():
+    x = rand((1000,), 300)  # 300, 300, 300, 100: two shapes
+    f = fusejit.jit(lambda x: x * 2 + 1)
+    before = set(dask_stage._local)
+    f(x).compute()
+    new = [dask_stage._local[t] for t in set(dask_stage._local) - before]
+    assert len(new) == 1 and new[0].compile_count == 2
+
+
+def test_broadcast_with_numpy_and_dask_arguments():
+    x = rand((60, 40), (25, 15))
+    y = rand((40,), 15, seed=1)
+    g = np.linspace(0, 1, 40, dtype=np.float32)
+    check(lambda x, y, g: x * y - g, x, y, g)
+    check(lambda x, s: x * s + 2, x, 3.0)
+    check(lambda x, y: x[:, None, :] + y[None, :, None], rand((8, 6), (3, 2)),
+          rand((5,), 2, seed=2))
+
+
+def test_rowwise_layernorm_and_row_chunks():
+    x = rand((70, 32), (16, 32))
+    g = np.linspace(0.5, 1.5, 32, dtype=np.float32)
+    y = check(layernorm, x, g, np.float32(0.25), atol=1e-6)
+    assert y.chunks == x.chunks
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "max", "min", "mean", "var", "std", "argmax",
+                                "argmin", "any", "all"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_reductions_over_chunked_axes(fn, axis):
+    x = rand((37, 23), (10, (5, 0, 18)), np.float64)
+    if fn == "prod":
+        x = 1 + x / 10
+    if fn in ("any", "all"):
+        x = x > -1.5
+    check(lambda x: getattr(np, fn)(x, axis=axis), x, rtol=1e-12)
+
+
+def test_reductions_keepdims_ints_and_one_chunk():
+    x = da.from_array(np.arange(-50, 50, dtype=np.int32).reshape(10, 10), chunks=(3, 4))
+    check(lambda x: x.sum(axis=0, keepdims=True), x)
+    check(lambda x: (x * x).max(axis=1, keepdims=True) + x.min(), x)
+    check(lambda x: np.argmax(x * (x % 7 == 3), axis=1), x)
+    one = rand((9, 5), -1)
+    check(lambda x: (x.sum(), x.argmin(), x.var(axis=0)), one, rtol=1e-5)
+
+
+def test_argmax_ties_and_nan_match_numpy():
+    a = np.zeros((12, 6), np.float32)
+    a[3, 2] = a[9, 1] = 1.0  # a tie across chunks: the first in C order wins
+    check(lambda x: (np.argmax(x), np.argmax(x, axis=0)), da.from_array(a, chunks=(5, 4)))
+    a[7, 5] = a[11, 0] = np.nan
+    check(lambda x: (np.argmax(x), np.argmin(x, axis=1), x.max()),
+          da.from_array(a, chunks=(5, 4)))
+
+
+def test_float32_sum_of_a_large_array_is_accurate():
+    x = rand((1 << 20,), 1 << 17)
+    got = fusejit.jit(lambda x: np.sum(x * x))(x).compute()
+    exact = np.sum(x.compute().astype(np.float64) ** 2)
+    assert abs(got - exact) <= 1e-5 * exact
+
+
+def test_matmul_inner_axis_chunked_and_not():
+    a, b = rand((30, 20), (7, 6)), rand((20, 9), (6, 4), seed=1)
+    check(lambda a, b: np.tanh(a @ b) * 2, a, b, rtol=1e-5, atol=1e-5)
+    w = np.random.default_rng(3).standard_normal((20, 5)).astype(np.float32)
+    rows = rand((30, 20), (7, 20))
+    y = check(lambda x, w: np.maximum(x @ w, 0), rows, w, rtol=1e-5)
+    assert y.chunks[0] == rows.chunks[0]
+
+
+def test_tuple_results_and_unchanged_argument():
+    x = rand((20,), 6)
+    y, s, same = fusejit.jit(lambda x: (x + 1, (x * 2).sum(), x))(x)
+    assert same is x
+    assert_same(np.asarray(y.compute()), x.compute() + 1)
+    assert_same(np.asarray(s.compute()), np.asarray((x.compute() * 2).sum()), rtol=1e-6)
+
+
+def test_in_place_update_gives_a_new_array():
+    w, g = rand((40,), 15), rand((40,), 15, seed=1)
+    w0 = w.compute()
+
+    def step(w, g):
+        w -= 0.1 * g
+        return w
+
+    new = fusejit.jit(step)(w, g)
+    assert new is not w and isinstance(new, da.Array)
+    assert_same(w.compute(), w0)  # Dask arrays are immutable: the caller's is unchanged
+    assert_same(np.asarray(new.compute()), w0 - np.float32(0.1) * g.compute())
+
+
+@settings(max_examples=6)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=4),
+       st.lists(st.integers(1, 7), min_size=1, max_size=3))
+def test_property_chunkings(rows, cols):
+    rows = tuple(rows) if sum(rows) else rows[:-1] + [1]
+    x = da.from_array(np.random.default_rng(sum(rows)).standard_normal(
+        (sum(rows), sum(cols))), chunks=(tuple(rows), tuple(cols)))
+    check(lambda x: (np.exp(x) - x.mean(axis=0), x.sum(axis=1), x.max()), x, rtol=1e-12)
+
+
+def test_threaded_scheduler():
+    x = rand((500, 8), (64, 4))
+    with dask.config.set(scheduler="threads"):
+        check(lambda x: (np.sin(x) * 2, x.std(axis=0)), x, rtol=1e-5)
+
+
+def test_errors_before_anything_runs():
+    x = rand((40, 30), (10, 10))
+    with pytest.raises(UnsupportedError, match=r"axis 1 of Dask argument `x`.*rechunk"):
+        fusejit.jit(lambda x: x[:, 1:] * 2)(x)
+    with pytest.raises(UnsupportedError, match="rechunk"):
+        fusejit.jit(lambda x: x + x.T)(rand((10, 10), 5))
+    with pytest.raises(UnsupportedError, match="unknown chunk sizes"):
+        fusejit.jit(lambda x: x * 2)(x[x[:, 0] > 0])
+    with pytest.raises(UnsupportedError, match="complex64"):
+        fusejit.jit(lambda x: x * 2)(x.astype(np.complex64))
+    with pytest.raises(UnsupportedError, match="reshape"):
+        fusejit.jit(lambda x: x.reshape(-1) + 1)(x)
+    x1 = rand((40, 30), (10, 30))
+    assert fusejit.jit(lambda x: x[:, 1:] * 2)(x1).shape == (40, 29)  # rows only: fine
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None, silence_logs=40)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def test_local_cluster_two_processes(client):
+    x = rand((4000, 64), (500, 64))
+    g = np.linspace(0.5, 1.5, 64, dtype=np.float32)
+    ln = fusejit.jit(layernorm)
+    y = ln(x, g, np.float32(0.0))
+    total = fusejit.jit(lambda x: (x * x).sum(axis=0))(x)
+    got_y, got_t = client.compute([y, total], sync=True)
+    xn = x.compute(scheduler="sync")
+    assert_same(got_y, layernorm(xn, g, np.float32(0.0)), atol=1e-6)
+    assert_same(got_t, (xn * xn).sum(axis=0), rtol=1e-5)
+    stats = client.run(dask_stage.worker_stats)  # per worker: programs compiled per stage
+    assert stats and all(built == sigs for per in stats.values() for built, sigs in per.values())
+    got_y2 = client.compute(ln(x, g, np.float32(0.0)), sync=True)
+    assert_same(got_y2, got_y)
+    assert client.run(dask_stage.worker_stats) == stats  # nothing compiled again
