@@ -311,6 +311,11 @@ class JitFunction:
         """What compiling for these arguments did: graphs, kernels and the source lines they
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
+        if "dask.array" in sys.modules and any(  # the chunk plan and per-chunk programs
+                type(a).__module__.startswith("dask.array") for a in args):
+            from .runtime import dask_explain
+
+            return dask_explain.explain(self, self._bind(args, kwargs))
         c = self.lower_for(*args, **kwargs)
         return explain_module().explain(c.graph, c.optimised, c.program, c.times,
                                          backend=self.backend)

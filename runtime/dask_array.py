@@ -34,13 +34,6 @@ from .dask_plan import ARG_FNS, ChunkPlan, analyse, stage_nodes
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def has_dask(args: tuple) -> bool:
-    """True when an argument is a dask.array.Array (jit.py checks sys.modules first)."""
-    import dask.array as da
-
-    return any(isinstance(a, da.Array) for a in args)
-
-
 def _check(a: Any, i: int, name: str) -> None:
     if any(np.isnan(s) for s in a.shape) or any(np.isnan(c) for cs in a.chunks for c in cs):
         raise UnsupportedError(
@@ -128,6 +121,7 @@ class _Assembly:
             self.env[node.id] = a if isinstance(a, da.Array) else da.from_array(
                 np.asarray(a), chunks=-1)
         self.args = args
+        self.made: list[tuple[S.StageSpec, S.StageFn, list[Any], Any]] = []  # for explain
 
     def run(self) -> Any:
         plan, call = self.call.plan, self.call
@@ -140,33 +134,56 @@ class _Assembly:
             elif kind == "matmul":
                 a, b = (self.value(i) for i in node.inputs)
                 self.env[node.id] = self.da.matmul(a, b)
-        outs = []
         inputs = {n.id: pos for n, pos in zip(call.graph.inputs, call.positions)}
-        for t in plan.targets:
-            outs.append(self.args[inputs[t.id]] if t.id in inputs else self.value(t))
+        self.shared([t for t in plan.targets if t.id not in inputs])
+        outs = [self.args[inputs[t.id]] if t.id in inputs else self.value(t)
+                for t in plan.targets]
         return unflatten(call.graph.out_tree, outs)
+
+    def shared(self, targets: list[Node]) -> None:
+        """Results with the same axis classes come from one stage (one compiled call per
+        chunk returns them all: Black-Scholes' call and put are computed once)."""
+        import operator
+
+        groups: dict[tuple, list[Node]] = {}
+        for t in targets:
+            if t.id not in self.env and t.op != "const":
+                group = groups.setdefault((self.call.plan.dims[t.id], t.shape), [])
+                if all(t is not u for u in group):
+                    group.append(t)
+        for group in groups.values():
+            if len(group) > 1 and self.call.spec(group, None, set(self.env))[1]:
+                both, _, ind = self.stage(group, None)
+                for k, t in enumerate(group):
+                    self.env[t.id] = self.da.blockwise(
+                        operator.getitem, ind, both, ind, k, None, dtype=t.dtype,
+                        meta=np.empty((0,) * len(t.shape), t.dtype))
 
     def value(self, node: Node) -> Any:
         """`node` as a Dask array: materialised already, or a blockwise stage."""
         if node.id not in self.env:
             if node.op == "const":
                 return self.da.from_array(np.asarray(node.attrs["value"]), chunks=-1)
-            self.env[node.id] = self.stage(node, None)[0]
+            self.env[node.id] = self.stage([node], None)[0]
         return self.env[node.id]
 
-    def stage(self, target: Node, partial: Any) -> tuple[Any, dict[str, tuple]]:
-        """A blockwise stage; returns the Dask array and the chunks of every axis class."""
+    def stage(self, targets: list[Node], partial: Any) -> tuple[Any, dict[str, tuple],
+                                                                tuple[str, ...]]:
+        """A blockwise stage computing `targets` (all with the same axis classes); returns
+        the Dask array (of tuples, for several targets), the chunks of each output axis and
+        the output index."""
         from dask.array.core import unify_chunks
 
         call, da = self.call, self.da
-        spec, leaves = call.spec([target], partial, set(self.env))
+        target = targets[0]
+        spec, leaves = call.spec(targets, partial, set(self.env))
         fn = S.StageFn(call.token(spec.name), spec, type(call.jf), call.options)
         if partial is not None and partial[0] in ARG_FNS:
             dtype = np.dtype([("v", target.dtype), ("i", np.int64)])
         else:
             dtype = np.dtype(partial[2]) if partial is not None else target.dtype
         if not leaves:  # computed from constants alone
-            return da.from_array(fn(), chunks=-1), {}
+            return da.from_array(fn(), chunks=-1), {}, ()
         fresh = iter(f"u{k}" for k in range(1 << 30))
         inds = []
         for classes in spec.leaves:
@@ -193,13 +210,15 @@ class _Assembly:
                 new_axes[name] = 1 if d in reduced else s
             out_ind.append(name)
         ndim = len(out_ind)
+        self.made.append((spec, fn, list(arrays), partial))
         arr = da.blockwise(fn, tuple(out_ind),
                            *[x for a, ind in zip(arrays, inds) for x in (a, ind)],
                            dtype=dtype, adjust_chunks=adjust or None, new_axes=new_axes or None,
                            align_arrays=False, concatenate=True,
                            meta=np.empty((0,) * ndim, dtype), token=f"fusejit-{spec.name}")
         op_chunks = {name: chunkss[name] for name in out_ind if name in chunkss}
-        return arr, {name: op_chunks.get(name, (s,)) for name, s in zip(out_ind, target.shape)}
+        chunks = {name: op_chunks.get(name, (s,)) for name, s in zip(out_ind, target.shape)}
+        return arr, chunks, tuple(out_ind)
 
     def _drop_empty(self, arrays: list, inds: list, name: str, chunkss: dict) -> list:
         """Rechunk away zero-length chunks along `name` (max/min/argmax of an empty chunk
@@ -218,7 +237,7 @@ class _Assembly:
         call, da = self.call, self.da
         fn, axes, keepdims = node.attrs["fn"], node.attrs["axes"], node.attrs["keepdims"]
         (x,) = node.inputs
-        partial, chunks = self.stage(x, (fn, tuple(axes), node.dtype))
+        partial, chunks, _ = self.stage([x], (fn, tuple(axes), node.dtype))
         meta = np.empty((0,) * len(node.shape), node.dtype)
         if fn in ARG_FNS:
             per_axis = tuple(chunks[k] for k in chunks)
@@ -235,8 +254,8 @@ class _Assembly:
                             dtype=node.dtype, combine=comb, concatenate=True, meta=meta)
 
 
-def call(jf: Any, args: tuple) -> Any:
-    """`jf(*args)` where some arguments are Dask arrays: Dask arrays out."""
+def call_plan(jf: Any, args: tuple) -> DaskCall:
+    """The DaskCall for this argument signature of `jf` (cached per JitFunction)."""
     key = tuple(("dask", a.shape, a.dtype.str, a.chunks) if hasattr(a, "dask") and
                 hasattr(a, "chunks") else
                 ("np", a.shape, a.dtype.str) if isinstance(a, np.ndarray) else
@@ -250,4 +269,9 @@ def call(jf: Any, args: tuple) -> Any:
         plan = DaskCall(jf, args)
         if key is not None:
             per_fn[key] = plan
-    return plan(args)
+    return plan
+
+
+def call(jf: Any, args: tuple) -> Any:
+    """`jf(*args)` where some arguments are Dask arrays: Dask arrays out."""
+    return call_plan(jf, args)(args)

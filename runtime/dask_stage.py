@@ -140,6 +140,8 @@ class StageFn(Compiled):
         if self.spec.partial is not None and self.spec.partial[0] in ("argmax", "argmin"):
             v, i = (np.asarray(o) for o in outs)
             return pack(v, i)
+        if len(outs) > 1:
+            return tuple(np.asarray(o) for o in outs)
         return np.asarray(outs[0])
 
 

@@ -146,6 +146,27 @@ def test_tuple_results_and_unchanged_argument():
     assert_same(np.asarray(s.compute()), np.asarray((x.compute() * 2).sum()), rtol=1e-6)
 
 
+def test_results_with_the_same_axes_share_one_stage():
+    x, y = rand((50,), 20), rand((50,), 20, seed=1)
+    before = set(dask_stage._local)
+
+    def two(x, y):
+        d = np.exp(x) * y
+        return d + 1, d * 2, np.sqrt(np.abs(d))
+
+    a, b, c = check(two, x, y, rtol=1e-6)
+    assert len(set(dask_stage._local) - before) == 1  # one compiled stage computes all three
+
+
+def test_explain_shows_chunk_plan_and_per_chunk_program():
+    x = rand((100, 8), (30, 8))
+    f = fusejit.jit(lambda x, g: (x * g).sum(axis=0))
+    text = str(f.explain(x, np.ones(8, np.float32)))
+    assert "x: float32[100, 8] in 4x1 chunks of [30, 8]" in text
+    assert "Dask tree reduction" in text and "per-chunk partial of sum" in text
+    assert "per-chunk program" in text and "float32[30,8]" in text
+
+
 def test_in_place_update_gives_a_new_array():
     w, g = rand((40,), 15), rand((40,), 15, seed=1)
     w0 = w.compute()
@@ -192,17 +213,44 @@ def test_errors_before_anything_runs():
     assert fusejit.jit(lambda x: x[:, 1:] * 2)(x1).shape == (40, 29)  # rows only: fine
 
 
+def _own_cache_dir() -> str:
+    """Run on a worker: give it a kernel cache of its own (as on a machine of its own)."""
+    import os
+    import tempfile
+
+    os.environ["FUSEJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="fusejit-worker-cache-")
+    return os.environ["FUSEJIT_CACHE_DIR"]
+
+
+def _programs_built() -> int:
+    """Run on a worker: how many C programs its kernel cache did not have (and it built)."""
+    from fusejit import config
+    from fusejit.kernels_cache import stats
+
+    return stats.read(config.current().cache_dir).by_kind[("c-program", "miss")]
+
+
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
+    import shutil
+    import sys
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers run our helpers
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                        dashboard_address=None, silence_logs=40)
     c = distributed.Client(cluster)
+    dirs = c.run(_own_cache_dir)
     try:
         yield c
     finally:
         c.close()
         cluster.close()
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        for d in dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def test_local_cluster_two_processes(client):
@@ -220,3 +268,18 @@ def test_local_cluster_two_processes(client):
     got_y2 = client.compute(ln(x, g, np.float32(0.0)), sync=True)
     assert_same(got_y2, got_y)
     assert client.run(dask_stage.worker_stats) == stats  # nothing compiled again
+
+
+def test_workers_build_from_their_own_kernel_cache(client):
+    x = rand((2000, 16), (500, 16), np.float64)
+
+    def fn(x):
+        return np.tanh(x) * 3 - x.max(axis=1, keepdims=True)
+
+    for addr in client.scheduler_info()["workers"]:  # each worker builds every program once
+        client.compute(fusejit.jit(fn)(x), workers=[addr], sync=True)
+    built = client.run(_programs_built)
+    assert all(built.values())
+    got = client.compute(fusejit.jit(fn)(x), sync=True)  # new stages: built from each disk
+    assert client.run(_programs_built) == built
+    assert_same(got, fn(x.compute()))

@@ -1,0 +1,154 @@
+"""Dask benchmark (issue 22): fusejit's compiled stages on a 2-worker LocalCluster against the
+same NumPy code on plain dask.array on the same cluster, and against one-process fusejit on the
+whole arrays. Workloads: gelu_tanh and black_scholes over 2^26 float32 in chunks of 2^22, and
+layernorm over [65536, 4096] float32 in chunks of 8192 rows.
+
+Inputs are made on the workers and persisted before timing; each timed run persists the
+results on the cluster (nothing returns to the client) and waits for them. The first run of
+each (compiles on the workers, or builds from the kernel cache) is not timed.
+
+    python benchmarks/dask_bench.py [--repeat 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads  # noqa: E402
+import workloads_rows  # noqa: E402
+
+
+def median_time(run: Callable[[], Any], repeat: int) -> float:
+    """Median seconds of `repeat` runs after a warm one (compiles, caches, page faults); a
+    run may return a clean-up step, which runs untimed."""
+    times: list[float] = []
+    for k in range(repeat + 1):
+        t0 = time.perf_counter()
+        done = run()
+        if k:
+            times.append(time.perf_counter() - t0)
+        if callable(done):
+            done()
+    return statistics.median(times)
+
+
+def forget(client: Any, arrays: list[Any]) -> None:
+    """Release results and wait until the scheduler has dropped them, so the next run (the
+    same keys) computes them again instead of finding them in memory."""
+    keys = {k for a in arrays for k in a.__dask_keys__() for k in _flat(k)}
+    client.cancel(arrays, force=True)
+    del arrays[:]
+    deadline = time.perf_counter() + 30
+
+    def remaining(dask_scheduler: Any = None, keys: set = keys) -> int:
+        return sum(k in dask_scheduler.tasks for k in keys)
+
+    while client.run_on_scheduler(remaining) and time.perf_counter() < deadline:
+        time.sleep(0.01)
+
+
+def on_cluster(client: Any, f: Callable[..., Any], args: tuple) -> Callable[[], Any]:
+    """One timed run: f's results persisted on the cluster, waited for, then released."""
+    from distributed import wait
+
+    def run() -> Callable[[], None]:
+        out = f(*args)
+        out = client.persist(list(out) if isinstance(out, tuple) else [out])
+        wait(out)
+        return lambda: forget(client, out)
+
+    return run
+
+
+def _flat(k: Any) -> list[Any]:
+    return [x for y in k for x in _flat(y)] if isinstance(k, list) else [k]
+
+
+def make_inputs(name: str, n: int, rows: int, seed: int = 0) -> tuple[Any, ...]:
+    """Dask arrays made on the workers (float32, chunks as the issue asks)."""
+    import dask.array as da
+
+    rng = da.random.default_rng(seed)
+    chunk = n >> 4
+
+    def uniform(lo: float, hi: float) -> Any:
+        return rng.uniform(lo, hi, n, chunks=chunk).astype(np.float32)
+
+    if name == "gelu_tanh":
+        return ((rng.standard_normal(n, chunks=chunk) * 3.0).astype(np.float32),)
+    if name == "black_scholes":
+        s = uniform(10.0, 200.0)
+        return (s, (s * uniform(0.7, 1.3)).astype(np.float32), uniform(0.05, 2.0),
+                uniform(0.0, 0.08), uniform(0.1, 0.6))
+    x = rng.standard_normal((rows, 4096), chunks=(rows >> 3, 4096)).astype(np.float32)
+    g = np.linspace(0.5, 1.5, 4096, dtype=np.float32)
+    return x, g, np.float32(0.1)
+
+
+FUNCTIONS = {"gelu_tanh": workloads.gelu_tanh, "black_scholes": workloads.black_scholes,
+             "layernorm": workloads_rows.layernorm_rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="2^20 elements, 4096 rows")
+    parser.add_argument("--only", default=",".join(FUNCTIONS))
+    opts = parser.parse_args()
+    import dask
+    from distributed import Client, LocalCluster, wait
+
+    import fusejit
+
+    n, rows = (1 << 20, 4096) if opts.quick else (1 << 26, 65536)
+    names = [w for w in opts.only.split(",") if w]
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit="8GB", silence_logs=40)
+    client = Client(cluster)
+    rows_out = []
+    try:
+        for name in names:
+            fn = FUNCTIONS[name]
+            jf = fusejit.jit(fn)
+            made = make_inputs(name, n, rows)
+            lazy = [a for a in made if isinstance(a, dask.array.Array)]
+            done = iter(client.persist(lazy))
+            args = tuple(next(done) if isinstance(a, dask.array.Array) else a for a in made)
+            inputs = [a for a in args if isinstance(a, dask.array.Array)]
+            wait(inputs)
+
+            t_dask = median_time(on_cluster(client, fn, args), opts.repeat)
+            t_fj = median_time(on_cluster(client, jf, args), opts.repeat)
+            local = [np.asarray(a.compute()) if isinstance(a, dask.array.Array) else a
+                     for a in args]
+            del args, inputs, lazy, made, done
+            jf_local = fusejit.jit(fn)
+            t_one = median_time(lambda f=jf_local, xs=local: f(*xs), opts.repeat)
+            del local
+            rows_out.append((name, t_dask, t_fj, t_one))
+            print(f"[dask_bench] {name}: dask.array {t_dask:.3f} s, fusejit on Dask "
+                  f"{t_fj:.3f} s, one-process fusejit {t_one:.3f} s", file=sys.stderr)
+    finally:
+        client.close()
+        cluster.close()
+    size = f"2^{n.bit_length() - 1} float32 in 16 chunks; layernorm [{rows}, 4096] in 8"
+    print(f"2-worker LocalCluster (processes, 1 thread each), {size}; median of "
+          f"{opts.repeat} after a warm-up run\n")
+    print("workload       dask.array  fusejit on Dask  speed-up  one-process fusejit  "
+          "Dask/one-process")
+    for name, t_dask, t_fj, t_one in rows_out:
+        print(f"{name:<14} {t_dask:>8.3f} s  {t_fj:>13.3f} s  {t_dask / t_fj:>7.2f}x  "
+              f"{t_one:>17.3f} s  {t_fj / t_one:>15.2f}x")
+
+
+if __name__ == "__main__":
+    main()
