@@ -110,6 +110,7 @@ def main() -> None:
     import fusejit
 
     n, rows = (1 << 20, 4096) if opts.quick else (1 << 26, 65536)
+    load0 = os.getloadavg()[0]
     names = [w for w in opts.only.split(",") if w]
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None, memory_limit="8GB", silence_logs=40)
@@ -142,7 +143,8 @@ def main() -> None:
         cluster.close()
     size = f"2^{n.bit_length() - 1} float32 in 16 chunks; layernorm [{rows}, 4096] in 8"
     print(f"2-worker LocalCluster (processes, 1 thread each), {size}; median of "
-          f"{opts.repeat} after a warm-up run\n")
+          f"{opts.repeat} after a warm-up run; load average {load0:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end on {os.cpu_count()} cores\n")
     print("workload       dask.array  fusejit on Dask  speed-up  one-process fusejit  "
           "Dask/one-process")
     for name, t_dask, t_fj, t_one in rows_out:
