@@ -94,6 +94,62 @@ def make_inputs(name: str, n: int, rows: int, seed: int = 0) -> tuple[Any, ...]:
     return x, g, np.float32(0.1)
 
 
+def load_rows(path: str, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of a .npy file, read through a memory map (one chunk)."""
+    return np.array(np.load(path, mmap_mode="r")[start:stop])
+
+
+def out_of_core(gib: float, folder: str) -> None:
+    """A float32 .npy of `gib` GiB on disk, reduced by a fusejit function on a 2-worker
+    cluster whose workers may hold 1 GB each: no worker may run out of memory."""
+    import dask
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    import fusejit
+
+    cols, chunk_rows = 4096, 8192
+    rows = int(gib * (1 << 30)) // (4 * cols) // chunk_rows * chunk_rows
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "big.npy")
+    t0 = time.perf_counter()
+    big = np.lib.format.open_memmap(path, "w+", np.float32, (rows, cols))
+    rng = np.random.default_rng(0)
+    for start in range(0, rows, chunk_rows):
+        big[start:start + chunk_rows] = rng.random((chunk_rows, cols), np.float32)
+    big.flush()
+    del big
+    made = time.perf_counter() - t0
+    blocks = [da.from_delayed(dask.delayed(load_rows)(path, r, r + chunk_rows),
+                              (chunk_rows, cols), np.float32)
+              for r in range(0, rows, chunk_rows)]
+    x = da.concatenate(blocks)
+    f = fusejit.jit(lambda x: (np.abs(x - 0.5) * 2).sum(axis=0))
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit="1GB", silence_logs=40)
+    client = Client(cluster)
+    try:
+        workers = set(client.scheduler_info()["workers"])
+        t0 = time.perf_counter()
+        total = client.compute(f(x), sync=True)
+        took = time.perf_counter() - t0
+        info = client.scheduler_info()["workers"]
+        same = set(info) == workers
+        memory = [w["metrics"]["memory"] for w in info.values()]
+    finally:
+        client.close()
+        cluster.close()
+        os.remove(path)
+    exact = rows / 2  # |u - 0.5| * 2 of uniform u averages 1/2 per element, per column
+    print(f"out of core: [{rows}, {cols}] float32 = {rows * cols * 4 / (1 << 30):.2f} GiB on "
+          f"disk (written in {made:.0f} s), 2 workers with memory_limit=1GB: "
+          f"(abs(x - 0.5) * 2).sum(axis=0) in {took:.1f} s "
+          f"({rows * cols * 4 / took / 1e9:.2f} GB/s); column sums {total.min():.0f}.."
+          f"{total.max():.0f} (expected about {exact:.0f}); workers restarted: "
+          f"{'no' if same else 'YES'} (the nanny ends a worker above 95% of its limit); "
+          f"worker memory after: {', '.join(f'{v / (1 << 20):.0f} MiB' for v in memory)}")
+
+
 FUNCTIONS = {"gelu_tanh": workloads.gelu_tanh, "black_scholes": workloads.black_scholes,
              "layernorm": workloads_rows.layernorm_rows}
 
@@ -103,7 +159,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="2^20 elements, 4096 rows")
     parser.add_argument("--only", default=",".join(FUNCTIONS))
+    parser.add_argument("--out-of-core", type=float, default=0.0, metavar="GIB",
+                        help="only: reduce a GIB-GiB .npy on workers limited to 1 GB each")
+    parser.add_argument("--folder", default="/tmp/fusejit-dask-bench")
     opts = parser.parse_args()
+    if opts.out_of_core:
+        out_of_core(opts.out_of_core, opts.folder)
+        return
     import dask
     from distributed import Client, LocalCluster, wait
 

@@ -14,7 +14,6 @@ stages around them run blockwise, one compiled call per chunk.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import UnsupportedError
 from ..frontend.ir import Graph, Node, toposort
@@ -241,8 +240,8 @@ def stage_nodes(plan: ChunkPlan, targets: list[Node], leaves_done: set[int]) -> 
     return leaf_order, order
 
 
-def describe_plan(plan: ChunkPlan, letters: Any = None) -> list[str]:
-    """Lines for `explain`: chunked classes and the boundaries."""
+def describe_plan(plan: ChunkPlan) -> list[str]:
+    """Lines for `explain`: what Dask runs at each boundary."""
     lines = []
     for node in plan.order:
         kind = plan.boundaries.get(node.id)
