@@ -85,6 +85,16 @@ def test_broadcast_with_numpy_and_dask_arguments():
           rand((5,), 2, seed=2))
 
 
+def test_gather_by_chunked_indices_and_constants_cut_into_chunks():
+    table = np.random.default_rng(4).standard_normal((50, 8)).astype(np.float32)
+    idx = da.from_array(np.random.default_rng(5).integers(0, 50, (30, 4)), chunks=(7, 2))
+    y = check(lambda t, i: t[i] * 2, table, idx)  # an embedding lookup, per index chunk
+    assert y.chunks[:2] == idx.chunks
+    check(lambda t, i: np.take(t, i, axis=0).sum(axis=-1), table, idx)
+    x = rand((20, 6), (6, 3), np.float64)
+    check(lambda x: x * np.arange(6) + np.arange(20)[:, None], x)  # constants, chunked
+
+
 def test_rowwise_layernorm_and_row_chunks():
     x = rand((70, 32), (16, 32))
     g = np.linspace(0.5, 1.5, 32, dtype=np.float32)
