@@ -207,6 +207,17 @@ def test_threaded_scheduler():
         check(lambda x: (np.sin(x) * 2, x.std(axis=0)), x, rtol=1e-5)
 
 
+def test_import_and_numpy_calls_never_import_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, fusejit\n"
+            "f = fusejit.jit(lambda x: x * 2)\n"
+            "f(np.ones(3)); f.explain(np.ones(3))\n"
+            "assert not [m for m in sys.modules if m.startswith('dask')], 'dask imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_errors_before_anything_runs():
     x = rand((40, 30), (10, 10))
     with pytest.raises(UnsupportedError, match=r"axis 1 of Dask argument `x`.*rechunk"):
