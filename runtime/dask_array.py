@@ -73,7 +73,8 @@ class DaskCall:
             names[node.id] = params[pos]
             if isinstance(a, da.Array):
                 chunks[node.id] = a.chunks
-        self.jf, self.graph, self.positions = jf, graph, positions
+        # the JitFunction class builds each stage (no reference to `jf`: _plans is weak)
+        self.factory, self.graph, self.positions = type(jf), graph, positions
         self.plan: ChunkPlan = analyse(graph, chunks, names)
         self.stages: dict[Hashable, S.StageSpec] = {}
         self.tokens: dict[Hashable, str] = {}
@@ -177,7 +178,7 @@ class _Assembly:
         call, da = self.call, self.da
         target = targets[0]
         spec, leaves = call.spec(targets, partial, set(self.env))
-        fn = S.StageFn(call.token(spec.name), spec, type(call.jf), call.options)
+        fn = S.StageFn(call.token(spec.name), spec, call.factory, call.options)
         if partial is not None and partial[0] in ARG_FNS:
             dtype = np.dtype([("v", target.dtype), ("i", np.int64)])
         else:
@@ -249,7 +250,7 @@ class _Assembly:
                                 meta=np.empty((0,) * len(node.shape), partial.dtype))
             return best.map_blocks(S.index_of, dtype=node.dtype, meta=meta)
         comb = S.Combine(call.token(("combine", fn, node.dtype.str)), fn, node.dtype,
-                         type(call.jf), call.options)
+                         call.factory, call.options)
         return da.reduction(partial, S.identity, comb, axis=tuple(axes), keepdims=keepdims,
                             dtype=node.dtype, combine=comb, concatenate=True, meta=meta)
 
