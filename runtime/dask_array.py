@@ -238,7 +238,7 @@ class _Assembly:
         call, da = self.call, self.da
         fn, axes, keepdims = node.attrs["fn"], node.attrs["axes"], node.attrs["keepdims"]
         (x,) = node.inputs
-        partial, chunks, _ = self.stage([x], (fn, tuple(axes), node.dtype))
+        partial, chunks, _ = self.stage([x], (fn, tuple(axes), node.dtype, node.loc))
         meta = np.empty((0,) * len(node.shape), node.dtype)
         if fn in ARG_FNS:
             per_axis = tuple(chunks[k] for k in chunks)

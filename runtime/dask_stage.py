@@ -22,6 +22,10 @@ _lock = threading.Lock()
 _compiling: dict[tuple, threading.Lock] = {}
 
 
+# A boundary reduction's per-chunk partial: fn, axes, dtype, the user's line.
+Partial = tuple[str, tuple[int, ...], np.dtype, "str | None"]
+
+
 @dataclass(frozen=True)
 class StageNode:
     """One node of a stage: op, operands (indices into the stage's values), the shape and
@@ -39,15 +43,15 @@ class StageNode:
 @dataclass(frozen=True)
 class StageSpec:
     """A blockwise stage: leaves (their axis classes), nodes in order, the values returned.
-    `partial`: (fn, axes, dtype) when the stage ends in a boundary reduction's per-chunk
-    partial over its one output, kept dims (argmax/argmin: the extreme value and its index in
+    `partial` (a Partial) when the stage ends in a boundary reduction's per-chunk partial
+    over its one output, kept dims (argmax/argmin: the extreme value and its index in
     the chunk)."""
 
     name: str
     leaves: tuple[tuple[int | None, ...], ...]
     nodes: tuple[StageNode, ...]
     outputs: tuple[int, ...]
-    partial: tuple[str, tuple[int, ...], np.dtype] | None = None
+    partial: Partial | None = None
 
 
 def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
@@ -66,7 +70,7 @@ def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
         vals.append(node)
     outs = [vals[i] for i in spec.outputs]
     if spec.partial is not None:
-        fn, axes, dtype = spec.partial
+        fn, axes, dtype, loc = spec.partial
         (x,) = outs
         keep = tuple(1 if a in axes else s for a, s in enumerate(x.shape))
         if fn in ("argmax", "argmin"):
@@ -76,6 +80,8 @@ def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
             outs = [v, i]
         else:
             outs = [T.make_node("reduce", [x], keep, dtype, fn=fn, axes=axes, keepdims=True)]
+        for node in outs:
+            node.loc = loc
     return tuple(T.Tracer(o) for o in outs)
 
 
