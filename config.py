@@ -37,6 +37,9 @@ class Config:
     parallel_min: int
     profile: bool  # FUSEJIT_PROFILE=1: instrumented builds, collected by runtime/profiler.py
     progress: str  # FUSEJIT_PROGRESS: "auto" (on a terminal), "0" or "1"
+    # FUSEJIT_DASK_SHIP: "auto" ships built stage libraries from a dask.distributed client to
+    # its workers (runtime/dask_ship.py); "0": each worker builds its own
+    dask_ship: str = "auto"
 
 
 def current() -> Config:
@@ -50,6 +53,7 @@ def current() -> Config:
         parallel_min=_int("FUSEJIT_PARALLEL_MIN", 1 << 15),
         profile=_int("FUSEJIT_PROFILE", 0) > 0,
         progress=os.environ.get("FUSEJIT_PROGRESS", "auto"),
+        dask_ship=os.environ.get("FUSEJIT_DASK_SHIP", "auto"),
     )
 
 

@@ -28,6 +28,7 @@ from ..frontend.ir import Graph, Node
 from ..frontend.ops import check_dtype
 from ..frontend.pytree import unflatten
 from ..frontend.trace import trace
+from . import dask_ship
 from . import dask_stage as S
 from .dask_plan import ARG_FNS, ChunkPlan, analyse, stage_nodes
 
@@ -123,6 +124,7 @@ class _Assembly:
                 np.asarray(a), chunks=-1)
         self.args = args
         self.made: list[tuple[S.StageSpec, S.StageFn, list[Any], Any]] = []  # for explain
+        self.ship = dask_ship.wanted()
 
     def run(self) -> Any:
         plan, call = self.call.plan, self.call
@@ -212,6 +214,8 @@ class _Assembly:
             out_ind.append(name)
         ndim = len(out_ind)
         self.made.append((spec, fn, list(arrays), partial))
+        if self.ship:
+            self._prebuild(fn, arrays, inds, chunkss)
         arr = da.blockwise(fn, tuple(out_ind),
                            *[x for a, ind in zip(arrays, inds) for x in (a, ind)],
                            dtype=dtype, adjust_chunks=adjust or None, new_axes=new_axes or None,
@@ -220,6 +224,24 @@ class _Assembly:
         op_chunks = {name: chunkss[name] for name in out_ind if name in chunkss}
         chunks = {name: op_chunks.get(name, (s,)) for name, s in zip(out_ind, target.shape)}
         return arr, chunks, tuple(out_ind)
+
+    def _prebuild(self, fn: S.StageFn, arrays: list, inds: list, chunkss: dict,
+                  most: int = 16) -> None:
+        """Build the stage here for each chunk shape it will meet (at most `most`), for
+        workers that need no compiler (runtime/dask_ship.py)."""
+        import itertools
+
+        letters = sorted({name for ind in inds for name in ind})
+        sizes = [sorted(set(chunkss[name])) for name in letters]
+        for combo in itertools.islice(itertools.product(*sizes), most):
+            size = dict(zip(letters, combo))
+            blocks = [np.zeros(tuple(size[n] for n in ind), a.dtype)
+                      for a, ind in zip(arrays, inds)]
+            key = tuple((b.shape, b.dtype.str) for b in blocks)
+            if key not in fn.shipped:
+                shipped = dask_ship.ship(fn.jit().lower_for(*blocks))
+                if shipped is not None:
+                    fn.shipped[key] = shipped
 
     def _drop_empty(self, arrays: list, inds: list, name: str, chunkss: dict) -> list:
         """Rechunk away zero-length chunks along `name` (max/min/argmax of an empty chunk

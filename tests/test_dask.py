@@ -15,7 +15,7 @@ dask = pytest.importorskip("dask")
 
 import fusejit  # noqa: E402
 from fusejit.errors import UnsupportedError  # noqa: E402
-from fusejit.runtime import dask_stage  # noqa: E402
+from fusejit.runtime import dask_ship, dask_stage  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -243,6 +243,27 @@ def _own_cache_dir() -> str:
     return os.environ["FUSEJIT_CACHE_DIR"]
 
 
+def _hide_compiler() -> tuple:
+    """Run on a worker: no C compiler and an empty kernel cache (a machine of its own)."""
+    import os
+    import tempfile
+
+    old = (os.environ.get("FUSEJIT_CC"), os.environ.get("FUSEJIT_CACHE_DIR"))
+    os.environ["FUSEJIT_CC"] = "/nonexistent/cc"
+    os.environ["FUSEJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="fusejit-no-cc-")
+    return old
+
+
+def _restore_compiler(old: tuple) -> None:
+    import os
+
+    for name, value in zip(("FUSEJIT_CC", "FUSEJIT_CACHE_DIR"), old):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 async def _exit_now() -> None:
     """Run on a worker: the process dies at once (as a machine that goes away)."""
     import os
@@ -298,7 +319,8 @@ def test_local_cluster_two_processes(client):
     assert client.run(dask_stage.worker_stats) == stats  # nothing compiled again
 
 
-def test_workers_build_from_their_own_kernel_cache(client):
+def test_workers_build_from_their_own_kernel_cache(client, monkeypatch):
+    monkeypatch.setenv("FUSEJIT_DASK_SHIP", "0")  # each worker builds (no library shipped)
     x = rand((2000, 16), (500, 16), np.float64)
 
     def fn(x):
@@ -311,6 +333,25 @@ def test_workers_build_from_their_own_kernel_cache(client):
     got = client.compute(fusejit.jit(fn)(x), sync=True)  # new stages: built from each disk
     assert client.run(_programs_built) == built
     assert_same(got, fn(x.compute()))
+
+
+def test_workers_without_a_compiler_run_libraries_shipped_by_the_client(client):
+    old = client.run(_hide_compiler)
+    try:
+        x = rand((3000, 64), (700, 64), np.float64)  # 700 x4, 200: two chunk shapes
+        g = np.linspace(0.5, 1.5, 64)
+        f = fusejit.jit(layernorm)
+        y, total = client.compute([f(x, g, 0.5), fusejit.jit(lambda x: (x * x).sum())(x)],
+                                  sync=True)
+        xn = x.compute(scheduler="sync")
+        assert_same(y, layernorm(xn, g, 0.5), atol=1e-12)
+        assert_same(total, np.asarray((xn * xn).sum()), rtol=1e-12)
+        # a stage built on a worker would have raised CompilerNotFoundError: every chunk ran
+        # a library the client built (the combine of partial sums runs NumPy's there)
+        assert sum(client.run(dask_ship.loaded).values()) >= 2
+    finally:
+        for addr, value in old.items():
+            client.run(_restore_compiler, value, workers=[addr])
 
 
 def test_killed_worker_during_compute(client):
