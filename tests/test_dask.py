@@ -95,6 +95,17 @@ def test_gather_by_chunked_indices_and_constants_cut_into_chunks():
     check(lambda x: x * np.arange(6) + np.arange(20)[:, None], x)  # constants, chunked
 
 
+def test_same_function_on_numpy_then_dask_and_by_keyword():
+    f = fusejit.jit(lambda x, y: x * y + 1)
+    assert_same(f(np.ones(4), 2.0), np.full(4, 3.0))
+    assert_same(f(np.ones(4), 2.0), np.full(4, 3.0))  # the fast path is installed now
+    got = f(da.ones(4, chunks=3), 2.0)
+    assert isinstance(got, da.Array)
+    assert_same(got.compute(), np.full(4, 3.0))
+    assert_same(f(y=np.float64(3), x=da.ones(4, chunks=3)).compute(), np.full(4, 4.0))
+    assert_same(f(np.ones(4), 2.0), np.full(4, 3.0))
+
+
 def test_rowwise_layernorm_and_row_chunks():
     x = rand((70, 32), (16, 32))
     g = np.linspace(0.5, 1.5, 32, dtype=np.float32)
