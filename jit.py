@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,11 @@ class JitFunction:
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
     def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
+        if "dask.array" in sys.modules and any(  # Dask arrays in, Dask arrays out
+                type(a).__module__.startswith("dask.array") for a in args):
+            from .runtime import dask_array
+
+            return dask_array.call(self, args)
         try:
             compiled = self._cache.get(self._key(args))
         except TypeError:  # an unhashable static argument: _normalise says which
@@ -305,6 +311,11 @@ class JitFunction:
         """What compiling for these arguments did: graphs, kernels and the source lines they
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
+        if "dask.array" in sys.modules and any(  # the chunk plan and per-chunk programs
+                type(a).__module__.startswith("dask.array") for a in args):
+            from .runtime import dask_explain
+
+            return dask_explain.explain(self, self._bind(args, kwargs))
         c = self.lower_for(*args, **kwargs)
         return explain_module().explain(c.graph, c.optimised, c.program, c.times,
                                          backend=self.backend)
