@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
-from .numpy_lib import _TracingModule
+from .numpy_lib import TracingModule
 
 
-class ArrayNamespace(_TracingModule):
+class ArrayNamespace(TracingModule):
     """numpy, as the Array API namespace of traced arrays."""
 
     def __init__(self) -> None:

@@ -109,7 +109,7 @@ _REPLACED: dict[int, Callable[..., Any]] = {
 }
 
 
-class _TracingModule(types.ModuleType):
+class TracingModule(types.ModuleType):
     """A NumPy module as NumPy's code sees it while tracing: the same attributes, with the
     conversions replaced (`np.asarray`, `_nx.asanyarray`, `NX.array`...)."""
 
@@ -122,7 +122,7 @@ class _TracingModule(types.ModuleType):
         return _replacement(value)
 
 
-_PROXIES: dict[str, _TracingModule] = {}
+_PROXIES: dict[str, TracingModule] = {}
 _GLOBALS: dict[int, dict[str, Any]] = {}
 
 
@@ -139,7 +139,7 @@ def _replacement(value: Any) -> Any:
     if _is_numpy_module(value):
         proxy = _PROXIES.get(value.__name__)
         if proxy is None:
-            proxy = _PROXIES[value.__name__] = _TracingModule(value)
+            proxy = _PROXIES[value.__name__] = TracingModule(value)
         return proxy
     if isinstance(value, types.FunctionType) and _is_numpy_module(
             sys.modules.get(value.__module__ or "")):

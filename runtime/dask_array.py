@@ -83,7 +83,7 @@ class DaskCall:
         self.options = {"backend": jf.backend, "fastmath": jf.fastmath}
 
     def __call__(self, args: tuple) -> Any:
-        return _Assembly(self, args).run()
+        return Assembly(self, args).run()
 
     def token(self, key: Hashable) -> str:
         if key not in self.tokens:
@@ -109,7 +109,7 @@ class DaskCall:
         return spec, leaves
 
 
-class _Assembly:
+class Assembly:
     """One call: the Dask graph of a DaskCall for these argument values."""
 
     def __init__(self, call: DaskCall, args: tuple) -> None:

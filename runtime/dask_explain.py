@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .dask_array import DaskCall, _Assembly, call_plan
+from .dask_array import DaskCall, Assembly, call_plan
 from .dask_plan import describe_plan
 
 
@@ -34,7 +34,7 @@ def explain(jf: Any, args: tuple) -> DaskExplanation:
     """Build (not run) the Dask graph of `jf(*args)` and describe it; each stage's program
     is compiled for its first chunk's shapes (chunks of other shapes compile alike)."""
     call: DaskCall = call_plan(jf, args)
-    assembly = _Assembly(call, args)
+    assembly = Assembly(call, args)
     assembly.run()
     g = call.graph
     lines = [f"Dask plan for {g.name}():"]
