@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .dask_array import DaskCall, Assembly, call_plan
+from .dask_array import Assembly, DaskCall, call_plan
 from .dask_plan import describe_plan
 
 
