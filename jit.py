@@ -15,6 +15,7 @@ from . import config
 from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
+from .frontend.tracer import tracing
 from .runtime import cuda_jit
 from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
@@ -59,6 +60,10 @@ class JitFunction:
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
                  static_argnames: Iterable[str] = (), backend: str | None = None,
                  fastmath: bool = False, python_scalars: bool = True) -> None:
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
+                inspect.isasyncgenfunction(fn)):
+            raise UnsupportedError(f"{fn.__name__}() is a generator or coroutine function: "
+                                   "fusejit compiles functions that return arrays")
         functools.update_wrapper(self, fn)
         self.fn = fn
         # Arithmetic among Python-scalar arguments is Python's (frontend.pyscalar); False for
@@ -154,6 +159,8 @@ class JitFunction:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),
         `device_output=` (CUDA), or the function's own parameters by name. `kwargs` is left as
         it was (__call__ reads `out=` from it again after an OverflowError)."""
+        if tracing():
+            return self._inline(args, kwargs)
         if self._out_kw and "out" in kwargs:
             out = kwargs["out"]
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
@@ -167,7 +174,26 @@ class JitFunction:
             return self._call_slow(self._bind(args, kwargs), on_device)
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
+    def _inline(self, args: tuple, kwargs: dict) -> Any:
+        """A call from inside another jitted function's trace: the Python function runs on
+        the outer trace's values, so its operations become part of the outer graph (one
+        compiled program, as if its body were written there)."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None) if self._out_kw else None
+        kwargs.pop("device_output", None)
+        result = self.fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(out, tuple):
+            for o, r in zip(out, result, strict=True):
+                o[...] = r
+            return out
+        out[...] = result
+        return out
+
     def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
+        if tracing():  # called by a function being traced: inline it
+            return self._inline(args, {})
         try:
             compiled = self._cache.get(self._key(args))
         except TypeError:  # an unhashable static argument: _normalise says which

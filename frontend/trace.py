@@ -3,11 +3,12 @@ Graph (inputs, outputs, the result's structure, updates of arguments written in 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import ArgumentTypeError, UnsupportedError
 from . import ops as O
 from .ir import Graph, Node, TensorType
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
@@ -51,6 +52,9 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
         call_args.append(t)
     with ctx:
         result = fn(*call_args)
+    if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):
+        raise UnsupportedError(f"{name}() returned a {type(result).__name__}: fusejit compiles "
+                               "functions that return arrays, not generators or coroutines")
     leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic)))
     outputs: list[Node] = []
     scalars: list[bool] = []
@@ -134,7 +138,12 @@ def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:
     if isinstance(a, float):
         return Tracer(Node("input", (), TensorType((), np.dtype(np.float64)),
                            {"index": index, "weak": "float"}), scalar=True, weak=float)
-    raise UnsupportedError(
+    if isinstance(a, complex):
+        raise UnsupportedError(f"argument {position} of {fn_name}() is complex; fusejit does "
+                               "not compile complex numbers (mark it static with "
+                               "static_argnums=/static_argnames= to bake it in)")
+    raise ArgumentTypeError(
         f"argument {position} of {fn_name}() has type {type(a).__name__}; fusejit traces "
-        "NumPy arrays, NumPy scalars and Python bool/int/float. Convert it with np.asarray(), "
-        "or mark it static with static_argnums=/static_argnames=")
+        "NumPy arrays, NumPy scalars and Python bool/int/float (NumPy itself treats a list "
+        "or str as an operand differently from an array). Pass np.asarray(...) of it, or "
+        "mark it static with static_argnums=/static_argnames=")
