@@ -32,7 +32,7 @@ from .ccolumns import column_split, column_units, render_column_reduce, render_c
 from .cexpr import gather_terms, point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
-from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -250,7 +250,7 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
         if not nparts:
             return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
-        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), nparts * nacc
+        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), part_doubles(k, nparts)
     return {"name": k.name, "fn": fn, "slot": slot, "text": text,
             "locals": [f"double fj_part_{k.name}[{ndouble}];",
                        f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],
