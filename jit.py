@@ -174,14 +174,19 @@ class JitFunction:
             return self._call_slow(self._bind(args, kwargs), on_device)
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
-    def _inline(self, args: tuple, kwargs: dict) -> Any:
+    def __fusejit_inline__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """This function as a traced one that reads it calls it: `fn` (the Python function,
+        or its copy from frontend.captures) inlined, with `out=` handled as here."""
+        return lambda *args, **kwargs: self._inline(args, kwargs, fn)
+
+    def _inline(self, args: tuple, kwargs: dict, fn: Callable[..., Any] | None = None) -> Any:
         """A call from inside another jitted function's trace: the Python function runs on
         the outer trace's values, so its operations become part of the outer graph (one
         compiled program, as if its body were written there)."""
         kwargs = dict(kwargs)
         out = kwargs.pop("out", None) if self._out_kw else None
         kwargs.pop("device_output", None)
-        result = self.fn(*args, **kwargs)
+        result = (fn or self.fn)(*args, **kwargs)
         if out is None:
             return result
         if isinstance(out, tuple):

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentTypeError, UnsupportedError
+from ..errors import ArgumentTypeError, TraceError, UnsupportedError
 from . import ops as O
+from .captures import Shadower
 from .ir import Graph, Node, TensorType
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
@@ -29,6 +30,26 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     otherwise they are NumPy's weak scalars throughout (an exported C library has no Python).
     The graph's `prelude` holds that arithmetic (None when there is none)."""
     name = name or getattr(fn, "__name__", "fn")
+    if not python_scalars:  # export: a C library has no Python globals to read
+        return _trace(fn, args, static, name, same, python_scalars, None)
+    try:
+        return _trace(fn, args, static, name, same, python_scalars, False)
+    except TraceError as first:
+        # A function that needs a global array's values while tracing (`if G.any():`,
+        # `float(G[0])`, `x[G > 0]`) gets them baked in, guarded on their contents.
+        if not getattr(first, "fusejit_captured", False):
+            raise
+        try:
+            return _trace(fn, args, static, name, same, python_scalars, True)
+        except TraceError:
+            raise first from None
+
+
+def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
+           same: dict[int, int] | None, python_scalars: bool,
+           frozen: bool | None) -> tuple[Graph, list[int]]:
+    """One trace; `frozen` None reads no globals, False makes their arrays implicit inputs,
+    True bakes them in with a guard on their contents (frontend.captures)."""
     ctx = TraceContext(name)
     ctx.prelude = Prelude(len(args))
     call_args: list[Any] = []
@@ -50,8 +71,17 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
         tracers.append(t)
         kinds[t.node.id] = (t.scalar, t.weak)
         call_args.append(t)
+    shadower = None
+    if frozen is not None:
+        shadower = Shadower(ctx, ctx.prelude, name, frozen)
+        fn = shadower.function(fn)
     with ctx:
-        result = fn(*call_args)
+        try:
+            result = fn(*call_args)
+        except TraceError as e:
+            if shadower is not None and shadower.arrays:
+                e.fusejit_captured = True  # type: ignore[attr-defined]
+            raise
     if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):
         raise UnsupportedError(f"{name}() returned a {type(result).__name__}: fusejit compiles "
                                "functions that return arrays, not generators or coroutines")
