@@ -28,7 +28,13 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
-from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
+from .ccolumns import (
+    column_part_width,
+    column_split,
+    column_units,
+    render_column_reduce,
+    render_column_split,
+)
 from .cexpr import gather_terms, point_lines
 from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
 from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
@@ -244,7 +250,7 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
             return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
         text = render_column_split(k, fn, types, slot, nparts, per)
-        ndouble = nparts * nacc * k.outer[-1]
+        ndouble = nparts * nacc * k.outer[-1] * column_part_width(k)
     else:
         nparts = split_parts(k)
         if not nparts:

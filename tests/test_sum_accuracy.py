@@ -133,3 +133,19 @@ def test_sums_are_the_same_bits_on_every_call_and_thread_count(tmp_path) -> None
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1]
+
+
+COLS = jit(lambda x: x.sum(axis=0))
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (1000, 24), (300, 2000), (1 << 17, 8)],
+                         ids=["small", "blocks", "wide", "split"])
+def test_float64_column_sums_against_fsum(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[1])
+    for offset in (0.0, 1e6):
+        x = rng.standard_normal(shape) * 10.0 ** int(rng.integers(-6, 6)) + offset
+        exact = [math.fsum(c) for c in x.T.tolist()]
+        got, numpy = COLS(x), x.sum(axis=0)
+        for j, e in enumerate(exact):
+            assert _err(got[j], e) <= _err(numpy[j], e)
+            assert _err(got[j], e) <= math.ulp(e) / 2

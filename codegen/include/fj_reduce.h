@@ -11,12 +11,13 @@
  * per-column order of additions is exactly fj_pw's, so a column's sum never depends on the
  * block width or the thread count.
  *
- * FJ_KADD / fj_ktotal: compensated sums of float64 (double can hold no more of them). Each of
- * the lanes (FJ_LANES, fewer for short rows) keeps a sum S and the exact rounding errors of its additions, C (Knuth's
+ * FJ_KADD / fj_ktotal: compensated sums of float64 (double can hold no more of them). Each
+ * lane of a row (4 to 16 of them, or FJ_LANES beside arg/max/min lanes: codegen/creduce.py)
+ * or each column keeps a sum S and the exact rounding errors of its additions, C (Knuth's
  * TwoSum: S + C is the lane's sum to about eps^2); the lanes are combined pairwise at the end,
  * with their errors. The result is the exact sum rounded once in all but very ill-conditioned
- * cases (error <= eps |sum| + n eps^2 sum|x|): at least as accurate as NumPy's pairwise sum,
- * in a fixed order, so the same bits on every call and any number of threads.
+ * cases (error <= eps |sum| + about (n eps)^2 sum|x|): at least as accurate as NumPy's
+ * pairwise sum, in a fixed order, so the same bits on every call and any number of threads.
  *
  * fj_max_* / fj_min_*: NaN-propagating reductions (as np.max / np.min) usable in
  * `#pragma omp simd reduction(...)` loops.
