@@ -124,14 +124,15 @@ def _plain_value(v: Any) -> bool:
 
 
 def _mutable_numbers(v: Any) -> bool:
-    """A dict/list/set whose contents (numbers or arrays) change what the function computes."""
+    """A dict/list/set holding arrays or floats: contents that would change what the function
+    computes (ints are more often counters, sizes or a log the function appends to)."""
     if isinstance(v, dict):
         items: Any = v.values()
     elif isinstance(v, (list, set)):
         items = v
     else:
         return False
-    return any(isinstance(e, (np.ndarray, int, float, np.generic)) for e in list(items)[:256])
+    return any(isinstance(e, (np.ndarray, float, np.floating)) for e in list(items)[:256])
 
 
 class Shadower:
@@ -169,7 +170,7 @@ class Shadower:
         for name in sorted(names):
             if name not in g:
                 continue
-            v = self._value(g[name], g, name, "global", depth, uses_random)
+            v = self._value(g[name], g, name, "global", depth, uses_random, code)
             if v is not g[name]:
                 if new_globals is None:
                     new_globals = dict(g)
@@ -184,7 +185,7 @@ class Shadower:
                 except ValueError:  # an empty cell: a variable assigned later
                     new.append(cell)
                     continue
-                v = self._value(content, cell, name, "cell", depth, uses_random)
+                v = self._value(content, cell, name, "cell", depth, uses_random, code)
                 new.append(cell if v is content else types.CellType(v))
             if any(a is not b for a, b in zip(new, cells)):
                 new_cells = tuple(new)
@@ -200,7 +201,7 @@ class Shadower:
         return shadow
 
     def _value(self, v: Any, where: Any, name: str, kind: str, depth: int,
-               uses_random: bool) -> Any:
+               uses_random: bool, code: types.CodeType) -> Any:
         """What the shadow holds for `name` (a global of namespace `where`, or a cell)."""
         if isinstance(v, _RNG_TYPES) or isinstance(getattr(v, "__self__", None), _RNG_TYPES):
             return _RefusedDraw(name)  # a random state outside the function: its draws
@@ -218,11 +219,11 @@ class Shadower:
         if hasattr(type(v), "__fusejit_inline__"):  # a @jit function: inlined anyway
             return v.__fusejit_inline__(self.function(v.fn, depth + 1))
         if _mutable_numbers(v):
-            warnings.warn(
+            warnings.warn_explicit(
                 f"fusejit: {self.fn_name}() reads the {type(v).__name__} {name!r} "
                 f"({kind} variable); its contents are read once, when the function is traced, "
                 "and later changes to them are not seen. Pass the arrays or numbers as "
-                "arguments", CapturedWarning, stacklevel=2)
+                "arguments", CapturedWarning, code.co_filename, code.co_firstlineno)
         return v
 
     def _array(self, a: np.ndarray, where: Any, name: str, kind: str) -> Any:

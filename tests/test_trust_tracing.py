@@ -270,3 +270,21 @@ def test_global_reads_with_several_results_and_python_scalars() -> None:
         assert_same(jf(x, 2), f(x, 2))
     finally:
         G[1] = 1.0
+
+
+def test_python_side_effects_run_once_per_trace(capsys) -> None:
+    """README (Globals, closures and side effects): print and list.append in the body run
+    when the function is traced, not at every call."""
+    log: list[int] = []
+
+    def f(x):
+        print("tracing f")
+        log.append(1)
+        return x + 1
+
+    jf = jit(f)
+    for _ in range(3):
+        jf(np.ones(3))
+    jf(np.ones(4))  # a new signature: traced again
+    assert len(log) == 2
+    assert capsys.readouterr().out.count("tracing f") == 2
