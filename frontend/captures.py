@@ -22,6 +22,7 @@ every name its code loads (and the code of the functions it calls, recursively):
 from __future__ import annotations
 
 import dis
+import functools
 import types
 import warnings
 from collections.abc import Iterator
@@ -99,14 +100,19 @@ class CapturedWarning(UserWarning):
     """A traced function reads a mutable container whose later changes it will not see."""
 
 
-def _loaded_globals(code: types.CodeType) -> Iterator[str]:
-    """Names `code` (and the code objects nested in it) loads as globals."""
+@functools.lru_cache(maxsize=4096)
+def _loaded_globals(code: types.CodeType) -> frozenset[str]:
+    """Names `code` (and the code objects nested in it) loads as globals (once per code)."""
+    return frozenset(_walk_globals(code))
+
+
+def _walk_globals(code: types.CodeType) -> Iterator[str]:
     for ins in dis.get_instructions(code):
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
             yield ins.argval
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _loaded_globals(const)
+            yield from _walk_globals(const)
 
 
 def _all_names(code: types.CodeType) -> set[str]:
@@ -163,7 +169,7 @@ class Shadower:
             return self.done[key]
         self.done[key] = fn  # a recursive function sees itself while it is being shadowed
         code = fn.__code__
-        names = set(_loaded_globals(code))
+        names = _loaded_globals(code)
         uses_random = "random" in _all_names(code)
         g = fn.__globals__
         new_globals: dict[str, Any] | None = None
