@@ -10,8 +10,9 @@ every name its code loads (and the code of the functions it calls, recursively):
   changes and rebinding are both seen); a changed shape, dtype or layout traces again;
 * a Python/NumPy scalar, str, None or a tuple of those: the value itself, baked into the trace
   with a guard that traces again when the name holds another value;
-* a dict, list or set holding arrays or numbers: the value itself, read once per trace, with a
-  warning naming it (its contents cannot be checked cheaply at every call);
+* a dict, list or set holding arrays or floats, or a tuple holding arrays: the value itself,
+  read once per trace, with a warning naming it (its contents cannot be checked cheaply at
+  every call);
 * a random-number source (np.random's legacy functions, a Generator or RandomState that
   is not created inside the function, an unseeded default_rng()): refused with a TraceError
   naming the line, since its draws would be frozen at trace time;
@@ -130,12 +131,15 @@ def _plain_value(v: Any) -> bool:
 
 
 def _mutable_numbers(v: Any) -> bool:
-    """A dict/list/set holding arrays or floats: contents that would change what the function
-    computes (ints are more often counters, sizes or a log the function appends to)."""
+    """A dict/list/set holding arrays or floats, or a tuple holding arrays: contents that
+    would change what the function computes (ints are more often counters, sizes or a log the
+    function appends to)."""
     if isinstance(v, dict):
         items: Any = v.values()
     elif isinstance(v, (list, set)):
         items = v
+    elif isinstance(v, tuple):  # a tuple's arrays can still change in place
+        return any(type(e) is np.ndarray for e in v[:256])
     else:
         return False
     return any(isinstance(e, (np.ndarray, float, np.floating)) for e in list(items)[:256])

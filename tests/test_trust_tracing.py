@@ -288,3 +288,18 @@ def test_python_side_effects_run_once_per_trace(capsys) -> None:
     jf(np.ones(4))  # a new signature: traced again
     assert len(log) == 2
     assert capsys.readouterr().out.count("tracing f") == 2
+
+
+def test_a_global_tuple_of_arrays_warns_and_export_bakes_globals(tmp_path) -> None:
+    pair = (np.ones(2), np.zeros(2))
+
+    def f(x):
+        return x * pair[0] + pair[1]
+
+    with pytest.warns(CapturedWarning, match="'pair'"):
+        jit(f)(np.ones(2))
+    import fusejit
+
+    res = fusejit.export(_uses_g, np.ones(5), path=str(tmp_path / "libg.so"))
+    lib = fusejit.load(res.library)
+    np.testing.assert_array_equal(lib(np.zeros(5)), np.zeros(5) + G * SCALE)
