@@ -303,3 +303,17 @@ def test_a_global_tuple_of_arrays_warns_and_export_bakes_globals(tmp_path) -> No
     res = fusejit.export(_uses_g, np.ones(5), path=str(tmp_path / "libg.so"))
     lib = fusejit.load(res.library)
     np.testing.assert_array_equal(lib(np.zeros(5)), np.zeros(5) + G * SCALE)
+
+
+def test_cuda_backend_reads_global_arrays_at_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cuda_fake
+
+    cuda_fake.install(monkeypatch)
+    f = jit(_uses_helper, backend="cuda")
+    x = np.ones(4)
+    np.testing.assert_allclose(f(x), _uses_helper(x))
+    TABLE[1] = 9.0
+    try:
+        np.testing.assert_allclose(f(x), _uses_helper(x))
+    finally:
+        TABLE[1] = 1.0
