@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import status_defines
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
     Check,
@@ -28,6 +29,9 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
+from ..lowering.matvec import is_gemv
+from . import templates
+from .cblas import blas_decls
 from .ccolumns import (
     column_part_width,
     column_split,
@@ -36,8 +40,9 @@ from .ccolumns import (
     render_column_split,
 )
 from .cexpr import gather_terms, point_lines
-from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
-from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
+from .cgemm import render_gemm
+from .cgemm_epilogue import render_gemm_epilogue
+from .cgemv import render_gemv
 from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 
@@ -56,21 +61,12 @@ class COptions:
     profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 
-@functools.lru_cache(maxsize=1)
-def _env() -> Any:
-    import jinja2  # imported on first render: keeps `import fusejit` fast
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(_HERE, "templates")),
-        trim_blocks=True, lstrip_blocks=False, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined)
-
-
 @functools.lru_cache(maxsize=4)
 def prelude(libmvec: bool) -> str:
     """The scalar-semantics header (and vector-math declarations), inlined into the source."""
     inc = os.path.join(_HERE, "include")
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
+    parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
@@ -275,6 +271,16 @@ def io_buffers(program: Program) -> list[int]:
     return [b.index for b in program.buffers if b.kind != "temp"]
 
 
+def _gemm_view(k: GemmKernel, program: Program) -> dict[str, Any]:
+    """The template view of a GemmKernel: gemv calls, a gemm with an epilogue, or a gemm."""
+    fn = f"fj_{k.name}"
+    if is_gemv(k):
+        return render_gemv(k, fn, program if k.epilogue is not None else None)
+    if k.epilogue is not None:
+        return render_gemm_epilogue(k, fn, program)
+    return render_gemm(k, fn)
+
+
 def render(program: Program, opts: COptions) -> str:
     """The complete C source of `program`."""
     io = {b: i for i, b in enumerate(io_buffers(program))}
@@ -283,17 +289,12 @@ def render(program: Program, opts: COptions) -> str:
                for b in program.buffers]
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
                if isinstance(k, ReduceKernel) else
-               render_gemm_epilogue(k, f"fj_{k.name}", program)
-               if isinstance(k, GemmKernel) and k.epilogue is not None else
-               render_gemm(k, f"fj_{k.name}") if isinstance(k, GemmKernel) else
+               _gemm_view(k, program) if isinstance(k, GemmKernel) else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
-    return _env().get_template("program.c.j2").render(
-        name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        blas_decls=(f"#define FJ_GEMM_PAR_MIN {GEMM_PAR_MIN}\n{BLAS_DECLS}"
-                    + (EPILOGUE_DECLS if any(isinstance(k, GemmKernel) and k.scratch
-                                             for k in program.kernels) else "")
-                    if uses_blas(program) else ""),
+    return templates.render(
+        "program.c.j2", name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
+        blas_decls=blas_decls(program),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (

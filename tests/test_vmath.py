@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.special as sc
-from conftest import assert_same
+from conftest import MARCH_FLAG, assert_same
 
 import fusejit
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = ROOT / "codegen" / "include"
 CHECKER = ROOT / "benchmarks" / "vmath_accuracy.c"
 GCC = shutil.which("gcc")
-FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fwrapv", "-std=gnu11"]
+FLAGS = ["-O3", MARCH_FLAG, "-fopenmp", "-fno-math-errno", "-fwrapv", "-std=gnu11"]
 FUNCS = ("exp", "tanh", "erf", "exp_tile", "tanh_tile", "erf_tile", "log_tile")
 F32 = np.float32
 # Subnormal results carry fewer bits: allow them 2 ULP (2^-149 each) in absolute terms.
@@ -41,7 +41,7 @@ needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc not found on PATH")
 
 def _fast_fma() -> bool:
     """Whether gcc targets FMA here (otherwise the header falls back to libm)."""
-    res = subprocess.run([GCC, "-march=native", "-dM", "-E", "-x", "c", "/dev/null"],
+    res = subprocess.run([GCC, MARCH_FLAG, "-dM", "-E", "-x", "c", "/dev/null"],
                          capture_output=True, text=True, check=True)
     return "__FP_FAST_FMAF" in res.stdout
 
