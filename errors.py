@@ -22,6 +22,11 @@ class ConcretizationError(TraceError, TypeError):
     """A traced value was used where a concrete Python value is needed (if, int(), float())."""
 
 
+class ArgumentTypeError(TraceError, TypeError):
+    """An argument of a type fusejit does not trace (str, list, dict...): a TypeError, as
+    NumPy's own error for such an operand is."""
+
+
 class IRError(FusejitError):
     """The graph IR violates an invariant (raised by the verifier)."""
 

@@ -16,6 +16,7 @@ from . import config
 from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
+from .frontend.tracer import tracing
 from .runtime import backends
 from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
@@ -60,6 +61,10 @@ class JitFunction:
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
                  static_argnames: Iterable[str] = (), backend: str | None = None,
                  fastmath: bool = False, python_scalars: bool = True) -> None:
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
+                inspect.isasyncgenfunction(fn)):
+            raise UnsupportedError(f"{fn.__name__}() is a generator or coroutine function: "
+                                   "fusejit compiles functions that return arrays")
         functools.update_wrapper(self, fn)
         self.fn = fn
         # Arithmetic among Python-scalar arguments is Python's (frontend.pyscalar); False for
@@ -153,6 +158,8 @@ class JitFunction:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),
         `device_output=` (CUDA), or the function's own parameters by name. `kwargs` is left as
         it was (__call__ reads `out=` from it again after an OverflowError)."""
+        if tracing():
+            return self._inline(args, kwargs)
         if self._out_kw and "out" in kwargs:
             out = kwargs["out"]
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
@@ -166,7 +173,31 @@ class JitFunction:
             return self._call_slow(self._bind(args, kwargs), on_device)
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
+    def __fusejit_inline__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """This function as a traced one that reads it calls it: `fn` (the Python function,
+        or its copy from frontend.captures) inlined, with `out=` handled as here."""
+        return lambda *args, **kwargs: self._inline(args, kwargs, fn)
+
+    def _inline(self, args: tuple, kwargs: dict, fn: Callable[..., Any] | None = None) -> Any:
+        """A call from inside another jitted function's trace: the Python function runs on
+        the outer trace's values, so its operations become part of the outer graph (one
+        compiled program, as if its body were written there)."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None) if self._out_kw else None
+        kwargs.pop("device_output", None)
+        result = (fn or self.fn)(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(out, tuple):
+            for o, r in zip(out, result, strict=True):
+                o[...] = r
+            return out
+        out[...] = result
+        return out
+
     def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
+        if tracing():  # called by a function being traced: inline it
+            return self._inline(args, {})
         if "dask.array" in sys.modules and any(  # Dask arrays in, Dask arrays out
                 type(a).__module__.startswith("dask.array") for a in args):
             from .runtime import dask_array

@@ -31,12 +31,18 @@ from ..lowering.loop_ir import (
 from ..lowering.matvec import is_gemv
 from . import templates
 from .cblas import blas_decls
-from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
+from .ccolumns import (
+    column_part_width,
+    column_split,
+    column_units,
+    render_column_reduce,
+    render_column_split,
+)
 from .cexpr import gather_terms, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
-from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
@@ -229,13 +235,13 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
             return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
         text = render_column_split(k, fn, types, slot, nparts, per)
-        ndouble = nparts * nacc * k.outer[-1]
+        ndouble = nparts * nacc * k.outer[-1] * column_part_width(k)
     else:
         nparts = split_parts(k)
         if not nparts:
             return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
-        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), nparts * nacc
+        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), part_doubles(k, nparts)
     return {"name": k.name, "fn": fn, "slot": slot, "text": text,
             "locals": [f"double fj_part_{k.name}[{ndouble}];",
                        f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],

@@ -40,6 +40,8 @@ def _broadcast_into(node: Node, shape: tuple[int, ...]) -> Node:
 
 def _check_writable(target: T.Tracer) -> None:
     """NumPy's error for a read-only view; fusejit's for a view it cannot write through."""
+    if isinstance(target.readonly, str) and "{where}" in target.readonly:
+        raise UnsupportedError(target.readonly.format(where=T.where_msg()))
     if isinstance(target.readonly, str):
         raise UnsupportedError(f"{target.readonly}{T.where_msg()}: write into the array "
                                "itself, e.g. with np.where(np.arange(n) == i, value, x)")

@@ -66,6 +66,11 @@ class TraceContext:
         _state.ctx = self.prev
 
 
+def tracing() -> bool:
+    """Whether this thread is tracing a function now."""
+    return getattr(_state, "ctx", None) is not None
+
+
 def current() -> TraceContext:
     ctx = getattr(_state, "ctx", None)
     if ctx is None:
