@@ -67,6 +67,7 @@ def prelude(libmvec: bool) -> str:
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
+    parts.append(_read(os.path.join(inc, "fj_vpow.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
