@@ -37,6 +37,10 @@ class Config:
     parallel_min: int
     profile: bool  # FUSEJIT_PROFILE=1: instrumented builds, collected by runtime/profiler.py
     progress: str  # FUSEJIT_PROGRESS: "auto" (on a terminal), "0" or "1"
+    # FUSEJIT_MARCH: the instruction set the C backend compiles for: "native" (this CPU, the
+    # default), or an x86-64 level "x86-64" (SSE2), "x86-64-v2", "x86-64-v3" (AVX2, FMA),
+    # "x86-64-v4" (AVX-512); see runtime/toolchain.TARGETS.
+    march: str = "native"
 
 
 def current() -> Config:
@@ -50,6 +54,7 @@ def current() -> Config:
         parallel_min=_int("FUSEJIT_PARALLEL_MIN", 1 << 15),
         profile=_int("FUSEJIT_PROFILE", 0) > 0,
         progress=os.environ.get("FUSEJIT_PROGRESS", "auto"),
+        march=os.environ.get("FUSEJIT_MARCH", "").strip() or "native",
     )
 
 

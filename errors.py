@@ -31,6 +31,11 @@ class CompilerNotFoundError(CompileError):
     """No working C compiler was found."""
 
 
+class TargetError(CompileError, ValueError):
+    """An instruction-set target that is unknown, that the C compiler does not know, or that the
+    running CPU cannot execute (a missing feature is named)."""
+
+
 class RuntimeFailure(FusejitError):
     """A compiled program failed while running."""
 

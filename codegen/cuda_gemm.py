@@ -85,6 +85,17 @@ def _tile_load(name: str, operand: str, buf: int, dtype: np.dtype, rows: tuple[s
             "}"]
 
 
+def _alpha_decl(k: GemmKernel, ct: str) -> str:
+    """`fj_alpha`: the constant alpha, or the run-time 0-d value it multiplies (cast to the
+    gemm's type as NumPy casts `lr`)."""
+    if k.alpha_from is None:
+        return f"const {ct} fj_alpha = ({ct}){float(k.alpha)!r};"
+    assert k.alpha_dtype is not None
+    src = f"(({ctype(k.alpha_dtype)} const *)b{k.alpha_from.buf})[{k.alpha_from.offset}]"
+    scale = "" if k.alpha == 1.0 else f"({ct}){float(k.alpha)!r} * "
+    return f"const {ct} fj_alpha = {scale}({ct}){src};"
+
+
 def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
                 ) -> tuple[str, CudaLaunch]:
     """CUDA text of `k` and its launch."""
@@ -95,7 +106,8 @@ def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
     sam, sak = k.a.strides[-2:]
     sbk, sbn = k.b.strides[-2:]
     scm, scn = k.c.strides[-2:]
-    used = sorted({k.a.buf, k.b.buf, k.c.buf})
+    used = sorted({k.a.buf, k.b.buf, k.c.buf}
+                  | ({k.alpha_from.buf} if k.alpha_from is not None else set()))
     ps = [f"{'' if b == k.c.buf else 'const '}{storage_type(dt)} *b{b}" for b in used]
     sym = symbol(program.name, k.name)
     idx = "int"
@@ -144,15 +156,26 @@ def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
              "}",
              "__syncthreads();"]
     body += ["    " + line for line in tile] + ["}"]
-    out = to_storage(dt, f"({ctype(dt) if dt != np.float16 else 'float'})fj_acc[i][j]")
+    ct = ctype(dt) if dt != np.float16 else "float"
+    scaled = dt != np.bool_ and (k.alpha != 1.0 or k.alpha_from is not None)
+    cref = f"b{k.c.buf}[fj_oc + fj_gm * {scm} + fj_gn * {scn}]"
+    # NumPy's order for `w -= lr * (a @ b)`: the product rounded to the dtype, times alpha
+    # (-lr, rounded), added to C's old value (beta = 1)
+    val = f"({ct})fj_acc[i][j]"
+    if scaled:
+        val = f"fj_alpha * {val}"
+    if k.beta:
+        val = f"({ct})({from_storage(dt, cref)}) + {val}"
+    out = to_storage(dt, f"({ct})({val})")
+    if scaled:
+        body.append(_alpha_decl(k, ct))
     body += ["#pragma unroll",
              f"for (int i = 0; i < {tm}; i++) {{",
              "    const fj_idx fj_gm = fj_m0 + fj_ty + 16 * i;",
              "    #pragma unroll",
              f"    for (int j = 0; j < {tn}; j++) {{",
              "        const fj_idx fj_gn = fj_n0 + fj_tx + 16 * j;",
-             f"        if (fj_gm < {k.m} && fj_gn < {k.n}) "
-             f"b{k.c.buf}[fj_oc + fj_gm * {scm} + fj_gn * {scn}] = {out};",
+             f"        if (fj_gm < {k.m} && fj_gn < {k.n}) {cref} = {out};",
              "    }", "}"]
     lines += ["        " + line for line in body] + ["    }", "}"]
     launch = CudaLaunch(sym, tuple(used), units, THREADS, min(units, opts.max_blocks), 1, False,

@@ -59,7 +59,7 @@ def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReduceP
     held = _holdable(k, program)
     hold = -(-n // team)
     size = sum(max(program.buffers[key[0]].dtype.itemsize, 4) for key in held)
-    if len(k.phases) < 2 or not held or hold > MAX_HOLD or hold * size > HOLD_BYTES:
+    if len(k.phases) < 2 or not held or not 0 < hold <= MAX_HOLD or hold * size > HOLD_BYTES:
         return ReducePlan(rows, n, team, block, 1, n, 0)
     return ReducePlan(rows, n, team, block, 1, n, hold,
                       {key: f"fj_h{i}" for i, key in enumerate(sorted(held))})

@@ -57,7 +57,8 @@ def program_key(source: str, tc: Toolchain, name: str = "program") -> KeyParts:
     """Everything that changes a compiled program, by name (see kernels_cache.keys)."""
     return key_parts("c-program", name, source=source, compiler=tc.cc,
                      compiler_version=tc.version, flags=" ".join(tc.cflags + tc.libs),
-                     target=cpu_target(), fusejit=VERSION)
+                     target=cpu_target() if tc.march == "native" else tc.march,
+                     fusejit=VERSION)
 
 
 def build(source: str, toolchain: Toolchain | None = None, name: str = "program") -> str:

@@ -20,32 +20,23 @@ import threading
 from dataclasses import dataclass
 
 from .. import config
-from ..errors import CompileError, CompilerNotFoundError
+from ..errors import CompileError, CompilerNotFoundError, TargetError
 from ..kernels_cache.keys import KeyParts, cpu_target, key_parts
 from ..kernels_cache.store import default_store
+from .targets import TARGETS, check_target, cpu_features, require_target, target_features
 
-BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
+__all__ = ["TARGETS", "Toolchain", "check_target", "cpu_features", "detect", "guess",
+           "cached", "run_cc", "target_features"]
+
+# -march=<target> comes after these (Toolchain.cflags).
+BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
               "-fno-math-errno", "-ffp-contract=off",
               "-fno-semantic-interposition")
-# On AVX-512 machines gcc's -march=native still prefers 256-bit vectors; the fused kernels
+# On AVX-512 targets gcc still prefers 256-bit vectors; the fused kernels
 # are long arithmetic and transcendental chains that run ~1.3-2x faster with 512-bit ones
 # (gelu 16.9 -> 7.8 ms, black_scholes 9.2 -> 7.0 ms on a 2-core Xeon). FJ_WIDE_VECTORS lets
 # fj_vmath_f32.h pick the math functions that are fastest at that width.
 WIDE_VECTOR_FLAGS = ("-mprefer-vector-width=512", "-DFJ_WIDE_VECTORS=1")
-
-
-@functools.lru_cache(maxsize=1)
-def has_avx512() -> bool:
-    """True on an x86-64 CPU whose /proc/cpuinfo lists avx512f (what -march=native uses)."""
-    try:
-        with open("/proc/cpuinfo", "rb") as f:
-            head = f.read(1 << 15).decode("utf-8", "replace")
-    except OSError:
-        return False
-    for line in head.splitlines():
-        if line.startswith("flags"):
-            return "avx512f" in line.split(":", 1)[-1].split()
-    return False
 
 
 _PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -62,11 +53,24 @@ class Toolchain:
     # jit(fastmath=True): let the compiler contract a*b+c into FMAs (-ffp-contract=fast).
     # Never -ffast-math: NaN, inf and signed-zero handling stay IEEE.
     fastmath: bool = False
+    # The instruction set compiled for: "native" or an x86-64 level (targets.TARGETS).
+    march: str = "native"
+
+    @property
+    def features(self) -> frozenset[str]:
+        """The CPU features the compiled code may use (/proc/cpuinfo names)."""
+        return target_features(self.march)
+
+    @property
+    def wide(self) -> bool:
+        """Whether the target has AVX-512 (512-bit vectors, fj_vtile.h's tile functions)."""
+        return "avx512f" in self.features
 
     @property
     def cflags(self) -> tuple[str, ...]:
-        flags = BASE_FLAGS + (("-fopenmp",) if self.openmp else ("-fopenmp-simd",))
-        flags += WIDE_VECTOR_FLAGS if has_avx512() else ()
+        flags = BASE_FLAGS + (f"-march={self.march}",)
+        flags += ("-fopenmp",) if self.openmp else ("-fopenmp-simd",)
+        flags += WIDE_VECTOR_FLAGS if self.wide else ()
         if self.fastmath:
             flags = tuple("-ffp-contract=fast" if f == "-ffp-contract=off" else f
                           for f in flags)
@@ -74,13 +78,20 @@ class Toolchain:
 
     @property
     def vtile(self) -> bool:
-        """Whether generated code may use fj_vtile.h's AVX-512 tile functions (the -march=native
-        target has AVX-512 exactly when has_avx512())."""
-        return has_avx512()
+        """Whether generated code may use fj_vtile.h's AVX-512 tile functions (exactly when the
+        target has AVX-512)."""
+        return self.wide
 
     def with_fastmath(self, on: bool) -> Toolchain:
         """This toolchain with FMA contraction on (fastmath) or off (the exact default)."""
         return self if on == self.fastmath else dataclasses.replace(self, fastmath=on)
+
+    def with_march(self, march: str) -> Toolchain:
+        """This toolchain compiling for target `march` (probed: the compiler must know it)."""
+        if march == self.march:
+            return self
+        tc = _detect(self.cc, self.extra, check_target(march))
+        return dataclasses.replace(tc, fastmath=self.fastmath)
 
     @property
     def libs(self) -> tuple[str, ...]:
@@ -176,14 +187,26 @@ def _write_json(path: str, data: dict) -> None:
         json.dump(data, f)
 
 
-@functools.lru_cache(maxsize=4)
-def _identify(cc: str, extra: tuple[str, ...]) -> tuple[str, KeyParts]:
+@functools.lru_cache(maxsize=8)
+def _identify(cc: str, extra: tuple[str, ...], march: str) -> tuple[str, KeyParts]:
     """(compiler version line, store key parts of its probe results)."""
     version = _version(cc)
     key = key_parts("toolchain-probe", os.path.basename(cc), compiler=cc,
-                    compiler_version=version, flags=" ".join(extra), target=cpu_target(),
-                    source=_OMP_PROBE + _read(_PROBE), fusejit="probe-v2")
+                    compiler_version=version, flags=" ".join((f"-march={march}", *extra)),
+                    target=cpu_target(), source=_OMP_PROBE + _read(_PROBE), fusejit="probe-v3")
     return version, key
+
+
+def _check_compiler_knows(cc: str, march: str) -> None:
+    """Raise a TargetError when the compiler rejects -march=<march> (before any compile)."""
+    try:
+        proc = subprocess.run([cc, f"-march={march}", "-E", "-x", "c", os.devnull],
+                              capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise CompilerNotFoundError(f"could not run the C compiler {cc}: {e}") from e
+    if proc.returncode != 0:
+        raise TargetError(f"the C compiler {cc} does not know the target {march!r} "
+                          f"(-march={march}): {proc.stderr.strip()[-400:]}")
 
 
 _infos: dict[str, dict] = {}  # probe results already read in this process
@@ -206,14 +229,16 @@ def _cached_info(key: KeyParts, count: bool = True) -> dict | None:
 _probe_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=4)
-def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
-    version, key = _identify(cc, extra)
+@functools.lru_cache(maxsize=8)
+def _detect(cc: str, extra: tuple[str, ...], march: str = "native") -> Toolchain:
+    version, key = _identify(cc, extra, march)
     with _probe_lock:  # one probe run per process, even when started from several threads
         info = _cached_info(key, count=False)  # cached() counted this process's lookup
         if info is None:
+            if march != "native":
+                _check_compiler_knows(cc, march)
             # The libmvec probe calls every _ZGV* variant directly: -O0 is enough (0.1 s).
-            base = ["-march=native", "-fno-math-errno", *extra]
+            base = [f"-march={march}", "-fno-math-errno", *extra]
             jobs = [(["-O1", *base, "-fopenmp"], _OMP_PROBE, [])]
             if os.path.exists(_PROBE):
                 jobs.append((["-O0", *base, "-DFJ_LIBMVEC", "-I", os.path.dirname(_PROBE)],
@@ -222,16 +247,24 @@ def _detect(cc: str, extra: tuple[str, ...]) -> Toolchain:
             info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
             default_store(config.current().cache_dir).put(
                 key, ".json", lambda path: _write_json(path, info))
-    return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra)
+    return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra,
+                     march=march)
+
+
+def _target(cfg: config.Config) -> str:
+    """The configured target, checked: known, and runnable on this CPU."""
+    march = check_target(cfg.march)
+    require_target(march)
+    return march
 
 
 def cached(count: bool = True) -> Toolchain | None:
     """The toolchain when its probe results are known (in this process or the cache), else
     None; never starts the probe. `count`: record the lookup in the cache's hit/miss counts."""
     cfg = config.current()
-    cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
-    _, key = _identify(cc, extra)
-    return _detect(cc, extra) if _cached_info(key, count) is not None else None
+    cc, extra, march = _find_cc(cfg), tuple(cfg.cflags_extra.split()), _target(cfg)
+    _, key = _identify(cc, extra, march)
+    return _detect(cc, extra, march) if _cached_info(key, count) is not None else None
 
 
 def guess() -> tuple[Toolchain, bool]:
@@ -242,12 +275,14 @@ def guess() -> tuple[Toolchain, bool]:
     if tc is not None:
         return tc, True
     cfg = config.current()
-    cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
-    version, _ = _identify(cc, extra)
-    threading.Thread(target=_detect, args=(cc, extra), name="fusejit-probe",
+    cc, extra, march = _find_cc(cfg), tuple(cfg.cflags_extra.split()), _target(cfg)
+    if march != "native":  # an unknown -march must fail before any compile: probe now
+        return _detect(cc, extra, march), True
+    version, _ = _identify(cc, extra, march)
+    threading.Thread(target=_detect, args=(cc, extra, march), name="fusejit-probe",
                      daemon=True).start()
     likely = platform.machine() in ("x86_64", "AMD64") and sys.platform.startswith("linux")
-    return Toolchain(cc, version, True, likely, extra), False
+    return Toolchain(cc, version, True, likely, extra, march=march), False
 
 
 def _read(path: str) -> str:
@@ -261,4 +296,4 @@ def _read(path: str) -> str:
 def detect() -> Toolchain:
     """The toolchain fusejit compiles with (cached per process and on disk)."""
     cfg = config.current()
-    return _detect(_find_cc(cfg), tuple(cfg.cflags_extra.split()))
+    return _detect(_find_cc(cfg), tuple(cfg.cflags_extra.split()), _target(cfg))

@@ -50,6 +50,56 @@ def _dispatcher_built() -> None:
     dispatcher()
 
 
+@pytest.fixture(autouse=True)
+def _fake_cuda_backend(request: Any) -> Any:
+    """FUSEJIT_TEST_FAKE_CUDA=1: every test runs with FUSEJIT_BACKEND=cuda over the fake
+    pycuda of cuda_fake.py (kernels run as NumPy over the loop IR), which checks the CUDA
+    backend's host side (transfers, out=, Python-scalar paths, error words) on a machine
+    without a GPU. The generated CUDA itself is only checked on a GPU."""
+    if os.environ.get("FUSEJIT_TEST_FAKE_CUDA") != "1":
+        yield
+        return
+    import cuda_fake
+
+    mp = pytest.MonkeyPatch()
+    try:
+        cuda_fake.install(mp)
+        mp.setenv("FUSEJIT_BACKEND", "cuda")
+        yield
+    finally:
+        mp.undo()
+
+
+def _cuda_run() -> bool:
+    return (os.environ.get("FUSEJIT_BACKEND") == "cuda"
+            or os.environ.get("FUSEJIT_TEST_FAKE_CUDA") == "1")
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", "c_only: asserts the C backend's structure (BLAS "
+                            "calls, kernel counts, host buffers); skipped on a CUDA run")
+
+
+_C_ONLY_SKIPPED: list[str] = []
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """On a CUDA run (FUSEJIT_BACKEND=cuda, or the fake), tests marked c_only are skipped."""
+    if not _cuda_run():
+        return
+    skip = pytest.mark.skip(reason="c_only: asserts the C backend's structure")
+    for item in items:
+        if item.get_closest_marker("c_only"):
+            item.add_marker(skip)
+            _C_ONLY_SKIPPED.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _C_ONLY_SKIPPED:
+        terminalreporter.write_line(f"CUDA run: {len(_C_ONLY_SKIPPED)} test(s) marked c_only "
+                                    "were skipped")
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
@@ -58,6 +108,19 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
 # chain of libm calls whose implementations differ by a few ulp each, NumPy's SIMD loops vs the
 # C library).
 RTOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
+
+
+# The instruction set the suite compiles for (FUSEJIT_MARCH, default native): C test programs
+# compiled by the tests use the same -march as the JIT, and per-ISA expectations read it.
+MARCH = os.environ.get("FUSEJIT_MARCH", "").strip() or "native"
+MARCH_FLAG = f"-march={MARCH}"
+
+
+def target_features() -> frozenset[str]:
+    """The CPU features (/proc/cpuinfo names) the code compiled for MARCH may use."""
+    from fusejit.runtime.targets import target_features as features
+
+    return features(MARCH)
 
 
 def rtol_for(dtype: np.dtype) -> float:

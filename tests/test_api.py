@@ -472,6 +472,7 @@ def test_retrace_only_on_new_signature() -> None:
     assert f.trace_count == 7
 
 
+@pytest.mark.c_only
 def test_lower_for_exposes_the_compiled_artefacts() -> None:
     f = jit(lambda x, y: np.sqrt(x * x + y * y))
     x, y = rand(8, dtype=np.float32), rand(8, dtype=np.float32)

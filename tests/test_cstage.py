@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 import scipy.special as sc
-from conftest import assert_same
+from conftest import assert_same, target_features
 
 import fusejit
 from fusejit.codegen import c as c_backend
@@ -31,7 +31,6 @@ from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import plan
 from fusejit.lowering.pipeline import optimise
 from fusejit.runtime import toolchain
-from fusejit.runtime.toolchain import has_avx512
 
 F32 = np.dtype(np.float32)
 
@@ -212,9 +211,13 @@ def test_staged_matches_numpy_and_unstaged(name, fn, args, monkeypatch):
     assert_same(staged, expected, rtol=1e-13 if f64 else 2e-6, atol=atol)
     monkeypatch.setattr(c_backend, "plan", lambda body, libmvec, vtile: None)
     plain = fusejit.jit(fn)(*args)
-    # the same functions, staged or not, give the same bits; on AVX-512 staged kernels call
-    # fj_vtile.h's tanh, erf and log (other algorithms, within their ULP bounds)
-    if name != "lstm_strided" and not (has_avx512() and name in ("lstm", "black_scholes")):
+    # What is guaranteed per ISA: on AVX-512 targets a kernel vectorises the same math calls
+    # staged or not, so the bits are equal, except that staged kernels call fj_vtile.h's tanh,
+    # erf and log (other algorithms, within their ULP bounds). Elsewhere gcc may leave an
+    # unstaged loop with many calls scalar, calling libm where the staged one calls libmvec:
+    # both within the documented ULP bounds, so equal within the tolerance, not in every bit.
+    wide = "avx512f" in target_features()
+    if wide and name != "lstm_strided" and name not in ("lstm", "black_scholes"):
         for a, b in zip(staged, plain):
             np.testing.assert_array_equal(a, b)
     else:

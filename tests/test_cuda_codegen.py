@@ -9,6 +9,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any
@@ -20,7 +21,7 @@ import scipy.special
 
 from fusejit.codegen.cuda import CudaModule, render_cuda
 from fusejit.errors import FusejitError, RuntimeFailure
-from fusejit.frontend.ops import OPS
+from fusejit.frontend.ops import OPS, ctype
 from fusejit.frontend.trace import trace
 from fusejit.lowering.loop_ir import Program
 from fusejit.lowering.lower import contiguous_strides, lower
@@ -62,6 +63,11 @@ def int_division(x, y):
     return x // y, x % y, np.fmod(x, y), x ** 2, np.right_shift(x, 3), np.abs(x)
 
 
+def gemm_update(w, a, b, lr):
+    w -= lr * (a @ b)
+    return w
+
+
 f32 = np.float32
 CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "gelu": (gelu, (np.ones(1 << 15, f32),)),
@@ -82,6 +88,12 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "strided": (lambda x, y: np.sqrt(x) + y[::-1], (np.ones(40, f32)[::-2], np.ones(20, f32))),
     "power_check": (lambda x, y: x ** y, (np.ones(8, np.int64), np.ones(8, np.int64))),
     "empty": (lambda x: x + 1, (np.ones((0, 3), f32),)),
+    "gemm_update": (gemm_update, (np.ones((12, 7), f32), np.ones((12, 5), f32),
+                                  np.ones((5, 7), f32), 0.5)),
+    "gemm_update_f64": (gemm_update, (np.ones((3, 9, 4)), np.ones((3, 9, 6)), np.ones((6, 4)),
+                                      np.float32(0.25))),
+    "zero_size_std": (lambda x: (np.std(x, 1), np.var(x, 1, keepdims=True), np.std(x, 0)),
+                      (np.ones((4, 0), f32),)),
     "gather": (lambda e, t: (e[t] * 2, np.take(e, t, axis=1, mode="clip"),
                              np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
                              np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
@@ -113,6 +125,32 @@ def test_render_plan() -> None:
     assert "typedef int fj_idx" in render_cuda(small).body
     huge = program_of(lambda x: x + 1, np.broadcast_to(np.ones(1, f32), (1 << 31,)))
     assert "typedef long long fj_idx" in render_cuda(huge).body
+
+
+def test_gemm_update_applies_alpha_and_beta() -> None:
+    """`w -= lr * (a @ b)` is one gemm with alpha = -lr read at run time and beta = 1: the
+    tiled kernel must scale the product and add it to C's old value, in NumPy's order (the
+    product rounded to the dtype, times -lr, plus w), not store the bare product."""
+    for name in ("gemm_update", "gemm_update_f64"):
+        program = program_of(CASES[name][0], *CASES[name][1], name=name)
+        (k,) = program.kernels
+        assert k.beta == 1 and k.alpha == -1 and k.alpha_from is not None
+        body = render_case(name).body
+        t = "double" if name.endswith("f64") else "float"
+        src = f"(({ctype(k.alpha_dtype)} const *)b{k.alpha_from.buf})[0]"
+        assert f"const {t} fj_alpha = ({t})-1.0 * ({t}){src};" in body
+        c = f"b{k.c.buf}[fj_oc + fj_gm * "
+        assert re.search(rf"{re.escape(c)}[^\n]*\] = \({t}\)\(\({t}\)\({re.escape(c)}"
+                         rf"[^\n]*\) \+ fj_alpha \* \({t}\)fj_acc\[i\]\[j\]\);", body)
+    plain = render_cuda(program_of(lambda a, b: a @ b, np.ones((4, 3), f32), np.ones((3, 2), f32)))
+    assert "fj_alpha" not in plain.body  # a plain product stores the sum as it is
+
+
+def test_zero_size_rows_hold_nothing() -> None:
+    """A multi-phase reduction over rows of length 0 keeps no elements in registers (it once
+    rendered `float fj_h0[0]` and an undeclared loop index)."""
+    body = render_case("zero_size_std").body
+    assert "[0];" not in body and "fj_u" not in body
 
 
 def _check_golden(name: str) -> None:

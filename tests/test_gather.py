@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, cancellation_atol, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -245,7 +245,8 @@ def test_gather_kernel_reads_its_source_from_memory() -> None:
     jf = fusejit.jit(lambda x, i: np.exp(x)[i] + x)
     c = jf.lower_for(x, perm)
     assert len(c.program.kernels) == 2
-    assert_same(jf(x, perm), np.exp(x)[perm] + x)
+    # exp within its ULP bound, then cancelled by + x: an absolute margin from exp's size
+    assert_same(jf(x, perm), np.exp(x)[perm] + x, atol=cancellation_atol(np.exp(x)))
     check_plan(c.program)
     text = str(fusejit.jit(lambda E, t: E[t] * 2.0).explain(E, tok))
     assert re.search(r"fuses 2 node\(s\): %\d+ gather", text) and "stored:" not in text

@@ -28,6 +28,7 @@ def _args(shape=(64, 48), dtype=F32):
     return RNG.standard_normal(shape).astype(dtype), RNG.standard_normal(shape).astype(dtype)
 
 
+@pytest.mark.c_only
 def test_out_exact_dtype_is_written_directly() -> None:
     x, y = _args()
     f = jit(_f)
@@ -43,6 +44,7 @@ def test_out_none_is_a_plain_call() -> None:
     assert_same(jit(_f)(x, y, out=None), _f(x, y))
 
 
+@pytest.mark.c_only
 @pytest.mark.parametrize("dtype", [np.float64, np.float16, np.complex64])
 def test_out_same_kind_casts_like_numpy(dtype) -> None:
     x, y = _args()
@@ -228,6 +230,7 @@ def test_pool_never_overwrites_a_held_result() -> None:
     assert_same(r1, keep)
 
 
+@pytest.mark.c_only
 @pytest.mark.parametrize("holder", ["view", "tuple", "memoryview"])
 def test_pool_respects_indirect_holders(holder) -> None:
     f = jit(lambda x, a: x * a)
@@ -263,6 +266,7 @@ def test_pool_respects_weak_references() -> None:
         assert_same(old, keep)
 
 
+@pytest.mark.c_only
 def test_pool_reuses_a_dropped_result() -> None:
     f = jit(lambda x, a: x * a)
     x, a = _big()

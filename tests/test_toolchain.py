@@ -26,15 +26,15 @@ def test_guess_is_exact_once_the_probe_is_cached() -> None:
     assert exact and tc == toolchain.detect()
 
 
-def test_wide_vectors_only_on_avx512(monkeypatch) -> None:
-    """512-bit vectors (and the matching math functions) exactly when the CPU has AVX-512."""
-    from fusejit.runtime import toolchain as tcm
+def test_wide_vectors_only_on_avx512_targets() -> None:
+    """512-bit vectors (and the matching math functions) exactly when the target has AVX-512:
+    the x86-64 levels decide it by their definition, "native" by this CPU."""
+    from fusejit.runtime import targets
 
-    with open("/proc/cpuinfo") as f:
-        flags = next((ln for ln in f if ln.startswith("flags")), "")
-    assert tcm.has_avx512() is ("avx512f" in flags.split())
-    tc = tcm.Toolchain("cc", "1", True, True, ())
-    for has in (True, False):
-        monkeypatch.setattr(tcm, "has_avx512", lambda has=has: has)
-        wide = set(tcm.WIDE_VECTOR_FLAGS) <= set(tc.cflags)
-        assert wide is has
+    for march in ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "native"):
+        tc = toolchain.Toolchain("cc", "1", True, True, (), march=march)
+        wide = set(toolchain.WIDE_VECTOR_FLAGS) <= set(tc.cflags)
+        assert wide is tc.vtile is ("avx512f" in targets.target_features(march))
+        assert f"-march={march}" in tc.cflags
+    assert toolchain.Toolchain("cc", "1", True, True, (), march="x86-64-v4").wide
+    assert not toolchain.Toolchain("cc", "1", True, True, (), march="x86-64-v3").wide

@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.special as sc
-from conftest import assert_same
+from conftest import MARCH, assert_same
 
 import fusejit
+from fusejit.runtime.targets import missing_features
 
 ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = ROOT / "codegen" / "include"
@@ -36,8 +37,9 @@ GCC = shutil.which("gcc")
 FLAGS = ["-O3", "-fopenmp", "-fno-math-errno", "-fwrapv", "-std=gnu11"]
 FUNCS = ("exp", "tanh", "erf", "log", "exp_tile", "tanh_tile", "erf_tile", "log_tile",
          "pow3", "powm2", "pow7", "powr3", "pow25", "powm15")
-# The targets every test in C runs on: what the JIT builds for on this machine, AVX2+FMA, SSE2.
-TARGETS = ("native", "x86-64-v3", "x86-64")
+# The targets every test in C runs on: what the suite builds for (FUSEJIT_MARCH, default native),
+# AVX2+FMA and SSE2.
+TARGETS = tuple(dict.fromkeys((MARCH, "x86-64-v3", "x86-64")))
 # glibc's scalar tanhf (what fj_vm_tanh_f32 is without FMA) is a 2.16-ULP function.
 LIBM_MAX_ULP = 2.5
 F32 = np.float32
@@ -57,14 +59,16 @@ def _macros(march: str) -> str:
 
 def _target(march: str) -> list[str]:
     """-march=march, or a skip where this machine or compiler cannot build or run it."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+    if march != "native" and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("the targets are x86-64 levels")
     if not _macros(march):
         pytest.skip(f"gcc does not know -march={march}")
+    if march != "native" and missing_features(march):
+        pytest.skip(f"this CPU cannot run -march={march}: no {missing_features(march)}")
     return [f"-march={march}"]
 
 
-def _fast_fma(march: str = "native") -> bool:
+def _fast_fma(march: str = MARCH) -> bool:
     """Whether gcc targets FMA there (otherwise the header falls back to libm)."""
     return "__FP_FAST_FMAF" in _macros(march)
 
@@ -140,20 +144,20 @@ def test_sampled_accuracy_specials_oddness_monotonicity(tmp_path: Path, contract
             assert r["monotonic_violations"] == 0, (name, r)
 
 
-# Each loop: its C body over x[i] (and e[i]: an exponent read from memory), the ISA levels on
-# which it must vectorise, and the libm names that must not be called.  Without FMA the fj_vm_*
-# are libm calls (not vectorised unless libmvec is linked); power's integer path is plain double
-# arithmetic and vectorises on SSE2 too, its general path needs SSE4.1's blends.
+# Each loop: its C body over x[i] (and e[i]: an exponent read from memory), and the predefined
+# macro of the ISA feature it needs to vectorise.  Without FMA the fj_vm_* are libm calls (not
+# vectorised unless libmvec is linked), and so is fj_pow_f64; power's integer path is plain
+# double arithmetic and vectorises with SSE2, its general path needs SSE4.1's blends.
 _LOOPS = {
-    "exp": ("fj_vm_exp_f32(x[i])", {"native", "x86-64-v3"}),
-    "tanh": ("fj_vm_tanh_f32(x[i])", {"native", "x86-64-v3"}),
-    "erf": ("fj_vm_erf_f32(x[i])", {"native", "x86-64-v3"}),
-    "log": ("fj_vm_log_f32(x[i])", {"native", "x86-64-v3"}),
-    "pow3": ("fj_pow_f32(x[i], 3.0f)", {"native", "x86-64-v3", "x86-64"}),
-    "powm2": ("fj_pow_f32(x[i], -2.0f)", {"native", "x86-64-v3", "x86-64"}),
-    "powxy": ("fj_pow_f32(x[i], e[i])", {"native", "x86-64-v3"}),
-    "pow25": ("fj_pow_f32(x[i], 2.5f)", {"native", "x86-64-v3"}),
-    "pow3_f64": ("(float)fj_pow_f64((double)x[i], 3.0)", {"native", "x86-64-v3"}),
+    "exp": ("fj_vm_exp_f32(x[i])", "__FP_FAST_FMAF"),
+    "tanh": ("fj_vm_tanh_f32(x[i])", "__FP_FAST_FMAF"),
+    "erf": ("fj_vm_erf_f32(x[i])", "__FP_FAST_FMAF"),
+    "log": ("fj_vm_log_f32(x[i])", "__FP_FAST_FMAF"),
+    "pow3": ("fj_pow_f32(x[i], 3.0f)", "__SSE2__"),
+    "powm2": ("fj_pow_f32(x[i], -2.0f)", "__SSE2__"),
+    "powxy": ("fj_pow_f32(x[i], e[i])", "__SSE4_1__"),
+    "pow25": ("fj_pow_f32(x[i], 2.5f)", "__SSE4_1__"),
+    "pow3_f64": ("(float)fj_pow_f64((double)x[i], 3.0)", "__FP_FAST_FMA"),
 }
 _CALLS = r"\b(expf?|tanhf?|erff?|logf?|powf?|fmaf?)\b"
 
@@ -161,10 +165,9 @@ _CALLS = r"\b(expf?|tanhf?|erff?|logf?|powf?|fmaf?)\b"
 @needs_gcc
 @pytest.mark.parametrize("march", TARGETS)
 def test_loops_vectorise_without_calls(tmp_path: Path, march: str) -> None:
-    """Per target: the loops that must vectorise do, and call nothing (no libm, no fma)."""
+    """Per target: the loops that must vectorise do, and where all do, nothing is called (no
+    libm, no fma)."""
     flags = _target(march)
-    if march == "native" and not _fast_fma():
-        pytest.skip("expectations are for x86_64 with FMA")
     src = tmp_path / "loops.c"
     body = ['#include "fj_vmath_f32.h"', '#include "fj_vpow.h"']
     lines: dict[str, int] = {}
@@ -178,7 +181,8 @@ def test_loops_vectorise_without_calls(tmp_path: Path, march: str) -> None:
     subprocess.run([GCC, *FLAGS, *flags, "-ffp-contract=off", f"-I{INCLUDE}", "-c", str(src),
                     "-o", str(obj), f"-fopt-info-vec-optimized={report}"], check=True)
     text = report.read_text()
-    want = {n for n, (_, isas) in _LOOPS.items() if march in isas}
+    macros = _macros(march).split()
+    want = {n for n, (_, feature) in _LOOPS.items() if feature in macros}
     got = {n for n, line in lines.items()
            if re.search(rf"loops\.c:{line}:\d+: optimized: loop vectorized", text)}
     assert want <= got, (march, sorted(want - got), text)
