@@ -347,3 +347,30 @@ def test_float64_and_integer_power() -> None:
     i = rng.integers(-50, 50, 1000).astype(np.int32)
     for e in (3, 7):
         assert_same(_pow_by(e)(i), i ** e)
+
+
+def test_staged_and_unstaged_bits_equal_on_avx2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built for AVX2+FMA (no AVX-512: x86-64-v3), a staged kernel's tile loops run the same
+    fj_vmath_f32.h / fj_vpow.h code as the unstaged kernel: the same bits."""
+    from conftest import target_features
+
+    from fusejit.codegen import c as c_backend
+
+    features = target_features()
+    if "avx512f" in features or "fma" not in features:
+        pytest.skip("for targets with FMA and without AVX-512 (FUSEJIT_MARCH=x86-64-v3)")
+
+    def black_scholes(s, k, t, r, v):
+        d1 = (np.log(s / k) + (r + 0.5 * v ** 2) * t) / (v * np.sqrt(t))
+        d2 = d1 - v * np.sqrt(t)
+        nd1, nd2 = 0.5 * (1 + sc.erf(d1 / np.sqrt(2))), 0.5 * (1 + sc.erf(d2 / np.sqrt(2)))
+        return s * nd1 - k * np.exp(-r * t) * nd2, np.tanh(d1) * d2 ** 3
+
+    rng = np.random.default_rng(2)
+    args = [rng.uniform(lo, hi, 1000).astype(F32) for lo, hi in
+            ((10, 200), (10, 200), (0.1, 3), (0.0, 0.1), (0.05, 0.9))]
+    staged = fusejit.jit(black_scholes)(*args)
+    monkeypatch.setattr(c_backend, "plan", lambda body, libmvec, vtile: None)
+    plain = fusejit.jit(black_scholes)(*args)
+    for a, b in zip(staged, plain):
+        np.testing.assert_array_equal(a, b)
