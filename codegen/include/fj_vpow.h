@@ -34,19 +34,23 @@
  * ties.  Needs a fast fma (__FP_FAST_FMA); other exponents, and builds without FMA, call
  * pow (libmvec's vector pow with FJ_LIBMVEC).
  *
- * Accuracy on the sample of tests/test_vmath.py (2^20 random bit patterns, specials, sorted
- * uniform ranges; benchmarks/vmath_accuracy.c -DFJ_SAMPLED, gcc 12.2 -O3 -ffp-contract=off),
- * against glibc 2.36's double pow, ULP at the unrounded double reference (2^-149 below 2^-126);
- * the same figures for -march=native (AVX-512), x86-64-v3 (AVX2+FMA) and x86-64 (SSE2):
- *   function                      max ULP   not correctly rounded   special mismatches
- *   pow3   (y = 3, integer path)   0.5000    0                       0
- *   powm2  (y = -2, integer path)  0.5000    0                       0
- *   pow7   (y = 7, integer path)   0.5000    0                       0
- *   powr3  (y = 3 at run time)     0.5000    2                       0
- *   pow25  (y = 2.5)               0.5000    1                       0
- *   powm15 (y = -1.5)              0.5000    2                       0
+ * Accuracy, exhaustive over all 2^32 float32 x for each exponent below (odd integer y: the
+ * 2^31 non-negative x, the negative ones checked to be exactly -f(-x)), in the vectorised loops
+ * (benchmarks/vmath_accuracy.c, gcc 12.2 -O3 -march=native on Zen 5, -ffp-contract=off), against
+ * glibc 2.36's double pow, ULP at the unrounded double reference (2^-149 below 2^-126):
+ *   function                      max ULP   not correctly rounded   special  odd  monotonic
+ *   pow3   (y = 3, integer path)   0.5000    0                       0        0    0
+ *   powm2  (y = -2, integer path)  0.5000    0                       0        -    -
+ *   pow7   (y = 7, integer path)   0.5000    0                       0        0    0
+ *   powr3  (y = 3 at run time)     0.5000    5725 x2                 0        0    0
+ *   pow25  (y = 2.5)               0.5000    5024                    0        -    -
+ *   powm15 (y = -1.5)              0.5000    8423                    0        -    -
+ * (max ULP 0.5000: below 0.50005.)  -march=x86-64-v3 gives the same bits (explicit fma, no
+ * contraction: checked on 2^22 inputs per function); -march=x86-64 (no FMA: a * b + c) the same
+ * figures on tests/test_vmath.py's 2^20-input sample.
  * NumPy's own float32 power on an AVX-512 machine (its SIMD loop) differs from the correctly
- * rounded result in ~7% of these inputs, by up to 1 ULP (tests/test_vmath.py checks <= 1.5).
+ * rounded result for ~7% of random inputs (x ** 3, x ** 2.5), by up to 1 ULP (tests/test_vmath.py
+ * checks <= 1.5 ULP).
  *
  * Speed (one Zen 5 core, 4096 floats in L1, ns per element): y = 3 0.07 (AVX-512) / 0.12
  * (x86-64-v3) / 0.24 (x86-64); general path 1.27 / 2.4 / 45 (not vectorised on SSE2: it needs
