@@ -64,14 +64,18 @@
  *          two erf per element, 2.60 -> 2.29 ns per element on one core)
  * libmvec's tanhf leaves its fast path for larger |x| (the gelu_tanh benchmark,
  * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
- * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 is
- * libmvec's (ours on AVX-512 builds, where fj_vtile.h's tile exp has its bits),
- * fj_erf_f32 is always ours (faster and 4x more accurate than erff),
- * and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
- * 512-bit vectors (FJ_WIDE_VECTORS: AVX-512 CPUs,
- * runtime/toolchain.py; gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 ->
- * 1.0 ms); without libmvec (FJ_LIBMVEC off or glibc < 2.35) libm calls do not
- * vectorise and ours are used for all three.
+ * fj_vm_* cost the same for every input.  So fj_exp_f32, fj_erf_f32 and fj_log_f32 are
+ * always ours where there is FMA (as fast as libmvec's, 2.6x / 4x / 3.4x more accurate, and
+ * the same bits in vector loops, scalar remainders and, on AVX2 builds, fj_vtile.h's tile
+ * loops), and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
+ * 512-bit vectors on AVX-512 (FJ_WIDE_VECTORS with __AVX512F__: runtime/toolchain.py;
+ * gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 -> 1.0 ms).  Until this session exp and
+ * log were libmvec's on AVX2 builds; with a call inside the loop, staged and unstaged kernels
+ * could differ in the last bit (vector variant vs scalar remainder).
+ *
+ * Speed on AVX2 (-march=x86-64-v3, 256-bit vectors; one Zen 5 core, shared machine, 4096 floats
+ * in L1, ns per element): exp 0.40, log 0.48, tanh 0.61-0.75, erf 0.66; the whole gelu_tanh
+ * 0.88, with x ** 3 (fj_vpow.h) 1.18.  AVX-512 (512-bit, tile functions): 0.16-0.25.
  *
  * Without a fast fmaf (__FP_FAST_FMAF undefined: no FMA instructions) the
  * fj_vm_* fall back to the libm functions, which is correct but not vectorised.
