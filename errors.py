@@ -1,6 +1,9 @@
-"""The fusejit error hierarchy: every error fusejit raises on purpose derives from FusejitError."""
+"""The fusejit error hierarchy (every error fusejit raises on purpose derives from FusejitError)
+and the one table of status codes that compiled code returns (`Status`)."""
 
 from __future__ import annotations
+
+from enum import Enum
 
 
 class FusejitError(Exception):
@@ -43,3 +46,78 @@ class RuntimeFailure(FusejitError):
 class ExportError(FusejitError):
     """An exported library could not be written or loaded (missing files, metadata that does
     not match the library, an incompatible format version)."""
+
+
+class ExportTargetError(ExportError, TargetError):
+    """An exported library was compiled for CPU features the running CPU lacks (named)."""
+
+
+class Status(Enum):
+    """The status codes compiled code returns: each code, its C macro (`FJ_<macro>` in the
+    generated C and CUDA, `<LIB>_<macro>` in an exported header) and the exception it becomes.
+
+    Positive codes are kernel flags, bitwise ORed into the entry function's return value (the
+    errors NumPy raises, and the library failures of BLAS-backed kernels); negative codes are
+    the interface errors an exported library's wrapper returns before running anything."""
+
+    INT_NEG_POWER = (1, ValueError, "Integers to negative integer powers are not allowed.")
+    INDEX_RANGE = (2, IndexError, "index out of bounds: an index array holds a value outside "
+                                  "the axis it indexes.")
+    NO_BLAS = (64, RuntimeFailure, "a matmul calls BLAS, but the library was loaded without "
+                                   "its BLAS routines (fj_set_blas was not given them)")
+    NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "
+                                    "block could not be allocated")
+    NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
+    NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
+    RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "
+                                "compiled for")
+
+    def __init__(self, code: int, exc: type[Exception], message: str) -> None:
+        self.code = code
+        self.exc = exc
+        self.message = message
+
+    @property
+    def macro(self) -> str:
+        """The C macro's name after its prefix: ERR_<NAME>."""
+        return f"ERR_{self.name}"
+
+    @classmethod
+    def flags(cls) -> list[Status]:
+        """The kernel flags (positive codes), lowest first."""
+        return sorted((s for s in cls if s.code > 0), key=lambda s: s.code)
+
+    @classmethod
+    def interface(cls) -> list[Status]:
+        """The exported wrapper's interface errors (negative codes), -1 first."""
+        return sorted((s for s in cls if s.code < 0), key=lambda s: -s.code)
+
+    @classmethod
+    def of(cls, code: int) -> Status | None:
+        """The status with exactly this code, or None."""
+        return next((s for s in cls if s.code == code), None)
+
+
+def status_error(status: int) -> Exception:
+    """The exception a non-zero status stands for: the lowest kernel flag set in a positive
+    status, the interface error a negative one names, else a RuntimeFailure naming it."""
+    if status > 0:
+        for s in Status.flags():
+            if status & s.code:
+                return s.exc(s.message)
+    else:
+        s = Status.of(status)
+        if s is not None:
+            return s.exc(s.message)
+    return RuntimeFailure(f"compiled program failed with status {status}")
+
+
+def raise_status(status: int) -> None:
+    """Raise the exception a compiled program's non-zero status stands for."""
+    raise status_error(status)
+
+
+def status_defines(prefix: str = "FJ_", statuses: list[Status] | None = None) -> str:
+    """`#define <prefix>ERR_<NAME> <code>` for `statuses` (default: the kernel flags), as C."""
+    return "\n".join(f"#define {prefix}{s.macro} {s.code if s.code > 0 else f'({s.code})'} "
+                     f"/* {s.exc.__name__} */" for s in (statuses or Status.flags()))

@@ -80,11 +80,11 @@ NUMPY_NS = SimpleNamespace(
 )
 
 
-def _rng(seed: int) -> np.random.Generator:
+def make_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _normal(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+def normal(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
     return rng.standard_normal(shape, dtype=F32) * F32(scale)
 
 
@@ -104,9 +104,9 @@ def sinmul_bcast(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _sinmul_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n, m = (256, 1024) if quick else (4096, 4096)
-    return _normal(rng, (n, m)), _normal(rng, (1, m))
+    return normal(rng, (n, m)), normal(rng, (1, m))
 
 
 def _sinmul_numexpr(ne: Any) -> Callable[..., Any]:
@@ -150,7 +150,7 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 
 def _gelu_inputs(seed: int, quick: bool) -> Arrays:
-    return (_normal(_rng(seed), (1 << (16 if quick else 24),), 3.0),)
+    return (normal(make_rng(seed), (1 << (16 if quick else 24),), 3.0),)
 
 
 def _gelu_numexpr(ne: Any) -> Callable[..., Any]:
@@ -252,7 +252,7 @@ def black_scholes(S: np.ndarray, K: np.ndarray, T: np.ndarray, r: np.ndarray,
 
 
 def _bs_inputs(seed: int, quick: bool) -> Arrays:
-    rng, n = _rng(seed), 1 << (14 if quick else 22)
+    rng, n = make_rng(seed), 1 << (14 if quick else 22)
     S = _uniform(rng, n, 10.0, 200.0)
     K = (S * _uniform(rng, n, 0.7, 1.3)).astype(F32)  # strikes around the money
     T = _uniform(rng, n, 0.05, 2.0)  # years
@@ -313,9 +313,9 @@ def lstm_cell(concat: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _lstm_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     b, h = (64, 256) if quick else (1024, 1024)
-    return _normal(rng, (b, 4 * h)), _normal(rng, (b, h))
+    return normal(rng, (b, 4 * h)), normal(rng, (b, h))
 
 
 def _lstm_numexpr(ne: Any) -> Callable[..., Any]:
@@ -374,8 +374,8 @@ def dispatch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _dispatch_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
-    return _normal(rng, (16,)), _normal(rng, (16,))
+    rng = make_rng(seed)
+    return normal(rng, (16,)), normal(rng, (16,))
 
 
 def _dispatch_numexpr(ne: Any) -> Callable[..., Any]:

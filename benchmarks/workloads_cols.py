@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 
 def colsum(x: np.ndarray) -> np.ndarray:
@@ -30,7 +30,7 @@ def colcenter(x: np.ndarray) -> np.ndarray:
 def _inputs(shape: tuple[int, int]) -> Callable[[int, bool], Arrays]:
     def make(seed: int, quick: bool) -> Arrays:
         n, m = (256, 128) if quick else shape
-        return (_normal(_rng(seed), (n, m)),)
+        return (normal(make_rng(seed), (n, m)),)
     return make
 
 
@@ -77,9 +77,9 @@ def _batchnorm(ns: Any, x: Any, g: Any, b: Any) -> Any:
 
 
 def _bn_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 1024 if quick else 131072
-    return _normal(rng, (n, 256)), _normal(rng, (256,)), _normal(rng, (256,))
+    return normal(rng, (n, 256)), normal(rng, (256,)), normal(rng, (256,))
 
 
 register(Workload(

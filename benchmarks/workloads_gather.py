@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 SCALE = 16.0  # sqrt(256), the usual embedding scale
 
@@ -24,10 +24,10 @@ def embedding(table: np.ndarray, tokens: np.ndarray, pos: np.ndarray) -> np.ndar
 
 
 def _embedding_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     vocab, batch = (1024, 4) if quick else (32768, 64)
     tokens = rng.integers(0, vocab, (batch, 512))
-    return _normal(rng, (vocab, 256)), tokens, _normal(rng, (512, 256))
+    return normal(rng, (vocab, 256)), tokens, normal(rng, (512, 256))
 
 
 def _embedding_numba(nb: Any) -> Callable[..., Any]:

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 
 def _mlp(ns: Any, x: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> Any:
@@ -24,10 +24,10 @@ def mlp_fwd(x: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray,
 
 
 def _mlp_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n, d, o = (256, 256, 64) if quick else (2048, 1024, 256)
-    return (_normal(rng, (n, d)), _normal(rng, (d, d), d ** -0.5), _normal(rng, (d,)),
-            _normal(rng, (d, o), d ** -0.5), _normal(rng, (o,)))
+    return (normal(rng, (n, d)), normal(rng, (d, d), d ** -0.5), normal(rng, (d,)),
+            normal(rng, (d, o), d ** -0.5), normal(rng, (o,)))
 
 
 def _mlp_numba(nb: Any) -> Callable[..., Any]:
@@ -71,9 +71,9 @@ def matvec(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _matvec_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 512 if quick else 4096
-    return _normal(rng, (n, n), n ** -0.5), _normal(rng, (n,))
+    return normal(rng, (n, n), n ** -0.5), normal(rng, (n,))
 
 
 def _matvec_numba(nb: Any) -> Callable[..., Any]:
@@ -105,9 +105,9 @@ def matvec_tall(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _matvec_tall_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n, d = (4096, 64) if quick else (262144, 64)
-    return _normal(rng, (n, d)), _normal(rng, (d,), d ** -0.5)
+    return normal(rng, (n, d)), normal(rng, (d,), d ** -0.5)
 
 
 def _matvec_tall_numba(nb: Any) -> Callable[..., Any]:

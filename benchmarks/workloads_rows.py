@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 
 def _softmax(ns: Any, x: Any) -> Any:
@@ -45,21 +45,21 @@ def l2dist(x: np.ndarray, y: np.ndarray) -> Any:
 
 
 def _rows_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 256 if quick else 4096
-    return (_normal(rng, (n, 4096)),)
+    return (normal(rng, (n, 4096)),)
 
 
 def _ln_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 256 if quick else 4096
-    return _normal(rng, (n, 4096)), _normal(rng, (4096,)), _normal(rng, (4096,))
+    return normal(rng, (n, 4096)), normal(rng, (4096,)), normal(rng, (4096,))
 
 
 def _l2_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 1 << (18 if quick else 24)
-    return _normal(rng, (n,)), _normal(rng, (n,))
+    return normal(rng, (n,)), normal(rng, (n,))
 
 
 def _softmax_numba(nb: Any) -> Callable[..., Any]:
@@ -133,7 +133,7 @@ def _norms(ns: Any, p: Any) -> Any:
 
 
 def _norms_inputs(seed: int, quick: bool) -> Arrays:
-    return (_normal(_rng(seed), (1 << (12 if quick else 22), 3)),)
+    return (normal(make_rng(seed), (1 << (12 if quick else 22), 3)),)
 
 
 def _norms_numba(nb: Any) -> Callable[..., Any]:

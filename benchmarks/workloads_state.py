@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 LR, EPS = 0.01, 1e-8
 
@@ -27,9 +27,9 @@ def _adagrad(ns: Any, w: Any, g: Any, cache: Any) -> tuple[Any, Any]:
 
 
 def _adagrad_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n = 1 << (18 if quick else 24)
-    return _normal(rng, (n,)), _normal(rng, (n,)), np.abs(_normal(rng, (n,)))
+    return normal(rng, (n,)), normal(rng, (n,)), np.abs(normal(rng, (n,)))
 
 
 def _adagrad_numexpr(ne: Any) -> Callable[..., Any]:

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 if __package__:
-    from .workloads import Arrays, Workload, _normal, _rng, register
+    from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
-    from workloads import Arrays, Workload, _normal, _rng, register  # type: ignore
+    from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 LR = 0.1
 
@@ -57,11 +57,11 @@ def mlp_train_step(x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarray,
 
 
 def _train_inputs(seed: int, quick: bool) -> Arrays:
-    rng = _rng(seed)
+    rng = make_rng(seed)
     n, d, h, c = (256, 128, 128, 10) if quick else (2048, 1024, 1024, 10)
     y = np.eye(c, dtype=np.float32)[rng.integers(0, c, n)]
-    return (_normal(rng, (n, d)), y, _normal(rng, (d, h), d ** -0.5), np.zeros(h, np.float32),
-            _normal(rng, (h, c), h ** -0.5), np.zeros(c, np.float32))
+    return (normal(rng, (n, d)), y, normal(rng, (d, h), d ** -0.5), np.zeros(h, np.float32),
+            normal(rng, (h, c), h ** -0.5), np.zeros(c, np.float32))
 
 
 def _train_flops(a: Arrays) -> float:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..errors import status_defines
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
     Check,
@@ -28,36 +28,19 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
+from ..lowering.matvec import is_gemv
+from . import templates
+from .cblas import blas_decls
 from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
 from .cexpr import gather_terms, point_lines
-from .cgemm import BLAS_DECLS, GEMM_PAR_MIN, render_gemm
-from .cgemm_epilogue import EPILOGUE_DECLS, render_gemm_epilogue
+from .cgemm import render_gemm
+from .cgemm_epilogue import render_gemm_epilogue
+from .cgemv import render_gemv
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
+from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-BLOCK = 4096  # elements per innermost block
-
-
-@dataclass(frozen=True)
-class COptions:
-    """Everything that changes the generated C text (part of the cache key)."""
-
-    par_min: int = 1 << 15
-    block: int = BLOCK
-    libmvec: bool = False
-    vtile: bool = False  # AVX-512 target: fj_vtile.h's vector tile functions (codegen/cstage.py)
-    profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
-
-
-@functools.lru_cache(maxsize=1)
-def _env() -> Any:
-    import jinja2  # imported on first render: keeps `import fusejit` fast
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(_HERE, "templates")),
-        trim_blocks=True, lstrip_blocks=False, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined)
 
 
 @functools.lru_cache(maxsize=4)
@@ -65,6 +48,7 @@ def prelude(libmvec: bool) -> str:
     """The scalar-semantics header (and vector-math declarations), inlined into the source."""
     inc = os.path.join(_HERE, "include")
     parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
+    parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
     parts.append(_read(os.path.join(inc, "fj_vpow.h")))
@@ -260,14 +244,19 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
                       f"fj_err = {fn}_fin(fj_buf, 0, 1);"]}
 
 
-def uses_blas(program: Program) -> bool:
-    """True when the library needs BLAS pointers (`fj_set_blas`) before it runs."""
-    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels)
-
-
 def io_buffers(program: Program) -> list[int]:
     """Indices of the buffers passed by the caller, in the order the entry expects them."""
     return [b.index for b in program.buffers if b.kind != "temp"]
+
+
+def _gemm_view(k: GemmKernel, program: Program) -> dict[str, Any]:
+    """The template view of a GemmKernel: gemv calls, a gemm with an epilogue, or a gemm."""
+    fn = f"fj_{k.name}"
+    if is_gemv(k):
+        return render_gemv(k, fn, program if k.epilogue is not None else None)
+    if k.epilogue is not None:
+        return render_gemm_epilogue(k, fn, program)
+    return render_gemm(k, fn)
 
 
 def render(program: Program, opts: COptions) -> str:
@@ -278,17 +267,12 @@ def render(program: Program, opts: COptions) -> str:
                for b in program.buffers]
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
                if isinstance(k, ReduceKernel) else
-               render_gemm_epilogue(k, f"fj_{k.name}", program)
-               if isinstance(k, GemmKernel) and k.epilogue is not None else
-               render_gemm(k, f"fj_{k.name}") if isinstance(k, GemmKernel) else
+               _gemm_view(k, program) if isinstance(k, GemmKernel) else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
-    return _env().get_template("program.c.j2").render(
-        name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        blas_decls=(f"#define FJ_GEMM_PAR_MIN {GEMM_PAR_MIN}\n{BLAS_DECLS}"
-                    + (EPILOGUE_DECLS if any(isinstance(k, GemmKernel) and k.scratch
-                                             for k in program.kernels) else "")
-                    if uses_blas(program) else ""),
+    return templates.render(
+        "program.c.j2", name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
+        blas_decls=blas_decls(program),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (

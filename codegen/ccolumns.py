@@ -22,7 +22,7 @@ import numpy as np
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Load, Reduce, ReduceKernel, Stmt, Store
-from .creduce import _acc, _combine, _stmt, combine_parts
+from .creduce import accumulator, combine, combine_parts, point_stmt
 
 CHUNK_ROWS = 32  # rows per chunk of a float sum (then combined pairwise in double)
 ROW_BYTES = 8192  # target bytes of one row segment of a block (long unit-stride runs)
@@ -143,7 +143,7 @@ def _column_loop(body: list[Stmt], k: ReduceKernel, done: list[Reduce],
     lines = [f"#pragma omp simd{clause}", "for (int64_t j = 0; j < fj_w; j++) {",
              f"    const int64_t i{nouter - 1} = fj_c0 + j;"]
     lines += [f"    const {ctype(r.dtype)} {r.var} = fj_res_{r.var}[j];" for r in done]
-    lines += ["    " + _stmt(s, nouter, None) for s in body] + ["    " + f for f in folds]
+    lines += ["    " + point_stmt(s, nouter, None) for s in body] + ["    " + f for f in folds]
     lines.append("}")
     return lines
 
@@ -171,7 +171,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
                       f"int64_t fj_at_{r.var}[{w}];",
                       f"for (int64_t j = 0; j < fj_w; j++) fj_at_{r.var}[j] = -1;"]
         else:
-            t, ident, _ = _acc(r)
+            t, ident, _ = accumulator(r)
             lines += [f"{t} fj_a_{r.var}[{w}];",
                       f"for (int64_t j = 0; j < fj_w; j++) fj_a_{r.var}[j] = {ident};"]
     lines += zero
@@ -186,7 +186,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
             folds.append(f"if (fj_at_{r.var}[j] < 0 || {v} {better} {b}{nan}) "
                          f"{{ {b} = {v}; fj_at_{r.var}[j] = fj_row; }}")
         else:
-            folds.append(_combine(r, f"fj_a_{r.var}[j]", r.value))
+            folds.append(combine(r, f"fj_a_{r.var}[j]", r.value))
     indent = ""
     for d in range(nouter, nouter + ninner):
         lo, hi = span[:2] if span else ("0", str(k.domain[d]))

@@ -1,15 +1,14 @@
 """C for GemmKernels: BLAS gemm calls through function pointers, or generated loops.
 
-Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees
-B first. The gemm and gemv pointers (Fortran ABI, 32-bit integers) are handed to the library
+Row-major C = A @ B is computed as the column-major product C^T = B^T A^T, so a BLAS sees B
+first. The gemm and gemv pointers (Fortran ABI, 32-bit integers) are handed to the library
 once after loading (`fj_set_blas`); the runtime takes them from SciPy's `cython_blas`. A
 product with one column or one row calls gemv instead (codegen/cgemv.py, `render_gemm` hands
-it over). Large products are
-split by rows over the program's own OpenMP threads, BLAS running single-threaded in each
-(`fj_run_gemm`; runtime/blas.py says how OpenBLAS is kept to one thread). Generated loops
-(integers, bool, float16, or float when no BLAS is wanted) walk rows in parallel and the
-inner loop over a contiguous output row under `omp simd`; float16 accumulates in float32,
-as NumPy's half loops do.
+it over). Large products are split by rows over the program's own OpenMP threads, BLAS
+running single-threaded in each (`fj_run_gemm`, codegen/cblas.py; runtime/blas.py says how
+OpenBLAS is kept to one thread). Generated loops (integers, bool, float16, or float when no
+BLAS is wanted) walk rows in parallel and the inner loop over a contiguous output row under
+`omp simd`; float16 accumulates in float32, as NumPy's half loops do.
 
 alpha and beta (an update `w -= lr * (a @ b)` done by the gemm itself, C = w's memory): alpha
 is a literal, or read at run time from its 0-d buffer and cast to the gemm's dtype in C (as
@@ -24,123 +23,14 @@ from typing import Any
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, GemmKernel
+from ..lowering.loop_ir import GemmKernel
 from ..lowering.matmul import blas_layout
-from ..lowering.matvec import is_gemv
-
-BLAS_DECLS = """
-#include <pthread.h>
-typedef void (*fj_gemm_f32_t)(const char *, const char *, const int *, const int *,
-    const int *, const float *, const float *, const int *, const float *, const int *,
-    const float *, float *, const int *);
-typedef void (*fj_gemm_f64_t)(const char *, const char *, const int *, const int *,
-    const int *, const double *, const double *, const int *, const double *, const int *,
-    const double *, double *, const int *);
-typedef void (*fj_gemv_f32_t)(const char *, const int *, const int *, const float *,
-    const float *, const int *, const float *, const int *, const float *, float *, const int *);
-typedef void (*fj_gemv_f64_t)(const char *, const int *, const int *, const double *,
-    const double *, const int *, const double *, const int *, const double *, double *,
-    const int *);
-typedef int (*fj_blas_get_t)(void);
-typedef void (*fj_blas_put_t)(int);
-typedef struct { pthread_mutex_t lock; int depth; int saved; } fj_blas_state_t;
-static fj_gemm_f32_t fj_sgemm;
-static fj_gemm_f64_t fj_dgemm;
-static fj_gemv_f32_t fj_sgemv;
-static fj_gemv_f64_t fj_dgemv;
-static fj_blas_get_t fj_blas_get;
-static fj_blas_put_t fj_blas_put;
-static fj_blas_state_t *fj_blas_state;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm, dgemm, sgemv and dgemv;
-   OpenBLAS's get/set_num_threads and the state all programs share (runtime/blas.py), or
-   NULLs. */
-__attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *sgemv,
-                                                        void *dgemv, void *get, void *put,
-                                                        void *state) {
-    fj_sgemm = (fj_gemm_f32_t)sgemm;
-    fj_dgemm = (fj_gemm_f64_t)dgemm;
-    fj_sgemv = (fj_gemv_f32_t)sgemv;
-    fj_dgemv = (fj_gemv_f64_t)dgemv;
-    fj_blas_get = (fj_blas_get_t)get;
-    fj_blas_put = (fj_blas_put_t)put;
-    fj_blas_state = (fj_blas_state_t *)state;
-}
-/* OpenBLAS to one thread while any program runs a split gemm or gemv (the first entrant
-   saves the count, the last leaver restores it). */
-static void fj_blas_single(int enter) {
-    pthread_mutex_lock(&fj_blas_state->lock);
-    if (enter) {
-        if (fj_blas_state->depth++ == 0) {
-            fj_blas_state->saved = fj_blas_get();
-            fj_blas_put(1);
-        }
-    } else if (--fj_blas_state->depth == 0) {
-        fj_blas_put(fj_blas_state->saved);
-    }
-    pthread_mutex_unlock(&fj_blas_state->lock);
-}
-/* Rows [0, rows) of a gemm kernel: split over this program's OpenMP threads, each running
-   BLAS single-threaded on its block of rows (one thread pool: OpenBLAS's own idle workers
-   never compete with ours), or one call on BLAS's own threads when the thread count of the
-   BLAS cannot be set. Each element's sum over k is the same either way. */
-static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *buf,
-                       int64_t rows, int64_t work) {
-#ifdef _OPENMP
-    if (fj_blas_state && rows > 1 && work >= FJ_GEMM_PAR_MIN && omp_get_max_threads() > 1) {
-        int err = 0;
-        fj_blas_single(1);
-        #pragma omp parallel reduction(|:err)
-        {
-            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-            err |= fn(buf, rows * t / nt, rows * (t + 1) / nt);
-        }
-        fj_blas_single(0);
-        return err;
-    }
-#endif
-    return fn(buf, 0, rows);
-}
-"""
-
-# Multiply-adds below which a gemm runs as one BLAS call (splitting costs more than it gains).
-GEMM_PAR_MIN = 1 << 18
-
-# Error code returned when a BLAS program runs before fj_set_blas (never from the runtime).
-ERR_NO_BLAS = 64
-
-
-def _batch_offsets(k: GemmKernel, accs: list[tuple[str, Access]], idx: str) -> list[str]:
-    """C lines decoding flat batch index `idx` into per-operand pointer offsets."""
-    lines = [f"int64_t fj_r = {idx};"]
-    offs = {name: [str(a.offset)] for name, a in accs}
-    for d in reversed(range(len(k.batch))):
-        n = k.batch[d]
-        lines.append(f"const int64_t fj_i{d} = fj_r % {n}; fj_r /= {n};")
-        for name, a in accs:
-            if a.strides[d]:
-                offs[name].append(f"fj_i{d} * {a.strides[d]}")
-    lines.append("(void)fj_r;")
-    for name, _ in accs:
-        lines.append(f"const int64_t fj_o{name} = {' + '.join(offs[name])};")
-    return lines
-
-
-def _alpha_decl(k: GemmKernel, t: str) -> str:
-    """The C declaration of `fj_alpha` (the literal, or the value read from its buffer)."""
-    if k.alpha_from is None:
-        return f"const {t} fj_alpha = ({t}){float(k.alpha)!r};"
-    assert abs(k.alpha) == 1.0 and k.alpha_dtype is not None
-    src = f"(({ctype(k.alpha_dtype)} const *)fj_buf[{k.alpha_from.buf}])[{k.alpha_from.offset}]"
-    return f"const {t} fj_alpha = {'-' if k.alpha < 0 else ''}({t}){src};"
+from .cblas import ERR_NO_BLAS, alpha_decl, batch_offsets
 
 
 def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
     """The view of one GemmKernel for the program template: its C text and entry calls
-    (a matrix-vector product's are codegen/cgemv.py's)."""
-    if is_gemv(k):
-        from .cgemv import render_gemv
-
-        return render_gemv(k, fn)
+    (not a matrix-vector product's: codegen/cgemv.py renders those)."""
     t = ctype(k.dtype)
     head = (f"/* {k.name}: matmul batch {list(k.batch)}, {k.m} x {k.k} @ {k.k} x {k.n}, "
             f"{k.dtype.name}, {'BLAS gemm' if k.blas else 'generated loops'}; nodes {k.nodes} */")
@@ -177,12 +67,12 @@ def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
         f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
         f"    const int fj_n = {k.n}, fj_k = {k.k};",
         f"    const int fj_lda = {lda}, fj_ldb = {ldb}, fj_ldc = {ldc};",
-        f"    {_alpha_decl(k, t)}",
+        f"    {alpha_decl(k, t)}",
         f"    const {t} fj_beta = {1 if k.beta else 0};",
         f"    for (int64_t fj_b = fj_lo / {k.m}; fj_b * {k.m} < fj_hi; fj_b++) {{",
     ]
     accs = [("a", k.a), ("b", k.b), ("c", k.c)]
-    body += ["        " + line for line in _batch_offsets(k, accs, "fj_b")]
+    body += ["        " + line for line in batch_offsets(k, accs, "fj_b")]
     body += [f"        const int64_t fj_r0 = (fj_lo > fj_b * {k.m} ? fj_lo : fj_b * {k.m}) "
              f"- fj_b * {k.m};",
              f"        const int64_t fj_r1 = (fj_hi < (fj_b + 1) * {k.m} ? fj_hi : "
@@ -208,12 +98,12 @@ def _loops_fn(k: GemmKernel, fn: str, t: str, bufs: str) -> str:
              f"        const int64_t fj_mi = fj_row % {k.m};",
              f"        const int64_t fj_bi = fj_row / {k.m};"]
     accs = [("a", k.a), ("b", k.b), ("c", k.c)]
-    lines += ["        " + s for s in _batch_offsets(k, accs, "fj_bi")]
+    lines += ["        " + s for s in batch_offsets(k, accs, "fj_bi")]
     lines += [f"        const {t} *const fj_a = fj_A + fj_oa + fj_mi * {sam};",
               f"        {t} *const fj_c = fj_C + fj_oc + fj_mi * {scm};"]
     scaled = not is_bool and (k.alpha != 1.0 or k.alpha_from is not None)
     if scaled:
-        lines.append(f"        {_alpha_decl(k, t)}")
+        lines.append(f"        {alpha_decl(k, t)}")
     if k.dtype == np.float16:
         # Dot products in k order with a float accumulator (NumPy's half matmul).
         lines += [f"        for (int64_t fj_j = 0; fj_j < {k.n}; fj_j++) {{",

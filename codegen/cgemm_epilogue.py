@@ -10,15 +10,16 @@ operands at the same domain point and stores the kernel's values.
 Where the product of a block lives:
 - scratch (`c.buf == SCRATCH`): a per-thread block of min(rows, share) x n elements, taken
   from the library's pool when the thread enters the kernel and given back when it leaves
-  (EPILOGUE_DECLS). A block is allocated once and reused by later calls, so its pages stay
-  resident and steady calls fault nothing (malloc/free per call would: glibc returns such a
-  block to the system, and the next call faults it in again; tests/test_gemm_epilogue.py
-  counts the faults). The pool holds about one block per thread that runs such a kernel at
-  the same time; nothing in the arena depends on the thread count, so the memory plan (and
-  the generated source) is the same on every machine.
+  (EPILOGUE_DECLS, codegen/cblas.py). A block is allocated once and reused by later calls,
+  so its pages stay resident and steady calls fault nothing (malloc/free per call would:
+  glibc returns such a block to the system, and the next call faults it in again;
+  tests/test_gemm_epilogue.py counts the faults). The pool holds about one block per thread
+  that runs such a kernel at the same time; nothing in the arena depends on the thread
+  count, so the memory plan (and the generated source) is the same on every machine.
 - C's own rows (`c` is one of the epilogue's stores): the gemm writes the product there and
   the epilogue reads each element before overwriting it with its value: no scratch at all.
-An allocation failure returns ERR_NO_SCRATCH, which the runtime raises as an error.
+An allocation failure returns errors.Status.NO_SCRATCH (128), which the runtime raises as
+MemoryError.
 """
 
 from __future__ import annotations
@@ -30,59 +31,8 @@ import numpy as np
 from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
-from ..lowering.matvec import is_gemv
+from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH
 from .cexpr import point_lines
-from .cgemm import ERR_NO_BLAS
-
-ERR_NO_SCRATCH = 128  # a thread's scratch block could not be allocated
-
-EPILOGUE_DECLS = """
-#include <stdlib.h>
-/* Scratch blocks of epilogue gemms: a pool per library. A thread takes a block when it
-   enters such a kernel and gives it back when it leaves, so the blocks are allocated once
-   (at most one per thread running such a kernel at the same time, plus blocks of other
-   sizes) and their pages stay resident: later calls fault nothing. Freed when the library
-   is unloaded. */
-typedef struct fj_block { struct fj_block *next; size_t bytes; } fj_block_t;
-static pthread_mutex_t fj_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static fj_block_t *fj_pool;
-#define FJ_BLOCK_HEAD 64
-static void *fj_scratch_get(size_t bytes) {
-    fj_block_t *b = NULL, **p;
-    bytes = (bytes + 63) / 64 * 64;
-    pthread_mutex_lock(&fj_pool_lock);
-    for (p = &fj_pool; *p; p = &(*p)->next) {
-        if ((*p)->bytes >= bytes) {
-            b = *p;
-            *p = b->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&fj_pool_lock);
-    if (!b) {
-        b = (fj_block_t *)aligned_alloc(64, FJ_BLOCK_HEAD + bytes);
-        if (!b) return NULL;
-        b->bytes = bytes;
-    }
-    return (char *)b + FJ_BLOCK_HEAD;
-}
-static void fj_scratch_put(void *data) {
-    fj_block_t *b = (fj_block_t *)((char *)data - FJ_BLOCK_HEAD);
-    pthread_mutex_lock(&fj_pool_lock);
-    b->next = fj_pool;
-    fj_pool = b;
-    pthread_mutex_unlock(&fj_pool_lock);
-}
-__attribute__((destructor)) static void fj_pool_free(void) {
-    pthread_mutex_lock(&fj_pool_lock);
-    while (fj_pool) {
-        fj_block_t *b = fj_pool;
-        fj_pool = b->next;
-        free(b);
-    }
-    pthread_mutex_unlock(&fj_pool_lock);
-}
-"""
 
 
 def _epilogue_lines(k: GemmKernel, program: Program, stored: set[int]
@@ -115,11 +65,7 @@ def _epilogue_lines(k: GemmKernel, program: Program, stored: set[int]
 
 def render_gemm_epilogue(k: GemmKernel, fn: str, program: Program) -> dict[str, Any]:
     """The view of a GemmKernel with an epilogue for the program template (a
-    matrix-vector product's is codegen/cgemv.py's)."""
-    if is_gemv(k):
-        from .cgemv import render_gemv
-
-        return render_gemv(k, fn, program)
+    matrix-vector product's: codegen/cgemv.py renders those)."""
     assert k.epilogue is not None and k.blas and k.k > 0 and not k.beta
     t = ctype(k.dtype)
     gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"

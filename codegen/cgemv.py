@@ -30,9 +30,8 @@ from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Access, Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
 from ..lowering.matvec import gemv_length
+from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH, alpha_decl, batch_offsets
 from .cexpr import point_lines
-from .cgemm import ERR_NO_BLAS, _alpha_decl, _batch_offsets
-from .cgemm_epilogue import ERR_NO_SCRATCH
 
 
 def _operands(k: GemmKernel) -> dict[str, Any]:
@@ -84,7 +83,7 @@ def render_gemv(k: GemmKernel, fn: str, program: Program | None = None) -> dict[
             f"    const char fj_tr = '{op['trans']}';",
             f"    const int fj_k = {k.k}, fj_lda = {op['ld']}, fj_incx = {op['incx']}, "
             f"fj_incy = {op['incy']};",
-            f"    {_alpha_decl(k, t)}",
+            f"    {alpha_decl(k, t)}",
             f"    const {t} fj_beta = {1 if k.beta else 0};",
             "    int fj_err = 0;",
             "    if (fj_hi <= fj_lo) return 0;",
@@ -100,7 +99,7 @@ def render_gemv(k: GemmKernel, fn: str, program: Program | None = None) -> dict[
             f"        if (fj_r1 > (fj_bi + 1) * {rows}) fj_r1 = (fj_bi + 1) * {rows};",
             "        const int fj_n = (int)(fj_r1 - fj_r0);"]
     accs = [("a", k.a), ("b", k.b)] + ([] if scratch else [("c", k.c)])
-    out += ["        " + line for line in _batch_offsets(k, accs, "fj_bi")]
+    out += ["        " + line for line in batch_offsets(k, accs, "fj_bi")]
     y = "fj_S" if scratch else f"fj_C + fj_oc + fj_j0 * {op['s_y']}"
     dims = "&fj_k, &fj_n" if op["trans"] == "T" else "&fj_n, &fj_k"
     out.append(f"        {gemv}(&fj_tr, {dims}, &fj_alpha, {mat} + fj_o{mat[-1].lower()} + "

@@ -27,7 +27,7 @@ from ..lowering.loop_ir import (
 from .cexpr import check_expr, compute_expr, const_expr, gather_terms
 
 
-def _acc(r: Reduce) -> tuple[str, str, str | None]:
+def accumulator(r: Reduce) -> tuple[str, str, str | None]:
     """(C type, identity, simd reduction clause operator) of the accumulator of `r`."""
     s = suffix(r.in_dtype)
     flt = r.in_dtype.kind == "f"
@@ -54,7 +54,7 @@ def _acc(r: Reduce) -> tuple[str, str, str | None]:
     return "int64_t", "0", None  # argmax / argmin
 
 
-def _combine(r: Reduce, acc: str, v: str) -> str:
+def combine(r: Reduce, acc: str, v: str) -> str:
     if r.fn == "sum":
         return f"{acc} += {v};"
     if r.fn == "prod":
@@ -84,7 +84,7 @@ def _index(acc: Access, nouter: int, last: str | None) -> str:
     return " + ".join(terms)
 
 
-def _stmt(s: Stmt, nouter: int, last: str | None) -> str:
+def point_stmt(s: Stmt, nouter: int, last: str | None) -> str:
     if isinstance(s, Load):
         index = _index(s.access, nouter, last)
         return f"const {ctype(s.dtype)} {s.var} = b{s.access.buf}[{index}{gather_terms(s)}];"
@@ -119,7 +119,7 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     for phase in k.phases:
         out.extend("        " + line for line in _phase(phase, k, nouter, ninner))
     for s in k.epilogue:
-        out.append("        " + _stmt(s, nouter, None))
+        out.append("        " + point_stmt(s, nouter, None))
     out += ["    }", "    return fj_err;", "}"]
     return "\n".join(out)
 
@@ -148,7 +148,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     one_chunk = ninner == 1 and span is None and k.domain[-1] <= FJ_CHUNK
     lines: list[str] = []
     for r in reduces:
-        t, ident, _op = _acc(r)
+        t, ident, _op = accumulator(r)
         if r.fn == "sum" and r.in_dtype.kind == "f" and one_chunk:
             lines.append(f"double fj_tot_{r.var} = 0.0;")
         elif r.fn == "sum" and r.in_dtype.kind == "f":
@@ -173,7 +173,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
                  f"{hi} - fj_c : FJ_CHUNK;")
     clauses = []
     for r in reduces:
-        op = _acc(r)[2]
+        op = accumulator(r)[2]
         if r.fn == "sum" and r.in_dtype.kind == "f":
             lines.append(f"{indent}    double fj_a_{r.var} = 0.0;")
         if op is not None and r not in lanes:
@@ -182,7 +182,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         clauses.append("reduction(|:fj_err)")
     point = []  # the statements at point j of the chunk
     for s in body:
-        point.append(_stmt(s, nouter, "fj_c + j"))
+        point.append(point_stmt(s, nouter, "fj_c + j"))
     for r in reduces:
         if r.fn in ("argmax", "argmin"):
             flat = "fj_c + j"
@@ -190,9 +190,9 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
                 flat = f"{flat} + i{d} * {int(np.prod(k.domain[d + 1:], dtype=np.int64))}"
             point += _arg_lane_update(r, flat)
         elif r in lanes:
-            point.append(_combine(r, f"fj_lm_{r.var}[fj_l]", r.value))
+            point.append(combine(r, f"fj_lm_{r.var}[fj_l]", r.value))
         else:
-            point.append(_combine(r, f"fj_a_{r.var}", r.value))
+            point.append(combine(r, f"fj_a_{r.var}", r.value))
     pragma = f"#pragma omp simd {' '.join(clauses)}".rstrip()
     if lane_loop:  # groups of FJ_LANES points, one per lane (a vector), then the rest
         loops = ["int64_t fj_q = 0;",
@@ -219,7 +219,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             lines += _arg_lanes_combine(r)
         elif r in lanes:
             lines.append(f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
-                         f"{_combine(r, f'fj_a_{r.var}', f'fj_lm_{r.var}[fj_l]')}")
+                         f"{combine(r, f'fj_a_{r.var}', f'fj_lm_{r.var}[fj_l]')}")
     if part is not None:
         for a, r in enumerate(reduces):
             raw = (_float_total(r, one_chunk) if r.fn == "sum" and r.in_dtype.kind == "f"
@@ -293,7 +293,7 @@ def render_split_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
         out += ["    " + line for line in combine_parts(
             r, f"fj_part[p * {len(reduces)} + {a}]", nparts,
             f"const {ctype(r.dtype)} {r.var}")]
-    out += ["    " + _stmt(s, len(k.outer), None) for s in k.epilogue]
+    out += ["    " + point_stmt(s, len(k.outer), None) for s in k.epilogue]
     out += ["    return 0;", "}"]
     return "\n".join(out)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, status_defines
 from ..lowering.loop_ir import (
     Access,
     Check,
@@ -33,7 +33,7 @@ from ..lowering.loop_ir import (
     ReduceKernel,
     Store,
 )
-from .c import _env
+from . import templates
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
@@ -231,8 +231,9 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             raise UnsupportedError(f"{type(k).__name__} kernels ({k.name} in {program.name}()) "
                                    "are not supported by the CUDA backend yet; use the C "
                                    "backend")
-    source = _env().get_template("program.cu.j2").render(
-        name=program.name, scalar_h=scalar_header(), prelude_end=PRELUDE_END, kernels=views)
+    source = templates.render(
+        "program.cu.j2", name=program.name, scalar_h=scalar_header(),
+        status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)
     io = tuple(b.index for b in program.buffers if b.kind != "temp")
     return CudaModule(program.name, source, tuple(launches), io, program.arena_bytes, opts,
                       scratch)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import Status, UnsupportedError
 
 # C type and helper-suffix of every supported storage dtype.
 C_TYPES: dict[str, tuple[str, str]] = {
@@ -59,31 +59,24 @@ def check_dtype(dtype: np.dtype, what: str = "value") -> np.dtype:
 
 @dataclass(frozen=True)
 class ErrorCheck:
-    """A runtime condition (C, over the op's operands) that makes NumPy raise."""
+    """A runtime condition (C, over the op's operands) that makes NumPy raise: the kernel sets
+    its status flag (errors.Status: the code, exception and message)."""
 
-    code: int
+    status: Status
     cond: str
-    exc: type[Exception]
-    message: str
     applies: Callable[[list[str]], bool] = lambda sfx: True
 
+    @property
+    def code(self) -> int:
+        return self.status.code
 
-ERR_INT_NEG_POWER = ErrorCheck(
-    1,
-    "({1} < 0)",
-    ValueError,
-    "Integers to negative integer powers are not allowed.",
-    lambda sfx: sfx[1].startswith("i"),
-)
+
+ERR_INT_NEG_POWER = ErrorCheck(Status.INT_NEG_POWER, "({1} < 0)",
+                               lambda sfx: sfx[1].startswith("i"))
 # A gather index outside its axis (after counting negative ones from the end); args: the
 # index (any integer type, read as int64 the way NumPy converts index arrays to intp) and
 # the axis length. The load itself reads element 0 instead (see fj_ix_raise).
-ERR_INDEX_RANGE = ErrorCheck(
-    2,
-    "fj_ix_bad((int64_t)({0}), {1})",
-    IndexError,
-    "index out of bounds: an index array holds a value outside the axis it indexes.",
-)
+ERR_INDEX_RANGE = ErrorCheck(Status.INDEX_RANGE, "fj_ix_bad((int64_t)({0}), {1})")
 ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE)}
 
 

@@ -403,13 +403,13 @@ def _is_operand(x: Any) -> bool:
     return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
 
 
-def _is_weak(x: Any) -> bool:
+def is_weak(x: Any) -> bool:
     return (isinstance(x, Tracer) and x.weak is not None) or (
         type(x) in (int, float))
 
 
 def _all_weak(a: Any, b: Any) -> bool:
-    return _is_weak(a) and _is_weak(b)
+    return is_weak(a) and is_weak(b)
 
 
 def _weak_result(t: Any) -> Any:

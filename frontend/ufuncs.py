@@ -12,10 +12,10 @@ from ..errors import UnsupportedError
 from . import ops as O
 from .tracer import (
     Tracer,
-    _is_weak,
     broadcast,
     cast_node,
     const_node,
+    is_weak,
     make_node,
     operand_spec,
     shape_of,
@@ -89,7 +89,7 @@ def _integer_comparison(name: str, args: tuple, loop: list[np.dtype],
     with any Python int, even one outside the array's dtype. None: the ordinary path is exact.
     """
     a, b = args
-    if _is_weak(a) and not _is_weak(b):  # put the Python int second
+    if is_weak(a) and not is_weak(b):  # put the Python int second
         a, b, loop, name = b, a, loop[::-1], _MIRRORED[name]
     d = loop[0]
     if type(b) is int:  # a literal Python int

@@ -28,23 +28,23 @@ import numpy as np
 
 from ..frontend.ir import Graph, Node
 from ..frontend.reshape import reshape_strides
-from .epilogue import BLAS_DTYPES, INT_MAX, blas_product
-from .gemm_update import GemmUpdate, scale_source
-from .loop_ir import SCRATCH, Access, Buffer, Compute, GemmKernel, Load, Stmt, Store
-from .lower import (
-    _KernelBuilder,
-    _Lowering,
+from .builder import (
+    KernelBuilder,
+    Lowering,
     access,
     broadcast_map,
     contiguous_strides,
     identity_map,
 )
+from .epilogue import BLAS_DTYPES, INT_MAX, blas_product
+from .gemm_update import GemmUpdate, scale_source
+from .loop_ir import SCRATCH, Access, Buffer, Compute, GemmKernel, Load, Stmt, Store
 from .matvec import GEMV_BLOCK, matvec_as_reduce
 from .passes import rewrite
 from .stored import strip_views
 
 __all__ = ["BLAS_DTYPES", "INT_MAX", "blas_layout", "build_gemm", "build_gemm_epilogue",
-           "operand_strides", "pack_operands", "uses_blas"]
+           "matvecs_as_reductions", "operand_strides", "pack_operands", "uses_blas"]
 
 # Bytes of one block of an epilogue's product (per thread): it stays in L2 for the epilogue.
 SCRATCH_BYTES = 256 * 1024
@@ -88,12 +88,11 @@ def uses_blas(node: Node, blas: bool) -> bool:
     return blas_product(node, blas)
 
 
-def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
-    """Prepare the matmuls for lowering: the matrix-vector products that a fused reduction
-    serves better become one (lowering.matvec), then a `copy` goes before every BLAS matmul
-    operand whose layout BLAS cannot read."""
-    graph = matvec_as_reduce(graph, lambda n: uses_blas(n, blas), _readable(graph, input_strides))
-    return _pack(graph, input_strides, blas)
+def matvecs_as_reductions(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool
+                          ) -> Graph:
+    """The matrix-vector products that a fused reduction serves better than BLAS become one
+    (lowering.matvec)."""
+    return matvec_as_reduce(graph, lambda n: uses_blas(n, blas), _readable(graph, input_strides))
 
 
 def _readable(graph: Graph, input_strides: list[tuple[int, ...]]) -> Callable[[Node], bool]:
@@ -114,7 +113,8 @@ def _readable(graph: Graph, input_strides: list[tuple[int, ...]]) -> Callable[[N
     return readable
 
 
-def _pack(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
+def pack_operands(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Graph:
+    """A `copy` before every BLAS matmul operand whose layout BLAS cannot read."""
     readable = _readable(graph, input_strides)
 
     def rule(node: Node) -> Node:
@@ -129,7 +129,7 @@ def _pack(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool) -> Gra
     return rewrite(graph, rule)
 
 
-def build_gemm(low: _Lowering, name: str, node: Node, blas: bool,
+def build_gemm(low: Lowering, name: str, node: Node, blas: bool,
                update: GemmUpdate | None = None) -> GemmKernel:
     """The GemmKernel computing matmul `node` into its buffer, or, with `update`, into the
     updated argument's buffer with alpha = ±factor and beta = 1."""
@@ -153,7 +153,7 @@ def build_gemm(low: _Lowering, name: str, node: Node, blas: bool,
     return _with_alpha(low, kern, update.scale, ndom)
 
 
-def _with_alpha(low: _Lowering, kern: GemmKernel, scale: Node | None, ndom: int) -> GemmKernel:
+def _with_alpha(low: Lowering, kern: GemmKernel, scale: Node | None, ndom: int) -> GemmKernel:
     """`kern` with its alpha times `scale`: a literal for a constant, else a run-time read of
     the stored factor or of the argument it is cast from (scale_source)."""
     if scale is None:
@@ -178,7 +178,7 @@ def _blas_ok(a: Access, b: Access, m: int, n: int, k: int) -> bool:
 
 
 
-def _operands(low: _Lowering, node: Node) -> tuple[Access, Access, tuple[int, int]]:
+def _operands(low: Lowering, node: Node) -> tuple[Access, Access, tuple[int, int]]:
     """The accesses of matmul `node`'s operands A and B, and the stored nodes they read."""
     accesses, bases = [], []
     for operand in node.inputs:
@@ -190,7 +190,7 @@ def _operands(low: _Lowering, node: Node) -> tuple[Access, Access, tuple[int, in
     return accesses[0], accesses[1], (bases[0], bases[1])
 
 
-def build_gemm_epilogue(low: _Lowering, name: str, node: Node, roots: list[Node]
+def build_gemm_epilogue(low: Lowering, name: str, node: Node, roots: list[Node]
                         ) -> GemmKernel:
     """The BLAS GemmKernel of matmul `node` whose epilogue computes `roots` (fusion's
     epilogue values) from the product, block by block of rows (lowering.epilogue)."""
@@ -201,7 +201,7 @@ def build_gemm_epilogue(low: _Lowering, name: str, node: Node, roots: list[Node]
     k = node.inputs[0].shape[-1]
     assert node.type.size > 0 and k > 0 and _blas_ok(a, b, m, n, k), \
         f"matmul %{node.id} was given an epilogue but cannot be a BLAS gemm"
-    builder = _KernelBuilder(low, node.shape, roots)
+    builder = KernelBuilder(low, node.shape, roots)
     product = "acc"
     builder.memo[(node.id, ident)] = product
     # Read through a same-shaped elementwise op, size-1 dims map to 0: the same element.
@@ -250,7 +250,7 @@ def _unit_dims(s: Stmt, domain: tuple[int, ...]) -> Stmt:
     return s
 
 
-def _direct_target(low: _Lowering, node: Node, roots: list[Node], body: list[Stmt]
+def _direct_target(low: Lowering, node: Node, roots: list[Node], body: list[Stmt]
                    ) -> Buffer | None:
     """The buffer the gemm may write the product into before the epilogue overwrites it
     with a value of the same dtype (a fresh temp or output, laid out row-major), or None

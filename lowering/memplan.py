@@ -168,7 +168,7 @@ def _merge(free: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _online(items: list[Item], nk: int, best: bool) -> tuple[list[int], int]:
+def online_offsets(items: list[Item], nk: int, best: bool) -> tuple[list[int], int]:
     """Allocate in kernel order: best fit (closest size) or first fit (lowest offset) among
     the free blocks; when none fits, grow the free block at the top of the arena."""
     free: list[tuple[int, int]] = []
@@ -198,7 +198,7 @@ def _online(items: list[Item], nk: int, best: bool) -> tuple[list[int], int]:
     return offs, top
 
 
-def _largest_first(items: list[Item], tightest: bool) -> tuple[list[int], int]:
+def largest_first_offsets(items: list[Item], tightest: bool) -> tuple[list[int], int]:
     """Place blocks biggest first at the lowest (or the tightest) gap left by the placed
     blocks whose lifetimes overlap."""
     offs = [0] * len(items)
@@ -223,10 +223,10 @@ def _largest_first(items: list[Item], tightest: bool) -> tuple[list[int], int]:
 
 
 HEURISTICS: dict[str, Callable[[list[Item], int], tuple[list[int], int]]] = {
-    "best-fit": lambda items, nk: _online(items, nk, best=True),
-    "first-fit": lambda items, nk: _online(items, nk, best=False),
-    "largest-first": lambda items, nk: _largest_first(items, tightest=False),
-    "largest-first-tight": lambda items, nk: _largest_first(items, tightest=True),
+    "best-fit": lambda items, nk: online_offsets(items, nk, best=True),
+    "first-fit": lambda items, nk: online_offsets(items, nk, best=False),
+    "largest-first": lambda items, nk: largest_first_offsets(items, tightest=False),
+    "largest-first-tight": lambda items, nk: largest_first_offsets(items, tightest=True),
 }
 
 

@@ -25,8 +25,8 @@ from dataclasses import replace
 
 from ..frontend.ir import Node
 from ..frontend.ops import OPS
+from .builder import AffineMap, KernelBuilder, access
 from .loop_ir import Access, Load, Reduce, ReduceKernel, Stmt, Store
-from .lower import AffineMap, _KernelBuilder, access
 
 # Recompute a reduction operand in a later phase only when it costs less than this (op costs).
 STASH_MIN_COST = 4
@@ -46,7 +46,7 @@ def _row(pos: int, ndom: int) -> tuple[int, tuple[int, ...]]:
     return (0, tuple(int(d == pos) for d in range(ndom)))
 
 
-class ReduceBuilder(_KernelBuilder):
+class ReduceBuilder(KernelBuilder):
     """Builds a ReduceKernel: phases of inner loops, then the per-row epilogue."""
 
     def __init__(self, lowering, in_shape: tuple[int, ...], axes: tuple[int, ...],

@@ -17,8 +17,8 @@ it writes (never as an operand: the gemm reads operands at any row).
 from __future__ import annotations
 
 from ..frontend.ir import Graph, Node, users
+from .builder import KernelBuilder, Lowering, access, collapse, identity_map, view_map
 from .loop_ir import GemmKernel, Kernel, Load, Program, Store
-from .lower import _KernelBuilder, _Lowering, access, collapse, identity_map, view_map
 from .matmul import blas_layout
 
 
@@ -40,21 +40,21 @@ def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
     return top
 
 
-def build_scatter(low: _Lowering, name: str, node: Node) -> list[Kernel]:
+def build_scatter(low: Lowering, name: str, node: Node) -> list[Kernel]:
     """The kernels computing scatter `node` into its buffer: fill (if needed), region."""
     buf = low.buffer_for(node)
     assert buf is not None
     old, value = node.inputs
     kernels = []
     if low.buffer_for(old) is not buf and old.op != "empty":  # `empty`: regions cover it
-        fill = _KernelBuilder(low, node.shape, [])
+        fill = KernelBuilder(low, node.shape, [])
         v = fill.value(old, identity_map(node.type.ndim))
         fill.body.append(Store(access(buf, identity_map(node.type.ndim), node.type.ndim), v,
                                old.id))
         kernels.append(collapse(Kernel(f"{name}_fill", node.shape, fill.body, fill.nodes,
                                        fill.locs)))
     ndom = value.type.ndim
-    region = _KernelBuilder(low, value.shape, [])
+    region = KernelBuilder(low, value.shape, [])
     v = region.value(value, identity_map(ndom))
     amap = view_map(node, identity_map(ndom), ndom)
     region.body.append(Store(access(buf, amap, ndom), v, node.id))
@@ -64,7 +64,7 @@ def build_scatter(low: _Lowering, name: str, node: Node) -> list[Kernel]:
     return kernels
 
 
-def copy_back(low: _Lowering, name: str, node: Node, k: int) -> Kernel:
+def copy_back(low: Lowering, name: str, node: Node, k: int) -> Kernel:
     """A kernel copying `node`'s buffer into input `k`'s buffer."""
     src, dst = low.buffer_for(node), low.input_buffer(k)
     assert src is not None

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import RuntimeFailure
-from ..frontend.ops import ERROR_CHECKS
+from ..errors import raise_status
 from ..frontend.pyscalar import Prelude
 from ..lowering.loop_ir import Program
 from .backend_c import Library, call_with_cffi, ready_dispatcher
@@ -204,10 +203,3 @@ def _tree_expr(tree: Any, leaves: Any, env: dict[str, Any]) -> str:
     env[name] = tree[1]
     return name
 
-
-def raise_status(status: int) -> None:
-    """Raise the NumPy exception that a kernel's error code stands for."""
-    for code, check in sorted(ERROR_CHECKS.items()):
-        if status & code:
-            raise check.exc(check.message)
-    raise RuntimeFailure(f"compiled program failed with status {status}")

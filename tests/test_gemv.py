@@ -142,7 +142,7 @@ def test_transposed_batches():
 def test_large_matvecs_split_over_threads(dtype):
     """Above GEMM_PAR_MIN the gemv rows are split over the threads; the split crosses batch
     elements (3 x 1001 rows) and, for `v @ x`, runs over x's columns."""
-    from fusejit.codegen.cgemm import GEMM_PAR_MIN
+    from fusejit.codegen.cblas import GEMM_PAR_MIN
 
     a, v = data((3, 1001, 128), dtype), data((3, 128, 1), dtype)
     assert a.size >= GEMM_PAR_MIN

@@ -249,7 +249,7 @@ def test_large_gemm_split_over_threads_matches_numpy(dtype):
     """Products above GEMM_PAR_MIN run as row blocks on the program's threads, BLAS
     single-threaded in each; the blocks cross batch boundaries (3 x 101 rows over 2
     threads) and read transposed operands in place."""
-    from fusejit.codegen.cgemm import GEMM_PAR_MIN
+    from fusejit.codegen.cblas import GEMM_PAR_MIN
 
     a = data((3, 101, 64), dtype)
     b = data((3, 50, 64), dtype)

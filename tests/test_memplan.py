@@ -18,10 +18,10 @@ from fusejit.lowering.loop_ir import Access, Buffer, Check, Kernel, Load, Progra
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import (
     HEURISTICS,
-    _largest_first,
-    _online,
     check_plan,
+    largest_first_offsets,
     lifetimes,
+    online_offsets,
     plan,
     rewrites_in_place,
     shared_pairs,
@@ -67,20 +67,20 @@ LARGEST_BEATS_ONLINE = [(0, 0, 64), (0, 2, 64), (1, 2, 128)]
 
 def test_best_fit_beats_first_fit() -> None:
     for best, arena in ((True, 256), (False, 320)):
-        offs, top = _online(BEST_BEATS_FIRST, 4, best)
+        offs, top = online_offsets(BEST_BEATS_FIRST, 4, best)
         _no_overlap(BEST_BEATS_FIRST, offs)
         assert top == arena
 
 
 def test_online_grows_the_free_block_at_the_top() -> None:
     # A dies, B is born bigger: B starts where A started instead of past A.
-    offs, top = _online([(0, 0, 64), (1, 1, 128)], 2, best=True)
+    offs, top = online_offsets([(0, 0, 64), (1, 1, 128)], 2, best=True)
     assert offs == [0, 0] and top == 128
 
 
 def test_largest_first_beats_kernel_order() -> None:
-    _, online = _online(LARGEST_BEATS_ONLINE, 3, best=True)
-    offs, top = _largest_first(LARGEST_BEATS_ONLINE, tightest=False)
+    _, online = online_offsets(LARGEST_BEATS_ONLINE, 3, best=True)
+    offs, top = largest_first_offsets(LARGEST_BEATS_ONLINE, tightest=False)
     _no_overlap(LARGEST_BEATS_ONLINE, offs)
     assert (online, top) == (256, 192)
 
