@@ -57,6 +57,7 @@ def prelude(libmvec: bool) -> str:
     parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
+    parts.append(_read(os.path.join(inc, "fj_vpow.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))

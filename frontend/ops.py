@@ -186,7 +186,10 @@ _ufunc("divide", _infix("/"), cost=4)
 _ufunc("floor_divide", _helper("floordiv"), cost=6)
 _ufunc("remainder", _helper("remainder"), cost=6)
 _ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
-_ufunc("power", _float_or(_libm("pow"), _helper("power")), cost=20, errors=(ERR_INT_NEG_POWER,))
+# float power: fj_pow_f32/_f64 (fj_vpow.h), vectorisable powf/pow (libmvec's powf is scalar for
+# negative bases); integer power: fj_scalar.h's exact wrap-around helper.
+_ufunc("power", _float_or(lambda i, o: f"fj_pow_{o}({{0}}, {{1}})", _helper("power")), cost=20,
+       errors=(ERR_INT_NEG_POWER,))
 _ufunc("negative", fixed_expr("(-{0})"))
 _ufunc("positive", fixed_expr("({0})"))
 _ufunc("conjugate", fixed_expr("({0})"))  # real dtypes only: a copy
@@ -207,17 +210,18 @@ _ufunc("degrees", _helper("rad2deg"))
 _ufunc("radians", _helper("deg2rad"))
 # --- transcendental -------------------------------------------------------------------------
 for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp2", "exp2"),
-               ("expm1", "expm1"), ("log", "log"), ("log2", "log2"), ("log10", "log10"),
+               ("expm1", "expm1"), ("log2", "log2"), ("log10", "log10"),
                ("log1p", "log1p"), ("tan", "tan"),
                ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"),
                ("cosh", "cosh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
                ("arctanh", "atanh"), ("arctan2", "atan2"), ("hypot", "hypot"),
                ("copysign", "copysign"), ("nextafter", "nextafter")]:
     _ufunc(_n, _libm(_c), cost=1 if _n in ("copysign", "sqrt") else 20)
-# float32 exp and tanh (and erf below): fj_vmath_f32.h, its own branch-free code gcc vectorises
+# float32 exp, tanh and log (and erf below): fj_vmath_f32.h, its own branch-free code gcc vectorises
 # (within 1.05 ULP) or libmvec's, whichever is faster on the build; float64 stays libm/libmvec.
 _ufunc("exp", _vmath_f32("exp", _libm("exp")), cost=20)
 _ufunc("tanh", _vmath_f32("tanh", _libm("tanh")), cost=20)
+_ufunc("log", _vmath_f32("log", _libm("log")), cost=20)
 for _n in ("exp", "tanh", "log"):
     OPS[_n] = dataclasses.replace(OPS[_n], tile=_n)
 # fj_sin/fj_cos (fj_vmath.h) keep gcc from merging sin and cos of one value into sincos,
