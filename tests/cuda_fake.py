@@ -152,10 +152,24 @@ def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
             addr, dt = _addresses(program, ptr, a, idx)
             return mem.read(addr, dt).reshape(k.batch + (rows, cols))
 
-        c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n))
         idx = np.indices(k.batch + (k.m, k.n)).reshape(len(k.batch) + 2, -1)
         addr, dt = _addresses(program, ptr, k.c, idx)
-        mem.write(addr, c.reshape(-1).astype(dt))
+        # cuda_gemm.py's order: the product in the compute type, times alpha (the constant
+        # and the run-time value, each cast to the compute type), plus C's old value (beta 1)
+        ct = np.dtype(np.float32) if dt == np.float16 else dt
+        with np.errstate(all="ignore"):
+            c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n)).reshape(-1).astype(ct)
+            if dt != np.bool_ and (k.alpha != 1.0 or k.alpha_from is not None):
+                alpha = np.array(k.alpha).astype(ct) if k.alpha_from is None else None
+                if k.alpha_from is not None:
+                    a_addr, a_dt = _addresses(program, ptr, k.alpha_from, np.zeros((1, 1), int))
+                    alpha = mem.read(a_addr[:1], a_dt).astype(ct)[0]
+                    if k.alpha != 1.0:
+                        alpha = np.array(k.alpha).astype(ct) * alpha
+                c = (alpha * c).astype(ct)
+            if k.beta:
+                c = (mem.read(addr, dt).astype(ct) + c).astype(ct)
+        mem.write(addr, c.astype(dt))
     else:
         raise AssertionError(f"unknown kernel kind {type(k).__name__}")
 
