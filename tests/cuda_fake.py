@@ -36,16 +36,21 @@ from fusejit.runtime import backend_cuda, cuda_jit
 
 
 class Memory:
-    """Device memory: a bytearray with a bump allocator."""
+    """Device memory: a bytearray with a bump allocator that grows it up to `limit` bytes
+    (one Memory per test: nothing is freed)."""
 
-    def __init__(self, size: int = 1 << 26) -> None:
+    def __init__(self, size: int = 1 << 24, limit: int = 1 << 32) -> None:
         self.buf = bytearray(size)
         self.top = 4096
+        self.limit = limit
 
     def alloc(self, n: int) -> int:
-        addr, self.top = self.top, (self.top + n + 255) // 256 * 256
-        if self.top > len(self.buf):
+        addr, top = self.top, (self.top + n + 255) // 256 * 256
+        if top > self.limit:
             raise FakeError("out of memory")
+        if top > len(self.buf):
+            self.buf.extend(bytes(max(top, 2 * len(self.buf)) - len(self.buf)))
+        self.top = top
         return addr
 
     def read(self, addr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -53,6 +58,8 @@ class Memory:
         return raw[addr[:, None] + np.arange(dtype.itemsize)].reshape(-1).view(dtype)
 
     def write(self, addr: np.ndarray, values: np.ndarray) -> None:
+        if not len(addr):
+            return
         raw = np.frombuffer(self.buf, np.uint8)
         raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
             len(addr), -1)
