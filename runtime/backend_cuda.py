@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,11 +224,15 @@ class CudaExecutable:
 
     def __init__(self, program: Program, module: CudaModule,
                  input_ranges: list[tuple[int, tuple[int, int], np.dtype]] | None = None,
-                 device: int = 0) -> None:
+                 device: int = 0, idle: frozenset[int] = frozenset(),
+                 converts: dict[int, Callable[[Any], Any]] | None = None) -> None:
+        """`idle` and `converts`: as for executor.Executable (Python ints no kernel reads,
+        which may not fit int64, are not copied; ints held as uint64/float are converted)."""
         cuda, self._gpuarray = _driver()
         self._cuda = cuda
         self.program, self.module = program, module
         self.input_ranges = input_ranges or []
+        self.idle, self.converts = idle, dict(converts or {})
         self.layout = device_layout(program, module.scratch_bytes)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
@@ -292,7 +297,11 @@ class CudaExecutable:
         ptr = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
         staged = False
         for b in self.program.by_kind("input"):
+            if b.ref in self.idle:
+                continue
             v = inputs[b.ref]
+            if b.ref in self.converts:
+                v = self.converts[b.ref](v)
             if isinstance(v, GPUArray):
                 if v.dtype != b.dtype or v.shape != b.shape or (v.size and not all(
                         s == e * v.dtype.itemsize for s, e, n in zip(v.strides, b.strides,

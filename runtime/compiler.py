@@ -96,7 +96,8 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
     ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
               if "range" in n.attrs]
     if backend == "cuda":
-        source, executable, render_s = cuda_jit.build(program, ranges)
+        source, executable, render_s = cuda_jit.build(program, ranges, idle_python_ints(
+            optimised), python_int_conversions(optimised))
     else:
         source, lib, render_s = build_program(program, fastmath, name)
     times["render"] = render_s

@@ -126,7 +126,8 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
                 mem.write(np.array([err]), np.array([s.code], np.uint32))
         elif isinstance(s, Compute):
             xs = [np.broadcast_to(env[v], (n,)).astype(d) for v, d in zip(s.args, s.in_dtypes)]
-            if s.op == "power":  # the device computes 0 and reports the error
+            if s.op == "power" and np.dtype(s.dtype).kind in "iu":  # the device computes 0
+                # for a negative integer exponent and reports the error (floats: no error)
                 xs[1] = np.maximum(xs[1], 0)
             with np.errstate(all="ignore"):
                 r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
