@@ -83,6 +83,16 @@ def on_cuda() -> bool:
     return os.environ.get("FUSEJIT_BACKEND") == "cuda"
 
 
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """os.environ (plus `extra`) for a test's Python subprocess. Under FUSEJIT_TEST_FAKE_CUDA
+    it runs the C backend (the fake pycuda lives in this process only); with
+    FUSEJIT_BACKEND=cuda on a GPU it runs CUDA."""
+    env = dict(os.environ, **extra)
+    if env.get("FUSEJIT_TEST_FAKE_CUDA") == "1":
+        env.pop("FUSEJIT_BACKEND", None)
+    return env
+
+
 _C_PARTS: set[str] = set()
 
 
