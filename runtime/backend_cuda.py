@@ -238,6 +238,7 @@ class CudaExecutable:
         self._lock = threading.Lock()
         dev = cuda.Device(device)
         self._ctx = dev.retain_primary_context()
+        self._adopt_context()
         self._ctx.push()
         try:
             self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
@@ -257,6 +258,13 @@ class CudaExecutable:
             self._stage = np.empty(self.layout.small[1] - self.layout.small[0], np.uint8)
         finally:
             cuda.Context.pop()
+
+    def _adopt_context(self) -> None:
+        """Leave the device's primary context current in this thread when none is (as
+        `import pycuda.autoprimaryctx` would): the GPUArrays fusejit returns, and pycuda calls
+        on them (`.get()`), need a current context after fusejit has popped its own."""
+        if self._cuda.Context.get_current() is None:
+            self._ctx.push()
 
     def _image(self, cc: tuple[int, int]) -> bytes:
         """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
@@ -281,6 +289,7 @@ class CudaExecutable:
             if not lo <= inputs[k] <= hi:
                 raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
         with self._lock:
+            self._adopt_context()  # (each thread has its own current context)
             self._ctx.push()
             try:
                 return self._run(inputs, device_outputs)

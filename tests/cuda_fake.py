@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import sys
+import threading
 import types
 from typing import Any
 
@@ -188,6 +189,17 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     bytes a module is loaded from to the Program and CudaModule they were compiled from."""
     launches: list[str] = []
     pointers: dict[tuple[int, int], dict[int, int]] = {}
+    local = threading.local()  # each thread's context stack, as the CUDA driver keeps it
+
+    def stack() -> list[Any]:
+        if not hasattr(local, "stack"):
+            local.stack = []
+        return local.stack
+
+    def current() -> None:
+        """Like every driver call: a context must be current in this thread."""
+        if not stack():
+            raise FakeError("invalid device context")
 
     class Fn:
         def __init__(self, program: Program, module: CudaModule, name: str) -> None:
@@ -202,6 +214,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             return self
 
         def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
+            current()
             ln = self.launch
             assert 1 <= grid[0] and block == (ln.block, 1, 1) and ln.block <= 1024
             assert len(args) == len(ln.buffers) + ln.scratch + ln.checks
@@ -218,6 +231,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
 
     class GPUArray:
         def __init__(self, shape: Any, dtype: Any) -> None:
+            current()
             self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
             self.dtype = np.dtype(dtype)
             self.size = int(np.prod(self.shape))
@@ -226,6 +240,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             self.gpudata = self.ptr
 
         def get(self) -> np.ndarray:
+            current()
             n = self.size * self.dtype.itemsize
             return np.frombuffer(bytes(mem.buf[self.ptr:self.ptr + n]), self.dtype).reshape(
                 self.shape)
@@ -236,10 +251,12 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         return g
 
     def htod(dst: int, src: np.ndarray) -> None:
+        current()
         data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
         mem.buf[dst:dst + data.size] = data.tobytes()
 
     def dtoh(dst: np.ndarray, src: int) -> None:
+        current()
         dst.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(mem.buf[src:src + dst.nbytes]),
                                                           np.uint8)
 
@@ -247,7 +264,14 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         program, module = images[image]
         return types.SimpleNamespace(get_function=lambda name: Fn(program, module, name))
 
-    ctx = types.SimpleNamespace(push=lambda: None)
+    def mem_alloc(n: int) -> int:
+        current()
+        return mem.alloc(n)
+
+    ctx = types.SimpleNamespace()
+    ctx.push = lambda: stack().append(ctx)
+    context = types.SimpleNamespace(pop=lambda: stack().pop(),
+                                     get_current=lambda: stack()[-1] if stack() else None)
     dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
                                 compute_capability=lambda: (9, 0),
                                 get_attribute=lambda attr: 132)
@@ -256,7 +280,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     driver = types.SimpleNamespace(
         init=lambda: None, Device=device, Error=FakeError,
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
-        Context=types.SimpleNamespace(pop=lambda: None), mem_alloc=mem.alloc,
+        Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
         memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches)
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
