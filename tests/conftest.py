@@ -93,7 +93,11 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-_C_PARTS: set[str] = set()
+_ITEM: list[Any] = []  # the running test item (c_structure marks its report)
+
+
+def pytest_runtest_setup(item: Any) -> None:
+    _ITEM[:] = [item]
 
 
 def c_structure() -> bool:
@@ -102,16 +106,14 @@ def c_structure() -> bool:
     values part still runs; the test is then counted in the run's summary."""
     if not on_cuda():
         return True
-    _C_PARTS.add(os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0])
+    if _ITEM and ("c_structure", "skipped") not in _ITEM[0].user_properties:
+        _ITEM[0].user_properties.append(("c_structure", "skipped"))
     return False
 
 
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", "c_only: asserts the C backend's structure (BLAS "
                             "calls, kernel counts, host buffers); skipped on a CUDA run")
-
-
-_C_ONLY_SKIPPED: list[str] = []
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
@@ -122,15 +124,20 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     for item in items:
         if item.get_closest_marker("c_only"):
             item.add_marker(skip)
-            _C_ONLY_SKIPPED.append(item.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _C_ONLY_SKIPPED:
-        terminalreporter.write_line(f"CUDA run: {len(_C_ONLY_SKIPPED)} test(s) marked c_only "
-                                    "were skipped")
-    if _C_PARTS:
-        terminalreporter.write_line(f"CUDA run: {len(_C_PARTS)} test(s) checked values only, "
+    """On a CUDA run: how many tests were skipped as c_only, and how many checked values
+    only (from the reports, so the counts hold under pytest-xdist too)."""
+    reports = [r for rs in terminalreporter.stats.values() for r in rs
+               if getattr(r, "when", None) in ("setup", "call")]
+    c_only = {r.nodeid for r in reports if r.skipped and "c_only:" in str(r.longrepr)}
+    parts = {r.nodeid for r in reports if ("c_structure", "skipped") in r.user_properties}
+    if c_only:
+        terminalreporter.write_line(f"CUDA run: {len(c_only)} test(s) marked c_only were "
+                                    "skipped")
+    if parts:
+        terminalreporter.write_line(f"CUDA run: {len(parts)} test(s) checked values only, "
                                     "skipping their C-structure part (conftest.c_structure)")
 
 
