@@ -48,6 +48,10 @@ class ExportError(FusejitError):
     not match the library, an incompatible format version)."""
 
 
+class ExportTargetError(ExportError, TargetError):
+    """An exported library was compiled for CPU features the running CPU lacks (named)."""
+
+
 class Status(Enum):
     """The status codes compiled code returns: each code, its C macro (`FJ_<macro>` in the
     generated C and CUDA, `<LIB>_<macro>` in an exported header) and the exception it becomes.

@@ -15,7 +15,7 @@ from . import config
 from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
-from .runtime import cuda_jit
+from .runtime import backends
 from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
     arg_key,
@@ -78,10 +78,8 @@ class JitFunction:
             static.add(names.index(name))
         self.static = frozenset(static)
         self.backend = backend or config.current().backend
-        if self.backend not in ("c", "cuda"):
-            raise UnsupportedError(f"unknown backend {self.backend!r} (use 'c' or 'cuda')")
-        if self.backend == "cuda":
-            cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
+        self.target = backends.get(self.backend)  # UnsupportedError for an unknown name
+        self.target.require()  # e.g. pycuda, a GPU and nvcc, or a clear error now
         self._cache: dict[Hashable, Compiled] = {}
         # Fast path: signature bytes computed in C -> specialised call stub.
         self._stubs: dict[bytes, Callable[..., Any]] = {}
@@ -161,7 +159,7 @@ class JitFunction:
                 return self._call_out(self._bind(args, kwargs), out)
             if not kwargs:
                 return self(*args)
-        if self.backend == "cuda" and "device_output" in kwargs:
+        if self.target.device_output and "device_output" in kwargs:
             on_device = bool(kwargs["device_output"])  # results as GPUArrays
             kwargs = {k: v for k, v in kwargs.items() if k != "device_output"}
             return self._call_slow(self._bind(args, kwargs), on_device)
@@ -221,7 +219,7 @@ class JitFunction:
         g = compiled.optimised
         specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
         outs = check_out(out, g.out_tree, specs, self.fn.__name__)
-        direct = None if compiled.updated or self.backend != "c" else direct_outs(
+        direct = None if compiled.updated or not self.target.fast_path else direct_outs(
             compiled.executable, outs, args)
         if direct is None:
             copy_into(outs, self(*args), g.out_tree)
@@ -287,7 +285,9 @@ class JitFunction:
                                     f"hashable, got {type(a).__name__}") from None
                 continue
             if isinstance(a, np.ndarray):
-                if isinstance(a, np.matrix) or isinstance(a, np.ma.MaskedArray):
+                # (np.ma is imported on first use, 6 ms: only a subclass can be a MaskedArray)
+                if type(a) is not np.ndarray and (isinstance(a, np.matrix)
+                                                  or isinstance(a, np.ma.MaskedArray)):
                     raise UnsupportedError(f"argument {i} of {self.fn.__name__}() is a "
                                            f"{type(a).__name__}; pass np.asarray(x)")
                 check_dtype(a.dtype, f"argument {i} of {self.fn.__name__}()")
@@ -313,7 +313,7 @@ class JitFunction:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
         a fresh machine run through cffi while it builds in the background)."""
         dispatch = ready_dispatcher()
-        if dispatch is None or self.backend != "c":
+        if dispatch is None or not self.target.fast_path:
             return
         g = compiled.optimised
         if compiled.updated:
@@ -374,7 +374,8 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] |
 
 
 def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
-           name: str | None = None, workspace: str = "caller") -> ExportResult:
+           name: str | None = None, workspace: str = "caller",
+           target: str | None = None) -> ExportResult:
     """Compile `fn` for arguments like `example_args` into a shared library that needs no
     Python: `path` (default `build/lib<name>.so`; a directory gets `lib<name>.so` in it), a
     C header and JSON metadata beside it. `name` (default: from `path`, else the function's
@@ -382,15 +383,19 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
 
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
+    `target`: the instruction set to compile for, "native" or an x86-64 level such as
+    "x86-64-v3" (default: FUSEJIT_MARCH, else "native"); an unknown one is refused before
+    anything is compiled or written.
     """
+    from .runtime.aot import export_compiled, export_toolchain
+
     # An exported library is C, and has no Python to run Python-scalar arithmetic: its
     # scalar parameters follow NumPy's int64/float64 rules throughout (see the README).
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
     jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath,
                      python_scalars=False)
+    tc = export_toolchain(target or config.current().march, jf.fastmath)  # before compiling
     args = jf._normalise(jf._bind(example_args, {}))
     c = jf.lower_for(*args)
-    from .runtime.aot import export_compiled
-
     return export_compiled(jf.fn, jf.signature, args, c.optimised, c.program, c.source,
-                           c.positions, path, name, workspace, jf.fastmath)
+                           c.positions, path, name, workspace, tc)

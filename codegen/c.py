@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,20 +38,9 @@ from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
+from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-BLOCK = 4096  # elements per innermost block
-
-
-@dataclass(frozen=True)
-class COptions:
-    """Everything that changes the generated C text (part of the cache key)."""
-
-    par_min: int = 1 << 15
-    block: int = BLOCK
-    libmvec: bool = False
-    vtile: bool = False  # AVX-512 target: fj_vtile.h's vector tile functions (codegen/cstage.py)
-    profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 
 @functools.lru_cache(maxsize=4)
@@ -253,11 +241,6 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {nparts}, {k.size});",
                       "if (fj_err) return fj_err;",
                       f"fj_err = {fn}_fin(fj_buf, 0, 1);"]}
-
-
-def uses_blas(program: Program) -> bool:
-    """True when the library needs BLAS pointers (`fj_set_blas`) before it runs."""
-    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels)
 
 
 def io_buffers(program: Program) -> list[int]:

@@ -18,7 +18,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..codegen.cuda_gemm import describe as describe_gemm
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
@@ -27,6 +26,7 @@ from ..lowering.matmul import BLAS_DTYPES
 from ..lowering.matvec import is_gemv
 from ..lowering.memplan import PlanSummary, plan, summary
 from ..lowering.prelower import LowerOptions, prelower
+from . import backends
 
 
 @dataclass
@@ -217,17 +217,18 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
     """The kernels section of the report (FUSEJIT_DEBUG=3)."""
     nodes = {n.id: n for n in lowered.nodes()}
     bufs = {b.index: b for b in program.buffers}
+    target = backends.get(backend)
     lines = [f"== kernels ({len(program.kernels)}) =="]
     known = {n.id for n in optimised.nodes()}
     added = [n for n in lowered.nodes() if n.id not in known]
     if added:
-        lines.append("lowering added (distinct output copies, packed matmul operands):")
+        lines.append("lowering added (lowering/prelower.py: distinct output copies, copies "
+                     "before reshapes, packed matmul operands):")
         lines.extend(f"  {format_node(n)}" for n in added)
     for k in program.kernels:
         gi, role = _group_of(k.name)
         lines.append(f"{k.name}: {_kind(k)}")
-        if isinstance(k, GemmKernel) and backend == "cuda":
-            lines.append(f"  {describe_gemm(k)}")
+        lines.extend(f"  {line}" for line in target.describe_kernel(k))
         if isinstance(k, GemmKernel) and k.epilogue is not None:
             lines.append(f"  {epilogue_text(k, nodes, bufs)}")
         if role == "fill":

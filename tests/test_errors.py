@@ -362,3 +362,12 @@ def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None
         jit(f)(x)
     assert any(f"{__file__}:{n}" in str(info.value) for n in marked), str(info.value)
     assert_unmodified(snap)
+
+
+def test_matrix_and_masked_arguments_are_refused() -> None:
+    """Checked by type without importing np.ma for plain arrays (the warm first call)."""
+    f = fusejit.jit(lambda x: x + 1)
+    with pytest.raises(fusejit.UnsupportedError, match="MaskedArray"):
+        f(np.ma.array([1.0, 2.0], mask=[0, 1]))
+    with pytest.raises(fusejit.UnsupportedError, match="matrix"):
+        f(np.matrix([[1.0, 2.0]]))
