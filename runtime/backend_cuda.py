@@ -13,6 +13,7 @@ launch failures) become RuntimeFailure and leave the executable usable.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -219,6 +220,14 @@ def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:
     return span.view(np.uint8)
 
 
+def _pop_at_exit(cuda: Any) -> None:
+    """Pop the primary context CudaExecutable left current in the main thread."""
+    try:
+        cuda.Context.pop()
+    except Exception:  # noqa: BLE001 - the driver may already be shut down
+        pass
+
+
 class CudaExecutable:
     """A CudaModule loaded on a GPU, with its arena; `run` has Executable.run's contract."""
 
@@ -265,6 +274,8 @@ class CudaExecutable:
         on them (`.get()`), need a current context after fusejit has popped its own."""
         if self._cuda.Context.get_current() is None:
             self._ctx.push()
+            if threading.current_thread() is threading.main_thread():
+                atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
 
     def _image(self, cc: tuple[int, int]) -> bytes:
         """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
