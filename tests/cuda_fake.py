@@ -10,6 +10,7 @@ reduction at the launch that finishes it (the partial launches only check their 
 from __future__ import annotations
 
 import importlib.machinery
+import mmap
 import sys
 import threading
 import types
@@ -37,21 +38,18 @@ from fusejit.runtime import backend_cuda, cuda_jit
 
 
 class Memory:
-    """Device memory: a bytearray with a bump allocator that grows it up to `limit` bytes
-    (one Memory per test: nothing is freed)."""
+    """Device memory: `size` bytes of anonymous mmap (pages are only committed when written,
+    so a Memory that outlives its test, held by a cached executable, costs what it used) with
+    a bump allocator."""
 
-    def __init__(self, size: int = 1 << 24, limit: int = 1 << 32) -> None:
-        self.buf = bytearray(size)
+    def __init__(self, size: int = 1 << 32) -> None:
+        self.buf = mmap.mmap(-1, size)
         self.top = 4096
-        self.limit = limit
 
     def alloc(self, n: int) -> int:
-        addr, top = self.top, (self.top + n + 255) // 256 * 256
-        if top > self.limit:
+        addr, self.top = self.top, (self.top + n + 255) // 256 * 256
+        if self.top > len(self.buf):
             raise FakeError("out of memory")
-        if top > len(self.buf):
-            self.buf.extend(bytes(max(top, 2 * len(self.buf)) - len(self.buf)))
-        self.top = top
         return addr
 
     def read(self, addr: np.ndarray, dtype: np.dtype) -> np.ndarray:
