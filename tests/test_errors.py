@@ -295,6 +295,7 @@ def test_error_then_success_keeps_the_cache_consistent() -> None:
 # --- missing C compiler -----------------------------------------------------------------------
 
 
+@pytest.mark.c_only  # the C toolchain (test_cuda_jit covers a missing nvcc)
 def test_missing_c_compiler(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     from fusejit.runtime import toolchain
 

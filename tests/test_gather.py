@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 import pytest
-from conftest import assert_same, cancellation_atol, run_both
+from conftest import assert_same, c_structure, cancellation_atol, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -201,8 +201,9 @@ def test_gathers_fuse_into_reductions_and_gemm_epilogues() -> None:
     A, W = rng.standard_normal((64, 32)), rng.standard_normal((32, 48))
     E, t = rng.standard_normal((100, 48)), rng.integers(-100, 100, 64)
     jf = run_both(lambda A, W, E, t: np.maximum(A @ W + E[t], 0), A, W, E, t)
-    (k,) = jf.lower_for(A, W, E, t).program.kernels  # the gather is the gemm's epilogue
-    assert any(isinstance(s, Load) and s.index for s in k.body)
+    if c_structure():
+        (k,) = jf.lower_for(A, W, E, t).program.kernels  # the gather is the gemm's epilogue
+        assert any(isinstance(s, Load) and s.index for s in k.body)
     jf = run_both(lambda E, t: (E[t] * 2).sum(axis=1), E, t)
     (k,) = jf.lower_for(E, t).program.kernels  # one reduction kernel, no stored gather
     assert any(isinstance(s, Load) and s.index for s in k.body)

@@ -92,6 +92,7 @@ def limit_memory(extra):
 """
 
 
+@pytest.mark.c_only  # a status of the C library (BLAS pointers, epilogue scratch), in a subprocess
 def test_64_a_blas_kernel_without_blas(tmp_path) -> None:
     """A library whose BLAS pointers were never set returns 64 rather than crash."""
     out = _run("""
@@ -108,6 +109,7 @@ def test_64_a_blas_kernel_without_blas(tmp_path) -> None:
     assert out.startswith("raised RuntimeFailure " + Status.NO_BLAS.message)
 
 
+@pytest.mark.c_only  # a status of the C library (BLAS pointers, epilogue scratch), in a subprocess
 def test_128_no_memory_for_an_epilogue_scratch_block(tmp_path) -> None:
     out = _run(_LIMIT + """
 import numpy as np

@@ -8,6 +8,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .. import cuda_jit
+from ..callargs import idle_python_ints, python_int_conversions
 from .base import Built, Ranges
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ class CudaBackend:
 
     def build(self, program: Program, optimised: Graph, ranges: Ranges, name: str,
               fastmath: bool) -> Built:
-        source, executable, render_s = cuda_jit.build(program, ranges)
+        source, executable, render_s = cuda_jit.build(program, ranges, idle_python_ints(
+            optimised), python_int_conversions(optimised))
         return Built(source, executable, render_s)
 
     def register(self, fn: Callable[..., Any], key: Hashable, program: Program, built: Built,
