@@ -226,6 +226,9 @@ class Tracer:
             handler = LINALG.get(func)
         if handler is None:
             name = getattr(func, "__name__", repr(func))
+            module = getattr(func, "__module__", None) or "numpy"
+            if module.startswith("numpy.") and not module.startswith("numpy._"):
+                name = module[len("numpy."):] + "." + name  # np.linalg.solve, np.fft.fft
             raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
                                    "compute it outside the compiled function or file an issue")
         return handler(*args, **kwargs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..frontend.ir import Graph, users
 from .builder import KernelBuilder, Lowering, contiguous_strides
 from .fusion import partition
+from .lapack import build_lapack
 from .loop_ir import Buffer, OutputRef, Program
 from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
@@ -38,7 +39,7 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.axes is None or g.matmul or g.scatter:
+        if g.axes is None or g.matmul or g.scatter or g.lapack:
             continue
         for r in g.roots:
             if r.op == "reduce" and use.get(r.id) and all(
@@ -130,6 +131,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
+        elif g.lapack:
+            kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:
