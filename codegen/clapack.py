@@ -157,10 +157,15 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
     return lines
 
 
+def lapack_routine(k: LapackKernel) -> str:
+    """The LAPACK routine kernel `k` calls (dgesv, spotrf, ...)."""
+    return ("s" if k.dtype == np.float32 else "d") + _ROUTINE[k.fn]
+
+
 def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
     """The view of one LapackKernel for the program template: its C text and entry call."""
     t = ctype(k.dtype)
-    routine = ("s" if k.dtype == np.float32 else "d") + _ROUTINE[k.fn]
+    routine = lapack_routine(k)
     index = LAPACK_ROUTINES.index(routine)
     fn_ptr = _SIGS[_ROUTINE[k.fn]].format(t=t)
     nb = int(np.prod(k.batch, dtype=np.int64))
