@@ -168,3 +168,25 @@ def test_explain_cuda_and_export_refuse() -> None:
 def test_unsupported_linalg_is_named_with_its_module() -> None:
     with pytest.raises(UnsupportedError, match=r"np\.linalg\.qr is not supported"):
         fusejit.jit(lambda a: np.linalg.qr(a))(np.eye(2))
+
+
+@pytest.mark.parametrize("case", ["assign", "assign_then_scatter", "add"])
+def test_singular_leaves_updated_arguments_untouched(case: str) -> None:
+    def f(a, w):
+        if case == "add":
+            w += np.linalg.solve(a, w)
+            return None
+        w[...] = np.linalg.inv(a)
+        if case == "assign_then_scatter":
+            w[0, 0] = 5.0
+        return w * 2
+
+    a = np.stack([np.eye(3), np.ones((3, 3)), 2 * np.eye(3)])
+    w = np.full((3, 3, 3), 7.0)
+    with pytest.raises(LinAlgError, match="Singular matrix"):
+        fusejit.jit(f)(a, w)
+    assert (w == 7.0).all()  # nothing half-written, not even the matrices before the bad one
+    a[1] = 4 * np.eye(3)
+    w2 = w.copy()
+    assert_same(fusejit.jit(f)(a, w), f(a, w2), rtol=1e-12)
+    assert_same(w, w2, rtol=1e-12)
