@@ -190,3 +190,15 @@ def test_singular_leaves_updated_arguments_untouched(case: str) -> None:
     w2 = w.copy()
     assert_same(fusejit.jit(f)(a, w), f(a, w2), rtol=1e-12)
     assert_same(w, w2, rtol=1e-12)
+
+
+def test_export_refuses_with_a_clear_error(tmp_path: Any) -> None:
+    a = _spd(np.random.default_rng(4), (3, 3), np.float64)
+    with pytest.raises(UnsupportedError, match=r"np\.linalg\.solve .*cannot run it"):
+        fusejit.export(lambda a: np.linalg.solve(a, a[0]), a, path=str(tmp_path / "libs.so"))
+
+
+def test_explain_shows_the_lines_of_composites() -> None:
+    x = np.linspace(-1.0, 4.0, 9)
+    jf = fusejit.jit(lambda x: np.interp(x, [0.0, 1.0, 2.0], [1.0, 3.0, 2.0]) + x.imag)
+    assert "np.interp(x, [0.0, 1.0, 2.0]" in str(jf.explain(x))
