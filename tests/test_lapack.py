@@ -202,3 +202,12 @@ def test_explain_shows_the_lines_of_composites() -> None:
     x = np.linspace(-1.0, 4.0, 9)
     jf = fusejit.jit(lambda x: np.interp(x, [0.0, 1.0, 2.0], [1.0, 3.0, 2.0]) + x.imag)
     assert "np.interp(x, [0.0, 1.0, 2.0]" in str(jf.explain(x))
+
+
+def test_large_matrices_run_one_at_a_time_on_lapacks_threads() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 150, 150)) + 150 * np.eye(150)  # n > clapack.PAR_MAX_N
+    tol = {"rtol": 1e-8, "atol": 1e-10}
+    _check(lambda a: np.linalg.inv(a), a, tol=tol)
+    _check(lambda a: np.linalg.det(a / 150), a, tol=tol)
+    _check(lambda a: np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)), a, tol=tol)
