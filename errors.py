@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from numpy.linalg import LinAlgError
+
 
 class FusejitError(Exception):
     """Base class of all fusejit errors."""
@@ -74,6 +76,11 @@ class Status(Enum):
                                    "its BLAS routines (fj_set_blas was not given them)")
     NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "
                                     "block could not be allocated")
+    SINGULAR = (256, LinAlgError, "Singular matrix")
+    NOT_POSDEF = (512, LinAlgError, "Matrix is not positive definite")
+    EIG_NOCONV = (1024, LinAlgError, "Eigenvalues did not converge")
+    NO_LAPACK = (2048, RuntimeFailure, "a np.linalg kernel calls LAPACK, but the library was "
+                                       "loaded without its LAPACK routines (fj_set_lapack)")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

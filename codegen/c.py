@@ -21,6 +21,7 @@ from ..lowering.loop_ir import (
     Const,
     GemmKernel,
     Kernel,
+    LapackKernel,
     Load,
     Program,
     Reduce,
@@ -42,6 +43,7 @@ from .cexpr import gather_terms, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
+from .clapack import lapack_decls, render_lapack
 from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
@@ -275,11 +277,12 @@ def render(program: Program, opts: COptions) -> str:
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
                if isinstance(k, ReduceKernel) else
                _gemm_view(k, program) if isinstance(k, GemmKernel) else
+               render_lapack(k, f"fj_{k.name}") if isinstance(k, LapackKernel) else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return templates.render(
         "program.c.j2", name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        blas_decls=blas_decls(program),
+        blas_decls=blas_decls(program) + lapack_decls(program),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (

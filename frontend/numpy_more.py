@@ -357,21 +357,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
 
 # --- attributes of traced arrays (real dtypes only) ----------------------------------------
 
-def _real(self: T.Tracer) -> T.Tracer:
-    """x.real of a real array: a view of the whole array (writes go through, as in NumPy)."""
-    return self[...] if self.ndim else self
-
-
-def _imag(self: T.Tracer) -> T.Tracer:
-    zeros = T.Tracer(T.const_node(np.zeros(self.shape, self.dtype)))
-    zeros.readonly = "the imaginary part of a real array is read-only"
-    return zeros
-
-
-def _conj(self: T.Tracer) -> Any:
-    return np.conjugate(self)
-
-
 def _trace(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1,
            dtype: Any = None, out: Any = None) -> Any:
     return trace(self, offset, axis1, axis2, dtype, out)
@@ -382,11 +367,8 @@ def _diagonal(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1) -
 
 
 def install_methods() -> None:
-    """Give Tracer the ndarray attributes NumPy's own code uses on real arrays."""
-    T.Tracer.real = property(_real)  # type: ignore[attr-defined]
-    T.Tracer.imag = property(_imag)  # type: ignore[attr-defined]
-    T.Tracer.conj = _conj  # type: ignore[attr-defined]
-    T.Tracer.conjugate = _conj  # type: ignore[attr-defined]
+    """Give Tracer the ndarray methods NumPy's own code uses (.real, .imag and .conj() are
+    Tracer's own, frontend/realparts.py)."""
     T.Tracer.diagonal = _diagonal  # type: ignore[attr-defined]
     T.Tracer.trace = _trace  # type: ignore[attr-defined]
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Status, UnsupportedError
+from .lapack_ref import lapack_ref, lapack_solve_ref
 
 # C type and helper-suffix of every supported storage dtype.
 C_TYPES: dict[str, tuple[str, str]] = {
@@ -366,6 +367,9 @@ def gather_reference(src: np.ndarray, *index: np.ndarray, axes: tuple[int, ...],
 add_op(OpDef("gather", "gather", 2, gather_reference, errors=(ERR_INDEX_RANGE,)))
 # --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
 add_op(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
+# --- LAPACK: stacked square matrices in, one stored result (frontend/lapack_ref.py) -------------
+add_op(OpDef("lapack", "library", 1, lapack_ref, cost=1))
+add_op(OpDef("lapack_solve", "library", 2, lapack_solve_ref, cost=1))
 # --- sources --------------------------------------------------------------------------------
 add_op(OpDef("input", "source", 0, None))
 add_op(OpDef("const", "source", 0, None))

@@ -18,9 +18,19 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..codegen.clapack import lapack_routine
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
-from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
+from ..lowering.loop_ir import (
+    AnyKernel,
+    Buffer,
+    GemmKernel,
+    LapackKernel,
+    Load,
+    Program,
+    ReduceKernel,
+    Store,
+)
 from ..lowering.lower import lower_prelowered
 from ..lowering.matmul import BLAS_DTYPES
 from ..lowering.matvec import is_gemv
@@ -170,6 +180,10 @@ def _loc_text(loc: str) -> str:
 
 
 def _kind(k: AnyKernel) -> str:
+    if isinstance(k, LapackKernel):
+        batch = f"batch {list(k.batch)} x " if k.batch else ""
+        return (f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: SciPy LAPACK "
+                f"{lapack_routine(k)} per matrix (a library call: fuses nothing)")
     if isinstance(k, GemmKernel):
         how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas
                else f"generated loops ({_no_blas(k)})")
