@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from numpy.linalg import LinAlgError
+
 
 class FusejitError(Exception):
     """Base class of all fusejit errors."""
@@ -20,6 +22,11 @@ class UnsupportedError(TraceError, NotImplementedError):
 
 class ConcretizationError(TraceError, TypeError):
     """A traced value was used where a concrete Python value is needed (if, int(), float())."""
+
+
+class ArgumentTypeError(TraceError, TypeError):
+    """An argument of a type fusejit does not trace (str, list, dict...): a TypeError, as
+    NumPy's own error for such an operand is."""
 
 
 class IRError(FusejitError):
@@ -63,10 +70,17 @@ class Status(Enum):
     INT_NEG_POWER = (1, ValueError, "Integers to negative integer powers are not allowed.")
     INDEX_RANGE = (2, IndexError, "index out of bounds: an index array holds a value outside "
                                   "the axis it indexes.")
+    ALL_NAN = (4, ValueError, "All-NaN slice encountered")
+    CHOICE = (8, ValueError, "invalid entry in choice array")
     NO_BLAS = (64, RuntimeFailure, "a matmul calls BLAS, but the library was loaded without "
                                    "its BLAS routines (fj_set_blas was not given them)")
     NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "
                                     "block could not be allocated")
+    SINGULAR = (256, LinAlgError, "Singular matrix")
+    NOT_POSDEF = (512, LinAlgError, "Matrix is not positive definite")
+    EIG_NOCONV = (1024, LinAlgError, "Eigenvalues did not converge")
+    NO_LAPACK = (2048, RuntimeFailure, "a np.linalg kernel calls LAPACK, but the library was "
+                                       "loaded without its LAPACK routines (fj_set_lapack)")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

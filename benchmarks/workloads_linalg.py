@@ -129,3 +129,41 @@ register(Workload(
     numba=_matvec_tall_numba, flops=_matvec_tall_flops,
     not_applicable={"numexpr": "numexpr has no matrix product"},
 ))
+
+
+# --- solve_batched: np.linalg.solve of 4096 systems of 8x8 float64 (issue 21) ----------------
+
+def solve_batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.linalg.solve(a, b)
+
+
+def _solve_inputs(seed: int, quick: bool) -> Arrays:
+    rng = make_rng(seed)
+    nb, n = (256, 8) if quick else (4096, 8)
+    a = rng.standard_normal((nb, n, n)) + n * np.eye(n)  # well conditioned
+    return a, rng.standard_normal((nb, n, 1))
+
+
+def _solve_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(fastmath=False)
+    def f(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.empty(b.shape)
+        for i in range(a.shape[0]):
+            out[i] = np.linalg.solve(a[i], b[i])
+        return out
+
+    return f
+
+
+def _solve_flops(a: Arrays) -> float:
+    nb, n = a[0].shape[0], a[0].shape[-1]
+    return nb * (2.0 * n ** 3 / 3 + 2.0 * n * n)
+
+
+register(Workload(
+    name="solve_batched",
+    description="np.linalg.solve of 4096 systems of 8x8 float64 (LAPACK gesv per matrix)",
+    make_inputs=_solve_inputs, numpy_fn=solve_batched, numba=_solve_numba,
+    flops=_solve_flops, latency=True,
+    not_applicable={"numexpr": "numexpr has no linear algebra"},
+))

@@ -21,6 +21,7 @@ from ..lowering.loop_ir import (
     Const,
     GemmKernel,
     Kernel,
+    LapackKernel,
     Load,
     Program,
     Reduce,
@@ -31,12 +32,19 @@ from ..lowering.loop_ir import (
 from ..lowering.matvec import is_gemv
 from . import templates
 from .cblas import blas_decls
-from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
+from .ccolumns import (
+    column_part_width,
+    column_split,
+    column_units,
+    render_column_reduce,
+    render_column_split,
+)
 from .cexpr import gather_terms, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
-from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .clapack import lapack_decls, render_lapack
+from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
@@ -51,9 +59,11 @@ def prelude(libmvec: bool) -> str:
     parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
+    parts.append(_read(os.path.join(inc, "fj_vpow.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
+    parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)
 
@@ -228,13 +238,13 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
             return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
         text = render_column_split(k, fn, types, slot, nparts, per)
-        ndouble = nparts * nacc * k.outer[-1]
+        ndouble = nparts * nacc * k.outer[-1] * column_part_width(k)
     else:
         nparts = split_parts(k)
         if not nparts:
             return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
-        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), nparts * nacc
+        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), part_doubles(k, nparts)
     return {"name": k.name, "fn": fn, "slot": slot, "text": text,
             "locals": [f"double fj_part_{k.name}[{ndouble}];",
                        f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],
@@ -267,11 +277,12 @@ def render(program: Program, opts: COptions) -> str:
     kernels = [_reduce_view(k, program, len(program.buffers) + i)
                if isinstance(k, ReduceKernel) else
                _gemm_view(k, program) if isinstance(k, GemmKernel) else
+               render_lapack(k, f"fj_{k.name}") if isinstance(k, LapackKernel) else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return templates.render(
         "program.c.j2", name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
-        blas_decls=blas_decls(program),
+        blas_decls=blas_decls(program) + lapack_decls(program),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",
         nbuf=max(len(program.buffers), 1) + (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lowering.loop_ir import GemmKernel, Program
+from ..lowering.loop_ir import GemmKernel, LapackKernel, Program
 
 BLOCK = 4096  # elements per innermost block
 
@@ -23,5 +23,7 @@ class COptions:
 
 
 def uses_blas(program: Program) -> bool:
-    """True when the library needs BLAS pointers (`fj_set_blas`) before it runs."""
-    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels)
+    """True when the library needs BLAS (or LAPACK) pointers (`fj_set_blas`, `fj_set_lapack`)
+    before it runs."""
+    return any(isinstance(k, LapackKernel) or (isinstance(k, GemmKernel) and k.blas)
+               for k in program.kernels)

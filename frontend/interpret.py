@@ -27,6 +27,8 @@ def eval_node(node: Node, args: list[np.ndarray]) -> np.ndarray:
         return op.ref(args[0], args[1], node.attrs["start"], node.attrs["dims"])
     if node.op == "gather":
         return op.ref(*args, axes=node.attrs["axes"], mode=node.attrs["mode"])
+    if node.op in ("lapack", "lapack_solve"):
+        return op.ref(*args, **node.attrs)
     if node.op == "reduce":
         a = node.attrs
         return np.asarray(op.ref(args[0], a["fn"], a["axes"], a["keepdims"]), node.dtype)

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
+from .lapack import HANDLERS as LAPACK_HANDLERS
 from .views import broadcast_to, transpose, view_node
 
 _SIG = "(n?,k),(k,m?)->(n?,m?)"
@@ -156,17 +157,57 @@ def _parse(subscripts: str, nops: int) -> tuple[list[str], str]:
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
            order: str = "K", casting: str = "safe", optimize: Any = False) -> Any:
-    """np.einsum for one or two operands where it is a (batched) matrix product, a transpose,
-    a sum or a broadcast multiply; other forms raise a clear UnsupportedError."""
+    """np.einsum: one operand (a transpose or sum), two (a batched matrix product of grouped
+    indices, or a broadcast multiply), or more, contracted pairwise in the order
+    np.einsum_path gives (greedy unless `optimize` names another path or strategy), all
+    operands first cast to their common dtype as NumPy computes in it."""
     if out is not None or dtype is not None:
         raise UnsupportedError(f"einsum(out=/dtype=) is not supported by fusejit{T.where_msg()}")
-    if len(operands) not in (1, 2):
-        raise UnsupportedError(f"np.einsum with {len(operands)} operands is not supported by "
-                               f"fusejit{T.where_msg()}; write it as a chain of two-operand "
-                               "products")
     ins, outs = _parse(subscripts, len(operands))
     ts = [x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
           for x in operands]
+    if len(ts) > 2:
+        return _einsum_path(subscripts, ins, outs, ts, optimize)
+    return _einsum12(subscripts, ins, outs, ts)
+
+
+def _einsum_path(subscripts: str, ins: list[str], outs: str, ts: list[T.Tracer],
+                 optimize: Any) -> Any:
+    """Three or more operands: the pairwise contractions of NumPy's einsum_path, in order."""
+    for idx, t in zip(ins, ts):
+        if len(idx) != t.ndim:  # NumPy's error for the operand, before any path
+            _einsum12(subscripts, ins, outs, ts)
+    common = np.result_type(*(t.dtype for t in ts))
+    ts = [t if t.dtype == common else t.astype(common) for t in ts]
+    strategy = "greedy" if optimize is False or optimize is True else optimize
+    probes = [np.broadcast_to(np.zeros((), common), t.shape) for t in ts]
+    spec = ",".join(ins) + "->" + outs
+    _, steps = np.einsum_path(spec, *probes, optimize=strategy, einsum_call=True)
+    pending = list(ts)
+    for step in steps:
+        picked = [pending.pop(i) for i in step[0]]
+        text = next(part for part in step[1:] if isinstance(part, str))
+        sub_ins, sub_out = _parse(text, len(picked))
+        pending.append(_chain(sub_ins, sub_out, picked))
+    (result,) = pending
+    return _result(result)
+
+
+def _chain(ins: list[str], outs: str, ts: list[T.Tracer]) -> Any:
+    """A step of a path over any number of operands: pairwise, left to right, each pair
+    keeping the indices that later operands or the output still need."""
+    ins, ts = list(ins), list(ts)
+    while len(ts) > 2:
+        later = "".join(ins[2:]) + outs
+        keep = "".join(dict.fromkeys(c for c in ins[0] + ins[1] if c in later))
+        spec = f"{ins[0]},{ins[1]}->{keep}"
+        ts[:2] = [_einsum12(spec, ins[:2], keep, ts[:2])]
+        ins[:2] = [keep]
+    return _einsum12(",".join(ins) + "->" + outs, ins, outs, ts)
+
+
+def _einsum12(subscripts: str, ins: list[str], outs: str, ts: list[T.Tracer]) -> Any:
+    """einsum of one or two operands."""
     sizes: dict[str, int] = {}
     for idx, t in zip(ins, ts):
         if len(idx) != t.ndim:
@@ -198,16 +239,15 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     if len(reduced) == 1:
         idx, t = reduced[0]
         return _result(transpose(t, tuple(idx.index(c) for c in outs)))
-    (ia, a), (ib, b) = reduced
+    # A size-1 dim meets the other operand's size n: NumPy broadcasts it.
+    (ia, a), (ib, b) = [(idx, t if t.shape == tuple(sizes[c] for c in idx) else
+                         broadcast_to(t, tuple(sizes[c] for c in idx))) for idx, t in reduced]
     contracted = [c for c in ia if c in ib and c not in outs]
     batch = [c for c in outs if c in ia and c in ib]
     mi = [c for c in ia if c not in ib]
     ni = [c for c in ib if c not in ia]
-    if len(contracted) > 1 or len(mi) > 1 or len(ni) > 1:
-        raise UnsupportedError(
-            f"np.einsum({subscripts!r}) is not a single matrix product (contracted {contracted}, "
-            f"row indices {mi}, column indices {ni}); fusejit supports one contracted index "
-            f"and at most one free index per operand{T.where_msg()}")
+    if contracted and (len(contracted) > 1 or len(mi) > 1 or len(ni) > 1):
+        return _grouped_product(a, ia, b, ib, outs, sizes, batch, mi, ni, contracted)
     if not contracted:
         # No contraction: a broadcast multiply laid out in output order.
         pa = _laid_out(a, ia, outs, sizes)
@@ -235,6 +275,28 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     return _result(transpose(r, tuple(got.index(c) for c in outs)))
 
 
+def _grouped_product(a: T.Tracer, ia: str, b: T.Tracer, ib: str, outs: str,
+                     sizes: dict[str, int], batch: list[str], mi: list[str], ni: list[str],
+                     ks: list[str]) -> Any:
+    """A product contracting several indices or with several free indices per operand: the
+    operands transposed to (batch, free, contracted) and (batch, contracted, free), each
+    group reshaped into one matrix dim, one batched matmul, and the result reshaped back."""
+    a = np.broadcast_to(a, tuple(sizes[c] for c in ia))
+    b = np.broadcast_to(b, tuple(sizes[c] for c in ib))
+    bshape = tuple(sizes[c] for c in batch)
+
+    def size(group: list[str]) -> int:
+        return int(np.prod([sizes[c] for c in group], dtype=np.int64))
+
+    ta = transpose(a, tuple(ia.index(c) for c in batch + mi + ks))
+    tb = transpose(b, tuple(ib.index(c) for c in batch + ks + ni))
+    ta = np.reshape(ta, bshape + (size(mi), size(ks)))
+    tb = np.reshape(tb, bshape + (size(ks), size(ni)))
+    r = np.reshape(matmul(ta, tb), bshape + tuple(sizes[c] for c in mi + ni))
+    got = batch + mi + ni
+    return _result(transpose(r, tuple(got.index(c) for c in outs)))
+
+
 def _laid_out(t: T.Tracer, idx: str, outs: str, sizes: dict[str, int]) -> T.Tracer:
     """`t` transposed and expanded so its indices line up with `outs` for broadcasting."""
     order = [c for c in outs if c in idx]
@@ -252,4 +314,4 @@ def _result(t: Any) -> Any:
     return t
 
 
-HANDLERS = {np.matmul: matmul, np.dot: dot, np.einsum: einsum}
+HANDLERS = {np.matmul: matmul, np.dot: dot, np.einsum: einsum, **LAPACK_HANDLERS}

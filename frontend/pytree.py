@@ -1,10 +1,12 @@
-"""Flatten a function's return value (nested tuples, lists, dicts) into leaves and back."""
+"""Flatten a function's return value (nested tuples, named tuples such as np.linalg's
+results, lists, dicts) into leaves and back."""
 
 from __future__ import annotations
 
 from typing import Any
 
 # ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", value)
+# | ("namedtuple", type, [TreeDef])
 TreeDef = Any
 
 
@@ -18,6 +20,8 @@ def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:
             return ("leaf",)
         if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
             return (type(o).__name__, [walk(v) for v in o])
+        if isinstance(o, tuple) and hasattr(type(o), "_fields"):
+            return ("namedtuple", type(o), [walk(v) for v in o])
         if type(o) is dict:
             keys = list(o)
             return ("dict", keys, [walk(o[k]) for k in keys])
@@ -38,6 +42,8 @@ def unflatten(tree: TreeDef, leaves: list[Any]) -> Any:
             return tuple(build(c) for c in t[1])
         if kind == "list":
             return [build(c) for c in t[1]]
+        if kind == "namedtuple":
+            return t[1](*(build(c) for c in t[2]))
         if kind == "dict":
             return {k: build(c) for k, c in zip(t[1], t[2])}
         return t[1]

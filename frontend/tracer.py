@@ -66,6 +66,11 @@ class TraceContext:
         _state.ctx = self.prev
 
 
+def tracing() -> bool:
+    """Whether this thread is tracing a function now."""
+    return getattr(_state, "ctx", None) is not None
+
+
 def current() -> TraceContext:
     ctx = getattr(_state, "ctx", None)
     if ctx is None:
@@ -204,6 +209,10 @@ class Tracer:
             from .linalg import matmul
 
             return matmul(*inputs, **kwargs)
+        if ufunc is np.conjugate:
+            from .realparts import conjugate
+
+            return conjugate(*inputs, **kwargs)
         if ufunc is _UMATH_CLIP:  # ndarray.clip(tracer, ...) reaches NumPy's internal ufunc
             from .numpy_api import clip
 
@@ -225,9 +234,18 @@ class Tracer:
 
             handler = LINALG.get(func)
         if handler is None:
+            from .gridops import HANDLERS as GRIDOPS
+
+            handler = GRIDOPS.get(func)
+        if handler is None:
+            from .numpy_more import REFUSED
+
             name = getattr(func, "__name__", repr(func))
-            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
-                                   "compute it outside the compiled function or file an issue")
+            module = getattr(func, "__module__", None) or "numpy"
+            if module.startswith("numpy.") and not module.startswith("numpy._"):
+                name = module[len("numpy."):] + "." + name  # np.linalg.solve, np.fft.fft
+            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; " + (
+                REFUSED.get(func) or "compute it outside the compiled function or file an issue"))
         return handler(*args, **kwargs)
 
     def _concrete(self, what: str) -> Any:
@@ -291,6 +309,23 @@ class Tracer:
         from .gather import getitem
 
         return getitem(self, index)
+
+    @property
+    def real(self) -> Tracer:
+        from .realparts import real_of
+
+        return real_of(self)
+
+    @property
+    def imag(self) -> Tracer:
+        from .realparts import imag_of
+
+        return imag_of(self)
+
+    def conj(self) -> Tracer:
+        return self  # ndarray.conj() of a real array is the array itself
+
+    conjugate = conj
 
     @property
     def T(self) -> Tracer:  # noqa: N802 - NumPy's name

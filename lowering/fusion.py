@@ -29,6 +29,8 @@ from .stored import is_source, materialised_deps, strip_views, via_reshape
 __all__ = ["RECOMPUTE_BUDGET", "Group", "choose_materialised", "inline_cost", "is_source",
            "matmul_operand_store", "partition", "strip_views"]
 
+# Library nodes computed by one LAPACK kernel each (lowering/lapack.py).
+LAPACK_OPS = ("lapack", "lapack_solve")
 # Recompute a broadcast producer inside its consumer unless that repeats more work than this.
 RECOMPUTE_BUDGET = 16
 
@@ -46,6 +48,7 @@ class Group:
     matmul: bool = False  # one GemmKernel
     update: GemmUpdate | None = None  # the matmul's gemm computes this argument update
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
+    lapack: bool = False  # one LapackKernel (lowering/lapack.py)
     refusals: list[str] = field(default_factory=list)
     gemm: Node | None = None  # a matmul whose gemm computes the roots as its epilogue
     axes: tuple[int, ...] | None = None
@@ -95,7 +98,8 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     updates = updates or {}
     in_gemm = {i for u in updates.values() for i in u.fused}
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
-    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul", "scatter")}
+    materialised |= {n.id for n in nodes
+                     if n.op in ("reduce", "matmul", "scatter") or n.op in LAPACK_OPS}
     materialised -= {u.matmul.id for u in updates.values()}
     reasons: dict[int, str] = {}
     for upd in updates.values():
@@ -105,12 +109,12 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the factor alpha of the gemm "
                                   f"computing %{upd.update.id}, which reads it from memory")
     for node in nodes:
-        if node.op == "matmul":
+        if node.op == "matmul" or node.op in LAPACK_OPS:
             for operand in node.inputs:
                 stored = matmul_operand_store(operand)
                 if stored is not None and stored.id not in materialised:
                     materialised.add(stored.id)
-                    reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of matmul "
+                    reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of {node.op} "
                                           f"%{node.id}, which reads it from memory")
         if node.op == "gather":
             # A gather is computed (a load) in the kernel of each value that uses it; it
@@ -185,7 +189,7 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
         after = max([after] + [group_of[d] + 1 for d in via_reshape(node, materialised)
                                if d in group_of])
         upd = updates.get(node.id)
-        alone = node.op in ("matmul", "scatter") or upd is not None
+        alone = node.op in ("matmul", "scatter") or node.op in LAPACK_OPS or upd is not None
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise,
                                           materialised)
         if target is None:
@@ -195,7 +199,8 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
                                 f"{epi.refused[node.id]}")
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
-                                    scatter=node.op == "scatter", update=upd))
+                                    scatter=node.op == "scatter", update=upd,
+                                    lapack=node.op in LAPACK_OPS))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
@@ -242,7 +247,7 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                     and same_index(node, own, materialised, g.shape)):
                 return gi
             continue
-        if g.matmul or g.scatter:
+        if g.matmul or g.scatter or g.lapack:
             continue
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:
@@ -299,9 +304,10 @@ def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[in
                 f"straight into argument {upd.arg} (beta = 1, alpha = "
                 f"{'-' if upd.sign < 0 else ''}"
                 f"{'1' if upd.scale is None else '%' + str(upd.scale.id)})"]
-    if node.op in ("matmul", "scatter"):
+    if node.op in ("matmul", "scatter") or node.op in LAPACK_OPS:
         what = ("a GEMM reads its operands from memory" if node.op == "matmul"
-                else "it writes a region through an index map")
+                else "it writes a region through an index map" if node.op == "scatter"
+                else "a LAPACK call reads whole matrices from memory")
         return [f"%{node.id} ({node.op}) is a kernel of its own: {what}"]
     domain = node.inputs[0].shape if node.op == "reduce" else node.shape
     out = []
@@ -330,6 +336,8 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
         return f"k{gi} is a matmul, which fuses nothing else{via}"
     if g.scatter:
         return f"k{gi} writes a scatter region, which fuses nothing else{via}"
+    if g.lapack:
+        return f"k{gi} is a LAPACK call, which fuses nothing else{via}"
     later = sorted(d for d in deps if group_of.get(d) == after)
     order = (f"it reads %{later[0]}, stored by k{after}, which runs after k{gi}"
              if gi < after and later else None)

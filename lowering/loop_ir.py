@@ -270,7 +270,59 @@ class GemmKernel:
         return [s for s in self.body if isinstance(s, Store)]
 
 
-AnyKernel = Kernel | ReduceKernel | GemmKernel
+@dataclass
+class LapackKernel:
+    """One LAPACK routine per square matrix of a batch (lowering/lapack.py): `fn` is solve,
+    inv, cholesky, slogdet, eigh or eigvalsh (frontend/lapack_ref.py gives each result's
+    layout). A is (batch..., n, n) and B, for solve, (batch..., n, k), read at any strides;
+    the result `out` (shape `domain`) is written whole. A matrix LAPACK reports singular
+    (or not positive definite, or not converged) sets its status flag (errors.Status)."""
+
+    name: str
+    fn: str
+    batch: tuple[int, ...]
+    n: int
+    k: int
+    a: Access
+    b: Access | None
+    out: Access
+    domain: tuple[int, ...]
+    dtype: np.dtype
+    uplo: str = "L"
+    nodes: list[int] = field(default_factory=list)
+    locs: list[str] = field(default_factory=list)
+    operand_nodes: tuple[int, int] = (-1, -1)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.domain, dtype=np.int64))
+
+    @property
+    def flops(self) -> int:
+        """About the multiply-adds (x2) of the factorisations, for every matrix."""
+        nb = int(np.prod(self.batch, dtype=np.int64))
+        per = {"solve": 2 * self.n ** 3 // 3 + 2 * self.n ** 2 * self.k,
+               "inv": 2 * self.n ** 3, "cholesky": self.n ** 3 // 3,
+               "slogdet": 2 * self.n ** 3 // 3, "eigh": 9 * self.n ** 3,
+               "eigvalsh": 4 * self.n ** 3}[self.fn]
+        return nb * per
+
+    @property
+    def body(self) -> list[Stmt]:
+        """The kernel's memory traffic as loads and a store (what planners and checks read)."""
+        body: list[Stmt] = [Load("a", self.a, self.dtype, self.operand_nodes[0])]
+        if self.b is not None:
+            body.append(Load("b", self.b, self.dtype, self.operand_nodes[1]))
+        return body + [Store(self.out, "out", self.nodes[-1] if self.nodes else -1)]
+
+    def loads(self) -> list[Load]:
+        return [s for s in self.body if isinstance(s, Load)]
+
+    def stores(self) -> list[Store]:
+        return [s for s in self.body if isinstance(s, Store)]
+
+
+AnyKernel = Kernel | ReduceKernel | GemmKernel | LapackKernel
 
 
 @dataclass(frozen=True)
@@ -302,6 +354,11 @@ def format_program(p: Program) -> str:
         extra = f" @arena+{b.offset}" if b.kind == "temp" else ""
         lines.append(f"  buf{b.index} {b.name}: {b.dtype.name}{list(b.shape)}{extra}")
     for k in p.kernels:
+        if isinstance(k, LapackKernel):
+            lines.append(f"  lapack kernel {k.name} {k.fn} batch={list(k.batch)} n={k.n} "
+                         f"k={k.k} ({k.dtype.name}) nodes={k.nodes}")
+            lines.extend(f"    {_fmt_stmt(s)}" for s in k.body)
+            continue
         if isinstance(k, GemmKernel):
             how = "blas" if k.blas else "loops"
             scale = f"{k.alpha!r}" + (" * alpha" if k.alpha_from is not None else "")

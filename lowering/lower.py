@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..frontend.ir import Graph, users
 from .builder import KernelBuilder, Lowering, contiguous_strides
-from .fusion import partition
+from .fusion import LAPACK_OPS, partition
+from .lapack import build_lapack
 from .loop_ir import Buffer, OutputRef, Program
 from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
@@ -38,7 +39,7 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.axes is None or g.matmul or g.scatter:
+        if g.axes is None or g.matmul or g.scatter or g.lapack:
             continue
         for r in g.roots:
             if r.op == "reduce" and use.get(r.id) and all(
@@ -105,7 +106,10 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             if root.id in local:
                 continue  # used only inside its own row kernel: never stored
             top = tops.get(root.id, root)
-            if top.id in safe:
+            # A LAPACK kernel writes its result before it knows whether a later matrix is
+            # singular: never straight into an argument (its new value is copied in after).
+            lapack = root.op in LAPACK_OPS
+            if top.id in safe or lapack:
                 top = root
             if top.id in chain_buf:  # a later scatter of a chain: the chain's buffer
                 low.by_node[root.id] = chain_buf[top.id]
@@ -114,7 +118,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             strides = contiguous_strides(root.shape)
             if top.id in out_index:
                 buf = low.add(root, "output", strides, ref=out_index[top.id])
-            elif top.id in update_of and top.id not in safe:
+            elif top.id in update_of and top.id not in safe and not lapack:
                 k = update_of[top.id]
                 buf = low.by_node[root.id] = low.input_buffer(k)
                 shared[top.id] = (buf.index, graph.inputs[k].id)
@@ -130,6 +134,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
+        elif g.lapack:
+            kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:

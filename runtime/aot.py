@@ -92,6 +92,8 @@ def leaf_paths(tree: Any, prefix: str = "result") -> list[str]:
         return [prefix]
     if kind in ("tuple", "list"):
         return [p for i, t in enumerate(tree[1]) for p in leaf_paths(t, f"{prefix}[{i}]")]
+    if kind == "namedtuple":
+        return [p for i, t in enumerate(tree[2]) for p in leaf_paths(t, f"{prefix}[{i}]")]
     if kind == "dict":
         return [p for k, t in zip(tree[1], tree[2]) for p in leaf_paths(t, f"{prefix}[{k!r}]")]
     return []

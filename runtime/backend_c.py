@@ -96,9 +96,17 @@ def load(path: str, blas: bool = False) -> Library:
     if blas:
         from .blas import blas_pointers, thread_control
 
-        set_blas = handle.fj_set_blas
-        set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 7, None
-        set_blas(*blas_pointers(), *(p or None for p in thread_control()))
+        if hasattr(handle, "fj_set_blas"):  # matmuls (codegen/cblas.py)
+            set_blas = handle.fj_set_blas
+            set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 7, None
+            set_blas(*blas_pointers(), *(p or None for p in thread_control()))
+        if hasattr(handle, "fj_set_lapack"):  # np.linalg kernels (codegen/clapack.py)
+            from .blas import lapack_pointers
+
+            fns = lapack_pointers()
+            handle.fj_set_lapack.argtypes, handle.fj_set_lapack.restype = \
+                [ctypes.c_void_p], None
+            handle.fj_set_lapack((ctypes.c_void_p * len(fns))(*fns))
     address = ctypes.cast(handle.fj_entry, ctypes.c_void_p).value
     assert address, f"{path} has no fj_entry"
     return Library(path, handle, int(address))

@@ -13,6 +13,7 @@ launch failures) become RuntimeFailure and leave the executable usable.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,21 +220,34 @@ def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:
     return span.view(np.uint8)
 
 
+def _pop_at_exit(cuda: Any) -> None:
+    """Pop the primary context CudaExecutable left current in the main thread."""
+    try:
+        cuda.Context.pop()
+    except Exception:  # noqa: BLE001 - the driver may already be shut down
+        pass
+
+
 class CudaExecutable:
     """A CudaModule loaded on a GPU, with its arena; `run` has Executable.run's contract."""
 
     def __init__(self, program: Program, module: CudaModule,
                  input_ranges: list[tuple[int, tuple[int, int], np.dtype]] | None = None,
-                 device: int = 0) -> None:
+                 device: int = 0, idle: frozenset[int] = frozenset(),
+                 converts: dict[int, Callable[[Any], Any]] | None = None) -> None:
+        """`idle` and `converts`: as for executor.Executable (Python ints no kernel reads,
+        which may not fit int64, are not copied; ints held as uint64/float are converted)."""
         cuda, self._gpuarray = _driver()
         self._cuda = cuda
         self.program, self.module = program, module
         self.input_ranges = input_ranges or []
+        self.idle, self.converts = idle, dict(converts or {})
         self.layout = device_layout(program, module.scratch_bytes)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
         dev = cuda.Device(device)
         self._ctx = dev.retain_primary_context()
+        self._adopt_context()
         self._ctx.push()
         try:
             self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
@@ -252,6 +267,15 @@ class CudaExecutable:
             self._stage = np.empty(self.layout.small[1] - self.layout.small[0], np.uint8)
         finally:
             cuda.Context.pop()
+
+    def _adopt_context(self) -> None:
+        """Leave the device's primary context current in this thread when none is (as
+        `import pycuda.autoprimaryctx` would): the GPUArrays fusejit returns, and pycuda calls
+        on them (`.get()`), need a current context after fusejit has popped its own."""
+        if self._cuda.Context.get_current() is None:
+            self._ctx.push()
+            if threading.current_thread() is threading.main_thread():
+                atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
 
     def _image(self, cc: tuple[int, int]) -> bytes:
         """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
@@ -276,6 +300,7 @@ class CudaExecutable:
             if not lo <= inputs[k] <= hi:
                 raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
         with self._lock:
+            self._adopt_context()  # (each thread has its own current context)
             self._ctx.push()
             try:
                 return self._run(inputs, device_outputs)
@@ -292,7 +317,11 @@ class CudaExecutable:
         ptr = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
         staged = False
         for b in self.program.by_kind("input"):
+            if b.ref in self.idle:
+                continue
             v = inputs[b.ref]
+            if b.ref in self.converts:
+                v = self.converts[b.ref](v)
             if isinstance(v, GPUArray):
                 if v.dtype != b.dtype or v.shape != b.shape or (v.size and not all(
                         s == e * v.dtype.itemsize for s, e, n in zip(v.strides, b.strides,

@@ -46,6 +46,29 @@ def blas_pointers() -> tuple[int, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1)
+def lapack_pointers() -> tuple[int, ...]:
+    """Addresses of SciPy's LAPACK routines in codegen/clapack.py's LAPACK_ROUTINES order."""
+    from ..codegen.clapack import LAPACK_ROUTINES
+
+    try:
+        from scipy.linalg import cython_lapack
+    except ImportError as e:  # pragma: no cover - scipy is a dependency
+        raise CompileError(f"np.linalg needs SciPy's LAPACK (scipy.linalg.cython_lapack): "
+                           f"{e}") from e
+    return tuple(_capsule_address(cython_lapack.__pyx_capi__[name])
+                 for name in LAPACK_ROUTINES)
+
+
+def _capsule_address(capsule: object) -> int:
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return int(api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule)))
+
+
 class _DlInfo(ctypes.Structure):
     _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
                 ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]

@@ -22,6 +22,7 @@ from ..lowering.loop_ir import (
     AnyKernel,
     Compute,
     GemmKernel,
+    LapackKernel,
     Load,
     Program,
     Reduce,
@@ -108,6 +109,11 @@ def kernel_cost(k: AnyKernel, program: Program) -> KernelCost:
     if isinstance(k, GemmKernel):
         loaded, stored = _gemm_traffic(k, program)
         return KernelCost(loaded, stored, int(k.flops))
+    if isinstance(k, LapackKernel):  # whole operands in, the whole result out
+        item = k.dtype.itemsize
+        nb = int(np.prod(k.batch, dtype=np.int64))
+        loaded = nb * item * (k.n * k.n + (k.n * k.k if k.b is not None else 0))
+        return KernelCost(loaded, k.size * item, int(k.flops))
     domain = tuple(k.domain)
     loads = [(s.access, domain) for s in k.body if isinstance(s, Load)]
     stores = [(s.access, domain) for s in k.body if isinstance(s, Store)]
@@ -125,4 +131,6 @@ def kernel_kind(k: AnyKernel) -> str:
     (loops)."""
     if isinstance(k, GemmKernel):
         return ("gemv" if is_gemv(k) else "gemm") if k.blas else "matmul"
+    if isinstance(k, LapackKernel):
+        return "lapack"
     return "reduce" if isinstance(k, ReduceKernel) else "loop"

@@ -6,7 +6,7 @@ with pycuda; see runtime/backend_cuda.py)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,15 +66,19 @@ def stand_ins(args: tuple) -> tuple:
     return tuple(np.empty(a.shape, a.dtype) if is_device_array(a) else a for a in args)
 
 
-def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]]
+def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]],
+          idle: frozenset[int] = frozenset(),
+          converts: dict[int, Callable[[Any], Any]] | None = None
           ) -> tuple[str, CudaExecutable, float]:
-    """Render `program` as CUDA and load it on the GPU: (source, executable, render seconds)."""
+    """Render `program` as CUDA and load it on the GPU: (source, executable, render seconds).
+    `idle`, `converts`: the Python-int inputs never passed / converted (callargs.py)."""
     t0 = time.perf_counter()
     module = render_cuda(program)
     render_s = time.perf_counter() - t0
     from .backend_cuda import CudaExecutable
 
-    return module.source, CudaExecutable(program, module, ranges), render_s
+    return module.source, CudaExecutable(program, module, ranges, idle=idle,
+                                         converts=converts), render_s
 
 
 def render_cuda(program: Program) -> CudaModule:

@@ -192,6 +192,10 @@ def _tree_expr(tree: Any, leaves: Any, env: dict[str, Any]) -> str:
         inner = ", ".join(_tree_expr(t, leaves, env) for t in tree[1])
         return f"({inner},)" if kind == "tuple" and inner else (
             "()" if kind == "tuple" else f"[{inner}]")
+    if kind == "namedtuple":  # np.linalg's EighResult, SlogdetResult, ...
+        name = f"_k{len(env)}"
+        env[name] = tree[1]
+        return f"{name}({', '.join(_tree_expr(t, leaves, env) for t in tree[2])})"
     if kind == "dict":
         parts = []
         for key, sub in zip(tree[1], tree[2], strict=True):

@@ -11,7 +11,15 @@ computed in exactly one kernel is drawn inside that kernel's cluster.
 from __future__ import annotations
 
 from ..frontend.ir import Graph, Node, users
-from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Program, ReduceKernel, Store
+from ..lowering.loop_ir import (
+    AnyKernel,
+    Buffer,
+    GemmKernel,
+    LapackKernel,
+    Program,
+    ReduceKernel,
+    Store,
+)
 
 # Fill colours of the arena's memory blocks (pastel, distinguishable; cycled when exhausted).
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69",
@@ -73,6 +81,8 @@ def node_kernels(graph: Graph, program: Program) -> dict[int, set[str]]:
 
 
 def _kind(k: AnyKernel) -> str:
+    if isinstance(k, LapackKernel):
+        return f"np.linalg {k.fn} (LAPACK)"
     if isinstance(k, GemmKernel):
         if k.epilogue is not None:
             return "matmul (BLAS) + epilogue"

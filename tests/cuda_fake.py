@@ -10,7 +10,9 @@ reduction at the launch that finishes it (the partial launches only check their 
 from __future__ import annotations
 
 import importlib.machinery
+import mmap
 import sys
+import threading
 import types
 from typing import Any
 
@@ -36,10 +38,12 @@ from fusejit.runtime import backend_cuda, cuda_jit
 
 
 class Memory:
-    """Device memory: a bytearray with a bump allocator."""
+    """Device memory: `size` bytes of anonymous mmap (pages are only committed when written,
+    so a Memory that outlives its test, held by a cached executable, costs what it used) with
+    a bump allocator."""
 
-    def __init__(self, size: int = 1 << 26) -> None:
-        self.buf = bytearray(size)
+    def __init__(self, size: int = 1 << 32) -> None:
+        self.buf = mmap.mmap(-1, size)
         self.top = 4096
 
     def alloc(self, n: int) -> int:
@@ -53,6 +57,8 @@ class Memory:
         return raw[addr[:, None] + np.arange(dtype.itemsize)].reshape(-1).view(dtype)
 
     def write(self, addr: np.ndarray, values: np.ndarray) -> None:
+        if not len(addr):
+            return
         raw = np.frombuffer(self.buf, np.uint8)
         raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
             len(addr), -1)
@@ -119,7 +125,8 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
                 mem.write(np.array([err]), np.array([s.code], np.uint32))
         elif isinstance(s, Compute):
             xs = [np.broadcast_to(env[v], (n,)).astype(d) for v, d in zip(s.args, s.in_dtypes)]
-            if s.op == "power":  # the device computes 0 and reports the error
+            if s.op == "power" and np.dtype(s.dtype).kind in "iu":  # the device computes 0
+                # for a negative integer exponent and reports the error (floats: no error)
                 xs[1] = np.maximum(xs[1], 0)
             with np.errstate(all="ignore"):
                 r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
@@ -152,10 +159,24 @@ def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
             addr, dt = _addresses(program, ptr, a, idx)
             return mem.read(addr, dt).reshape(k.batch + (rows, cols))
 
-        c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n))
         idx = np.indices(k.batch + (k.m, k.n)).reshape(len(k.batch) + 2, -1)
         addr, dt = _addresses(program, ptr, k.c, idx)
-        mem.write(addr, c.reshape(-1).astype(dt))
+        # cuda_gemm.py's order: the product in the compute type, times alpha (the constant
+        # and the run-time value, each cast to the compute type), plus C's old value (beta 1)
+        ct = np.dtype(np.float32) if dt == np.float16 else dt
+        with np.errstate(all="ignore"):
+            c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n)).reshape(-1).astype(ct)
+            if dt != np.bool_ and (k.alpha != 1.0 or k.alpha_from is not None):
+                alpha = np.array(k.alpha).astype(ct) if k.alpha_from is None else None
+                if k.alpha_from is not None:
+                    a_addr, a_dt = _addresses(program, ptr, k.alpha_from, np.zeros((1, 1), int))
+                    alpha = mem.read(a_addr[:1], a_dt).astype(ct)[0]
+                    if k.alpha != 1.0:
+                        alpha = np.array(k.alpha).astype(ct) * alpha
+                c = (alpha * c).astype(ct)
+            if k.beta:
+                c = (mem.read(addr, dt).astype(ct) + c).astype(ct)
+        mem.write(addr, c.astype(dt))
     else:
         raise AssertionError(f"unknown kernel kind {type(k).__name__}")
 
@@ -166,6 +187,17 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     bytes a module is loaded from to the Program and CudaModule they were compiled from."""
     launches: list[str] = []
     pointers: dict[tuple[int, int], dict[int, int]] = {}
+    local = threading.local()  # each thread's context stack, as the CUDA driver keeps it
+
+    def stack() -> list[Any]:
+        if not hasattr(local, "stack"):
+            local.stack = []
+        return local.stack
+
+    def current() -> None:
+        """Like every driver call: a context must be current in this thread."""
+        if not stack():
+            raise FakeError("invalid device context")
 
     class Fn:
         def __init__(self, program: Program, module: CudaModule, name: str) -> None:
@@ -180,6 +212,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             return self
 
         def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
+            current()
             ln = self.launch
             assert 1 <= grid[0] and block == (ln.block, 1, 1) and ln.block <= 1024
             assert len(args) == len(ln.buffers) + ln.scratch + ln.checks
@@ -196,6 +229,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
 
     class GPUArray:
         def __init__(self, shape: Any, dtype: Any) -> None:
+            current()
             self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
             self.dtype = np.dtype(dtype)
             self.size = int(np.prod(self.shape))
@@ -204,6 +238,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             self.gpudata = self.ptr
 
         def get(self) -> np.ndarray:
+            current()
             n = self.size * self.dtype.itemsize
             return np.frombuffer(bytes(mem.buf[self.ptr:self.ptr + n]), self.dtype).reshape(
                 self.shape)
@@ -214,10 +249,12 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         return g
 
     def htod(dst: int, src: np.ndarray) -> None:
+        current()
         data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
         mem.buf[dst:dst + data.size] = data.tobytes()
 
     def dtoh(dst: np.ndarray, src: int) -> None:
+        current()
         dst.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(mem.buf[src:src + dst.nbytes]),
                                                           np.uint8)
 
@@ -225,7 +262,14 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         program, module = images[image]
         return types.SimpleNamespace(get_function=lambda name: Fn(program, module, name))
 
-    ctx = types.SimpleNamespace(push=lambda: None)
+    def mem_alloc(n: int) -> int:
+        current()
+        return mem.alloc(n)
+
+    ctx = types.SimpleNamespace()
+    ctx.push = lambda: stack().append(ctx)
+    context = types.SimpleNamespace(pop=lambda: stack().pop(),
+                                     get_current=lambda: stack()[-1] if stack() else None)
     dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
                                 compute_capability=lambda: (9, 0),
                                 get_attribute=lambda attr: 132)
@@ -234,7 +278,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     driver = types.SimpleNamespace(
         init=lambda: None, Device=device, Error=FakeError,
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
-        Context=types.SimpleNamespace(pop=lambda: None), mem_alloc=mem.alloc,
+        Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
         memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches)
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)

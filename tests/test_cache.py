@@ -130,6 +130,7 @@ def cache(warm_template: Path, tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_two_processes_compiling_at_once_both_succeed_leaving_one_entry(
         cache: Path, tmp_path: Path) -> None:
     script = _script(tmp_path)
@@ -150,6 +151,7 @@ def test_two_processes_compiling_at_once_both_succeed_leaving_one_entry(
     assert not entries.leftovers(str(cache)), "temporaries or locks left behind"
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 @pytest.mark.parametrize("where", ["compiler-writing-output", "between-artefact-and-digest"])
 def test_writer_killed_mid_build_leaves_nothing_loadable(cache: Path, tmp_path: Path,
                                                          where: str) -> None:
@@ -187,6 +189,7 @@ def test_writer_killed_mid_build_leaves_nothing_loadable(cache: Path, tmp_path: 
     assert [status for _, status in _programs(cache)] == ["ok"]
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 @pytest.mark.parametrize("damage", ["truncate", "flip-byte", "drop-digest"])
 def test_corrupted_entry_is_detected_before_loading_and_rebuilt(cache: Path, tmp_path: Path,
                                                                 damage: str) -> None:
@@ -211,6 +214,7 @@ def test_corrupted_entry_is_detected_before_loading_and_rebuilt(cache: Path, tmp
     assert [status for _, status in _programs(cache)] == ["ok"]
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_unusable_cache_dir_falls_back_to_a_private_temporary_dir(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
@@ -326,6 +330,7 @@ def test_key_parts_cover_every_input_and_summarise_long_ones() -> None:
     assert cpu_target() and cpu_target() == cpu_target()
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_cache_commands(cache: Path, tmp_path: Path) -> None:
     script = _script(tmp_path)
     assert _run(script, cache).stdout.split() == ["OK", "0", "1"]
@@ -379,6 +384,7 @@ def test_cache_command_bad_input_exits_nonzero_without_traceback(tmp_path: Path)
     assert missing.returncode == 0 and "does not exist yet" in missing.stdout
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_debug_miss_log_names_the_changed_part(cache: Path, tmp_path: Path) -> None:
     assert _run(_script(tmp_path), cache).returncode == 0
     flags = _run(_script(tmp_path), cache, FUSEJIT_DEBUG="1", FUSEJIT_CFLAGS="-DFJ_TEST=1")
@@ -392,6 +398,7 @@ def test_debug_miss_log_names_the_changed_part(cache: Path, tmp_path: Path) -> N
     assert "cache miss" not in quiet.stderr
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_warm_process_never_runs_the_compiler(cache: Path, tmp_path: Path) -> None:
     log = tmp_path / "cc.log"
     cc = tmp_path / "recording-cc"
@@ -408,6 +415,7 @@ def test_warm_process_never_runs_the_compiler(cache: Path, tmp_path: Path) -> No
     assert not log.exists(), f"the compiler ran: {log.read_text()}"
 
 
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_metadata_records_what_an_entry_was_built_for(cache: Path, tmp_path: Path) -> None:
     assert _run(_script(tmp_path), cache).returncode == 0
     [(entry, _)] = _programs(cache)

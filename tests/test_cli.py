@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
+from conftest import subprocess_env
+
 
 def test_demo_runs_and_reports_fusion(tmp_path) -> None:
-    env = dict(os.environ, FUSEJIT_CACHE_DIR=str(tmp_path))
+    env = subprocess_env(FUSEJIT_CACHE_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "fusejit", "demo", "--scale", "5"],
                           capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import match_mask
+from conftest import c_structure, match_mask
 from hypothesis import given, note
 from hypothesis import strategies as st
 
@@ -196,7 +196,8 @@ def test_axis0_takes_the_column_layout(f) -> None:
     x = np.ones((64, 64), np.float32)
     ks = _reduce_kernels(f, x)
     assert ks and all(k.layout == "columns" for k in ks)
-    assert "column reduction" in fusejit.jit(f).lower_for(x).source
+    if c_structure():  # the C source's comment (the CUDA kernels read any layout)
+        assert "column reduction" in fusejit.jit(f).lower_for(x).source
 
 
 @pytest.mark.parametrize("f", [lambda x: x.sum(axis=1), lambda x: x.sum(),
@@ -232,6 +233,7 @@ def test_same_bits_across_calls() -> None:
         assert [r.tobytes() for r in f(x)] == first
 
 
+@pytest.mark.c_only  # the CPU's threads (OMP_NUM_THREADS), in a subprocess
 def test_same_bits_on_one_and_two_threads(tmp_path) -> None:
     script = (
         "import numpy as np, fusejit\n"
@@ -351,7 +353,7 @@ def test_row_split_matches_numpy(case) -> None:
     note(f"{name} keepdims={keepdims} {np.dtype(dtype)}{list(shape)} {layout}")
     f = _bind(name, 0, keepdims)
     with _small_parts():
-        if layout != "colstep" and shape[1] > 1:  # (else not the column layout)
+        if layout != "colstep" and shape[1] > 1 and c_structure():  # (else not columns)
             assert "parts of" in fusejit.jit(f).lower_for(x).source
         check_like_numpy(f, x, rows=shape[0])
 
@@ -367,7 +369,8 @@ def test_row_split_fused_and_several() -> None:
                 np.min(b, axis=0) * 2 + 1)
 
     with _small_parts():
-        assert fusejit.jit(f).lower_for(x, y).source.count("parts of") >= 1
+        if c_structure():
+            assert fusejit.jit(f).lower_for(x, y).source.count("parts of") >= 1
         check_like_numpy(f, x, y, rows=999)
 
 

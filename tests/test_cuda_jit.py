@@ -150,3 +150,29 @@ def test_usable_after_launch_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(RuntimeFailure, match="CUDA error while running gelu.*launch failed"):
         g(x)
     np.testing.assert_allclose(g(x), gelu(x), rtol=1e-5, atol=1e-6)
+
+
+def test_returned_gpuarray_is_usable_without_a_user_context(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """fusejit pushes and pops the primary context around its calls; it leaves the primary
+    context current where no context was (the fake raises 'invalid device context' for any
+    driver call without one, as CUDA does), so `.get()` works after the call, in every
+    thread that called."""
+    import threading
+
+    _, driver = cuda_fake.install(monkeypatch)
+    x = np.random.default_rng(4).standard_normal((4, 50)).astype(f32)
+    s = fusejit.jit(softmax, backend="cuda")
+    assert driver.Context.get_current() is None
+    dev = s(x, device_output=True)
+    assert driver.Context.get_current() is not None
+    np.testing.assert_allclose(dev.get(), softmax(x), rtol=1e-6)
+    got: list[np.ndarray] = []
+
+    def worker() -> None:
+        got.append(s(x, device_output=True).get())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    np.testing.assert_allclose(got[0], softmax(x), rtol=1e-6)

@@ -10,6 +10,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import c_structure, on_cuda
 
 import fusejit
 from fusejit.frontend.ir import format_graph, users
@@ -104,9 +105,11 @@ def test_memory_plan_table_and_summary() -> None:
         first, last = row[6].split("..")
         assert names.index(first) <= names.index(last)
     temps = [b for b in p.buffers if b.kind == "temp"]
-    assert len(temps) == 3 and "memory plan: naive" in str(e).splitlines()[0]
+    assert "memory plan: naive" in str(e).splitlines()[0]
+    assert not c_structure() or len(temps) == 3  # C: the products' epilogues store nothing
 
 
+@pytest.mark.c_only  # the C backend's choice of BLAS or generated loops
 def test_matmuls_say_blas_or_generated_loops() -> None:
     f = fusejit.jit(lambda a, b: (a @ b) * 2)
     for dtype, how in ((np.float64, "BLAS gemm"), (np.int64, "generated loops (no BLAS")):
@@ -262,7 +265,8 @@ def test_dot_colours_nodes_by_arena_block() -> None:
         buf = where.get(int(nid[1:]))
         if buf is not None and buf.kind == "temp":
             colour[nid] = (blocks[buf.index], re.search(r'fillcolor="(#\w+)"', attrs).group(1))
-    assert len(colour) == 3 and len({b for b, _ in colour.values()}) == 2  # one block reused
+    if c_structure():  # C's plan: three temps, one block reused
+        assert len(colour) == 3 and len({b for b, _ in colour.values()}) == 2
     for b1, c1 in colour.values():
         for b2, c2 in colour.values():
             assert (b1 == b2) == (c1 == c2)
@@ -305,6 +309,7 @@ def test_debug_levels(level: int, monkeypatch: pytest.MonkeyPatch, capfd) -> Non
     err = capfd.readouterr().err
     for lvl, markers in LEVEL_MARKERS.items():
         for m in markers:
+            m = m.replace("generated C ", "generated CUDA ") if on_cuda() else m
             assert (m in err) == (lvl <= level), (level, m)
     if level == 0:
         assert "[fusejit]" not in err

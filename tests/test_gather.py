@@ -10,10 +10,11 @@ gather's kernel, its source stored first) and in-place updates that read through
 from __future__ import annotations
 
 import re
+import types
 
 import numpy as np
 import pytest
-from conftest import assert_same, cancellation_atol, run_both
+from conftest import assert_same, c_structure, cancellation_atol, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -200,8 +201,9 @@ def test_gathers_fuse_into_reductions_and_gemm_epilogues() -> None:
     A, W = rng.standard_normal((64, 32)), rng.standard_normal((32, 48))
     E, t = rng.standard_normal((100, 48)), rng.integers(-100, 100, 64)
     jf = run_both(lambda A, W, E, t: np.maximum(A @ W + E[t], 0), A, W, E, t)
-    (k,) = jf.lower_for(A, W, E, t).program.kernels  # the gather is the gemm's epilogue
-    assert any(isinstance(s, Load) and s.index for s in k.body)
+    if c_structure():
+        (k,) = jf.lower_for(A, W, E, t).program.kernels  # the gather is the gemm's epilogue
+        assert any(isinstance(s, Load) and s.index for s in k.body)
     jf = run_both(lambda E, t: (E[t] * 2).sum(axis=1), E, t)
     (k,) = jf.lower_for(E, t).program.kernels  # one reduction kernel, no stored gather
     assert any(isinstance(s, Load) and s.index for s in k.body)
@@ -255,7 +257,13 @@ def test_gather_kernel_reads_its_source_from_memory() -> None:
 def test_gather_from_const_and_of_constant_indices() -> None:
     table = np.array([1.5, -2.0, 3.25, 0.5])
     run_both(lambda t, i: t[i] * 2, table, RNG.integers(-4, 4, (3, 3)))
-    for f in (lambda i: table[i], lambda i: np.take(table, i)):  # NumPy converts i itself
+    # A closure (or global) array is an implicit input of the compiled function (issue 19):
+    # NumPy's own table[i] cannot take a traced i, but the table is traced too.
+    for f in (lambda i: table[i], lambda i: np.take(table, i)):
+        i = np.array([1, 2])
+        assert_same(fusejit.jit(f)(i), f(i))
+    holder = types.SimpleNamespace(table=table)  # an attribute is not read per call
+    for f in (lambda i: holder.table[i], lambda i: np.take(holder.table, i)):
         with pytest.raises(fusejit.errors.ConcretizationError,
                            match="table as an argument.*test_gather.py"):
             fusejit.jit(f)(np.array([1, 2]))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, assert_unmodified, c_structure, snapshot
 
 import fusejit
 from fusejit.frontend.trace import trace
@@ -72,6 +72,8 @@ def test_bias_relu_is_one_kernel(dtype, m, k, n):
 
     p = check(dense, rand(m, k, dtype=dtype), rand(k, n, dtype=dtype), rand(n, dtype=dtype),
               k=k)
+    if not c_structure():
+        return
     assert len(p.kernels) == 1
     (g,) = epilogues(p)
     assert g.blas and not g.scratch  # the output's own rows hold the product
@@ -93,6 +95,8 @@ def test_odd_blocks_and_thread_splits(monkeypatch, dtype, scratch_bytes, mode):
         return t if mode == "rows" else (t > 0.1, (x @ w) > 0.25)
 
     p = check(f, x, w, b, col, k=64)
+    if not c_structure():
+        return
     (g,) = epilogues(p)
     assert g.scratch == (mode == "scratch")
     assert g.rows == max(1, min(203, scratch_bytes // (50 * np.dtype(dtype).itemsize)))
@@ -109,7 +113,7 @@ def test_broadcast_and_transposed_operands(dtype):
         return (x @ w) * full + trans.T - row + 2.0
 
     p = check(f, x, w, full, trans, row, k=16)
-    assert len(p.kernels) == 1 and epilogues(p)
+    assert not c_structure() or (len(p.kernels) == 1 and epilogues(p))
 
 
 def test_batched_products_with_epilogue():
@@ -120,8 +124,9 @@ def test_batched_products_with_epilogue():
         return np.exp(a @ b * 0.1) + bias
 
     p = check(f, a, b, bias, k=16)
-    (g,) = epilogues(p)
-    assert g.batch == (3,)
+    if c_structure():
+        (g,) = epilogues(p)
+        assert g.batch == (3,)
     c = rand(2, 5, 16)
     d = rand(2, 16, 9)
     check(lambda c, d: np.abs(c @ d) + 1, c, d, k=16)
@@ -135,6 +140,8 @@ def test_several_values_from_one_epilogue_and_mixed_dtypes():
         return y * 2, (y + 1).astype(np.float64), y < 0
 
     p = check(f, x, w, k=12)
+    if not c_structure():
+        return
     values = [s for s in epilogues(p)[0].epilogue if isinstance(s, Store)]
     assert len(p.kernels) == 1 and len(values) == 3
 
@@ -146,7 +153,8 @@ def test_runtime_error_check_in_an_epilogue():
         return ((x @ w).astype(np.int32)) ** e
 
     p = check(f, x, w, 2)
-    assert epilogues(p) and epilogues(p)[0].scratch  # int32 values: scratch
+    if c_structure():
+        assert epilogues(p) and epilogues(p)[0].scratch  # int32 values: scratch
     with pytest.raises(ValueError, match="negative integer powers"):
         fusejit.jit(f)(x, w, -1)
 
@@ -165,6 +173,8 @@ def _backprop(x, w1, w2, y):
 def test_mask_multiply_takes_h_block_in_place():
     args = (rand(96, 40), rand(40, 64), rand(64, 5), rand(96, 5))
     p = check(_backprop, *args, k=96)
+    if not c_structure():
+        return
     (late,) = [g for g in epilogues(p) if g.product_node >= 0 and g.k == 5]
     assert late.scratch  # h is read by the epilogue and could take its value's block
     pairs = shared_pairs(p)
@@ -308,6 +318,7 @@ def test_epilogue_writes_an_argument_in_place():
 # --- explain, costs, scratch ------------------------------------------------------------------
 
 
+@pytest.mark.c_only
 def test_explain_names_the_epilogue():
     def dense(x, w, b):
         return np.maximum(x @ w + b, 0)
@@ -332,6 +343,7 @@ def test_profile_costs_count_the_epilogue():
     assert c.flops > 2 * 10 * 6 * 5
 
 
+@pytest.mark.c_only
 def test_scratch_blocks_are_reused_across_calls():
     """Scratch comes from the library's pool: steady calls fault no fresh pages (a malloc and
     free per call faulted the 256 KiB block in again on every call)."""
@@ -359,5 +371,7 @@ def test_a_value_of_two_products_has_one_epilogue():
         return np.maximum(x @ w1 + x @ w2, 0)
 
     p = check(f, x, w1, w2)
+    if not c_structure():
+        return
     assert len(epilogues(p)) == 1 and len(p.kernels) == 2
     assert "is computed by the epilogue of matmul" in str(fusejit.jit(f).explain(x, w1, w2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, assert_unmodified, c_structure, snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,12 +88,14 @@ def test_layouts_read_in_place_or_packed():
     g = lambda x, w: (w.T @ x.T).T  # noqa: E731
     check(g, x, w, k=48)
     kernels = fusejit.jit(g).lower_for(x, w).program.kernels
-    assert len(kernels) == 2 and isinstance(kernels[0], GemmKernel) and kernels[0].blas
+    c_struct = c_structure()  # BLAS's layouts (the CUDA kernel reads any strides)
+    assert not c_struct or (len(kernels) == 2 and isinstance(kernels[0], GemmKernel)
+                            and kernels[0].blas)
     # A reversed operand cannot be read by BLAS: it is packed by one copy kernel first.
     h = lambda x, w: x[::-1] @ w  # noqa: E731
     check(h, x, w, k=48)
     prog = fusejit.jit(h).lower_for(x, w).program
-    assert len(prog.kernels) == 2 and prog.kernels[1].blas
+    assert not c_struct or (len(prog.kernels) == 2 and prog.kernels[1].blas)
     # Non-contiguous arguments: strided columns, a Fortran-ordered matrix.
     check(lambda x, w: x @ w, x[:, ::2], w[::2], k=24)
     check(lambda x, w: x @ w, np.asfortranarray(x), np.asfortranarray(w), k=48)
@@ -119,6 +121,8 @@ def test_mlp_epilogue_is_fused():
     check(mlp, *args, k=48)
     prog = fusejit.jit(mlp).lower_for(*args).program
     check_plan(prog)
+    if not c_structure():
+        return
     kinds = ["gemm" if isinstance(k, GemmKernel) else "elementwise" for k in prog.kernels]
     # bias + relu run in the first gemm's epilogue, the bias in the second's: no other pass.
     assert kinds == ["gemm", "gemm"]
@@ -165,6 +169,8 @@ def test_vector_products_return_numpy_scalars():
     ("ij,ij->ij", [(3, 4), (3, 4)]),
     ("i,j->ij", [(3,), (4,)]),
     ("ij,jk->i", [(3, 4), (4, 5)]),
+    ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
 ])
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
 def test_einsum_products(spec, shapes, dtype):
@@ -181,8 +187,7 @@ def _einsum(spec, nops):
 
 
 @pytest.mark.parametrize("spec,shapes", [
-    ("ii->i", [(3, 3)]), ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
-    ("...ij,...jk", [(2, 3), (3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)])])
+    ("ii->i", [(3, 3)]), ("...ij,...jk", [(2, 3), (3, 4)])])
 def test_einsum_unsupported_forms_are_clear(spec, shapes):
     ops = [data(s, "float64") for s in shapes]
     with pytest.raises(UnsupportedError, match="einsum"):
@@ -256,8 +261,7 @@ def test_large_gemm_split_over_threads_matches_numpy(dtype):
     assert 3 * 101 * 64 * 50 >= GEMM_PAR_MIN
     f = lambda a, b: a @ b.transpose(0, 2, 1) + 1
     check(f, a, b, k=64)
-    gemm = gemms(f, a, b)[0]
-    assert gemm.blas
+    assert not c_structure() or gemms(f, a, b)[0].blas
 
 
 def test_blas_thread_count_is_restored_even_with_concurrent_calls():

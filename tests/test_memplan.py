@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import assert_same, c_structure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -234,7 +234,9 @@ def test_compiled_in_place_chain_matches_numpy() -> None:
     ep = lambda x, w: (np.exp(x @ w) + 1) @ w  # noqa: E731
     e = jit(ep)
     p = e.lower_for(x, w).program
-    assert p.arena_bytes == 48 * 32 * 4 and p.kernels[0].epilogue is not None
+    # (CUDA: no epilogues, the product is a temp of its own)
+    assert not c_structure() or (p.arena_bytes == 48 * 32 * 4
+                                 and p.kernels[0].epilogue is not None)
     assert_same(e(x, w), ep(x, w), rtol=1e-4, atol=1e-5)
     tf = lambda x, w: np.exp((x @ w).T) @ x  # noqa: E731
     g = jit(tf)

@@ -79,6 +79,7 @@ def _section(out: str, title: str) -> list[list[str]]:
     return rows
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_profile_prints_functions_kernels_and_stages(tmp_path) -> None:
     proc = _run(tmp_path, "work.py", "a1", "--flag")
     assert proc.returncode == 0, proc.stderr
@@ -114,6 +115,7 @@ def test_profile_prints_functions_kernels_and_stages(tmp_path) -> None:
     assert "memory bandwidth" in out and "GB/s" in out
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_top_and_sort(tmp_path) -> None:
     proc = _run(tmp_path, "--top", "1", "--sort", "calls", "work.py")
     assert proc.returncode == 0, proc.stderr
@@ -129,6 +131,7 @@ def test_top_and_sort(tmp_path) -> None:
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_trace_json(tmp_path) -> None:
     proc = _run(tmp_path, "--trace", "out.json", "work.py")
     assert proc.returncode == 0, proc.stderr
@@ -165,6 +168,7 @@ def test_unknown_script_exits_2_without_traceback(tmp_path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_script_that_raises_shows_its_traceback_and_the_profile(tmp_path) -> None:
     proc = _run(tmp_path, "work.py", "raise")
     assert proc.returncode == 1
@@ -177,6 +181,7 @@ def test_script_that_raises_shows_its_traceback_and_the_profile(tmp_path) -> Non
                                            "norm_rows (work.py:11)": "3"}
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_system_exit_is_honoured(tmp_path) -> None:
     proc = _run(tmp_path, "work.py", "exit")
     assert proc.returncode == 3
@@ -192,6 +197,7 @@ def test_script_without_jit_functions(tmp_path) -> None:
     assert "plain" in proc.stdout and "No function was compiled" in proc.stdout
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_progress_is_quiet_off_a_terminal_and_shown_when_forced(tmp_path) -> None:
     quiet = _run(tmp_path, "work.py")
     assert "compiling" not in quiet.stderr
@@ -263,6 +269,7 @@ def test_export_while_profiling_has_no_timers(monkeypatch, tmp_path) -> None:
     assert not hasattr(ctypes.CDLL(res.library), "fj_profile")
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_profiled_build_counts_calls_in_process(monkeypatch) -> None:
     monkeypatch.setenv("FUSEJIT_PROFILE", "1")
     profiler.reset()
@@ -285,6 +292,7 @@ def test_profiled_build_counts_calls_in_process(monkeypatch) -> None:
     assert "<lambda>" in text and "test_profile.py" in text
 
 
+@pytest.mark.c_only  # the profiler times C kernels only (CUDA: issue 18 item 4)
 def test_trace_ring_keeps_the_latest_calls(monkeypatch) -> None:
     monkeypatch.setenv("FUSEJIT_PROFILE", "1")
     profiler.reset()

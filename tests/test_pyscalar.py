@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import assert_same, c_structure
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -189,7 +189,8 @@ def test_stub_path_recomputes_the_prelude() -> None:
     assert fj.trace_count == 1
     compiled = fj.lower_for(x, 0.01, 1)
     assert compiled.prelude and len(compiled.prelude.steps) == 6
-    assert compiled.stub is not None and "_retry" not in compiled.stub.source  # float ** int
+    if c_structure():  # the C backend's stub (CUDA runs through CudaExecutable.run)
+        assert compiled.stub is not None and "_retry" not in compiled.stub.source  # float**int
 
 
 def test_in_place_update_with_prelude() -> None:

@@ -220,6 +220,7 @@ def test_squeeze_of_non_unit_axis_raises_like_numpy() -> None:
     _call_both(lambda x: np.squeeze(x, 0), np.ones((2, 3)))
 
 
+@pytest.mark.c_only  # the CPU's threads (OMP_NUM_THREADS), in a subprocess
 def test_split_full_reductions_do_not_depend_on_thread_count(tmp_path) -> None:
     """Full reductions are split into a number of parts fixed by the size alone, so one
     thread and two threads give bit-identical results."""
@@ -300,7 +301,9 @@ def test_logsumexp_imported_after_fusejit() -> None:
             "x = np.arange(6.0).reshape(2, 3)\n"
             "assert np.allclose(fusejit.jit(lambda x: logsumexp(x, axis=1))(x), "
             "logsumexp(x, axis=1))\nprint('ok')")
-    env = dict(os.environ)
+    from conftest import subprocess_env
+
+    env = subprocess_env()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

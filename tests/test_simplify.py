@@ -448,6 +448,7 @@ def _has_fma() -> bool:
         return False
 
 
+@pytest.mark.c_only  # fastmath FMA contraction: the CUDA backend always compiles with -fmad=false
 @pytest.mark.skipif(not _has_fma(), reason="no FMA instructions on this CPU")
 def test_fastmath_contracts_to_fma_and_is_its_own_cache_entry() -> None:
     a, b, c = _fma_inputs()

@@ -57,6 +57,7 @@ def _entries(cache: str) -> list[str]:
     return [f for _, _, fs in os.walk(cache) for f in fs if f.endswith((".so", ".json"))]
 
 
+@pytest.mark.c_only  # FUSEJIT_MARCH: the C compiler's target
 def test_unknown_target_fails_before_any_compile(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("FUSEJIT_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("FUSEJIT_MARCH", "x86-64-v9")
@@ -67,6 +68,7 @@ def test_unknown_target_fails_before_any_compile(monkeypatch, tmp_path) -> None:
     assert not _entries(str(tmp_path))
 
 
+@pytest.mark.c_only  # FUSEJIT_MARCH: the C compiler's target
 @x86
 def test_target_the_compiler_does_not_know(monkeypatch, tmp_path) -> None:
     gcc = shutil.which("gcc") or shutil.which("cc")
@@ -86,6 +88,7 @@ def test_target_the_compiler_does_not_know(monkeypatch, tmp_path) -> None:
     assert not [e for e in _entries(str(cache)) if e.endswith(".so")]
 
 
+@pytest.mark.c_only  # FUSEJIT_MARCH: the C compiler's target
 def test_a_target_this_cpu_cannot_run_is_refused(monkeypatch) -> None:
     v2 = frozenset(targets.TARGETS["x86-64-v2"][1])
     monkeypatch.setattr(targets, "cpu_features", lambda: v2)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 import fusejit
 from fusejit.runtime import toolchain
 
 
+@pytest.mark.c_only  # the C toolchain's guess and rebuild
 def test_wrong_toolchain_guess_is_rebuilt_before_it_runs(monkeypatch) -> None:
     real = toolchain.detect()
     wrong = dataclasses.replace(real, libmvec=not real.libmvec)

@@ -18,6 +18,9 @@ from test_cache import _programs, _real_cc, _script
 
 from fusejit.kernels_cache import entries
 
+# the C compiler's kernel-cache entries, in subprocesses (as in test_cache.py)
+pytestmark = pytest.mark.c_only
+
 
 def run(script: Path, root: Path, path: str | None = None,
         **extra: str) -> subprocess.CompletedProcess:

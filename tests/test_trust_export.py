@@ -268,7 +268,7 @@ def test_unknown_target_is_refused_before_anything_is_written(tmp_path, target: 
         fusejit.export(gelu, np.ones(8, np.float32), path=str(out / "libg.so"),
                        target=target or "bogus")
     assert not out.exists()
-    env = dict(os.environ, PYTHONPATH=PKG_PARENT)
+    env = dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     script = tmp_path / "m.py"
     script.write_text("import numpy as np\ndef g(x):\n    return x * 2\n")
     proc = subprocess.run([sys.executable, "-m", "fusejit", "export", f"{script}:g", "--arg",

@@ -1,0 +1,160 @@
+"""np.linalg's dense solvers at trace time: solve, inv, cholesky, det, slogdet, eigh, eigvalsh.
+
+Each becomes one `lapack` (or `lapack_solve`) node over operands cast to the dtype NumPy
+computes in (float32 when every operand is float32, else float64; NumPy's own TypeError for
+float16 and others), batched over the leading dims, whose stored result
+(frontend/lapack_ref.py) the caller's values are views and elementwise ops of: det is
+sign * exp(log|det|) from slogdet, as NumPy computes it; eigh's eigenvalues and vectors are
+rows of one array. Shape errors are NumPy's LinAlgError / ValueError with NumPy's messages;
+a singular or non-positive-definite matrix is reported by the compiled kernel (errors.Status)
+and raised after the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import tracer as T
+from .ir import Node
+
+try:  # NumPy's result tuples (private module path; plain tuples when it moves)
+    from numpy.linalg._linalg import EighResult, SlogdetResult
+except ImportError:  # pragma: no cover - other NumPy layouts
+    EighResult = SlogdetResult = None  # type: ignore[assignment,misc]
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def _tracer(x: Any) -> T.Tracer:
+    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
+
+
+def _stacked_square(x: Any) -> T.Tracer:
+    """`x` as a Tracer of stacked square matrices, or NumPy's LinAlgError."""
+    t = _tracer(x)
+    if t.ndim < 2:
+        raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
+                          "two-dimensional")
+    if t.shape[-1] != t.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return t
+
+
+def _operand(t: T.Tracer, dtype: np.dtype) -> Node:
+    """`t`'s node cast to `dtype`, copied first when it is read through a reshape (the
+    kernel reads its operands through views only)."""
+    node = t.node
+    probe = node
+    while probe.op in ("view", "reshape"):
+        if probe.op == "reshape":
+            node = T.make_node("copy", [node], node.shape, node.dtype)
+            break
+        probe = probe.inputs[0]
+    return T.cast_node(node, dtype)
+
+
+def _dtype1(t: T.Tracer) -> np.dtype:
+    """The dtype NumPy computes and returns one-operand linalg results in."""
+    return np.linalg.inv(np.eye(1, dtype=t.dtype)).dtype
+
+
+def _scalar(t: T.Tracer) -> T.Tracer:
+    return T.Tracer(t.node, scalar=True) if t.ndim == 0 else t
+
+
+def _lapack(t: T.Tracer, fn: str, shape: tuple[int, ...], uplo: str = "L") -> T.Tracer:
+    dtype = _dtype1(t)
+    node = T.make_node("lapack", [_operand(t, dtype)], shape, dtype, fn=fn, uplo=uplo)
+    return T.Tracer(node)
+
+
+def solve(a: Any, b: Any) -> T.Tracer:
+    """np.linalg.solve: b of shape (n,) or (..., n, k), batches broadcast."""
+    ta, tb = _stacked_square(a), _tracer(b)
+    dtype = np.linalg.solve(np.eye(1, dtype=ta.dtype), np.ones((1, 1), tb.dtype)).dtype
+    n = ta.shape[-1]
+    vector = tb.ndim == 1
+    name, sig = ("solve1", "(m,m),(m)->(m)") if vector else ("solve", "(m,m),(m,n)->(m,n)")
+    if tb.ndim == 0:
+        raise ValueError(f"{name}: Input operand 1 does not have enough dimensions (has 0, "
+                         f"gufunc core with signature {sig} requires 2)")
+    m = tb.shape[0] if vector else tb.shape[-2]
+    if m != n:
+        raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature {sig} (size {m} is different from {n})")
+    if vector:
+        tb = tb[:, None]
+        batch = ta.shape[:-2]
+    else:
+        try:
+            batch = np.broadcast_shapes(ta.shape[:-2], tb.shape[:-2])
+        except ValueError:
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {ta.shape}->{ta.shape[:-2]} "
+                             f"{tb.shape}->{tb.shape[:-2]}") from None
+    k = tb.shape[-1]
+    ta = np.broadcast_to(ta, batch + (n, n))
+    tb = np.broadcast_to(tb, batch + (n, k))
+    node = T.make_node("lapack_solve", [_operand(ta, dtype), _operand(tb, dtype)],
+                       batch + (n, k), dtype, fn="solve")
+    x = T.Tracer(node)
+    return x[..., 0] if vector else x
+
+
+def inv(a: Any) -> T.Tracer:
+    """np.linalg.inv."""
+    t = _stacked_square(a)
+    return _lapack(t, "inv", t.shape)
+
+
+def cholesky(a: Any, /, *, upper: bool = False) -> T.Tracer:
+    """np.linalg.cholesky: the lower factor, or its transpose with upper=True."""
+    t = _stacked_square(a)
+    low = _lapack(t, "cholesky", t.shape)
+    return np.swapaxes(low, -1, -2) if upper else low
+
+
+def slogdet(a: Any) -> Any:
+    """np.linalg.slogdet: (sign, log|det|)."""
+    t = _stacked_square(a)
+    r = _lapack(t, "slogdet", t.shape[:-2] + (2,))
+    sign, logdet = _scalar(r[..., 0]), _scalar(r[..., 1])
+    return SlogdetResult(sign, logdet) if SlogdetResult is not None else (sign, logdet)
+
+
+def det(a: Any) -> T.Tracer:
+    """np.linalg.det as NumPy computes it: sign * exp(log|det|)."""
+    t = _stacked_square(a)
+    r = _lapack(t, "slogdet", t.shape[:-2] + (2,))
+    return _scalar(np.multiply(r[..., 0], np.exp(r[..., 1])))
+
+
+def _uplo(UPLO: Any) -> str:
+    u = str(UPLO).upper()
+    if u not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return u
+
+
+def eigh(a: Any, UPLO: str = "L") -> Any:
+    """np.linalg.eigh: eigenvalues (ascending) and eigenvectors (columns)."""
+    uplo = _uplo(UPLO)
+    t = _stacked_square(a)
+    n = t.shape[-1]
+    r = _lapack(t, "eigh", t.shape[:-2] + (n + 1, n), uplo)
+    w, v = r[..., 0, :], r[..., 1:, :]
+    return EighResult(w, v) if EighResult is not None else (w, v)
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> T.Tracer:
+    """np.linalg.eigvalsh: the eigenvalues, ascending."""
+    uplo = _uplo(UPLO)
+    t = _stacked_square(a)
+    return _lapack(t, "eigvalsh", t.shape[:-1], uplo)
+
+
+HANDLERS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
+            np.linalg.slogdet: slogdet, np.linalg.det: det, np.linalg.eigh: eigh,
+            np.linalg.eigvalsh: eigvalsh}

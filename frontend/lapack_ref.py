@@ -1,0 +1,41 @@
+"""The NumPy meaning of the `lapack` and `lapack_solve` ops (the op table's references).
+
+One op computes one stored array per batch of square matrices, laid out as the compiled
+kernel (codegen/clapack.py) writes it; frontend/lapack.py takes NumPy's results out of it by
+views and elementwise ops:
+- `solve` (a, b): x with a @ x = b, b of shape (..., n, k);
+- `inv`: the inverse; `cholesky`: the lower factor L (zeros above the diagonal);
+- `slogdet`: (..., 2) holding sign and log|det|;
+- `eigh`: (..., n + 1, n), row 0 the eigenvalues (ascending), rows 1.. the eigenvectors as
+  columns; `eigvalsh`: (..., n) the eigenvalues.
+The `uplo` attribute names the triangle eigh and eigvalsh read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
+    """The stored result of one-operand LAPACK op `fn` on stacked matrices `a`."""
+    if fn == "inv":
+        return np.linalg.inv(a)
+    if fn == "cholesky":
+        return np.linalg.cholesky(a)
+    if fn == "slogdet":
+        sign, logdet = np.linalg.slogdet(a)
+        return np.stack([np.asarray(sign), np.asarray(logdet)], axis=-1).astype(a.dtype)
+    if fn == "eigvalsh":
+        return np.linalg.eigvalsh(a, UPLO=uplo)
+    if fn == "eigh":
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+        return np.concatenate([w[..., None, :], v], axis=-2)
+    raise ValueError(f"unknown LAPACK op {fn!r}")
+
+
+def lapack_solve_ref(a: np.ndarray, b: np.ndarray, fn: str = "solve", **_: Any) -> np.ndarray:
+    """The stored result of two-operand LAPACK op `fn` (solve: b of shape (..., n, k))."""
+    assert fn == "solve", fn
+    return np.linalg.solve(a, b)

@@ -1,0 +1,47 @@
+"""Lowering of `lapack` and `lapack_solve` nodes: one LapackKernel each.
+
+The kernel reads its operands where they lie (through views of a stored value, any
+strides: codegen/clapack.py copies each matrix into column-major scratch for LAPACK) and
+writes its result into the node's own buffer. LAPACK comes from SciPy at run time, so a
+program lowered without BLAS (an export, the CUDA backend) refuses these nodes.
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..frontend.ir import Node
+from .builder import Lowering, access, identity_map
+from .loop_ir import Access, LapackKernel
+
+NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.linalg.cholesky",
+         "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
+         "eigvalsh": "np.linalg.eigvalsh"}
+
+
+def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
+    place = low.layout(node)
+    assert place is not None, f"LAPACK operand %{node.id} is not in memory"
+    buf, off, strides, held = place
+    return Access(buf.index, int(off), tuple(strides)), held
+
+
+def build_lapack(low: Lowering, name: str, node: Node, blas: bool) -> LapackKernel:
+    """The LapackKernel computing `node` into its buffer."""
+    fn = node.attrs["fn"]
+    if not blas:
+        where = f" (at {node.loc})" if node.loc else ""
+        raise UnsupportedError(
+            f"{NAMES[fn]}{where} calls SciPy's LAPACK from the compiled code: this target "
+            "(an exported library without SciPy, or the CUDA backend) cannot run it; compute "
+            "it outside the compiled function")
+    out = low.buffer_for(node)
+    assert out is not None
+    a, held_a = _operand(low, node.inputs[0])
+    b, held_b = _operand(low, node.inputs[1]) if len(node.inputs) > 1 else (None, -1)
+    n = node.inputs[0].shape[-1]
+    k = node.shape[-1] if fn == "solve" else 0
+    nd = node.type.ndim
+    return LapackKernel(name, fn, node.inputs[0].shape[:-2], n, k, a, b,
+                        access(out, identity_map(nd), nd), node.shape, node.dtype,
+                        node.attrs.get("uplo", "L"), [node.id], [node.loc] if node.loc else [],
+                        (held_a, held_b))
