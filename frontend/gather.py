@@ -62,10 +62,13 @@ def has_index_array(index: Any) -> bool:
     return any(isinstance(e, (T.Tracer, np.ndarray, list, tuple)) for e in entries)
 
 
-def getitem(t: T.Tracer, index: Any) -> T.Tracer:
-    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
-    if not has_index_array(index):
-        return basic_index(t, index)
+def index_plan(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple, tuple[int, ...],
+                                                 Any, bool, bool]:
+    """How `t[index]` reads `t` (an index holding an integer array or a traced integer):
+    the view (start, dims, shape) that applies the slices and None and keeps every indexed
+    axis whole, and its gather node along the indexed view dims; also whether every index
+    is a scalar integer (NumPy's basic indexing: a view) and whether the index has an
+    Ellipsis."""
     entries = index if isinstance(index, tuple) else (index,)
     parsed: list[Any] = []
     for e in entries:
@@ -103,25 +106,34 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     src = view_node(t.node, start, dims, shape)
     axes = tuple(d for d, _, _ in picks)
     node = _gather(src, [(axis, ix) for _, axis, ix in picks], axes, "raise")
-    scalar = not node.shape and not ellipses
-    out = T.Tracer(node, scalar=scalar)
     # NumPy indexes with integer scalars (Python ints, NumPy integers: traced ones here)
     # by a view; a 0-d array is an index array, whose result is a copy.
     traced = [ix for _, _, ix in picks if isinstance(ix, T.Tracer)]
-    basic = len(traced) + len(ints) == len(picks) and all(
+    basic = bool(traced) and len(traced) + len(ints) == len(picks) and all(
         ix.ndim == 0 and (ix.scalar or ix.weak is not None) for ix in traced)
-    if traced and basic and not scalar and not t.scalar and t.weak is None:
-        _link(out, t, start, dims, shape, picks, axes)
+    return start, dims, shape, node, basic, ellipses
+
+
+def getitem(t: T.Tracer, index: Any) -> T.Tracer:
+    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
+    if not has_index_array(index):
+        return basic_index(t, index)
+    start, dims, shape, node, basic, ellipses = index_plan(t, index)
+    scalar = not node.shape and not ellipses
+    out = T.Tracer(node, scalar=scalar)
+    if basic and not scalar and not t.scalar and t.weak is None:
+        _link(out, t, start, dims, shape, node)
     return out
 
 
 def _link(out: T.Tracer, t: T.Tracer, start: tuple[int, ...], dims: tuple, shape: tuple,
-          picks: list[tuple[int, int, Index]], axes: tuple[int, ...]) -> None:
+          gathered: Any) -> None:
     """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value."""
-    index = [(axis, ix) for _, axis, ix in picks]
+    index, attrs = gathered.inputs[1:], gathered.attrs
 
     def rederive(base: Any) -> Any:
-        return _gather(view_node(base, start, dims, shape), index, axes, "raise")
+        return T.make_node("gather", [view_node(base, start, dims, shape), *index],
+                           gathered.shape, gathered.dtype, **attrs)
 
     out.parent, out.vargs, out.seen = t, (rederive,), t.version
     out.readonly = ("writing into x[i] with a traced integer i is not supported by fusejit "

@@ -121,11 +121,18 @@ def _value_node(value: Any, dtype: np.dtype) -> Node:
 
 
 def setitem(target: T.Tracer, index: Any, value: Any) -> None:
-    """`target[index] = value` for basic indices."""
+    """`target[index] = value` (basic indices here; index arrays: frontend.scatter)."""
     if target.scalar or target.weak is not None:
         kind = "int" if target.weak is int else ("float" if target.weak is float
                                                  else f"numpy.{target.dtype.name}")
         raise TypeError(f"'{kind}' object does not support item assignment")
+    from .gather import has_index_array
+
+    if has_index_array(index):  # through index arrays: a scatter (frontend.scatter)
+        from .scatter import setitem_index
+
+        setitem_index(target, index, value)
+        return
     from .views import index_view, view_node
 
     start, dims, shape, _ = index_view(target, index)

@@ -302,10 +302,27 @@ _add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
 # --- updates: `old` with a view's region replaced by `value` (x[1:3] = v, through views) ----
 
 
-def scatter_reference(old: np.ndarray, value: np.ndarray, start: tuple[int, ...],
-                      dims: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value."""
+def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
+                      start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+                      vshape: tuple[int, ...] | None = None, axes: tuple[int, ...] = (),
+                      fn: str | None = None, loop: Any = None) -> np.ndarray:
+    """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value; with
+    index arrays (frontend/scatter.py), the positions view[index along axes] are set (the
+    last assignment to a repeated one wins), or with `fn` updated by ufunc.at."""
     out = np.array(old, copy=True)
+    if index:
+        assert vshape is not None
+        flat = view_reference(np.arange(max(old.size, 1)).reshape(old.shape) if old.size
+                              else np.zeros(old.shape, np.intp), start, dims, vshape)
+        pos = gather_reference(flat, *index, axes=axes, mode="raise").reshape(-1)
+        vals = np.asarray(value).reshape(-1)
+        target = out.reshape(-1)
+        if fn is None:
+            target[pos] = vals
+        else:
+            with np.errstate(all="ignore"):
+                getattr(np, OPS[fn].ufunc_name or fn).at(target, pos, vals)
+        return out
     if value.size == 0:
         return out
     grids = np.indices(value.shape, sparse=True) if value.ndim else []

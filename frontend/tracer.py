@@ -197,6 +197,10 @@ class Tracer:
             from .reductions import ufunc_reduce
 
             return ufunc_reduce(ufunc, *inputs, **kwargs)
+        if method == "at":
+            from .scatter import ufunc_at
+
+            return ufunc_at(ufunc, *inputs, **kwargs)
         if method != "__call__":
             raise UnsupportedError(
                 f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")

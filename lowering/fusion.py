@@ -120,6 +120,15 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
                 materialised.add(stored.id)
                 reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the source of gather "
                                       f"%{node.id}, which reads it at data-dependent positions")
+        if node.op == "scatter" and len(node.inputs) > 2 and not is_source(node.inputs[1]):
+            # A scatter through index arrays writes its buffer at data-dependent positions
+            # while computing its value inline: a value that reads the array being written
+            # (x[idx] += v reads x[idx]) is computed by an earlier kernel, as NumPy does.
+            value = node.inputs[1]
+            if value.id not in materialised and _reads(value, node.inputs[0], materialised):
+                materialised.add(value.id)
+                reasons[value.id] = (f"%{value.id} ({value.op}) is the value of scatter "
+                                     f"%{node.id}, and reads the array it writes")
         if node.op == "reshape":  # reads its input's view chain from memory
             base = strip_views(node.inputs[0], reshapes=True)
             if not is_source(base) and base.id not in materialised:
@@ -153,6 +162,21 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             reasons.pop(stored, None)
     materialised -= set(final.roots)
     return materialised, reasons, final
+
+
+def _reads(node: Node, target: Node, materialised: set[int]) -> bool:
+    """Whether computing `node` inline reads `target`'s value (through views, reshapes and
+    gathers; values stored by other kernels are read from their own buffers)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n is target:
+            return True
+        if n.id in seen or (n is not node and n.id in materialised and n.op != "view"):
+            continue
+        seen.add(n.id)
+        stack.extend(n.inputs)
+    return False
 
 
 def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = frozenset(),

@@ -179,6 +179,8 @@ def _kind(k: AnyKernel) -> str:
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
+    if k.serial:
+        return f"scatter, serial in index order over {list(k.domain)}"
     return f"elementwise over {list(k.domain)}"
 
 
