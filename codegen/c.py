@@ -38,6 +38,7 @@ from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
 from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .cscan import render_scan
 from .cscatter import render_scatter
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 
@@ -286,6 +287,7 @@ def render(program: Program, opts: COptions) -> str:
                if isinstance(k, ReduceKernel) else
                _gemm_view(k, program) if isinstance(k, GemmKernel) else
                render_scatter(k, f"fj_{k.name}", program) if k.serial else
+               render_scan(k, f"fj_{k.name}", program) if k.scan else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return templates.render(

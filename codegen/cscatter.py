@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Check, Compute, Kernel, Program, Store
-from .cexpr import cast_expr, compute_expr, gather_terms, point_lines
+from ..lowering.loop_ir import Access, Check, Kernel, Program, Store
+from .cexpr import cast_expr, gather_terms, point_lines
+from .cscan import binary_expr
 
 
 def _store_line(s: Store, program: Program, pointer: Any) -> str:
@@ -23,7 +24,7 @@ def _store_line(s: Store, program: Program, pointer: Any) -> str:
         return f"{p}[{at}] = {s.var};"
     assert s.loop is not None
     l0, l1, lo = s.loop
-    op = compute_expr(Compute("", s.fn, (cast_expr(dtype, l0, "(*fj_q)"), s.var), (l0, l1), lo))
+    op = binary_expr(s.fn, cast_expr(dtype, l0, "(*fj_q)"), s.var, (l0, l1), lo)
     return (f"{{ {ctype(dtype)} *const fj_q = &{p}[{at}]; "
             f"*fj_q = {cast_expr(lo, dtype, op)}; }}")
 

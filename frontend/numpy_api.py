@@ -21,6 +21,7 @@ from . import tracer as T
 from . import ufuncs as U
 from . import views as V
 from .rearrange import HANDLERS as REARRANGE
+from .scans import HANDLERS as SCANS
 
 
 def _probe(x: Any) -> Any:
@@ -329,5 +330,6 @@ HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
 HANDLERS.update(REARRANGE)
+HANDLERS.update(SCANS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

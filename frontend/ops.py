@@ -335,6 +335,17 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
 
 
 _add(OpDef("scatter", "update", 2, scatter_reference))
+# --- scans: fn.accumulate along `axis` in dtype `dtype` (np.cumsum, ufunc.accumulate) -------
+
+
+def scan_reference(x: np.ndarray, fn: str, axis: int) -> np.ndarray:
+    """Evaluate a `scan`: NumPy's accumulate of binary op `fn` along `axis` (x already has
+    the result's dtype)."""
+    with np.errstate(all="ignore"):
+        return getattr(np, OPS[fn].ufunc_name or fn).accumulate(x, axis=axis, dtype=x.dtype)
+
+
+_add(OpDef("scan", "scan", 1, scan_reference))
 # An array whose every element is written by the scatters that use it (np.concatenate):
 # it has no value of its own, so the scatter chain needs no fill kernel.
 _add(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))

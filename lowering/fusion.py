@@ -46,6 +46,7 @@ class Group:
     matmul: bool = False  # one GemmKernel
     update: GemmUpdate | None = None  # the matmul's gemm computes this argument update
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
+    scan: bool = False  # a scan's kernel (lowering/scan.py)
     refusals: list[str] = field(default_factory=list)
     gemm: Node | None = None  # a matmul whose gemm computes the roots as its epilogue
     axes: tuple[int, ...] | None = None
@@ -95,7 +96,7 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     updates = updates or {}
     in_gemm = {i for u in updates.values() for i in u.fused}
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
-    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul", "scatter")}
+    materialised |= {n.id for n in nodes if n.op in ("reduce", "matmul", "scatter", "scan")}
     materialised -= {u.matmul.id for u in updates.values()}
     reasons: dict[int, str] = {}
     for upd in updates.values():
@@ -209,7 +210,7 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
         after = max([after] + [group_of[d] + 1 for d in via_reshape(node, materialised)
                                if d in group_of])
         upd = updates.get(node.id)
-        alone = node.op in ("matmul", "scatter") or upd is not None
+        alone = node.op in ("matmul", "scatter", "scan") or upd is not None
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise,
                                           materialised)
         if target is None:
@@ -219,7 +220,8 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
                                 f"{epi.refused[node.id]}")
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
-                                    scatter=node.op == "scatter", update=upd))
+                                    scatter=node.op == "scatter", scan=node.op == "scan",
+                                    update=upd))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
@@ -266,7 +268,7 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                     and same_index(node, own, materialised, g.shape)):
                 return gi
             continue
-        if g.matmul or g.scatter:
+        if g.matmul or g.scatter or g.scan:
             continue
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:
@@ -323,8 +325,9 @@ def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[in
                 f"straight into argument {upd.arg} (beta = 1, alpha = "
                 f"{'-' if upd.sign < 0 else ''}"
                 f"{'1' if upd.scale is None else '%' + str(upd.scale.id)})"]
-    if node.op in ("matmul", "scatter"):
+    if node.op in ("matmul", "scatter", "scan"):
         what = ("a GEMM reads its operands from memory" if node.op == "matmul"
+                else "it runs along its rows in order" if node.op == "scan"
                 else "it writes a region through an index map")
         return [f"%{node.id} ({node.op}) is a kernel of its own: {what}"]
     domain = node.inputs[0].shape if node.op == "reduce" else node.shape
@@ -354,6 +357,8 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
         return f"k{gi} is a matmul, which fuses nothing else{via}"
     if g.scatter:
         return f"k{gi} writes a scatter region, which fuses nothing else{via}"
+    if g.scan:
+        return f"k{gi} is a scan, which fuses only the work that computes its input{via}"
     later = sorted(d for d in deps if group_of.get(d) == after)
     order = (f"it reads %{later[0]}, stored by k{after}, which runs after k{gi}"
              if gi < after and later else None)

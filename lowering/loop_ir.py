@@ -125,7 +125,19 @@ class Reduce:
     dtype: np.dtype
 
 
-Stmt = Load | Const | Compute | Check | Store | Reduce
+@dataclass(frozen=True)
+class Scan:
+    """The running fold of `value` by binary op `fn` (of `dtype`, like `value`) along the
+    last domain dim of a scan kernel: `var` is value's own at the first point of a row, then
+    fn(previous var, value) (NumPy's accumulate order; lowering/scan.py)."""
+
+    var: str
+    fn: str
+    value: str
+    dtype: np.dtype
+
+
+Stmt = Load | Const | Compute | Check | Store | Reduce | Scan
 
 
 @dataclass
@@ -145,6 +157,11 @@ class Kernel:
         """A scatter kernel: some store writes data-dependent positions, so the points run
         one after another in C order of the domain (NumPy's order of assignment)."""
         return any(isinstance(s, Store) and s.index for s in self.body)
+
+    @property
+    def scan(self) -> bool:
+        """A scan kernel: each row of the last domain dim runs in order (Scan)."""
+        return any(isinstance(s, Scan) for s in self.body)
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -362,6 +379,8 @@ def _fmt_stmt(s: Stmt) -> str:
         return f"check {s.op}#{s.code}({', '.join(s.args)})"
     if isinstance(s, Reduce):
         return f"{s.var} = reduce_{s.fn}({s.value}) : {s.dtype.name}"
+    if isinstance(s, Scan):
+        return f"{s.var} = scan_{s.fn}({s.value}) : {s.dtype.name}"
     a = s.access
     scatter = "".join(f" + {t.mode}({t.var}, {t.extent}) * {t.stride}" for t in s.index)
     op = "=" if s.fn is None else f"{s.fn}="

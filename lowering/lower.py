@@ -2,7 +2,8 @@
 
 `lower` partitions the graph (lowering/fusion.py), gives every stored value a buffer and
 builds each group's kernel with the toolkit of lowering/builder.py (elementwise kernels), or
-lowering/rowwise.py, matmul.py and update.py (reductions, matmuls, scatters). Nothing is copied
+lowering/rowwise.py, matmul.py, update.py and scan.py (reductions, matmuls, scatters,
+scans). Nothing is copied
 unless fusion decided to store it. It lowers again, with reductions apart from their users,
 when a reduction is read across rows in its own row kernel, and with argument updates
 unshared where the hazard check (lowering/update.py) finds one.
@@ -17,6 +18,7 @@ from .loop_ir import Buffer, OutputRef, Program
 from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
 from .rowwise import NonCanonicalUse, ReduceBuilder
+from .scan import build_scan
 from .update import buffer_hazards, build_scatter, copy_back, gemm_updates, scatter_tops
 
 
@@ -38,7 +40,7 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.axes is None or g.matmul or g.scatter:
+        if g.axes is None or g.matmul or g.scatter or g.scan:
             continue
         for r in g.roots:
             if r.op == "reduce" and use.get(r.id) and all(
@@ -130,6 +132,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
+        elif g.scan:
+            kernels.append(build_scan(low, f"k{i}", g.roots[0]))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:

@@ -22,7 +22,7 @@ import fusejit
 # The CUDA backend refuses scatter kernels (tested below), so a CUDA run skips the module.
 pytestmark = pytest.mark.c_only
 RNG = np.random.default_rng(20)
-DTYPES = [np.float32, np.float64, np.int32, np.uint8, np.int64, np.int8]
+DTYPES = [np.float32, np.float64, np.int32, np.uint8, np.int64, np.int8, np.float16]
 
 
 def check(f, *args):
