@@ -59,6 +59,10 @@ class Status(Enum):
     INT_NEG_POWER = (1, ValueError, "Integers to negative integer powers are not allowed.")
     INDEX_RANGE = (2, IndexError, "index out of bounds: an index array holds a value outside "
                                   "the axis it indexes.")
+    BINCOUNT_RANGE = (16, ValueError, "np.bincount: an input value is negative (NumPy's "
+                                      "ValueError) or not below minlength, which fusejit "
+                                      "takes as the output's length (NumPy would return a "
+                                      "longer array)")
     NO_BLAS = (64, RuntimeFailure, "a matmul calls BLAS, but the library was loaded without "
                                    "its BLAS routines (fj_set_blas was not given them)")
     NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "

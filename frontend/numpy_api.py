@@ -22,6 +22,7 @@ from . import ufuncs as U
 from . import views as V
 from .rearrange import HANDLERS as REARRANGE
 from .scans import HANDLERS as SCANS
+from .scatter import HANDLERS as SCATTERS
 
 
 def _probe(x: Any) -> Any:
@@ -331,5 +332,6 @@ for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
 HANDLERS.update(REARRANGE)
 HANDLERS.update(SCANS)
+HANDLERS.update(SCATTERS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

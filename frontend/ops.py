@@ -77,7 +77,10 @@ ERR_INT_NEG_POWER = ErrorCheck(Status.INT_NEG_POWER, "({1} < 0)",
 # index (any integer type, read as int64 the way NumPy converts index arrays to intp) and
 # the axis length. The load itself reads element 0 instead (see fj_ix_raise).
 ERR_INDEX_RANGE = ErrorCheck(Status.INDEX_RANGE, "fj_ix_bad((int64_t)({0}), {1})")
-ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE)}
+# np.bincount's input value outside [0, minlength) (frontend/scatter.py); args as above.
+ERR_BINCOUNT_RANGE = ErrorCheck(Status.BINCOUNT_RANGE,
+                                "((uint64_t)(int64_t)({0}) >= (uint64_t)({1}))")
+ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE, ERR_BINCOUNT_RANGE)}
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,8 @@ _add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
 def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
                       start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
                       vshape: tuple[int, ...] | None = None, axes: tuple[int, ...] = (),
-                      fn: str | None = None, loop: Any = None) -> np.ndarray:
+                      fn: str | None = None, loop: Any = None, check: str = "raise"
+                      ) -> np.ndarray:
     """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value; with
     index arrays (frontend/scatter.py), the positions view[index along axes] are set (the
     last assignment to a repeated one wins), or with `fn` updated by ufunc.at."""
@@ -314,6 +318,9 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
         assert vshape is not None
         flat = view_reference(np.arange(max(old.size, 1)).reshape(old.shape) if old.size
                               else np.zeros(old.shape, np.intp), start, dims, vshape)
+        if check == "bincount" and any(np.any((i < 0) | (i >= vshape[a]))
+                                       for i, a in zip(index, axes)):
+            raise ValueError(Status.BINCOUNT_RANGE.message)
         pos = gather_reference(flat, *index, axes=axes, mode="raise").reshape(-1)
         vals = np.asarray(value).reshape(-1)
         target = out.reshape(-1)
@@ -334,7 +341,7 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
     return out
 
 
-_add(OpDef("scatter", "update", 2, scatter_reference))
+_add(OpDef("scatter", "update", 2, scatter_reference, errors=(ERR_BINCOUNT_RANGE,)))
 # --- scans: fn.accumulate along `axis` in dtype `dtype` (np.cumsum, ufunc.accumulate) -------
 
 

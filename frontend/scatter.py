@@ -14,6 +14,7 @@ run time (IndexError, before anything is written); negative ones count from the 
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,8 @@ def _fit(node: Node, shape: tuple[int, ...], what: str) -> Node:
 
 
 def _scatter(target: T.Tracer, index: Any, value: Any, fn: str | None = None,
-             loop: tuple[np.dtype, np.dtype, np.dtype] | None = None) -> None:
+             loop: tuple[np.dtype, np.dtype, np.dtype] | None = None,
+             check: str = "raise") -> None:
     """Assign the scatter of `value` (a node or a constant) at `target[index]` to target."""
     start, dims, vshape, gathered, _, _ = index_plan(target, index)
     region = gathered.shape
@@ -56,7 +58,8 @@ def _scatter(target: T.Tracer, index: Any, value: Any, fn: str | None = None,
     old = target.node
     assign(target, T.make_node("scatter", [old, node, *gathered.inputs[1:]], old.shape,
                                old.dtype, start=start, dims=dims, vshape=vshape,
-                               axes=gathered.attrs["axes"], fn=fn, loop=loop))
+                               axes=gathered.attrs["axes"], fn=fn, loop=loop,
+                               **({"check": check} if check != "raise" else {})))
 
 
 def setitem_index(target: T.Tracer, index: Any, value: Any) -> None:
@@ -96,3 +99,55 @@ def ufunc_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = None) -> None:
         return
     _scatter(a, indices, b if isinstance(b, T.Tracer) else np.asarray(b, dtype=loop[1]),
              op.name, loop)
+
+
+def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> T.Tracer:
+    """np.bincount(x, weights, minlength): counts (int64) or sums of float64 weights, in
+    NumPy's order. The length must be known when tracing: `minlength` for a traced `x`
+    (a value outside [0, minlength) raises ValueError when the function runs: NumPy would
+    return a longer array), or the constant `x`'s own."""
+    xt = x if isinstance(x, T.Tracer) else None
+    xs = np.asarray(x) if xt is None else None
+    dtype = xt.dtype if xt is not None else xs.dtype
+    ndim = xt.ndim if xt is not None else xs.ndim
+    if ndim != 1:
+        raise ValueError("object too deep for desired array" if ndim > 1 else
+                         "object of too small depth for desired array")
+    if not np.can_cast(dtype, np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {np.dtype(dtype)!r} to "
+                        f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+    if minlength is None:
+        minlength = 0
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if xs is not None:
+        if xs.size and xs.min() < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        length = max(minlength, int(xs.max()) + 1 if xs.size else 0)
+    elif minlength == 0:
+        raise UnsupportedError(
+            f"np.bincount of a traced array without minlength is not supported by fusejit"
+            f"{T.where_msg()}: the length of NumPy's result depends on the data. Pass "
+            "minlength= (a value at or above it then raises ValueError when the function runs)")
+    else:
+        length = minlength
+    n = xt.shape[0] if xt is not None else xs.shape[0]
+    if weights is not None and n and T.shape_of(weights) != (n,):
+        raise ValueError("The weights and list don't have the same length.")
+    if weights is None or n == 0:  # NumPy: an empty input counts, weights or not
+        out_dtype, value = np.dtype(np.intp), np.ones((), np.intp)
+    else:
+        out_dtype = np.dtype(np.float64)
+        value = weights if isinstance(weights, T.Tracer) else np.asarray(weights, np.float64)
+    zero = T.Tracer(T.const_node(np.zeros((), out_dtype)))
+    out = broadcast_to(zero, (length,))
+    out = T.Tracer(out.node)  # a fresh array (no view to write through)
+    index: Any = xs.astype(np.intp) if xt is None else (
+        T.Tracer(T.cast_node(xt.node, np.dtype(np.intp))) if xt.dtype.kind == "b" else xt)
+    _scatter(out, index, value, "add", (out_dtype, out_dtype, out_dtype),
+             check="bincount" if xt is not None else "raise")
+    return out
+
+
+HANDLERS = {np.bincount: bincount}

@@ -17,6 +17,7 @@ first copies the old value into the scatter's buffer unless it lives there alrea
 from __future__ import annotations
 
 from ..frontend.ir import Node, TensorType
+from ..frontend.ops import ERR_BINCOUNT_RANGE
 from .builder import KernelBuilder, Lowering, collapse, identity_map
 from .loop_ir import Check, Kernel, Load, Store
 
@@ -40,6 +41,10 @@ def build_index_scatter(low: Lowering, name: str, node: Node) -> Kernel:
     assert isinstance(load, Load) and load.index
     if all(i.op == "const" for i in index):  # checked at trace time (frontend.gather)
         builder.body[first:] = [s for s in builder.body[first:] if not isinstance(s, Check)]
+    elif a.get("check") == "bincount":  # np.bincount: ValueError, negative values too
+        builder.body[first:] = [
+            Check(ERR_BINCOUNT_RANGE.code, "scatter", s.args, s.in_dtypes)
+            if isinstance(s, Check) else s for s in builder.body[first:]]
     builder.body.append(Store(load.access, v, node.id, load.index, a.get("fn"), a.get("loop")))
     nodes = [n for n in builder.nodes if n != region.id] + [node.id]
     locs = builder.locs + ([node.loc] if node.loc and node.loc not in builder.locs else [])

@@ -288,3 +288,42 @@ def test_cuda_refuses_scatter_kernels_clearly() -> None:
     program = fusejit.jit(f).lower_for(np.zeros(4), np.array([1]), np.ones(1)).program
     with pytest.raises(UnsupportedError, match="scatter through index arrays.*C backend"):
         render_cuda(program)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 12), st.sampled_from([np.int64, np.int32, np.uint8,
+                                                                np.int8, np.bool_]),
+       st.sampled_from(["none", "float64", "float32", "int32", "computed"]), st.integers(0, 5))
+def test_bincount_matches_numpy(n, m, dtype, weights, extra) -> None:
+    from conftest import run_both
+
+    x = RNG.integers(0, 2 if dtype == np.bool_ else m, n).astype(dtype)
+    length = m + extra
+    if weights == "none":
+        run_both(lambda x: np.bincount(x, minlength=length), x)
+        run_both(lambda x: np.bincount(np.asarray([3, 0, 3]), minlength=2) + x.sum(), x)
+    elif weights == "computed":
+        w = RNG.standard_normal(n)
+        run_both(lambda x, w: np.bincount(x, np.exp(w), minlength=length), x, w)
+    else:
+        w = (RNG.standard_normal(n) * 5).astype(weights)
+        run_both(lambda x, w: np.bincount(x, w, minlength=length), x, w)
+
+
+def test_bincount_errors() -> None:
+    from conftest import run_both
+
+    from fusejit.errors import UnsupportedError
+
+    x = np.array([0, 3, 3, 1])
+    run_both(lambda x: np.bincount(x - 2, minlength=4), x)  # negative: NumPy's ValueError
+    run_both(lambda x: np.bincount(x.reshape(2, 2), minlength=4), x)
+    run_both(lambda x: np.bincount(x * 1.0, minlength=4), x)  # TypeError: float input
+    run_both(lambda x: np.bincount(x, minlength=-1), x)
+    run_both(lambda x: np.bincount(x, np.ones(3), minlength=4), x)  # weights' length
+    with pytest.raises(ValueError, match="not below minlength"):
+        fusejit.jit(lambda x: np.bincount(x, minlength=3))(x)  # NumPy: a longer result
+    with pytest.raises(UnsupportedError, match="minlength="):
+        fusejit.jit(lambda x: np.bincount(x))(x)
+    got = fusejit.jit(lambda w: np.bincount(np.array([1, 1, 4]), w))(np.ones(3))  # constant x
+    assert got.tolist() == [0.0, 2.0, 0.0, 0.0, 1.0]
