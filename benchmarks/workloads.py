@@ -370,7 +370,9 @@ else:  # run as a script from benchmarks/
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
     from . import workloads_linalg, workloads_state, workloads_train  # noqa: E402,F401
+    from . import workloads_scatter  # noqa: E402,F401
 else:
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_train  # type: ignore[no-redef]  # noqa: E402,F401
