@@ -268,6 +268,14 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                     and same_index(node, own, materialised, g.shape)):
                 return gi
             continue
+        if g.scan and in_group and materialised is not None:
+            # A scan's kernel computes same-shaped elementwise values that read its running
+            # values at their own index (np.cumsum(x, axis=1) / n), right after each step.
+            own = {r.id for r in g.roots}
+            if (node.shape == g.shape and OPS[node.op].kind == "elementwise"
+                    and same_index(node, own, materialised, g.shape)):
+                return gi
+            continue
         if g.matmul or g.scatter or g.scan:
             continue
         if g.axes is None:
@@ -358,7 +366,8 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
     if g.scatter:
         return f"k{gi} writes a scatter region, which fuses nothing else{via}"
     if g.scan:
-        return f"k{gi} is a scan, which fuses only the work that computes its input{via}"
+        return (f"k{gi} is a scan, which fuses only elementwise values of its shape that read "
+                f"its values at their own index{via}")
     later = sorted(d for d in deps if group_of.get(d) == after)
     order = (f"it reads %{later[0]}, stored by k{after}, which runs after k{gi}"
              if gi < after and later else None)

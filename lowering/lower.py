@@ -19,12 +19,20 @@ from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
 from .rowwise import NonCanonicalUse, ReduceBuilder
 from .scan import build_scan
-from .update import buffer_hazards, build_scatter, copy_back, gemm_updates, scatter_tops
+from .update import (
+    buffer_hazards,
+    build_scatter,
+    copy_back,
+    gemm_updates,
+    scatter_olds,
+    scatter_tops,
+)
 
 
 def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     """Reductions of a row group whose every use is computed by that group's kernel alone
-    (softmax's max and sum): their results stay in registers, with no buffer."""
+    (softmax's max and sum), and likewise scans: their results stay in registers, with no
+    buffer."""
     roots = {r.id for g in groups for r in g.roots}
     computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
     for k, g in enumerate(groups):
@@ -40,6 +48,9 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
+        if g.scan and use.get(g.roots[0].id) and all(
+                computed_by.get(u.id) == {k} for u in use[g.roots[0].id]):
+            local.add(g.roots[0].id)  # np.cumsum(x, axis=1) / n: only the quotient stored
         if g.axes is None or g.matmul or g.scatter or g.scan:
             continue
         for r in g.roots:
@@ -99,6 +110,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             out_index[node.id] = pos
     update_of = {node.id: k for node, k in zip(graph.outputs[n_res:], graph.updates)}
     tops = scatter_tops(graph, set(out_index) | set(update_of))
+    stored = {r.id for g in groups for r in g.roots}
+    tops.update(scatter_olds(graph, tops, stored, set(out_index) | set(update_of)))
     chain_buf: dict[int, Buffer] = {}
     shared: dict[int, tuple[int, int]] = {}
     local = kernel_local_reductions(graph, groups) - set(out_index) - set(update_of)
@@ -133,7 +146,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
         elif g.scan:
-            kernels.append(build_scan(low, f"k{i}", g.roots[0]))
+            kernels.append(build_scan(low, f"k{i}", g.roots))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:

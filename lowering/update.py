@@ -42,6 +42,26 @@ def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
     return top
 
 
+def scatter_olds(graph: Graph, tops: dict[int, Node], stored: set[int],
+                 outputs: set[int]) -> dict[int, Node]:
+    """Stored values that a scatter through index arrays writes over, which may live in
+    that scatter's chain buffer from the start (no fill copy: `d = p.copy();
+    d[rows, labels] -= 1` computes d straight into the buffer the scatter updates): computed
+    values (not inputs, constants or outputs themselves) that only this scatter writes over.
+    A later read of the old value is caught by `buffer_hazards` (then nothing is shared)."""
+    uses = users(graph.nodes())
+    out: dict[int, Node] = {}
+    for node in graph.nodes():
+        if node.op != "scatter" or len(node.inputs) <= 2:
+            continue
+        old = node.inputs[0]
+        over = [u for u in uses.get(old.id, []) if u.op == "scatter" and u.inputs[0] is old]
+        if (old.id in stored and old.op not in ("input", "const", "scatter", "empty")
+                and old.id not in outputs and old.id not in tops and len(over) == 1):
+            out[old.id] = tops[node.id]
+    return out
+
+
 def build_scatter(low: Lowering, name: str, node: Node) -> list[Kernel]:
     """The kernels computing scatter `node` into its buffer: fill (if needed), region."""
     buf = low.buffer_for(node)
@@ -98,7 +118,11 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
                 elif isinstance(kern, GemmKernel) and (
                         any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
                     bad.add(top)  # an operand is the output, or BLAS cannot write C there
-                if any(ld.access not in written or ld.index or ld.node != current
+                # The first kernel to write a buffer that held nothing (current -1) may
+                # read back what it stored there (a row kernel's store-then-scale).
+                fresh = current == -1 and not modified
+                if any(ld.access not in written or ld.index or (ld.node != current
+                                                                 and not fresh)
                        for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True

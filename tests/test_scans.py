@@ -102,3 +102,14 @@ def test_explain_and_cuda_refusal() -> None:
         render_cuda(program)
     with pytest.raises(UnsupportedError, match="out="):
         fusejit.jit(lambda x, o: np.cumsum(x, out=o))(x, x.copy())
+
+
+def test_consumers_fuse_and_leading_axes() -> None:
+    x = RNG.standard_normal((70, 130)).astype(np.float32)
+    jf = run_both(lambda x: np.cumsum(x, axis=1) / 130, x)
+    text = str(jf.explain(x))
+    assert "1 kernel(s)" in text and "divide" in text  # the quotient only: no scan buffer
+    run_both(lambda x: (np.cumsum(x, axis=0) * x, np.cumsum(x, axis=0)), x)  # column blocks
+    run_both(lambda x: np.cumsum(x, axis=1) - np.cumsum(x, axis=1)[:, :1], x)  # not same index
+    run_both(lambda x: np.maximum.accumulate(x.reshape(7, 10, 130), axis=1)[::2], x)
+    run_both(lambda x: np.cumprod(x.T, axis=1), x)

@@ -231,6 +231,16 @@ def test_cross_entropy_gradient() -> None:
     labels = RNG.integers(0, 10, 64)
     check(xent_grad, logits, labels)
     check(xent_grad, logits, np.concatenate([labels[:-1], [10]]))  # IndexError
+    text = str(fusejit.jit(xent_grad).explain(logits, labels))
+    assert "_fill" not in text  # the row kernel writes d where the scatter updates it
+
+    def reads_old_later(x, i):
+        y = np.exp(x)
+        z = y.copy()
+        z[i] += 1.0
+        return z, y * 2  # the old value is still needed: nothing shared
+
+    check(reads_old_later, RNG.standard_normal(6), np.array([1, 1, 4]))
 
 
 def test_forms_and_traced_scalar_index() -> None:
