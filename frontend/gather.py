@@ -10,7 +10,8 @@ are checked by the compiled code, which raises the same IndexError.
 
 A traced integer scalar (a Python int or NumPy integer argument, `x.argmax()`) is a basic
 index in NumPy, whose result is a view: its gather is linked to the array like a view, so it
-reads the array's later value (frontend.tracer), and writing through it is refused.
+reads the array's later value (frontend.tracer), and writing through it writes the array (a
+scatter, frontend.scatter).
 Boolean masks stay unsupported: their result's shape depends on the data.
 """
 
@@ -128,16 +129,20 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
 
 def _link(out: T.Tracer, t: T.Tracer, start: tuple[int, ...], dims: tuple, shape: tuple,
           gathered: Any) -> None:
-    """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value."""
+    """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value, and
+    writes into it (`x[i] += 1`, `row = x[i]; row *= 2`) write `t` (a scatter)."""
     index, attrs = gathered.inputs[1:], gathered.attrs
 
     def rederive(base: Any) -> Any:
         return T.make_node("gather", [view_node(base, start, dims, shape), *index],
                            gathered.shape, gathered.dtype, **attrs)
 
-    out.parent, out.vargs, out.seen = t, (rederive,), t.version
-    out.readonly = ("writing into x[i] with a traced integer i is not supported by fusejit "
-                    "(NumPy's result is a view at a position known only at run time)")
+    def write(old: Any, value: Any) -> Any:  # writing through it: a scatter (inplace.assign)
+        return T.make_node("scatter", [old, value, *index], old.shape, old.dtype, start=start,
+                           dims=dims, vshape=shape, axes=attrs["axes"], fn=None, loop=None)
+
+    out.parent, out.vargs, out.seen = t, (rederive, write), t.version
+    out.readonly = t.readonly
 
 
 def _gather(src: Any, index: list[tuple[int, Index]], axes: tuple[int, ...], mode: str) -> Any:

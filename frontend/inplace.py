@@ -60,6 +60,8 @@ def assign(target: T.Tracer, node: Node) -> None:
         old = parent.node
         if t.vargs is None:
             new = node
+        elif callable(t.vargs[0]):  # x[i] by a traced integer i (frontend.gather)
+            new = t.vargs[1](old, node)
         elif t.vargs[0] is None:  # a merged reshape (frontend.reshape)
             raise UnsupportedError(
                 f"writing into an array reshaped with merged axes is not supported by fusejit"

@@ -64,6 +64,10 @@ def _scatter(target: T.Tracer, index: Any, value: Any, fn: str | None = None,
 
 def setitem_index(target: T.Tracer, index: Any, value: Any) -> None:
     """`target[index] = value` where the index holds an integer array or a traced integer."""
+    if (isinstance(value, T.Tracer) and value.parent is target and value.vargs
+            and callable(value.vargs[0]) and target.node.op == "scatter"
+            and target.node.inputs[1] is value.node):
+        return  # `x[i] op= v` ends with Python's `x[i] = <the updated view>`: already written
     _scatter(target, index, value)
 
 

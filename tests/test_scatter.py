@@ -268,9 +268,21 @@ def test_forms_and_traced_scalar_index() -> None:
         x[i] = 3.0
         return x
 
+    def write_through_traced_int(x):
+        row = x.reshape(2, 3)[x.argmax() % 2]  # a view in NumPy
+        row += 1.0
+        x[x.argmin()] -= 5.0
+        return x
+
+    def counts(c, labels):
+        for k in range(3):
+            c[labels[k]] += 1  # one traced integer at a time
+
     x = RNG.standard_normal(6)
-    for f in (set_list, set_reshaped, set_traced_int, add_traced):
+    for f in (set_list, set_reshaped, set_traced_int, add_traced, write_through_traced_int):
         check(f, x)
+    check(counts, np.zeros(4, np.int64), np.array([1, 3, 1]))
+    check(counts, np.zeros(4, np.int64), np.array([1, 3, 4]))  # IndexError
     check(rows, RNG.standard_normal((4, 3)), np.array([3, 1, 3]),
           RNG.standard_normal((3, 3)))
     check(rows, RNG.standard_normal((4, 3)), np.array([3, 1, 3]), RNG.standard_normal((1, 3, 3)))
