@@ -38,7 +38,7 @@ def _broadcast_into(node: Node, shape: tuple[int, ...]) -> Node:
     return broadcast_to(T.Tracer(node), shape).node
 
 
-def _check_writable(target: T.Tracer) -> None:
+def check_writable(target: T.Tracer) -> None:
     """NumPy's error for a read-only view; fusejit's for a view it cannot write through."""
     if isinstance(target.readonly, str):
         raise UnsupportedError(f"{target.readonly}{T.where_msg()}: write into the array "
@@ -49,7 +49,7 @@ def _check_writable(target: T.Tracer) -> None:
 
 def assign(target: T.Tracer, node: Node) -> None:
     """Make `node` (target's shape and dtype) the value of `target`, writing through views."""
-    _check_writable(target)
+    check_writable(target)
     t = target
     while True:
         parent = t.parent
@@ -108,7 +108,7 @@ def ufunc_into(ufunc: np.ufunc, args: tuple, out: Any, result: Any = None) -> T.
     return dest
 
 
-def _value_node(value: Any, dtype: np.dtype) -> Node:
+def value_node(value: Any, dtype: np.dtype) -> Node:
     """`value` as a node of `dtype`, converted as NumPy's item assignment converts it."""
     if isinstance(value, T.Tracer):
         return T.cast_node(value.node, dtype)
@@ -138,7 +138,7 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
     from .views import index_view, view_node
 
     start, dims, shape, _ = index_view(target, index)
-    node = _value_node(value, target.dtype)
+    node = value_node(value, target.dtype)
     try:
         shape_ok = np.broadcast_shapes(node.shape, shape) == shape
     except ValueError:
@@ -147,7 +147,7 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
         raise ValueError(f"could not broadcast input array from shape {node.shape} into shape "
                          f"{shape}")
     node = _broadcast_into(node, shape)
-    _check_writable(target)
+    check_writable(target)
     old = target.node
     region = view_node(old, start, dims, shape)
     if region is old:  # the whole array
@@ -168,7 +168,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     """np.copyto into a traced array."""
     dest = _destination(dst, "copyto()")
     np.copyto(np.empty(0, dest.dtype), _probe(src), casting=casting)  # NumPy's casting check
-    node = _value_node(src, dest.dtype) if not isinstance(src, T.Tracer) else T.cast_node(
+    node = value_node(src, dest.dtype) if not isinstance(src, T.Tracer) else T.cast_node(
         src.node, dest.dtype)
     shape = dest.shape
     try:

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import tracer as T
 from .gather import has_index_array, index_plan
-from .inplace import _check_writable, _value_node, assign, setitem
+from .inplace import check_writable, value_node, assign, setitem
 from .ir import Node
 from .ops import lookup_ufunc, resolve_ufunc
 from .views import broadcast_to
@@ -53,8 +53,8 @@ def _scatter(target: T.Tracer, index: Any, value: Any, fn: str | None = None,
     """Assign the scatter of `value` (a node or a constant) at `target[index]` to target."""
     start, dims, vshape, gathered, _, _ = index_plan(target, index)
     region = gathered.shape
-    node = _fit(_value_node(value, target.dtype if loop is None else loop[1]), region, "value")
-    _check_writable(target)
+    node = _fit(value_node(value, target.dtype if loop is None else loop[1]), region, "value")
+    check_writable(target)
     old = target.node
     assign(target, T.make_node("scatter", [old, node, *gathered.inputs[1:]], old.shape,
                                old.dtype, start=start, dims=dims, vshape=vshape,
