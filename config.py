@@ -41,6 +41,9 @@ class Config:
     # default), or an x86-64 level "x86-64" (SSE2), "x86-64-v2", "x86-64-v3" (AVX2, FMA),
     # "x86-64-v4" (AVX-512); see runtime/toolchain.TARGETS.
     march: str = "native"
+    # FUSEJIT_DASK_SHIP: "auto" ships built stage libraries from a dask.distributed client to
+    # its workers (runtime/dask_ship.py); "0": each worker builds its own
+    dask_ship: str = "auto"
 
 
 def current() -> Config:
@@ -55,6 +58,7 @@ def current() -> Config:
         profile=_int("FUSEJIT_PROFILE", 0) > 0,
         progress=os.environ.get("FUSEJIT_PROGRESS", "auto"),
         march=os.environ.get("FUSEJIT_MARCH", "").strip() or "native",
+        dask_ship=os.environ.get("FUSEJIT_DASK_SHIP", "auto"),
     )
 
 

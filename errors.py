@@ -22,6 +22,11 @@ class ConcretizationError(TraceError, TypeError):
     """A traced value was used where a concrete Python value is needed (if, int(), float())."""
 
 
+class ArgumentTypeError(TraceError, TypeError):
+    """An argument of a type fusejit does not trace (str, list, dict...): a TypeError, as
+    NumPy's own error for such an operand is."""
+
+
 class IRError(FusejitError):
     """The graph IR violates an invariant (raised by the verifier)."""
 
@@ -48,6 +53,10 @@ class ExportError(FusejitError):
     not match the library, an incompatible format version)."""
 
 
+class ExportTargetError(ExportError, TargetError):
+    """An exported library was compiled for CPU features the running CPU lacks (named)."""
+
+
 class Status(Enum):
     """The status codes compiled code returns: each code, its C macro (`FJ_<macro>` in the
     generated C and CUDA, `<LIB>_<macro>` in an exported header) and the exception it becomes.
@@ -59,6 +68,8 @@ class Status(Enum):
     INT_NEG_POWER = (1, ValueError, "Integers to negative integer powers are not allowed.")
     INDEX_RANGE = (2, IndexError, "index out of bounds: an index array holds a value outside "
                                   "the axis it indexes.")
+    ALL_NAN = (4, ValueError, "All-NaN slice encountered")
+    CHOICE = (8, ValueError, "invalid entry in choice array")
     BINCOUNT_RANGE = (16, ValueError, "np.bincount: an input value is negative (NumPy's "
                                       "ValueError) or not below minlength, which fusejit "
                                       "takes as the output's length (NumPy would return a "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,8 @@ from . import config
 from .errors import RuntimeFailure, UnsupportedError
 from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
-from .runtime import cuda_jit
+from .frontend.tracer import tracing
+from .runtime import backends
 from .runtime.backend_c import ready_dispatcher
 from .runtime.callargs import (
     arg_key,
@@ -59,6 +61,10 @@ class JitFunction:
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
                  static_argnames: Iterable[str] = (), backend: str | None = None,
                  fastmath: bool = False, python_scalars: bool = True) -> None:
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
+                inspect.isasyncgenfunction(fn)):
+            raise UnsupportedError(f"{fn.__name__}() is a generator or coroutine function: "
+                                   "fusejit compiles functions that return arrays")
         functools.update_wrapper(self, fn)
         self.fn = fn
         # Arithmetic among Python-scalar arguments is Python's (frontend.pyscalar); False for
@@ -78,10 +84,8 @@ class JitFunction:
             static.add(names.index(name))
         self.static = frozenset(static)
         self.backend = backend or config.current().backend
-        if self.backend not in ("c", "cuda"):
-            raise UnsupportedError(f"unknown backend {self.backend!r} (use 'c' or 'cuda')")
-        if self.backend == "cuda":
-            cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
+        self.target = backends.get(self.backend)  # UnsupportedError for an unknown name
+        self.target.require()  # e.g. pycuda, a GPU and nvcc, or a clear error now
         self._cache: dict[Hashable, Compiled] = {}
         # Fast path: signature bytes computed in C -> specialised call stub.
         self._stubs: dict[bytes, Callable[..., Any]] = {}
@@ -154,6 +158,8 @@ class JitFunction:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),
         `device_output=` (CUDA), or the function's own parameters by name. `kwargs` is left as
         it was (__call__ reads `out=` from it again after an OverflowError)."""
+        if tracing():
+            return self._inline(args, kwargs)
         if self._out_kw and "out" in kwargs:
             out = kwargs["out"]
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
@@ -161,13 +167,42 @@ class JitFunction:
                 return self._call_out(self._bind(args, kwargs), out)
             if not kwargs:
                 return self(*args)
-        if self.backend == "cuda" and "device_output" in kwargs:
+        if self.target.device_output and "device_output" in kwargs:
             on_device = bool(kwargs["device_output"])  # results as GPUArrays
             kwargs = {k: v for k, v in kwargs.items() if k != "device_output"}
             return self._call_slow(self._bind(args, kwargs), on_device)
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
+    def __fusejit_inline__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """This function as a traced one that reads it calls it: `fn` (the Python function,
+        or its copy from frontend.captures) inlined, with `out=` handled as here."""
+        return lambda *args, **kwargs: self._inline(args, kwargs, fn)
+
+    def _inline(self, args: tuple, kwargs: dict, fn: Callable[..., Any] | None = None) -> Any:
+        """A call from inside another jitted function's trace: the Python function runs on
+        the outer trace's values, so its operations become part of the outer graph (one
+        compiled program, as if its body were written there)."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None) if self._out_kw else None
+        kwargs.pop("device_output", None)
+        result = (fn or self.fn)(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(out, tuple):
+            for o, r in zip(out, result, strict=True):
+                o[...] = r
+            return out
+        out[...] = result
+        return out
+
     def _call_slow(self, args: tuple, on_device: bool | None = None) -> Any:
+        if tracing():  # called by a function being traced: inline it
+            return self._inline(args, {})
+        if "dask.array" in sys.modules and any(  # Dask arrays in, Dask arrays out
+                type(a).__module__.startswith("dask.array") for a in args):
+            from .runtime import dask_array
+
+            return dask_array.call(self, args)
         try:
             compiled = self._cache.get(self._key(args))
         except TypeError:  # an unhashable static argument: _normalise says which
@@ -221,7 +256,7 @@ class JitFunction:
         g = compiled.optimised
         specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
         outs = check_out(out, g.out_tree, specs, self.fn.__name__)
-        direct = None if compiled.updated or self.backend != "c" else direct_outs(
+        direct = None if compiled.updated or not self.target.fast_path else direct_outs(
             compiled.executable, outs, args)
         if direct is None:
             copy_into(outs, self(*args), g.out_tree)
@@ -287,7 +322,9 @@ class JitFunction:
                                     f"hashable, got {type(a).__name__}") from None
                 continue
             if isinstance(a, np.ndarray):
-                if isinstance(a, np.matrix) or isinstance(a, np.ma.MaskedArray):
+                # (np.ma is imported on first use, 6 ms: only a subclass can be a MaskedArray)
+                if type(a) is not np.ndarray and (isinstance(a, np.matrix)
+                                                  or isinstance(a, np.ma.MaskedArray)):
                     raise UnsupportedError(f"argument {i} of {self.fn.__name__}() is a "
                                            f"{type(a).__name__}; pass np.asarray(x)")
                 check_dtype(a.dtype, f"argument {i} of {self.fn.__name__}()")
@@ -305,6 +342,11 @@ class JitFunction:
         """What compiling for these arguments did: graphs, kernels and the source lines they
         fuse, refused fusions, the memory plan and stage times (`print()` it; `.to_dot()`).
         Compiles only when this signature is new."""
+        if "dask.array" in sys.modules and any(  # the chunk plan and per-chunk programs
+                type(a).__module__.startswith("dask.array") for a in args):
+            from .runtime import dask_explain
+
+            return dask_explain.explain(self, self._bind(args, kwargs))
         c = self.lower_for(*args, **kwargs)
         return explain_module().explain(c.graph, c.optimised, c.program, c.times,
                                          backend=self.backend)
@@ -313,7 +355,7 @@ class JitFunction:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
         a fresh machine run through cffi while it builds in the background)."""
         dispatch = ready_dispatcher()
-        if dispatch is None or self.backend != "c":
+        if dispatch is None or not self.target.fast_path:
             return
         g = compiled.optimised
         if compiled.updated:
@@ -374,7 +416,8 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Iterable[int] |
 
 
 def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
-           name: str | None = None, workspace: str = "caller") -> ExportResult:
+           name: str | None = None, workspace: str = "caller",
+           target: str | None = None) -> ExportResult:
     """Compile `fn` for arguments like `example_args` into a shared library that needs no
     Python: `path` (default `build/lib<name>.so`; a directory gets `lib<name>.so` in it), a
     C header and JSON metadata beside it. `name` (default: from `path`, else the function's
@@ -382,15 +425,19 @@ def export(fn: Callable[..., Any], *example_args: Any, path: str | None = None,
 
     `workspace="caller"`: `<name>(..., void *workspace)` takes its scratch memory from the
     caller (`<name>_alloc(...)` allocates it per call); `"alloc"`: `<name>(...)` allocates it.
+    `target`: the instruction set to compile for, "native" or an x86-64 level such as
+    "x86-64-v3" (default: FUSEJIT_MARCH, else "native"); an unknown one is refused before
+    anything is compiled or written.
     """
+    from .runtime.aot import export_compiled, export_toolchain
+
     # An exported library is C, and has no Python to run Python-scalar arithmetic: its
     # scalar parameters follow NumPy's int64/float64 rules throughout (see the README).
     jf = fn if isinstance(fn, JitFunction) else JitFunction(fn, backend="c")
     jf = JitFunction(jf.fn, tuple(jf.static), backend="c", fastmath=jf.fastmath,
                      python_scalars=False)
+    tc = export_toolchain(target or config.current().march, jf.fastmath)  # before compiling
     args = jf._normalise(jf._bind(example_args, {}))
     c = jf.lower_for(*args)
-    from .runtime.aot import export_compiled
-
     return export_compiled(jf.fn, jf.signature, args, c.optimised, c.program, c.source,
-                           c.positions, path, name, workspace, jf.fastmath)
+                           c.positions, path, name, workspace, tc)

@@ -1,5 +1,6 @@
 /*
- * vmath_accuracy.c -- accuracy of codegen/include/fj_vmath_f32.h against double libm.
+ * vmath_accuracy.c -- accuracy of codegen/include/fj_vmath_f32.h, fj_vtile.h and fj_vpow.h
+ * against double libm.
  *
  * Exhaustive (default): every one of the 2^32 float32 bit patterns, per function.
  * Sampled (-DFJ_SAMPLED, used by tests/test_vmath.py): the inputs are read from stdin as raw
@@ -17,6 +18,11 @@
  * float y > x, all three functions are nondecreasing).  The exit status is 1 when any max error
  * exceeds FJ_MAX_ULP (default 2) or any mismatch was found (monotonicity: exp and tanh only;
  * erf's violations are counted and reported).
+ *
+ * fj_pow_f32 (fj_vpow.h) is checked as functions of x for fixed exponents against double pow:
+ * pow3, powm2, pow7 (y = 3, -2, 7 as constants: the integer path), powr3 (y = 3 read at run
+ * time: the general path), pow25 and powm15 (y = 2.5 and -1.5); odd ones (odd integer y) for
+ * exact oddness, x^3 and x^7 for monotonicity.  `./a.out NAME` runs one function.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +33,7 @@
 #include "fj_vmath_f32.h"
 #include "fj_vtile_tables.h"
 #include "fj_vtile.h"
+#include "fj_vpow.h"
 
 #ifndef FJ_MAX_ULP
 #define FJ_MAX_ULP 2.0
@@ -46,6 +53,7 @@ typedef struct {
 DEFINE_LOOP(exp, fj_vm_exp_f32)
 DEFINE_LOOP(tanh, fj_vm_tanh_f32)
 DEFINE_LOOP(erf, fj_vm_erf_f32)
+DEFINE_LOOP(log, fj_vm_log_f32)
 
 /* The tile functions of fj_vtile.h, a tile at a time (the arrays are padded to whole tiles). */
 #define DEFINE_TILE_LOOP(NAME, FN)                                                      \
@@ -58,22 +66,49 @@ DEFINE_TILE_LOOP(tanh_tile, fj_tile_tanh_f32)
 DEFINE_TILE_LOOP(erf_tile, fj_tile_erf_f32)
 DEFINE_TILE_LOOP(log_tile, fj_tile_log_f32)
 
+/* fj_pow_f32 with a constant exponent (folded after inlining: the integer path for integers),
+ * and with one read at run time (the general path, integer or not). */
+static volatile float runtime_three = 3.0f;
+#define DEFINE_POW(NAME, Y)                                                             \
+    static float NAME##_f(float x) { return fj_pow_f32(x, Y); }                      \
+    static double NAME##_ref(double x) { return pow(x, (double)(Y)); }                \
+    DEFINE_LOOP(NAME, NAME##_f)
+DEFINE_POW(pow3, 3.0f)
+DEFINE_POW(powm2, -2.0f)
+DEFINE_POW(pow7, 7.0f)
+DEFINE_POW(pow25, 2.5f)
+DEFINE_POW(powm15, -1.5f)
+static double powr3_ref(double x) { return pow(x, 3.0); }
+static void loop_powr3(const float *restrict x, float *restrict y, int n) {
+    const float e = runtime_three;
+#pragma omp simd
+    for (int i = 0; i < n; i++) y[i] = fj_pow_f32(x[i], e);
+}
+
 typedef struct {
     const char *name;
     void (*loop)(const float *, float *, int);
     double (*ref)(double);
     int odd;
-    int monotone; /* 1: a violation fails; erf evaluates a polynomial in float near 1 */
+    int monotone; /* 1: a violation fails; 0: counted (erf evaluates a polynomial in float near
+                     1); -1: not a monotone function, not checked */
 } Func;
 
 static const Func FUNCS[] = {
     {"exp", loop_exp, exp, 0, 1},
     {"tanh", loop_tanh, tanh, 1, 1},
     {"erf", loop_erf, erf, 1, 0},
+    {"log", loop_log, log, 0, 1},
     {"exp_tile", loop_exp_tile, exp, 0, 1},
     {"tanh_tile", loop_tanh_tile, tanh, 1, 1},
     {"erf_tile", loop_erf_tile, erf, 1, 0},
     {"log_tile", loop_log_tile, log, 0, 1},
+    {"pow3", loop_pow3, pow3_ref, 1, 1},
+    {"powm2", loop_powm2, powm2_ref, 0, -1},
+    {"pow7", loop_pow7, pow7_ref, 1, 1},
+    {"powr3", loop_powr3, powr3_ref, 1, 1},
+    {"pow25", loop_pow25, pow25_ref, 0, -1},
+    {"powm15", loop_powm15, powm15_ref, 0, -1},
 };
 
 static uint32_t bits(float x) {
@@ -117,15 +152,15 @@ static void check(const Func *f, const float *x, const float *y, const float *yn
         }
         if (!isnan(rf) && bits(g) != bits(rf)) s->inexact++;
         if (f->odd && yneg && !isnan(g) && bits(yneg[i]) != (bits(g) ^ 0x80000000u)) s->bad_odd++;
-        if (i > 0 && x[i] > x[i - 1] && y[i] < y[i - 1]) s->bad_mono++;
-        if (i > 0 && x[i] < x[i - 1] && y[i] > y[i - 1]) s->bad_mono++;
+        if (f->monotone >= 0 && i > 0 && x[i] > x[i - 1] && y[i] < y[i - 1]) s->bad_mono++;
+        if (f->monotone >= 0 && i > 0 && x[i] < x[i - 1] && y[i] > y[i - 1]) s->bad_mono++;
     }
 }
 
 static int report(const Func *f, const Stats *s, uint64_t count) {
     const int bad = s->max_ulp > FJ_MAX_ULP || s->bad_special || s->bad_odd ||
-                    (f->monotone && s->bad_mono);
-    printf("%-6s inputs %llu max_ulp %.4f at %a (%.9g) not_correctly_rounded %llu "
+                    (f->monotone > 0 && s->bad_mono);
+    printf("%-9s inputs %llu max_ulp %.4f at %a (%.9g) not_correctly_rounded %llu "
            "special_mismatch %llu odd_mismatch %llu monotonic_violations %llu%s\n",
            f->name, (unsigned long long)count, s->max_ulp, (double)s->worst, (double)s->worst,
            (unsigned long long)s->inexact, (unsigned long long)s->bad_special,

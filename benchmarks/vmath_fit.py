@@ -1,4 +1,4 @@
-"""Fit the polynomial coefficients of codegen/include/fj_vmath_f32.h (float32 exp, tanh, erf).
+"""Fit the polynomial coefficients of codegen/include/fj_vmath_f32.h (float32 exp, tanh, erf, log).
 
 Method: minimax in the weighted (relative or absolute) error, by Lawson's iteratively reweighted
 least squares on a dense Chebyshev grid, in float64 with a Chebyshev-scaled monomial basis.
@@ -101,6 +101,10 @@ ERF_ONE = 3.9375  # erf(x) rounds to 1 in float32 from 3.9192059 on
 ERF_C = 2.46875  # Q's variable is t = (x - ERF_C) / 2, in [-0.74, 0.74]
 
 
+LOG_LO, LOG_HI = math.sqrt(0.5) - 1.0, math.sqrt(2.0) - 1.0
+LOG_DEGREE = 8
+
+
 def _erf_t(x: np.ndarray) -> np.ndarray:
     return (x - ERF_C) * 0.5
 
@@ -130,6 +134,9 @@ FITS = [
     # erf(x) = x + x * P(x^2) on [0, ERF_T]; above it: fit_erf_big()
     Fit("erf_small", 1e-4, ERF_T, 8, _erf, lambda x: x, lambda x: x, lambda x: x * x,
         _rel(_erf)),
+    # log(1 + f) = f - f^2/2 + f^3 * P(f) on m - 1, m in [sqrt(1/2), sqrt(2))
+    Fit("log", LOG_LO, LOG_HI, LOG_DEGREE, np.log1p, lambda f: f - 0.5 * f * f,
+        lambda f: f ** 3, lambda f: f, _rel(np.log1p)),
 ]
 
 

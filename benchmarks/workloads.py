@@ -185,6 +185,51 @@ register(Workload(
 ))
 
 
+# --- gelu_pow: the same GELU written as a NumPy user writes it, with `x ** 3` ---------------------
+# NumPy computes x ** 3 with pow (no fast path for 3), so fusejit must give pow's bits: it must not
+# become a scalar pow call per element either (issue 16: 28x the bandwidth bound on AVX-512).
+
+
+def _gelu_pow(ns: Any, x: Any) -> Any:
+    return 0.5 * x * (1 + ns.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+
+def gelu_pow(x: np.ndarray) -> np.ndarray:
+    return _gelu_pow(NUMPY_NS, x)
+
+
+def _gelu_pow_numexpr(ne: Any) -> Callable[..., Any]:
+    consts = {"h": F32(0.5), "one": F32(1.0), "c0": F32(0.7978845608), "c1": F32(0.044715)}
+    expr = "h * x * (one + tanh(c0 * (x + c1 * x ** 3)))"
+    return lambda x: ne.evaluate(expr, local_dict={"x": x, **consts})
+
+
+def _gelu_pow_numba(nb: Any) -> Callable[..., Any]:
+    @nb.njit(parallel=True, fastmath=False)
+    def f(x: np.ndarray) -> np.ndarray:
+        h, one = np.float32(0.5), np.float32(1.0)
+        c0, c1 = np.float32(0.7978845608), np.float32(0.044715)
+        out = np.empty_like(x)
+        for i in nb.prange(x.size):
+            v = x[i]
+            out[i] = h * v * (one + math.tanh(c0 * (v + c1 * v ** 3)))
+        return out
+
+    return f
+
+
+register(Workload(
+    name="gelu_pow",
+    description="gelu_tanh written with x ** 3 (NumPy: pow), 2^24 elements",
+    make_inputs=_gelu_inputs,
+    numpy_fn=gelu_pow,
+    xp_fn=_gelu_pow,
+    numexpr=_gelu_pow_numexpr,
+    numba=_gelu_pow_numba,
+    flops=lambda a: 9.0 * a[0].size,
+))
+
+
 # --- black_scholes: European call and put, 5 inputs of 2^22 -------------------------------------
 
 

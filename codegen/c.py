@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,29 +31,24 @@ from ..lowering.loop_ir import (
 from ..lowering.matvec import is_gemv
 from . import templates
 from .cblas import blas_decls
-from .ccolumns import column_split, column_units, render_column_reduce, render_column_split
+from .ccolumns import (
+    column_part_width,
+    column_split,
+    column_units,
+    render_column_reduce,
+    render_column_split,
+)
 from .cexpr import gather_terms, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
-from .creduce import render_reduce_kernel, render_split_reduce, split_parts
+from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cscan import render_scan
 from .cscatter import render_scatter
 from .cstage import TILE, Segment, plan, tile_fn, var_order
+from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-BLOCK = 4096  # elements per innermost block
-
-
-@dataclass(frozen=True)
-class COptions:
-    """Everything that changes the generated C text (part of the cache key)."""
-
-    par_min: int = 1 << 15
-    block: int = BLOCK
-    libmvec: bool = False
-    vtile: bool = False  # AVX-512 target: fj_vtile.h's vector tile functions (codegen/cstage.py)
-    profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 
 @functools.lru_cache(maxsize=4)
@@ -65,9 +59,11 @@ def prelude(libmvec: bool) -> str:
     parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     parts.append(_read(os.path.join(inc, "fj_vmath.h")))
     parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
+    parts.append(_read(os.path.join(inc, "fj_vpow.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
+    parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)
 
@@ -242,24 +238,19 @@ def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]
             return {"name": k.name, "fn": fn, "text": render_column_reduce(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {column_units(k)}, {k.size});"]}
         text = render_column_split(k, fn, types, slot, nparts, per)
-        ndouble = nparts * nacc * k.outer[-1]
+        ndouble = nparts * nacc * k.outer[-1] * column_part_width(k)
     else:
         nparts = split_parts(k)
         if not nparts:
             return {"name": k.name, "fn": fn, "text": render_reduce_kernel(k, fn, types),
                     "calls": [f"fj_err = fj_run({fn}, fj_buf, {outer}, {k.size});"]}
-        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), nparts * nacc
+        text, ndouble = render_split_reduce(k, fn, types, slot, nparts), part_doubles(k, nparts)
     return {"name": k.name, "fn": fn, "slot": slot, "text": text,
             "locals": [f"double fj_part_{k.name}[{ndouble}];",
                        f"fj_buf[{slot}] = (char *)fj_part_{k.name};"],
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {nparts}, {k.size});",
                       "if (fj_err) return fj_err;",
                       f"fj_err = {fn}_fin(fj_buf, 0, 1);"]}
-
-
-def uses_blas(program: Program) -> bool:
-    """True when the library needs BLAS pointers (`fj_set_blas`) before it runs."""
-    return any(isinstance(k, GemmKernel) and k.blas for k in program.kernels)
 
 
 def io_buffers(program: Program) -> list[int]:

@@ -11,7 +11,7 @@ from ..errors import Status
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Access, GemmKernel, Program
 
-ERR_NO_BLAS = Status.NO_BLAS.code  # a BLAS kernel ran before fj_set_blas (never from the runtime)
+ERR_NO_BLAS = Status.NO_BLAS.code  # a BLAS kernel ran in a library given no BLAS routines
 ERR_NO_SCRATCH = Status.NO_SCRATCH.code  # a thread's scratch block could not be allocated
 
 BLAS_DECLS = """
@@ -90,6 +90,7 @@ static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *
 
 # Multiply-adds below which a gemm runs as one BLAS call (splitting costs more than it gains).
 GEMM_PAR_MIN = 1 << 18
+
 
 def batch_offsets(k: GemmKernel, accs: list[tuple[str, Access]], idx: str) -> list[str]:
     """C lines decoding flat batch index `idx` into per-operand pointer offsets."""

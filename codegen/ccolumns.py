@@ -6,11 +6,14 @@ outer dims. Per unit, each phase loops over the rows (the inner domain, in order
 runs a `#pragma omp simd` loop over the block's columns that folds the row into a vector of
 per-column accumulators (so the inner loop is unit-stride, like NumPy's `out += row`).
 
-Float sums: chunks of CHUNK_ROWS rows are summed into a chunk accumulator (float for float16 /
-float32 input, double for float64 or when all rows fit one chunk, as for the short rows that
-lowering.rowwise._short_rows gives this layout), and the chunk sums are combined by the
-pairwise cascade of fj_reduce.h (`fj_pwv_*`), in double: the error is about CHUNK_ROWS * eps
-plus a log term, where NumPy's row-by-row axis-0 sum has n * eps. Other reductions accumulate
+Float sums: float64 ones are compensated per column (FJ_KADD of fj_reduce.h: a sum and the
+exact rounding errors of its additions; a row-split keeps both halves per part), so a column's
+sum is the exact sum rounded once, up to about (n eps)^2 sum|x|. float16/float32 ones: chunks of
+CHUNK_ROWS rows are summed into a chunk accumulator (float, or double when all rows fit one
+chunk, as for the short rows that lowering.rowwise._short_rows gives this layout), and the
+chunk sums are combined by the pairwise cascade of fj_reduce.h (`fj_pwv_*`), in double: the
+error is about CHUNK_ROWS * eps plus a log term, where NumPy's row-by-row axis-0 sum has
+n * eps. Other reductions accumulate
 as the row kernel does. Each column is computed by one thread in a fixed order, so results
 never depend on the block width, the thread count or timing. Later phases read earlier results
 per column; the epilogue runs per column after the last phase.
@@ -22,7 +25,7 @@ import numpy as np
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Load, Reduce, ReduceKernel, Stmt, Store
-from .creduce import accumulator, combine, combine_parts, point_stmt
+from .creduce import accumulator, combine, combine_parts, compensated, point_stmt
 
 CHUNK_ROWS = 32  # rows per chunk of a float sum (then combined pairwise in double)
 ROW_BYTES = 8192  # target bytes of one row segment of a block (long unit-stride runs)
@@ -44,7 +47,14 @@ SPLIT_MIN_BYTES = 16 << 20
 
 
 def _float_sum(r: Reduce) -> bool:
-    return r.fn == "sum" and r.in_dtype.kind == "f"
+    """A float sum through the chunk cascade (float16/float32; float64 is compensated)."""
+    return r.fn == "sum" and r.in_dtype.kind == "f" and not compensated(r)
+
+
+def column_part_width(k: ReduceKernel) -> int:
+    """Doubles per reduction, column and part of a row split: 2 (a compensated sum's high
+    and low halves) when the kernel has a float64 sum, else 1."""
+    return 2 if any(compensated(r) for r in _reduces(k)) else 1
 
 
 def _chunk_type(r: Reduce, rows: int) -> str:
@@ -157,12 +167,17 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     sums = [r for r in reduces if _float_sum(r)]
+    ksums = [r for r in reduces if compensated(r)]
     nrows = span[2] if span else int(np.prod(k.inner, dtype=np.int64))
     levels = _levels(nrows)
     lines = ["{"]
     zero = []
     for r in reduces:
-        if _float_sum(r):
+        if r in ksums:
+            lines += [f"double fj_a_{r.var}[{w}], fj_k_{r.var}[{w}];",
+                      f"for (int64_t j = 0; j < fj_w; j++) "
+                      f"{{ fj_a_{r.var}[j] = 0.0; fj_k_{r.var}[j] = 0.0; }}"]
+        elif _float_sum(r):
             lines += [f"{_chunk_type(r, nrows)} fj_a_{r.var}[{w}];",
                       f"double fj_lv_{r.var}[{levels * w}];"]
             zero.append(f"for (int64_t j = 0; j < fj_w; j++) fj_a_{r.var}[j] = 0;")
@@ -185,6 +200,8 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
             nan = f" || ({v} != {v} && {b} == {b})" if r.in_dtype.kind == "f" else ""
             folds.append(f"if (fj_at_{r.var}[j] < 0 || {v} {better} {b}{nan}) "
                          f"{{ {b} = {v}; fj_at_{r.var}[j] = fj_row; }}")
+        elif r in ksums:
+            folds.append(f"FJ_KADD(fj_a_{r.var}[j], fj_k_{r.var}[j], {r.value});")
         else:
             folds.append(combine(r, f"fj_a_{r.var}[j]", r.value))
     indent = ""
@@ -212,15 +229,22 @@ def _phase(phase: list[Stmt], k: ReduceKernel, w: int, done: list[Reduce],
                          f"(fj_lv_{r.var}, {w}, fj_np, fj_a_{r.var}, fj_w);")
         lines += ["    fj_np++;", "}"]
     lines.append("for (int64_t j = 0; j < fj_w; j++) {")
+    pw = column_part_width(k)
     for a, r in enumerate(reduces):
         t = ctype(r.dtype)
-        if _float_sum(r):
+        if r in ksums and span:  # both halves to the part array
+            lines += [f"    fj_pp[{pw * a * w} + j] = fj_a_{r.var}[j];",
+                      f"    fj_pp[{(pw * a + 1) * w} + j] = fj_k_{r.var}[j];"]
+            continue
+        if r in ksums:
+            src = f"fj_kfinish(fj_a_{r.var}[j], fj_k_{r.var}[j])"
+        elif _float_sum(r):
             src = f"fj_pwv_total(fj_lv_{r.var}, {w}, fj_np, j)"
         elif r.fn in ("argmax", "argmin"):
             src = f"fj_at_{r.var}[j]"
         else:
             src = f"fj_a_{r.var}[j]"
-        lines.append(f"    fj_pp[{a * w} + j] = (double){src};" if span else
+        lines.append(f"    fj_pp[{pw * a * w} + j] = (double){src};" if span else
                      f"    fj_res_{r.var}[j] = ({t}){src};")
     lines += ["}", "}"]
     return lines
@@ -245,7 +269,8 @@ def column_split(k: ReduceKernel) -> tuple[int, int]:
             or not all(r.fn in ("any", "all") or (
                 r.in_dtype.kind == "f" and r.fn in ("sum", "max", "min")) for r in reduces)):
         return 0, 0
-    most = min(SPLIT_MAX_PARTS, SPLIT_MAX_DOUBLES // (len(reduces) * ncol))
+    most = min(SPLIT_MAX_PARTS,
+               SPLIT_MAX_DOUBLES // (column_part_width(k) * len(reduces) * ncol))
     per = max(-(-SPLIT_MIN_ELEMS // ncol), -(-rows // max(most, 1)))
     per = -(-per // CHUNK_ROWS) * CHUNK_ROWS
     nparts = -(-rows // per)
@@ -260,10 +285,12 @@ def render_column_split(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
                         slot: int, nparts: int, per: int) -> str:
     """A row-split column reduction (column_split) as two functions: `fn_name` reduces parts
     [lo, hi) of `per` rows each into the double array in fj_buf[slot] (part p, reduction a,
-    column j at (p * reductions + a) * columns + j); `fn_name`_fin combines them in part order
-    per column and runs the epilogue."""
+    column j at (p * reductions + a) * pw * columns + j, pw = column_part_width; a compensated
+    sum's low half follows at + columns); `fn_name`_fin combines them in part order per column
+    and runs the epilogue."""
     c, ncol, rows = len(k.outer) - 1, k.outer[-1], k.inner[0]
     reduces = _reduces(k)
+    pw = column_part_width(k)
     heads = []
     for b in sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))}):
         t, stored = buf_types[b]
@@ -279,7 +306,7 @@ def render_column_split(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
            "    for (int64_t fj_p = fj_lo; fj_p < fj_hi; fj_p++) {",
            f"        const int64_t fj_plo = fj_p * {per};",
            f"        const int64_t fj_phi = fj_plo + {per} < {rows} ? fj_plo + {per} : {rows};",
-           f"        double *const fj_pp = fj_part + fj_p * {len(reduces) * ncol};"]
+           f"        double *const fj_pp = fj_part + fj_p * {pw * len(reduces) * ncol};"]
     out += ["        " + line for line in _phase(k.phases[0], k, ncol, [],
                                                   ("fj_plo", "fj_phi", per))]
     out += ["    }", "    return fj_err;", "}", "",
@@ -288,9 +315,12 @@ def render_column_split(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
     out += [f"    {ctype(r.dtype)} fj_res_{r.var}[{ncol}];" for r in reduces]
     out.append(f"    for (int64_t j = 0; j < {ncol}; j++) {{")
     for a, r in enumerate(reduces):
-        value = f"fj_part[p * {len(reduces) * ncol} + {a * ncol} + j]"
+        stride = pw * len(reduces) * ncol
+        value = f"fj_part[p * {stride} + {pw * a * ncol} + j]"
+        low = (f"fj_part[p * {stride} + {(pw * a + 1) * ncol} + j]" if compensated(r)
+               else None)
         out += ["        " + line for line in combine_parts(r, value, nparts,
-                                                              f"fj_res_{r.var}[j]")]
+                                                              f"fj_res_{r.var}[j]", low)]
     out.append("    }")
     out += ["    " + line for line in _column_loop(k.epilogue, k, reduces, [])]
     out += ["    return fj_err;", "}"]

@@ -55,7 +55,11 @@ class Segment:
 
 
 def is_vector_call(stmt: Stmt) -> bool:
-    """True for a float transcendental compute (cost >= 20 in the op table): a libmvec call."""
+    """True for a float transcendental compute (cost >= 20 in the op table): a libmvec call.
+    float32 power is not one: fj_pow_f32 (fj_vpow.h) is inline arithmetic (`x ** 3` two
+    multiplies), which staging would only split off into a loop of its own."""
+    if isinstance(stmt, Compute) and stmt.op == "power" and stmt.dtype == np.float32:
+        return False
     return (isinstance(stmt, Compute) and stmt.op in OPS and OPS[stmt.op].cost >= 20
             and stmt.dtype.kind == "f" and all(d.kind == "f" for d in stmt.in_dtypes))
 

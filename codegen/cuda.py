@@ -95,8 +95,10 @@ class CudaModule:
 @functools.lru_cache(maxsize=1)
 def scalar_header() -> str:
     """fj_scalar.h with every `static inline` helper made a device function."""
-    with open(os.path.join(_HERE, "include", "fj_scalar.h"), encoding="utf-8") as f:
-        text = f.read()
+    text = ""
+    for name in ("fj_scalar.h", "fj_special.h"):  # fj_special.h: scipy.special ufuncs
+        with open(os.path.join(_HERE, "include", name), encoding="utf-8") as f:
+            text += f.read() + "\n"
     assert "static inline" in text
     text = text.replace("static inline", "__device__ __forceinline__")
     # nvcc spells loop unrolling `#pragma unroll`; it warns on gcc's spelling.

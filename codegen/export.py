@@ -24,6 +24,11 @@ from .c import io_buffers
 # code -> (define suffix, message), from errors.Status.
 INTERFACE_ERRORS: dict[int, tuple[str, str]] = {s.code: (s.macro, s.message)
                                                 for s in Status.interface()}
+# ... and the export's own check of the CPU it runs on (kept here, not in errors.Status: a
+# kernel never returns it).
+ERR_CPU = -4
+INTERFACE_ERRORS[ERR_CPU] = ("ERR_CPU", "this CPU lacks an instruction-set feature the library "
+                                        "was compiled for")
 
 _C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof static
@@ -108,6 +113,10 @@ class ExportSpec:
     openmp: bool = True
     blas: str = "none (generated loops only)"
     notes: list[str] = field(default_factory=list)
+    target: str = "native"  # the instruction-set target compiled for (runtime/targets.py)
+    # (/proc/cpuinfo name, __builtin_cpu_supports name) of each CPU feature the library
+    # checks before it runs
+    cpu_checks: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def macro(self) -> str:
@@ -191,11 +200,31 @@ def render_header(spec: ExportSpec) -> str:
     """The public C header of an export (self-contained, C and C++)."""
     return templates.render("export.h.j2",
         spec=spec, args=_arg_views(spec), outs=_out_views(spec), params=spec.params(),
+        features=", ".join(f for f, _ in spec.cpu_checks) or "none checked",
         errors=sorted(spec.errors.items()), iface=sorted(INTERFACE_ERRORS.items(), reverse=True))
 
 
-def render_wrapper(spec: ExportSpec, program: Program) -> str:
-    """The exported functions, appended to the Program's C source (after the header)."""
+def c_string(text: str, width: int = 96) -> str:
+    """`text` as a C string literal (octal escapes outside printable ASCII), split into
+    adjacent literals of about `width` characters, never inside an escape."""
+    tokens = [_C_ESC.get(ch, ch) if 32 <= ord(ch) < 127 else f"\\{ord(ch) & 0xFF:03o}"
+              for ch in text.encode("utf-8").decode("latin-1")]
+    pieces, line = [], ""
+    for t in tokens:
+        if len(line) + len(t) > width:
+            pieces.append(line)
+            line = ""
+        line += t
+    pieces.append(line)
+    return "\n    ".join(f'"{p}"' for p in pieces)
+
+
+_C_ESC = {"\\": "\\\\", '"': '\\"', "?": "\\?"}
+
+
+def render_wrapper(spec: ExportSpec, program: Program, table: str = "{}") -> str:
+    """The exported functions, appended to the Program's C source (after the header).
+    `table`: the JSON signature table compiled into the library (`NAME_signature()`)."""
     by_buffer = {a.buffer: a for a in spec.args}
     out_by_buffer = {o.buffer: o for o in spec.outputs if o.source == "buffer"}
     io = []
@@ -216,5 +245,9 @@ def render_wrapper(spec: ExportSpec, program: Program) -> str:
                                                  if o.source == "buffer"]
     return templates.render("export_api.c.j2",
         spec=spec, args=_arg_views(spec), params=spec.params(), io=io, consts=consts,
+        table=c_string(table), checks=[
+            (builtin, c_string(f"this CPU lacks {feature}, which the library was compiled for "
+                               f"(target {spec.target})"), c_string(feature))
+            for feature, builtin in spec.cpu_checks],
         call_args=call_args, errors=sorted(spec.errors.items()),
         iface=sorted(INTERFACE_ERRORS.items(), reverse=True))

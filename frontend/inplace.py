@@ -40,6 +40,8 @@ def _broadcast_into(node: Node, shape: tuple[int, ...]) -> Node:
 
 def check_writable(target: T.Tracer) -> None:
     """NumPy's error for a read-only view; fusejit's for a view it cannot write through."""
+    if isinstance(target.readonly, str) and "{where}" in target.readonly:
+        raise UnsupportedError(target.readonly.format(where=T.where_msg()))
     if isinstance(target.readonly, str):
         raise UnsupportedError(f"{target.readonly}{T.where_msg()}: write into the array "
                                "itself, e.g. with np.where(np.arange(n) == i, value, x)")
@@ -129,14 +131,18 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
                                                  else f"numpy.{target.dtype.name}")
         raise TypeError(f"'{kind}' object does not support item assignment")
     from .gather import has_index_array
+    from .views import index_view, view_node
 
+    if _is_full_mask(index, target) and T.shape_of(value) == ():
+        # x[mask] = v with a mask of x's shape and one value: np.copyto(x, v, where=mask)
+        value_node(value, target.dtype)  # NumPy's conversion errors
+        copyto(target, value, "unsafe", where=index[0] if isinstance(index, tuple) else index)
+        return
     if has_index_array(index):  # through index arrays: a scatter (frontend.scatter)
         from .scatter import setitem_index
 
         setitem_index(target, index, value)
         return
-    from .views import index_view, view_node
-
     start, dims, shape, _ = index_view(target, index)
     node = value_node(value, target.dtype)
     try:
@@ -162,6 +168,14 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
         return
     assign(target, T.make_node("scatter", [old, node], old.shape, old.dtype, start=start,
                                dims=dims))
+
+
+def _is_full_mask(index: Any, target: T.Tracer) -> bool:
+    """A boolean array (traced or not) of exactly target's shape."""
+    if isinstance(index, tuple) and len(index) == 1:
+        index = index[0]
+    return (isinstance(index, (T.Tracer, np.ndarray)) and index.dtype == np.bool_
+            and index.shape == target.shape and target.ndim > 0)
 
 
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:

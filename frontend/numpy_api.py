@@ -20,6 +20,8 @@ from . import reshape as R
 from . import tracer as T
 from . import ufuncs as U
 from . import views as V
+from .numpy_lib import HANDLERS as NUMPY_CODE
+from .numpy_more import HANDLERS as MORE
 from .rearrange import HANDLERS as REARRANGE
 from .scans import HANDLERS as SCANS
 from .scatter import HANDLERS as SCATTERS
@@ -63,8 +65,14 @@ def _where_operand(x: Any, dtype: np.dtype) -> Any:
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
-    if out is not None or kwargs:
-        raise T.UnsupportedError(f"np.clip(..., out=/kwargs) is not supported yet{T.where_msg()}")
+    if kwargs:
+        raise T.UnsupportedError(f"np.clip(..., kwargs) is not supported yet{T.where_msg()}")
+    if out is not None:  # np.clip(c, lo, hi, out=c): the clipped value written into `out`
+        if not isinstance(out, T.Tracer):
+            raise T.UnsupportedError(f"np.clip(..., out=) into an array that is not traced "
+                                     f"is not supported{T.where_msg()}")
+        copyto(out, clip(a, a_min, a_max))
+        return out
     a_dtype = a.dtype if isinstance(a, T.Tracer) else np.asarray(a).dtype
     if a_dtype.kind in "iu":
         # NumPy's clip drops a Python-int bound beyond an integer array's range (instead of
@@ -204,7 +212,9 @@ def squeeze(a: Any, axis: Any = None) -> T.Tracer:
         if any(t.shape[d] != 1 for d in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal "
                              "to one")
-    return V.basic_index(t, tuple(0 if d in axes else slice(None) for d in range(t.ndim)))
+    out = V.basic_index(t, tuple(0 if d in axes else slice(None) for d in range(t.ndim)))
+    out.scalar = t.scalar  # squeezing every axis of an array leaves a 0-d array
+    return out
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> T.Tracer:
@@ -331,6 +341,8 @@ HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
 HANDLERS.update(REARRANGE)
+HANDLERS.update(NUMPY_CODE)
+HANDLERS.update(MORE)
 HANDLERS.update(SCANS)
 HANDLERS.update(SCATTERS)
 if hasattr(np, "astype"):

@@ -105,7 +105,7 @@ def _is_float(sfx: str) -> bool:
     return sfx.startswith("f")
 
 
-def _placeholders(n: int) -> str:
+def placeholders(n: int) -> str:
     return ", ".join("{" + str(i) + "}" for i in range(n))
 
 
@@ -114,7 +114,7 @@ def _libm(name: str) -> Callable[[list[str], str], str]:
 
     def render(ins: list[str], out: str) -> str:
         fn = name + ("f" if out == "f32" else "")
-        return f"{fn}({_placeholders(len(ins))})"
+        return f"{fn}({placeholders(len(ins))})"
 
     return render
 
@@ -123,7 +123,7 @@ def _helper(name: str) -> Callable[[list[str], str], str]:
     """A fusejit helper from fj_scalar.h, typed by the first input's suffix."""
 
     def render(ins: list[str], out: str) -> str:
-        return f"fj_{name}_{ins[0]}({_placeholders(len(ins))})"
+        return f"fj_{name}_{ins[0]}({placeholders(len(ins))})"
 
     return render
 
@@ -162,14 +162,14 @@ def _const(text: str):
     return lambda ins, out: text
 
 
-def _fixed(text: str):
+def fixed_expr(text: str):
     return lambda ins, out: text
 
 
 OPS: dict[str, OpDef] = {}
 
 
-def _add(op: OpDef) -> None:
+def add_op(op: OpDef) -> None:
     OPS[op.name] = op
 
 
@@ -177,7 +177,7 @@ def _ufunc(name: str, c, cost: int = 1, errors: tuple[ErrorCheck, ...] = (), una
            nin: int = 0) -> None:
     uname = uname or name
     uf = getattr(np, uname, None)
-    _add(OpDef(name, "elementwise", nin or (uf.nin if uf is not None else 1), uf, c, cost,
+    add_op(OpDef(name, "elementwise", nin or (uf.nin if uf is not None else 1), uf, c, cost,
                errors, uname))
 
 
@@ -189,9 +189,13 @@ _ufunc("divide", _infix("/"), cost=4)
 _ufunc("floor_divide", _helper("floordiv"), cost=6)
 _ufunc("remainder", _helper("remainder"), cost=6)
 _ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
-_ufunc("power", _float_or(_libm("pow"), _helper("power")), cost=20, errors=(ERR_INT_NEG_POWER,))
-_ufunc("negative", _fixed("(-{0})"))
-_ufunc("positive", _fixed("({0})"))
+# float power: fj_pow_f32/_f64 (fj_vpow.h), vectorisable powf/pow (libmvec's powf is scalar for
+# negative bases); integer power: fj_scalar.h's exact wrap-around helper.
+_ufunc("power", _float_or(lambda i, o: f"fj_pow_{o}({{0}}, {{1}})", _helper("power")), cost=20,
+       errors=(ERR_INT_NEG_POWER,))
+_ufunc("negative", fixed_expr("(-{0})"))
+_ufunc("positive", fixed_expr("({0})"))
+_ufunc("conjugate", fixed_expr("({0})"))  # real dtypes only: a copy
 _ufunc("absolute", lambda i, o: "({0})" if i[0] == "b" else
        (_libm("fabs")(i, o) if _is_float(i[0]) else _helper("abs")(i, o)))
 _ufunc("fabs", _libm("fabs"))
@@ -209,17 +213,18 @@ _ufunc("degrees", _helper("rad2deg"))
 _ufunc("radians", _helper("deg2rad"))
 # --- transcendental -------------------------------------------------------------------------
 for _n, _c in [("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp2", "exp2"),
-               ("expm1", "expm1"), ("log", "log"), ("log2", "log2"), ("log10", "log10"),
+               ("expm1", "expm1"), ("log2", "log2"), ("log10", "log10"),
                ("log1p", "log1p"), ("tan", "tan"),
                ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"),
                ("cosh", "cosh"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
                ("arctanh", "atanh"), ("arctan2", "atan2"), ("hypot", "hypot"),
                ("copysign", "copysign"), ("nextafter", "nextafter")]:
     _ufunc(_n, _libm(_c), cost=1 if _n in ("copysign", "sqrt") else 20)
-# float32 exp and tanh (and erf below): fj_vmath_f32.h, its own branch-free code gcc vectorises
+# float32 exp, tanh and log (and erf below): fj_vmath_f32.h, its own branch-free code gcc vectorises
 # (within 1.05 ULP) or libmvec's, whichever is faster on the build; float64 stays libm/libmvec.
 _ufunc("exp", _vmath_f32("exp", _libm("exp")), cost=20)
 _ufunc("tanh", _vmath_f32("tanh", _libm("tanh")), cost=20)
+_ufunc("log", _vmath_f32("log", _libm("log")), cost=20)
 for _n in ("exp", "tanh", "log"):
     OPS[_n] = dataclasses.replace(OPS[_n], tile=_n)
 # fj_sin/fj_cos (fj_vmath.h) keep gcc from merging sin and cos of one value into sincos,
@@ -230,21 +235,21 @@ _ufunc("logaddexp", _helper("logaddexp"), cost=40)
 _ufunc("logaddexp2", _helper("logaddexp2"), cost=40)
 # --- rounding -------------------------------------------------------------------------------
 for _n in ("floor", "ceil", "trunc"):
-    _ufunc(_n, _float_or(_libm(_n), _fixed("({0})")))
-_ufunc("rint", _float_or(_helper("rint"), _fixed("({0})")))
+    _ufunc(_n, _float_or(_libm(_n), fixed_expr("({0})")))
+_ufunc("rint", _float_or(_helper("rint"), fixed_expr("({0})")))
 # --- predicates -----------------------------------------------------------------------------
-_ufunc("isnan", _float_or(_fixed("(isnan({0}) != 0)"), _const("0")))
-_ufunc("isinf", _float_or(_fixed("(isinf({0}) != 0)"), _const("0")))
-_ufunc("isfinite", _float_or(_fixed("(isfinite({0}) != 0)"), _const("1")))
-_ufunc("signbit", _float_or(_fixed("(signbit({0}) != 0)"), _fixed("({0} < 0)")))
+_ufunc("isnan", _float_or(fixed_expr("(isnan({0}) != 0)"), _const("0")))
+_ufunc("isinf", _float_or(fixed_expr("(isinf({0}) != 0)"), _const("0")))
+_ufunc("isfinite", _float_or(fixed_expr("(isfinite({0}) != 0)"), _const("1")))
+_ufunc("signbit", _float_or(fixed_expr("(signbit({0}) != 0)"), fixed_expr("({0} < 0)")))
 # --- comparison and logic -------------------------------------------------------------------
 for _n, _s in [("equal", "=="), ("not_equal", "!="), ("less", "<"), ("less_equal", "<="),
                ("greater", ">"), ("greater_equal", ">=")]:
     _ufunc(_n, _infix(_s))
-_ufunc("logical_and", _fixed("(({0} != 0) & ({1} != 0))"))
-_ufunc("logical_or", _fixed("(({0} != 0) | ({1} != 0))"))
-_ufunc("logical_xor", _fixed("(({0} != 0) ^ ({1} != 0))"))
-_ufunc("logical_not", _fixed("({0} == 0)"))
+_ufunc("logical_and", fixed_expr("(({0} != 0) & ({1} != 0))"))
+_ufunc("logical_or", fixed_expr("(({0} != 0) | ({1} != 0))"))
+_ufunc("logical_xor", fixed_expr("(({0} != 0) ^ ({1} != 0))"))
+_ufunc("logical_not", fixed_expr("({0} == 0)"))
 _ufunc("bitwise_and", _infix("&"))
 _ufunc("bitwise_or", _infix("|"))
 _ufunc("bitwise_xor", _infix("^"))
@@ -254,15 +259,15 @@ _ufunc("right_shift", _helper("rshift"))
 # --- SciPy special functions (resolved lazily: importing scipy is slow) ---------------------
 for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc")),
                ("expit", _helper("expit"))]:
-    _add(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
+    add_op(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
 # --- non-ufunc elementwise ------------------------------------------------------------------
-_add(OpDef("where", "elementwise", 3, np.where, _fixed("({0} ? {1} : {2})")))
-_add(OpDef("clip", "elementwise", 3, np.clip,
+add_op(OpDef("where", "elementwise", 3, np.where, fixed_expr("({0} ? {1} : {2})")))
+add_op(OpDef("clip", "elementwise", 3, np.clip,
            lambda i, o: ("(({0} | {1}) & {2})" if i[0] == "b" else
                          f"fj_minimum_{i[0]}(fj_maximum_{i[0]}({{0}}, {{1}}), {{2}})")))
-_add(OpDef("cast", "elementwise", 1, lambda x, dtype: x.astype(dtype),
+add_op(OpDef("cast", "elementwise", 1, lambda x, dtype: x.astype(dtype),
            lambda i, o: "({0} != 0)" if o == "b" else "({0})"))
-_add(OpDef("copy", "elementwise", 1, np.copy, _fixed("({0})")))
+add_op(OpDef("copy", "elementwise", 1, np.copy, fixed_expr("({0})")))
 # --- views: index maps over their input (lowering/views.py gives each its map) --------------
 
 
@@ -283,10 +288,10 @@ def view_reference(x: np.ndarray, start: tuple[int, ...], dims: tuple[tuple[int,
 # One view op covers broadcasting, transposes, slicing with steps, split, integer indexing,
 # expand_dims and squeeze: each output dim d reads input axis dims[d][0] (or none, -1: a
 # broadcast dim) with step dims[d][1]; every input axis starts at start[axis].
-_add(OpDef("view", "view", 1, view_reference))
+add_op(OpDef("view", "view", 1, view_reference))
 # A reshape that merges axes: the same memory read with NumPy's no-copy reshape strides
 # (frontend/reshape.py); its input's view chain is stored by fusion, lowering reads through.
-_add(OpDef("reshape", "view", 1, lambda x, shape: np.reshape(x, shape)))
+add_op(OpDef("reshape", "view", 1, lambda x, shape: np.reshape(x, shape)))
 # --- reductions: fn (sum, prod, max, min, any, all, argmax, argmin) over `axes` ------------
 
 
@@ -301,7 +306,7 @@ def reduce_reference(x: np.ndarray, fn: str, axes: tuple[int, ...], keepdims: bo
         return getattr(np, fn)(x, axis=axes, keepdims=keepdims)
 
 
-_add(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
+add_op(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
 # --- updates: `old` with a view's region replaced by `value` (x[1:3] = v, through views) ----
 
 
@@ -341,7 +346,7 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
     return out
 
 
-_add(OpDef("scatter", "update", 2, scatter_reference, errors=(ERR_BINCOUNT_RANGE,)))
+add_op(OpDef("scatter", "update", 2, scatter_reference, errors=(ERR_BINCOUNT_RANGE,)))
 # --- scans: fn.accumulate along `axis` in dtype `dtype` (np.cumsum, ufunc.accumulate) -------
 
 
@@ -352,10 +357,10 @@ def scan_reference(x: np.ndarray, fn: str, axis: int) -> np.ndarray:
         return getattr(np, OPS[fn].ufunc_name or fn).accumulate(x, axis=axis, dtype=x.dtype)
 
 
-_add(OpDef("scan", "scan", 1, scan_reference))
+add_op(OpDef("scan", "scan", 1, scan_reference))
 # An array whose every element is written by the scatters that use it (np.concatenate):
 # it has no value of its own, so the scatter chain needs no fill kernel.
-_add(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))
+add_op(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))
 # --- gathers: src indexed by integer arrays along `axes` (x[idx], x[:, i, j], np.take) -------
 
 
@@ -393,24 +398,30 @@ def gather_reference(src: np.ndarray, *index: np.ndarray, axes: tuple[int, ...],
 
 
 # inputs: (src, index_1, ..., index_k); attrs: axes (k source axes), mode. `nin` is the least.
-_add(OpDef("gather", "gather", 2, gather_reference, errors=(ERR_INDEX_RANGE,)))
+add_op(OpDef("gather", "gather", 2, gather_reference, errors=(ERR_INDEX_RANGE,)))
 # --- contractions: (batch..., M, K) @ (batch..., K, N), same batch shape and dtype ------------
-_add(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
+add_op(OpDef("matmul", "contraction", 2, np.matmul, cost=1))
 # --- sources --------------------------------------------------------------------------------
-_add(OpDef("input", "source", 0, None))
-_add(OpDef("const", "source", 0, None))
+add_op(OpDef("input", "source", 0, None))
+add_op(OpDef("const", "source", 0, None))
 
+# More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
+from .ops_more import CHECKS, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+
+ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
-_SCIPY_NAMES = ("erf", "erfc", "expit")
+_SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 
 
 def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
     """The op implementing `ufunc`, or None. SciPy ufuncs are matched by identity."""
     name = ufunc.__name__
+    special = sys.modules.get("scipy.special")
+    if special is not None:  # by identity: scipy.special.digamma's __name__ is "psi"
+        for sp_name in _SCIPY_NAMES:
+            if getattr(special, sp_name, None) is ufunc:
+                return OPS[sp_name]
     if name in _SCIPY_NAMES:
-        special = sys.modules.get("scipy.special")
-        if special is not None and getattr(special, name, None) is ufunc:
-            return OPS[name]
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):
         return ELEMENTWISE_UFUNCS.get(name)

@@ -71,6 +71,83 @@ class Step:
     guard: bool = False  # the type depends on the values: checked at every call
 
 
+@dataclass(eq=False)
+class Read:
+    """value[result] = the current value of a global or closure variable the function reads
+    (frontend.captures): `where` a globals dict (`kind` "global") or a cell ("cell").
+    `what`: "array" (an implicit input; guarded on shape, dtype and layout), "value" (baked
+    into the trace; guarded on its value) or "contents" (an array baked in; guarded on its
+    contents, for a function that needs its values at trace time)."""
+
+    where: Any
+    name: str
+    kind: str
+    what: str
+    example: Any
+    contiguous: bool = True
+    result: int = -1
+
+    def __post_init__(self) -> None:
+        if self.what == "contents":
+            self.example = np.array(self.example, copy=True)
+
+    def key(self, value: Any) -> Any:
+        """What a retrace for `value` is cached under (frontend.pyscalar.Prelude.types)."""
+        if self.what == "value" and _hashable(value):
+            return (type(value), value)
+        if isinstance(value, np.ndarray):
+            if self.what == "contents":
+                return (value.shape, value.dtype.str, value.tobytes())
+            return (value.shape, value.dtype.str, value.strides)
+        return ("id", id(value))
+
+    def lines(self, env: dict[str, Any], indent: str, bail: str) -> list[str]:
+        r = self.result  # env names: _g* (the stub's own are _s<j>, _d<j>, _c<i>...)
+        env[f"_gw{r}"], env[f"_gn{r}"] = self.where, self.name
+        env["_nd"], env["_miss"] = np.ndarray, _MISSING
+        read = (f"_gw{r}.get(_gn{r}, _miss)" if self.kind == "global"
+                else f"_gw{r}.cell_contents")
+        v = f"a{r}"
+        if self.what == "value":
+            env[f"_gv{r}"], env[f"_gt{r}"] = self.example, type(self.example)
+            same = (f"{v} is _gv{r} or ({v}.__class__ is _gt{r} and {v} == _gv{r})"
+                    if isinstance(self.example, (int, float, str, bytes, np.generic))
+                    else f"{v} is _gv{r}")
+            return [f"{indent}{v} = {read}", f"{indent}if not ({same}):", f"{indent}    {bail}"]
+        a = self.example
+        if self.what == "contents":
+            env["_same"], env[f"_gv{r}"] = _same_contents, a
+            return [f"{indent}{v} = {read}", f"{indent}if not _same({v}, _gv{r}):",
+                    f"{indent}    {bail}"]
+        env[f"_gs{r}"], env[f"_gd{r}"] = a.shape, a.dtype
+        check = (f"{v}.__class__ is not _nd or {v}.shape != _gs{r} or "
+                 f"({v}.dtype is not _gd{r} and {v}.dtype != _gd{r})")
+        if self.contiguous:
+            env[f"_gst{r}"] = a.strides
+            check += f" or {v}.strides != _gst{r}"
+        lines = [f"{indent}{v} = {read}", f"{indent}if {check}:", f"{indent}    {bail}"]
+        if not self.contiguous:
+            env["_asc"] = np.ascontiguousarray
+            lines.append(f"{indent}{v} = _asc({v})")
+        return lines
+
+
+_MISSING = object()
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _same_contents(a: Any, snapshot: np.ndarray) -> bool:
+    return (isinstance(a, np.ndarray) and a.shape == snapshot.shape
+            and a.dtype == snapshot.dtype and np.array_equal(a, snapshot, equal_nan=True))
+
+
 @dataclass
 class Prelude:
     """The Python scalar arithmetic of one trace, run before each native call."""
@@ -83,6 +160,12 @@ class Prelude:
     def __bool__(self) -> bool:
         return bool(self.steps)
 
+    def add_read(self, read: Read) -> int:
+        """Record a read of a global/closure variable; its value's index."""
+        read.result = self.nargs + len(self.steps)
+        self.steps.append(read)  # type: ignore[arg-type]
+        return read.result
+
     def lines(self, env: dict[str, Any], indent: str = "    ", bail: str = "return None",
               guards: bool = True) -> list[str]:
         """Python statements computing the steps into `a<index>` variables (arguments are
@@ -90,6 +173,10 @@ class Prelude:
         put in `env`."""
         out = []
         for s in self.steps:
+            if isinstance(s, Read):
+                out += (s.lines(env, indent, bail) if guards else
+                        s.lines(env, indent, "pass"))
+                continue
             names = []
             for kind, v in s.operands:
                 if kind == "v":
@@ -122,7 +209,8 @@ class Prelude:
 
     def types(self, values: tuple) -> tuple[type, ...]:
         """The types of the guarded steps' values (part of a retrace's cache key)."""
-        return tuple(type(values[s.result]) for s in self.steps if s.guard)
+        return tuple(s.key(values[s.result]) if isinstance(s, Read) else type(values[s.result])
+                     for s in self.steps if isinstance(s, Read) or s.guard)
 
     def format(self, names: list[str] | None = None) -> str:
         """One line per step, `%pN = a1 * 2` (arguments by parameter name when given)."""
@@ -131,9 +219,10 @@ class Prelude:
                 return repr(v)
             return names[v] if names and v < len(names) else f"%p{v}"
 
-        return "\n".join(f"%p{s.result} = "
-                         + PY_OPS[s.op].format(*(show(k, v) for k, v in s.operands))
-                         + f"  ({s.kind.__name__})" for s in self.steps)
+        return "\n".join(
+            f"%p{s.result} = {s.kind} {s.name} ({s.what})" if isinstance(s, Read) else
+            f"%p{s.result} = " + PY_OPS[s.op].format(*(show(k, v) for k, v in s.operands))
+            + f"  ({s.kind.__name__})" for s in self.steps)
 
 
 class PyScalar(Tracer):

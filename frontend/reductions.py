@@ -60,6 +60,9 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
                keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
     if out is not None:
         raise T.UnsupportedError(f"np.{fn}(..., out=) is not supported yet{T.where_msg()}")
+    # NumPy's own code passes its defaults on (np.prod(..., keepdims=np._NoValue))
+    keepdims = False if keepdims is np._NoValue else keepdims
+    where = True if where is np._NoValue else where
     t = _as_tracer(a)
     kwargs: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
     if dtype is not None:

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import tracer as T
 from .gather import has_index_array, index_plan
-from .inplace import check_writable, value_node, assign, setitem
+from .inplace import assign, check_writable, setitem, value_node
 from .ir import Node
 from .ops import lookup_ufunc, resolve_ufunc
 from .views import broadcast_to

@@ -8,6 +8,13 @@ fusejit is imported if SciPy is already loaded, or else as soon as scipy.special
 (a post-import hook on `scipy.special._logsumexp`, so `from scipy.special import logsumexp`
 binds the wrapper either way). A name bound to SciPy's function before fusejit was imported
 cannot be reached: such a call fails with a ConcretizationError.
+
+The same hook makes SciPy's array-API functions (scipy.special.softmax, log_softmax,
+scipy.stats.zscore...) trace: each SciPy module's `array_namespace` (from
+scipy._lib._array_api) is replaced by one that answers a traced argument with its
+`__array_namespace__` (frontend.array_api) and otherwise calls SciPy's. Under SCIPY_ARRAY_API=1
+SciPy's own function would ask that method too; without it, SciPy returns its NumPy wrapper,
+whose `asarray` needs a concrete value.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from typing import Any
 import numpy as np
 
 _MODULE = "scipy.special._logsumexp"
+_ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
+_NAMESPACE_WRAPPERS: dict[int, Any] = {}
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
@@ -91,7 +100,35 @@ def _wrap(original: Any) -> Any:
     return dispatch
 
 
+def _namespace_wrapper(original: Any) -> Any:
+    """SciPy's array_namespace, answering a traced argument with its own namespace."""
+    wrapper = _NAMESPACE_WRAPPERS.get(id(original))
+    if wrapper is not None:
+        return wrapper
+
+    @functools.wraps(original)
+    def array_namespace(*arrays: Any) -> Any:
+        for a in arrays:
+            if getattr(type(a), "__fusejit_tracer__", False):
+                return a.__array_namespace__()
+        return original(*arrays)
+
+    array_namespace.__fusejit_original__ = original  # type: ignore[attr-defined]
+    _NAMESPACE_WRAPPERS[id(original)] = array_namespace
+    return array_namespace
+
+
+def _patch_namespace(module: Any) -> None:
+    fn = getattr(module, "__dict__", {}).get("array_namespace")
+    if (callable(fn) and str(getattr(fn, "__module__", "")).startswith(_ARRAY_API)
+            and getattr(fn, "__fusejit_original__", None) is None):
+        module.array_namespace = _namespace_wrapper(fn)
+
+
 def _patch(module: Any) -> None:
+    _patch_namespace(module)
+    if module.__name__ != _MODULE:
+        return
     wrapped = _wrap(module.logsumexp)
     module.logsumexp = wrapped
     special = sys.modules.get("scipy.special")
@@ -101,11 +138,11 @@ def _patch(module: Any) -> None:
 
 
 class _PostImport(importlib.abc.MetaPathFinder):
-    """Patches scipy.special._logsumexp right after it executes (before scipy.special
-    binds its name)."""
+    """Patches each SciPy module right after it executes (scipy.special._logsumexp before
+    scipy.special binds its name)."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != _MODULE:
+        if not name.startswith("scipy."):
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
@@ -123,8 +160,8 @@ class _PostImport(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     """Make scipy.special.logsumexp traceable (now, or when SciPy gets imported)."""
-    module = sys.modules.get(_MODULE)
-    if module is not None:
-        _patch(module)
-    elif not any(isinstance(f, _PostImport) for f in sys.meta_path):
+    for name, module in list(sys.modules.items()):
+        if name.startswith("scipy.") and module is not None:
+            _patch(module)
+    if not any(isinstance(f, _PostImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _PostImport())

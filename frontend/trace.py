@@ -3,12 +3,14 @@ Graph (inputs, outputs, the result's structure, updates of arguments written in 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import ArgumentTypeError, TraceError, UnsupportedError
 from . import ops as O
+from .captures import Shadower
 from .ir import Graph, Node, TensorType
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
@@ -28,6 +30,26 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
     otherwise they are NumPy's weak scalars throughout (an exported C library has no Python).
     The graph's `prelude` holds that arithmetic (None when there is none)."""
     name = name or getattr(fn, "__name__", "fn")
+    if not python_scalars:  # export: a C library has no Python globals to read
+        return _trace(fn, args, static, name, same, python_scalars, None)
+    try:
+        return _trace(fn, args, static, name, same, python_scalars, False)
+    except TraceError as first:
+        # A function that needs a global array's values while tracing (`if G.any():`,
+        # `float(G[0])`, `x[G > 0]`) gets them baked in, guarded on their contents.
+        if not getattr(first, "fusejit_captured", False):
+            raise
+        try:
+            return _trace(fn, args, static, name, same, python_scalars, True)
+        except TraceError:
+            raise first from None
+
+
+def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
+           same: dict[int, int] | None, python_scalars: bool,
+           frozen: bool | None) -> tuple[Graph, list[int]]:
+    """One trace; `frozen` None reads no globals, False makes their arrays implicit inputs,
+    True bakes them in with a guard on their contents (frontend.captures)."""
     ctx = TraceContext(name)
     ctx.prelude = Prelude(len(args))
     call_args: list[Any] = []
@@ -49,8 +71,20 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
         tracers.append(t)
         kinds[t.node.id] = (t.scalar, t.weak)
         call_args.append(t)
+    shadower = None
+    if frozen is not None:
+        shadower = Shadower(ctx, ctx.prelude, name, frozen)
+        fn = shadower.function(fn)
     with ctx:
-        result = fn(*call_args)
+        try:
+            result = fn(*call_args)
+        except TraceError as e:
+            if shadower is not None and shadower.arrays:
+                e.fusejit_captured = True  # type: ignore[attr-defined]
+            raise
+    if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):
+        raise UnsupportedError(f"{name}() returned a {type(result).__name__}: fusejit compiles "
+                               "functions that return arrays, not generators or coroutines")
     leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic)))
     outputs: list[Node] = []
     scalars: list[bool] = []
@@ -134,7 +168,12 @@ def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:
     if isinstance(a, float):
         return Tracer(Node("input", (), TensorType((), np.dtype(np.float64)),
                            {"index": index, "weak": "float"}), scalar=True, weak=float)
-    raise UnsupportedError(
+    if isinstance(a, complex):
+        raise UnsupportedError(f"argument {position} of {fn_name}() is complex; fusejit does "
+                               "not compile complex numbers (mark it static with "
+                               "static_argnums=/static_argnames= to bake it in)")
+    raise ArgumentTypeError(
         f"argument {position} of {fn_name}() has type {type(a).__name__}; fusejit traces "
-        "NumPy arrays, NumPy scalars and Python bool/int/float. Convert it with np.asarray(), "
-        "or mark it static with static_argnums=/static_argnames=")
+        "NumPy arrays, NumPy scalars and Python bool/int/float (NumPy itself treats a list "
+        "or str as an operand differently from an array). Pass np.asarray(...) of it, or "
+        "mark it static with static_argnums=/static_argnames=")

@@ -66,6 +66,11 @@ class TraceContext:
         _state.ctx = self.prev
 
 
+def tracing() -> bool:
+    """Whether this thread is tracing a function now."""
+    return getattr(_state, "ctx", None) is not None
+
+
 def current() -> TraceContext:
     ctx = getattr(_state, "ctx", None)
     if ctx is None:
@@ -233,9 +238,11 @@ class Tracer:
 
             handler = LINALG.get(func)
         if handler is None:
+            from .numpy_more import REFUSED
+
             name = getattr(func, "__name__", repr(func))
-            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; "
-                                   "compute it outside the compiled function or file an issue")
+            raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; " + (
+                REFUSED.get(func) or "compute it outside the compiled function or file an issue"))
         return handler(*args, **kwargs)
 
     def _concrete(self, what: str) -> Any:

@@ -1,21 +1,22 @@
-"""`python -m fusejit cache info|list|clear`: show and clear the on-disk kernel cache.
+"""`python -m fusejit cache info|list|clear|export|import`: manage the on-disk kernel cache.
 
 `info`: location, whether it is usable, number of entries by kind, total size, and the hit and
 miss counts recorded by every process. `list`: one line per entry (key prefix, kind, what it was
-built for, size, age, and its state when it would not be loaded). `clear`: remove every entry,
-the leftovers of killed writers and the counts, and say how much was freed.
+built for, size, age, and its state when it would not be loaded). `clear`: remove every entry
+of this user, the leftovers of killed writers (files a build in progress uses are kept) and the
+counts, and say how much was freed. `export DIR` / `import DIR`: ship a filled cache (see
+`ship.py`).
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import time
 from collections import Counter
 
 from .. import config
-from . import entries, stats
+from . import entries, ship, stats
 from .store import default_dir
 
 
@@ -23,13 +24,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add the `cache` command to the CLI's sub-parsers."""
     p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
                        description=__doc__.split("\n\n")[0])
-    csub = p.add_subparsers(dest="cache_command", required=True, metavar="{info,list,clear}")
+    csub = p.add_subparsers(dest="cache_command", required=True,
+                            metavar="{info,list,clear,export,import}")
     csub.add_parser("info", help="location, entries, size, hit/miss counts").set_defaults(
         func=info)
     lp = csub.add_parser("list", help="one line per entry")
     lp.add_argument("--kind", help="only entries of this kind (e.g. c-program)")
     lp.set_defaults(func=list_entries)
     csub.add_parser("clear", help="remove every entry").set_defaults(func=clear)
+    ep = csub.add_parser("export", help="copy every valid entry into DIR (to ship a filled "
+                         "cache, e.g. into a container image without a compiler)")
+    ep.add_argument("dir", metavar="DIR")
+    ep.set_defaults(func=export_cmd)
+    ip = csub.add_parser("import", help="add the valid entries of an exported DIR to the cache")
+    ip.add_argument("dir", metavar="DIR")
+    ip.set_defaults(func=import_cmd)
 
 
 def location() -> str:
@@ -83,9 +92,13 @@ def info(args: argparse.Namespace) -> int:
         ("misses", f"{counts.misses}" + (f" ({_by_kind(misses)})" if misses else "")),
     ]
     left = entries.leftovers(root)
-    if left:
-        rows.append(("leftovers", f"{len(left)} temporary, lock or orphaned files "
-                                  "(`fusejit cache clear` removes them)"))
+    stale = [p for p in left if entries.unused(p)]
+    if stale:
+        rows.append(("leftovers", f"{len(stale)} temporary, lock or orphaned files of "
+                                  "killed or finished builds (`fusejit cache clear` removes "
+                                  "them)"))
+    if len(left) > len(stale):
+        rows.append(("building", f"{len(left) - len(stale)} files of a build in progress"))
     for label, value in rows:
         print(f"{label:<10} {value}")
     return 0
@@ -108,36 +121,18 @@ def list_entries(args: argparse.Namespace) -> int:
     return 0
 
 
-def _unused(path: str) -> bool:
-    """True for a lock file nobody holds, a stale temporary or an orphaned sidecar."""
-    if path.endswith(entries.LOCK):
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
-    if os.path.basename(path).startswith(entries.TMP_PREFIX):
-        try:
-            return time.time() - os.lstat(path).st_mtime > entries.STALE_TMP_S
-        except OSError:
-            return False
-    return True
-
-
 def clear(args: argparse.Namespace) -> int:
     root = location()
-    if not os.path.isdir(root):
+    if not os.path.lexists(root):
         print(f"nothing to clear: {root} does not exist")
         return 0
-    found = entries.scan(root, with_meta=False)
+    if not os.path.isdir(root) or os.path.islink(root):
+        print(f"fusejit cache clear: {root} is not a directory (FUSEJIT_CACHE_DIR must name "
+              "one); nothing removed")
+        return 1
+    found = [e for e in entries.scan(root, with_meta=False) if entries.ours(e.path)]
     _, freed = entries.remove([e.path for e in found])
-    left = [p for p in entries.leftovers(root) if _unused(p)]
+    left = [p for p in entries.leftovers(root) if entries.unused(p) and entries.ours_any(p)]
     _, freed_left = entries.remove(left)
     try:
         os.unlink(os.path.join(root, stats.LOG_NAME))
@@ -146,7 +141,15 @@ def clear(args: argparse.Namespace) -> int:
     print(f"removed {len(found)} entries ({size_text(freed)}) from {root}"
           + (f", and {len(left)} leftover files ({size_text(freed_left)})" if left else "")
           + "; hit/miss counts reset")
-    busy = len(entries.leftovers(root))
+    busy = sum(not entries.unused(p) for p in entries.leftovers(root))
     if busy:
         print(f"kept {busy} files in use by a build in progress")
     return 0
+
+
+def export_cmd(args: argparse.Namespace) -> int:
+    return ship.export_cache(location(), args.dir)
+
+
+def import_cmd(args: argparse.Namespace) -> int:
+    return ship.import_cache(args.dir, location())

@@ -1,14 +1,16 @@
 """The entries of a cache directory as files: their layout, the checks that decide whether one
 may be loaded, and scanning and clearing them (for `fusejit cache` and miss reports).
 
-An entry is `<root>/<key[:2]>/<key><suffix>` (the artefact) with `<key><suffix>.sha256` (the
-digest of its bytes) and `<key><suffix>.meta.json` (what it was built for and its key parts).
-`.tmp-*` files are writes in progress (or left by a killed writer); `<key>.lock` files are
-held while an entry is built.
+An entry is `<root>/<key[:2]>/<key><suffix>` (the artefact) with `<key><suffix>.sha256` (a
+digest of the entry's file name, i.e. its key, followed by its bytes: an entry copied over
+another key's name, digest and all, does not verify) and `<key><suffix>.meta.json` (what it was
+built for, its key parts and the compiler that built it). `.tmp-*` files are writes in
+progress (or left by a killed writer); `<key>.lock` files are held while an entry is built.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -25,7 +27,10 @@ LOCK = ".lock"
 TMP_PREFIX = ".tmp-"
 _BUCKET = re.compile(r"^[0-9a-f]{2}$")
 _KEY = re.compile(r"^[0-9a-f]{64}")
-STALE_TMP_S = 3600.0  # temporaries older than this are leftovers of a killed writer
+STALE_TMP_S = 3600.0  # unnamed temporaries older than this are leftovers of a killed writer
+# What fusejit stores (a `.so` ending covers Python extension modules): `clear` removes only
+# these, and only when they belong to this user.
+KNOWN_SUFFIXES = (".so", ".c", ".json", ".ptx", ".cubin", ".fatbin")
 
 
 def unsafe_dir(path: str) -> str | None:
@@ -57,8 +62,12 @@ def unsafe_file(path: str) -> str | None:
     return None
 
 
-def file_digest(path: str) -> str:
+def file_digest(path: str, key: str | None = None) -> str:
+    """sha256 of the file at `path`; with `key`, of the cache key followed by the file (what
+    an entry's `.sha256` holds)."""
     h = hashlib.sha256()
+    if key is not None:
+        h.update(b"fusejit-entry\0" + key.encode() + b"\0")
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
@@ -88,12 +97,18 @@ def verify(path: str) -> tuple[str, str]:
     except (OSError, UnicodeDecodeError) as e:
         return "corrupted", f"its digest cannot be read ({e})"
     try:
-        actual = file_digest(path)
+        actual = file_digest(path, entry_key(path))
     except OSError as e:
         return "corrupted", f"it cannot be read ({e.strerror})"
     if actual != expected:
-        return "corrupted", "its contents do not match its digest (truncated or damaged)"
+        return "corrupted", ("its contents do not match its digest (truncated, damaged, or "
+                             "an entry built for another key)")
     return "ok", ""
+
+
+def entry_key(path: str) -> str:
+    """What an entry's digest binds it to: its file name, i.e. its key and suffix."""
+    return os.path.basename(path)
 
 
 def read_meta(path: str) -> dict:
@@ -135,6 +150,64 @@ def _buckets(root: str) -> list[str]:
             if _BUCKET.match(n) and os.path.isdir(os.path.join(root, n))]
 
 
+def temp_prefix(key: str) -> str:
+    """The name prefix of a writer's temporaries for `key` (`clear` tells a live writer's,
+    which holds the key's lock, from a killed one's)."""
+    return f"{TMP_PREFIX}{key}-"
+
+
+def ours(path: str) -> bool:
+    """Whether the file at `path` is something fusejit stored: a regular file of this user
+    with an artefact's suffix or with its sidecars."""
+    if not ours_any(path):
+        return False
+    name = os.path.basename(path)
+    return name[64:].endswith(KNOWN_SUFFIXES) or any(os.path.lexists(path + s)
+                                                     for s in (SUM, META))
+
+
+def ours_any(path: str) -> bool:
+    """Whether the file at `path` is a regular file (not a link) of this user."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid()
+
+
+def unused(path: str) -> bool:
+    """True for a leftover no build in progress is using: a lock file nobody holds, a
+    temporary whose key's lock nobody holds (or an unnamed one older than STALE_TMP_S), an
+    orphaned sidecar."""
+    name = os.path.basename(path)
+    if name.endswith(LOCK):
+        return not _locked(path)
+    if name.startswith(TMP_PREFIX):
+        key = name[len(TMP_PREFIX):len(TMP_PREFIX) + 64]
+        if _KEY.fullmatch(key) and name[len(TMP_PREFIX) + 64:].startswith("-"):
+            return not _locked(os.path.join(os.path.dirname(path), key + LOCK))
+        try:
+            return time.time() - os.lstat(path).st_mtime > STALE_TMP_S
+        except OSError:
+            return False
+    return True
+
+
+def _locked(lock_path: str) -> bool:
+    """Whether some process holds the lock file at `lock_path` (False when there is none)."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def scan(root: str, with_meta: bool = True) -> list[Entry]:
     """Every artefact under `root`, oldest first."""
     out = []
@@ -145,7 +218,7 @@ def scan(root: str, with_meta: bool = True) -> list[Entry]:
             continue
         present = set(names)
         for n in names:
-            if not _KEY.match(n) or n.endswith((SUM, META, LOCK)):
+            if not _KEY.match(n) or n.endswith((SUM, META, LOCK)) or n[64:65] not in ".":
                 continue
             path = os.path.join(bucket, n)
             try:

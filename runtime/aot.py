@@ -11,6 +11,7 @@ place.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -36,14 +37,19 @@ from ..codegen.export import (
 from ..errors import UnsupportedError
 from ..frontend import ops
 from ..frontend.ir import Graph
+from ..kernels_cache.entries import file_digest
 from ..lowering.loop_ir import Program, Store
 from ..lowering.lower import lower
 from ..lowering.memplan import plan
+from . import targets
 from .backend_c import VERSION
 from .toolchain import Toolchain, detect, run_cc
 
 FORMAT = "fusejit-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Metadata fields that are about the files rather than the function: not in the signature table
+# compiled into the library (everything else is, and `load` insists that both agree).
+FILE_FIELDS = ("library", "header", "library_sha256")
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
@@ -120,8 +126,17 @@ def _kind(a: Any) -> str:
     return "int" if isinstance(a, int) else "float"
 
 
+def required_features(target: str) -> list[str]:
+    """The CPU features (/proc/cpuinfo names) a library compiled for `target` may use and so
+    needs: a level's own list, or for "native" the checkable ones this CPU has."""
+    if target == "native":
+        have = targets.cpu_features()
+        return sorted(f for f in targets.CPU_SUPPORTS if f in have)
+    return list(targets.TARGETS[targets.check_target(target)][1])
+
+
 def describe(req: ExportRequest, program: Program, name: str, workspace: str,
-             compiler: str = "", openmp: bool = True) -> ExportSpec:
+             compiler: str = "", openmp: bool = True, target: str = "native") -> ExportSpec:
     """The ExportSpec of `program` for the Python function described by `req`."""
     written = {s.access.buf for k in program.kernels for s in k.body if isinstance(s, Store)}
     taken: set[str] = set()
@@ -154,13 +169,17 @@ def describe(req: ExportRequest, program: Program, name: str, workspace: str,
                                  f"out{j}", ref.index))
     static = [(req.params[i], repr(v)) for i, v in enumerate(req.args)
               if i not in req.positions]
-    notes = []
-    if "-march=native" in compiler:
-        notes.append("Built with -march=native: it runs on CPUs with this machine's instruction "
-                     "set (or a superset).")
+    features = required_features(target)
+    if target == "native":
+        notes = ["Built with -march=native: it runs on CPUs with this machine's instruction set "
+                 "(or a superset); export with target='x86-64-v3' (--target) for others."]
+    else:
+        notes = [f"Built for {target} ({targets.TARGETS[target][0]}): it runs on every CPU "
+                 "with that level's features."]
+    checks = [(f, targets.CPU_SUPPORTS[f]) for f in features if f in targets.CPU_SUPPORTS]
     return ExportSpec(name, req.function, args, outputs, static, program.arena_bytes,
                       workspace, error_codes(), VERSION, compiler,
-                      openmp=openmp, notes=notes)
+                      openmp=openmp, notes=notes, target=target, cpu_checks=checks)
 
 
 def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -> dict:
@@ -172,7 +191,8 @@ def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -
         "workspace_bytes": spec.workspace_bytes,
         "symbols": {"call": spec.entry if spec.workspace == "caller" else None,
                     "alloc": spec.entry_alloc, "workspace_size": f"{spec.name}_workspace_size",
-                    "strerror": f"{spec.name}_strerror", "abi": f"{spec.name}_abi"},
+                    "strerror": f"{spec.name}_strerror", "abi": f"{spec.name}_abi",
+                    "signature": f"{spec.name}_signature"},
         "params": req.params,
         "args": [{"name": a.name, "cname": a.cname, "position": a.position, "kind": a.kind,
                   "dtype": a.dtype.name, "shape": list(a.shape), "strides": list(a.strides),
@@ -188,7 +208,15 @@ def _metadata(spec: ExportSpec, req: ExportRequest, library: str, header: str) -
         "tree": tree_to_json(req.out_tree),
         "errors": {str(code): list(v) for code, v in spec.errors.items()},
         "blas": spec.blas, "compiler": spec.compiler,
+        "target": spec.target, "cpu_features": required_features(spec.target),
     }
+
+
+def signature_table(meta: dict) -> str:
+    """The metadata without its file fields, as canonical JSON: the table compiled into the
+    library (`NAME_signature()`) that `load` compares with the `.json`."""
+    return json.dumps({k: v for k, v in meta.items() if k not in FILE_FIELDS},
+                      sort_keys=True, separators=(",", ":"))
 
 
 def _link_flags(tc: Toolchain, soname: str) -> list[str]:
@@ -215,20 +243,23 @@ def _write_text(path: str, text: str) -> None:
 def export_library(program: Program, source: str, req: ExportRequest, path: str, name: str,
                    workspace: str = "caller", toolchain: Toolchain | None = None
                    ) -> ExportResult:
-    """Compile `program` (whose C text is `source`) into the export at `path`."""
+    """Compile `program` (whose C text is `source`, rendered for `toolchain`'s target) into
+    the export at `path`."""
     if workspace not in ("caller", "alloc"):
         raise ValueError(f"workspace must be 'caller' or 'alloc', got {workspace!r}")
     check_name(name)
     tc = toolchain or detect()
     stem, _ = os.path.splitext(path)
     header, meta_path = stem + ".h", stem + ".json"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # not group-writable whatever the umask: load refuses directories others can write into
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
     soname = os.path.basename(path)
     flags = _link_flags(tc, soname)
     compiler = f"{tc.version} ({os.path.basename(tc.cc)} {' '.join(flags)})"
-    spec = describe(req, program, name, workspace, compiler, tc.openmp)
+    spec = describe(req, program, name, workspace, compiler, tc.openmp, tc.march)
     header_text = render_header(spec)
-    full = source + "\n" + header_text + render_wrapper(spec, program)
+    meta = _metadata(spec, req, path, header)
+    full = source + "\n" + header_text + render_wrapper(spec, program, signature_table(meta))
     d = os.path.dirname(os.path.abspath(path))
     with tempfile.TemporaryDirectory(prefix=".fusejit-export-", dir=d) as tmp:
         src = os.path.join(tmp, f"lib{name}.c")
@@ -236,19 +267,35 @@ def export_library(program: Program, source: str, req: ExportRequest, path: str,
         with open(src, "w", encoding="utf-8") as f:
             f.write(full)
         run_cc([tc.cc, *flags, src, "-o", out, *tc.libs], f"export {name}")
+        os.chmod(out, 0o755)
+        meta["library_sha256"] = file_digest(out)
         _write_text(header, header_text)
         os.replace(out, path)
-    _write_text(meta_path, json.dumps(_metadata(spec, req, path, header), indent=1) + "\n")
+    _write_text(meta_path, json.dumps(meta, indent=1) + "\n")
     return ExportResult(name, path, header, meta_path, spec)
 
 
 
+def export_toolchain(target: str, fastmath: bool) -> Toolchain:
+    """The toolchain an export for instruction-set `target` compiles with; TargetError (before
+    anything is compiled or written) for a target that is unknown or that the compiler does
+    not know. Exporting for a level this CPU cannot run is allowed: `load` checks."""
+    native = detect().with_fastmath(fastmath)
+    tc = native.with_march(targets.check_target(target))
+    if targets.missing_features(target):
+        # The probes' test programs cannot run here: OpenMP and libmvec are properties of the
+        # compiler and C library, not of the instruction set, so this machine's answers hold.
+        tc = dataclasses.replace(tc, openmp=native.openmp, libmvec=native.libmvec)
+    return tc
+
+
 def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph,
                     program: Program, source: str, positions: list[int], path: str | None,
-                    name: str | None, workspace: str, fastmath: bool) -> ExportResult:
+                    name: str | None, workspace: str, tc: Toolchain) -> ExportResult:
     """`fusejit.export` once `fn` is compiled for `args` (optimised graph `g`, `program` and
     its C `source`): default name and path, the program again without BLAS or profiling
-    timers when it has them (the library must not need SciPy), then `export_library`."""
+    timers when it has them (the library must not need SciPy), rendered for the toolchain
+    `tc` of `export_toolchain`, then `export_library`."""
     if name is None:
         m = re.fullmatch(r"lib(\w+)\.\w+", os.path.basename(path or ""), flags=re.ASCII)
         name = m.group(1) if m else re.sub(r"\W", "_", fn.__name__, flags=re.ASCII)
@@ -257,8 +304,9 @@ def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph
     if uses_blas(program) or config.current().profile:
         strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
         program = plan(lower(g, strides, blas=False))
-        source = render(program, COptions(par_min=config.current().parallel_min,
-                                          libmvec=detect().libmvec, vtile=detect().vtile))
+    # the target's options (a level's own vector width and tile functions), not the JIT's
+    source = render(program, COptions(par_min=config.current().parallel_min,
+                                      libmvec=tc.libmvec, vtile=tc.vtile))
     req = ExportRequest(
         function=f"{getattr(fn, '__module__', '?')}:{fn.__qualname__}",
         params=list(signature.parameters), args=args, positions=positions,
@@ -266,5 +314,4 @@ def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph
         ranges={k: n.attrs["range"] for k, n in enumerate(g.inputs) if "range" in n.attrs},
         defaults={p: v.default for p, v in signature.parameters.items()
                   if type(v.default) in (bool, int, float)})
-    return export_library(program, source, req, path, name, workspace,
-                          toolchain=detect().with_fastmath(fastmath))
+    return export_library(program, source, req, path, name, workspace, toolchain=tc)

@@ -132,6 +132,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="build", metavar="DIR",
                    help="directory to write to (default: build)")
     p.add_argument("--name", help="C name prefix (default: the function's name)")
+    p.add_argument("--target", default=None, metavar="TARGET",
+                   help="instruction set to compile for: native (this CPU) or an x86-64 level "
+                        "(x86-64, x86-64-v2, x86-64-v3, x86-64-v4); default: $FUSEJIT_MARCH, "
+                        "else native")
     p.add_argument("--workspace", choices=("caller", "alloc"), default="caller",
                    help="caller: NAME() takes a workspace pointer and NAME_alloc() allocates "
                         "one per call; alloc: NAME() allocates it (default: caller)")
@@ -160,7 +164,8 @@ def run(args: argparse.Namespace, export: Callable[..., Any]) -> int:
         return 2
     path = os.path.join(args.output, f"lib{name}.so")
     try:
-        result = export(fn, *example, path=path, name=name, workspace=args.workspace)
+        result = export(fn, *example, path=path, name=name, workspace=args.workspace,
+                        target=args.target)
     except FusejitError as e:
         print(f"fusejit export: {e}", file=sys.stderr)
         return 1
@@ -173,7 +178,7 @@ def run(args: argparse.Namespace, export: Callable[..., Any]) -> int:
         return 1
     spec = result.spec
     print(f"exported {spec.function} as {spec.name} "
-          f"(workspace {spec.workspace_bytes} bytes, BLAS: none)")
+          f"(workspace {spec.workspace_bytes} bytes, BLAS: none, target {spec.target})")
     for what, p in (("library", result.library), ("header", result.header),
                     ("metadata", result.metadata)):
         print(f"  {what:<9} {p}")

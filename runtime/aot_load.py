@@ -1,8 +1,9 @@
 """`fusejit.load`: call an exported library from Python without a C compiler.
 
-The metadata written beside the library says what it was specialised for; the library is
-opened with cffi in ABI mode (dlopen, no compilation) and its compiled-in fingerprint is
-compared with the metadata. Each call checks its arguments against the metadata, allocates
+The metadata written beside the library says what it was specialised for. Before the library
+is opened (cffi in ABI mode: dlopen, no compilation) its files, its digest and the CPU it needs
+are checked (`aot_verify`); once open, the signature table compiled into it must agree with the
+metadata, and the call uses that table. Each call checks its arguments against it, allocates
 the outputs, makes one native call and rebuilds the result the Python function returned.
 """
 
@@ -18,14 +19,16 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..errors import ExportError, RuntimeFailure, Status
+from ..codegen.export import ERR_CPU
+from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure, Status
 from ..frontend.pytree import unflatten
-from .aot import FORMAT, FORMAT_VERSION
+from . import aot_verify
+from .aot import FILE_FIELDS, FORMAT, FORMAT_VERSION
 from .executor import raise_status
 
 
-def _paths(path: str) -> tuple[str, str]:
-    """(library, metadata) for a path to either of them, or to their common stem."""
+def _paths(path: str) -> tuple[str, dict]:
+    """(metadata path, metadata) for a path to the library, the metadata or their stem."""
     stem, ext = os.path.splitext(path)
     if ext not in (".so", ".json", ".dylib", ".h"):
         stem = path
@@ -41,7 +44,7 @@ def _paths(path: str) -> tuple[str, str]:
         raise ExportError(f"cannot read export metadata {meta}: {e}") from None
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         raise ExportError(f"{meta} is not fusejit export metadata")
-    return os.path.join(os.path.dirname(meta), str(info.get("library", ""))), meta
+    return meta, info
 
 
 _opened: dict[str, tuple[int, int]] = {}  # path dlopen'ed -> (st_dev, st_ino) it had then
@@ -82,23 +85,29 @@ class ExportedFunction:
     Python function (positionally or by name) and returns what it returned."""
 
     def __init__(self, path: str, workspace: str | None = None) -> None:
-        lib_path, meta_path = _paths(path)
-        with open(meta_path, encoding="utf-8") as f:
-            self.metadata: dict[str, Any] = json.load(f)
+        meta_path, self.metadata = _paths(path)
         try:
-            self._setup(lib_path, meta_path, workspace)
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            self._setup(meta_path, workspace)
+        except FusejitError:
+            raise
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+            if isinstance(e, ValueError) and str(e).startswith("workspace="):
+                raise
             raise ExportError(f"{meta_path} is malformed ({type(e).__name__}: {e}): export "
                               "the function again") from None
 
-    def _setup(self, lib_path: str, meta_path: str, workspace: str | None) -> None:
+    def _setup(self, meta_path: str, workspace: str | None) -> None:
         m = self.metadata
         if m.get("format_version") != FORMAT_VERSION:
             raise ExportError(f"{meta_path} has export format version "
                               f"{m.get('format_version')!r}, this fusejit reads version "
                               f"{FORMAT_VERSION}: export the function again")
-        if not os.path.exists(lib_path):
-            raise ExportError(f"the library {lib_path} named by {meta_path} does not exist")
+        lib_path = aot_verify.check_files(meta_path, m)
+        ident = aot_verify.check_digest(lib_path, meta_path, m.get("library_sha256"))
+        aot_verify.check_cpu(lib_path, m)
+        syms = aot_verify.check_symbols(meta_path, m["symbols"])
+        self._lib, self._ffi = self._open(lib_path, meta_path, syms, ident)
+        m = self.metadata
         self.name: str = m["name"]
         self.path = lib_path
         self.__name__ = self.name
@@ -109,7 +118,7 @@ class ExportedFunction:
             raise ValueError(f"workspace={workspace!r}: this export offers "
                              f"{'caller, alloc' if syms.get('call') else 'alloc'}")
         self.mode = mode
-        self._lib, self._fn = self._open(lib_path, meta_path, syms, mode)
+        self._fn = getattr(self._lib, syms["call"] if mode == "caller" else syms["alloc"])
         self.workspace_size = int(self._lib_call(syms["workspace_size"]))
         if self.workspace_size != m["workspace_bytes"]:
             raise ExportError(f"{lib_path} needs a {self.workspace_size}-byte workspace but "
@@ -121,7 +130,11 @@ class ExportedFunction:
         self._tree = _tree_from_json(m["tree"])
         self._local = threading.local()
 
-    def _open(self, lib_path: str, meta_path: str, syms: dict, mode: str) -> tuple[Any, Any]:
+    def _open(self, lib_path: str, meta_path: str, syms: dict,
+              ident: tuple[int, int, int, int]) -> tuple[Any, Any]:
+        """dlopen the library whose bytes were verified (`ident`: the file they came from),
+        check its signature table and its fingerprint against the metadata, and make the
+        table this function's metadata."""
         import cffi
 
         m = self.metadata
@@ -130,10 +143,15 @@ class ExportedFunction:
         ptrs = ", ".join(["void *"] * nptr)
         decls = [f"size_t {syms['workspace_size']}(void);",
                  f"const char *{syms['strerror']}(int);", f"const char *{syms['abi']}(void);",
+                 f"const char *{syms['signature']}(void);",
                  f"int {syms['alloc']}({ptrs or 'void'});"]
         if syms.get("call"):
             decls.append(f"int {syms['call']}({', '.join(['void *'] * (nptr + 1))});")
-        ffi.cdef("\n".join(decls))
+        try:
+            ffi.cdef("\n".join(decls))
+        except Exception as e:  # noqa: BLE001 - cffi's parse errors: the metadata is bad
+            raise ExportError(f"{meta_path} declares unusable symbols ({e}): export the "
+                              "function again") from None
         where = _fresh_path(lib_path)
         config.apply_openmp_defaults()
         try:
@@ -143,18 +161,23 @@ class ExportedFunction:
         finally:
             if where != os.path.abspath(lib_path):  # mapped now: the link is not needed
                 shutil.rmtree(os.path.dirname(where), ignore_errors=True)
-        self._ffi = ffi
+        if aot_verify.identity(os.stat(lib_path)) != ident:
+            raise ExportError(f"{lib_path} changed while it was being loaded")
         try:
+            table = ffi.string(getattr(lib, syms["signature"])()).decode()
             abi = ffi.string(getattr(lib, syms["abi"])()).decode()
-            fn = getattr(lib, syms["call"] if mode == "caller" else syms["alloc"])
-        except AttributeError as e:
+            for key in ("alloc", "call", "workspace_size", "strerror"):
+                if syms.get(key):
+                    getattr(lib, syms[key])
+        except (AttributeError, ffi.error, UnicodeDecodeError) as e:
             raise ExportError(f"{lib_path} is not the library described by {meta_path}: "
                               f"{e}") from None
         if abi != m["abi"]:
             raise ExportError(f"{lib_path} does not match {meta_path}: the library was built "
                               f"for\n  {abi}\nbut the metadata describes\n  {m['abi']}\n"
                               "export the function again")
-        return lib, fn
+        self.metadata = aot_verify.compare_table(m, table, lib_path, meta_path, FILE_FIELDS)
+        return lib, ffi
 
     def _lib_call(self, sym: str, *args: Any) -> Any:
         return getattr(self._lib, sym)(*args)
@@ -269,7 +292,8 @@ class ExportedFunction:
             if status > 0:
                 raise_status(status)
             known = Status.of(status)
-            exc = known.exc if known is not None else RuntimeFailure
+            exc = (ExportTargetError if status == ERR_CPU else
+                   known.exc if known is not None else RuntimeFailure)
             raise exc(f"{self.name}: {self.strerror(status)} (status {status})")
         return self._result(values, outs)
 

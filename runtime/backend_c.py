@@ -54,11 +54,17 @@ class Library:
 
 
 def program_key(source: str, tc: Toolchain, name: str = "program") -> KeyParts:
-    """Everything that changes a compiled program, by name (see kernels_cache.keys)."""
-    return key_parts("c-program", name, source=source, compiler=tc.cc,
-                     compiler_version=tc.version, flags=" ".join(tc.cflags + tc.libs),
+    """Everything that changes a compiled program, by name (see kernels_cache.keys). The
+    compiler is not part of it (it is recorded in the entry), so a filled cache is usable
+    where there is no compiler."""
+    return key_parts("c-program", name, source=source, flags=" ".join(tc.cflags + tc.libs),
                      target=cpu_target() if tc.march == "native" else tc.march,
                      fusejit=VERSION)
+
+
+def built_with(tc: Toolchain) -> dict:
+    """What an entry records about the compiler that built it."""
+    return {"compiler": tc.cc, "compiler_version": tc.version}
 
 
 def build(source: str, toolchain: Toolchain | None = None, name: str = "program") -> str:
@@ -69,14 +75,15 @@ def build(source: str, toolchain: Toolchain | None = None, name: str = "program"
 
     def compile_to(out: str) -> None:
         src = out[: -len(".so")] + ".c"
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(source)
-        try:
+        try:  # the source is removed even when writing it fails (a full disk)
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(source)
             run_cc([tc.cc, *tc.cflags, src, "-o", out, *tc.libs], f"program {name}")
         finally:
-            os.unlink(src)
+            if os.path.exists(src):
+                os.unlink(src)
 
-    return store.get_or_build(key, ".so", compile_to)
+    return store.get_or_build(key, ".so", compile_to, built_with(tc))
 
 
 def load(path: str, blas: bool = False) -> Library:
@@ -173,10 +180,11 @@ def _dispatch_include() -> list[str]:
 def _dispatcher_key(tc: Toolchain) -> KeyParts:
     import numpy as np
 
+    # The include directories are those of this Python and NumPy (sysconfig's paths cost a
+    # few ms to compute: not on the warm path).
     return key_parts("dispatch", "_fusejit_dispatch", source=_dispatch_source(),
-                     compiler=tc.cc, compiler_version=tc.version,
-                     flags=" ".join(["-O2", "-shared", "-fPIC",
-                                     *[f"-I{i}" for i in _dispatch_include()]]),
+                     flags="-O2 -shared -fPIC", python_home=sys.base_prefix,
+                     numpy_home=os.path.dirname(np.__file__),
                      target=platform.machine(), python=sys.version, numpy=np.__version__,
                      fusejit=VERSION)
 
@@ -184,23 +192,24 @@ def _dispatcher_key(tc: Toolchain) -> KeyParts:
 def _build_dispatcher() -> Any:
     try:
         source = _dispatch_source()
-        tc = detect()
+        tc = cached_toolchain(count=False) or detect()
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        include = _dispatch_include()
         key = _dispatcher_key(tc)
         store = default_store(config.current().cache_dir)
 
         def compile_to(out: str) -> None:
             src = out[: -len(suffix)] + "_dispatch.c"
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(source)
+            include = _dispatch_include()
             try:
+                with open(src, "w", encoding="utf-8") as f:
+                    f.write(source)
                 run_cc([tc.cc, "-O2", "-shared", "-fPIC", *[f"-I{i}" for i in include], src,
                         "-o", out], "the call dispatcher")
             finally:
-                os.unlink(src)
+                if os.path.exists(src):
+                    os.unlink(src)
 
-        path = store.get_or_build(key, suffix, compile_to)
+        path = store.get_or_build(key, suffix, compile_to, built_with(tc))
         spec = importlib.util.spec_from_file_location("_fusejit_dispatch", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -215,7 +224,7 @@ def build_program(program: Any, fastmath: bool, name: str) -> tuple[str, Library
     seconds spent rendering). On a machine's first compile the toolchain probe runs
     concurrently with the build; its verdict is awaited before the library is loaded, and a
     wrong guess is rebuilt, so nothing built on a guess ever runs."""
-    from ..codegen.c import COptions, uses_blas
+    from ..codegen.options import COptions, uses_blas
     from ..errors import CompileError
     from .source_cache import render_source
     from .toolchain import guess

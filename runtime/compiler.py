@@ -23,10 +23,9 @@ from ..lowering.loop_ir import Program, format_program
 from ..lowering.lower import contiguous_strides, lower
 from ..lowering.memplan import plan
 from ..lowering.pipeline import optimise
-from . import cuda_jit
-from .backend_c import build_program, prepare_dispatcher
-from .callargs import element_strides, idle_python_ints, python_int_conversions
-from .executor import Executable
+from . import backends
+from .backend_c import prepare_dispatcher
+from .callargs import element_strides
 
 
 @dataclass
@@ -37,7 +36,7 @@ class Compiled:
     optimised: Graph
     program: Program
     source: str
-    executable: Executable
+    executable: Any  # what the backend's build returned (runtime/backends)
     positions: list[int]  # per graph input: an argument's position or a prelude value's index
     times: dict[str, float] = field(default_factory=dict)
     stub: Callable[..., Any] | None = None
@@ -63,13 +62,14 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
                       python_scalars: bool, fastmath: bool, backend: str,
                       on_traced: Callable[[], None] = lambda: None) -> Compiled:
     """Trace `fn` on `args` (positions in `static` are Python values baked into the trace,
-    `same` maps an argument to an earlier one it aliases) and build it for `backend`.
+    `same` maps an argument to an earlier one it aliases) and build it for `backend` (a name
+    in the registry of runtime/backends).
     `on_traced` runs once the trace has succeeded; `key` names the signature in logs and in
     the profiler's registry."""
     name = fn.__name__
     prepare_dispatcher()
-    if backend == "cuda":
-        args = cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
+    target = backends.get(backend)
+    args = target.trace_args(args)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     graph, positions = trace(fn, list(args), static, name, same, python_scalars=python_scalars)
@@ -88,27 +88,18 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
             strides.append(element_strides(a))
         else:
             strides.append(contiguous_strides(node.shape))
-    program = plan(lower(optimised, strides, blas=backend == "c"))
+    program = plan(lower(optimised, strides, blas=target.lower_options.blas))
     t3 = time.perf_counter()
     times["lower"] = t3 - t2
     log(3, lambda: explain_module().explain(graph, optimised, program).lowering_report())
     log(4, lambda: format_program(program))
     ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
               if "range" in n.attrs]
-    if backend == "cuda":
-        source, executable, render_s = cuda_jit.build(program, ranges)
-    else:
-        source, lib, render_s = build_program(program, fastmath, name)
-    times["render"] = render_s
-    times["compile"] = time.perf_counter() - t3 - render_s
-    log(5, lambda: f"generated {backend.upper()} for {name}:\n{source}")
-    if backend == "c":
-        executable = Executable(program, lib, ranges, idle_python_ints(optimised),
-                                python_int_conversions(optimised))
-        if config.current().profile:  # FUSEJIT_PROFILE: register it for the report
-            from .profiler import on_compile
-
-            on_compile(fn, key, program, lib, times)
-    return Compiled(graph, optimised, program, source, executable, positions, times,
+    built = target.build(program, optimised, ranges, name, fastmath)
+    times["render"] = built.render_s
+    times["compile"] = time.perf_counter() - t3 - built.render_s
+    log(5, lambda: f"generated {target.language} for {name}:\n{built.source}")
+    target.register(fn, key, program, built, times)  # FUSEJIT_PROFILE: for the report
+    return Compiled(graph, optimised, program, built.source, built.executable, positions, times,
                     updated=tuple(positions[k] for k in optimised.updates),
                     prelude=graph.prelude)

@@ -18,7 +18,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..codegen.cuda_gemm import describe as describe_gemm
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import AnyKernel, Buffer, GemmKernel, Load, Program, ReduceKernel, Store
@@ -27,6 +26,7 @@ from ..lowering.matmul import BLAS_DTYPES
 from ..lowering.matvec import is_gemv
 from ..lowering.memplan import PlanSummary, plan, summary
 from ..lowering.prelower import LowerOptions, prelower
+from . import backends
 
 
 @dataclass
@@ -153,18 +153,20 @@ def format_times(times: dict[str, float]) -> str:
 
 def _loc_key(loc: str) -> tuple[str, int]:
     path, _, line = loc.rpartition(":")
+    line = line.split(" ", 1)[0]  # "12 (np.cov, NumPy's own code)": frontend.numpy_lib
     return path, int(line) if line.isdigit() else 0
 
 
 def _loc_text(loc: str) -> str:
     """`file:line  source text`, the file relative to the working directory when inside it."""
     path, _, line = loc.rpartition(":")
+    line, _, note = line.partition(" ")
     shown = path
     if os.path.isabs(path):
         rel = os.path.relpath(path)
         shown = path if rel.startswith("..") else rel
     text = linecache.getline(path, int(line)).strip() if line.isdigit() else ""
-    return f"{shown}:{line}" + (f"  {text}" if text else "")
+    return f"{shown}:{line}" + (f" {note}" if note else "") + (f"  {text}" if text else "")
 
 
 def _kind(k: AnyKernel) -> str:
@@ -222,17 +224,18 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
     """The kernels section of the report (FUSEJIT_DEBUG=3)."""
     nodes = {n.id: n for n in lowered.nodes()}
     bufs = {b.index: b for b in program.buffers}
+    target = backends.get(backend)
     lines = [f"== kernels ({len(program.kernels)}) =="]
     known = {n.id for n in optimised.nodes()}
     added = [n for n in lowered.nodes() if n.id not in known]
     if added:
-        lines.append("lowering added (distinct output copies, packed matmul operands):")
+        lines.append("lowering added (lowering/prelower.py: distinct output copies, copies "
+                     "before reshapes, packed matmul operands):")
         lines.extend(f"  {format_node(n)}" for n in added)
     for k in program.kernels:
         gi, role = _group_of(k.name)
         lines.append(f"{k.name}: {_kind(k)}")
-        if isinstance(k, GemmKernel) and backend == "cuda":
-            lines.append(f"  {describe_gemm(k)}")
+        lines.extend(f"  {line}" for line in target.describe_kernel(k))
         if isinstance(k, GemmKernel) and k.epilogue is not None:
             lines.append(f"  {epilogue_text(k, nodes, bufs)}")
         if role == "fill":

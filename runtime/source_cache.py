@@ -1,12 +1,13 @@
 """The on-disk cache of rendered C source: (Program, render options, the code that renders)
 -> the generated C text.
 
-A warm process looks the source up here instead of importing jinja2 and compiling the template
-(about 40 ms, most of a warm start), then finds the compiled library by the source's own key.
-The key covers the whole Program (pickled: it is plain data), the options, and the identity
-(path, size, mtime) of every source file of the stages before runtime, so an edited renderer
-or op table renders afresh. A key that fails to match only costs a render, never a wrong result:
-the library is always keyed by the source text itself.
+A warm process looks the source up here instead of importing the renderer (codegen.c and the
+modules behind it), jinja2 and compiling the template (about 40 ms, most of a warm start), then
+finds the compiled library by the source's own key. The key covers the whole Program (pickled:
+it is plain data), the options, and the identity (path, size, mtime) of every source file of
+the stages before runtime, so an edited renderer or op table renders afresh. A key that fails
+to match only costs a render, never a wrong result: the library is always keyed by the source
+text itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import pickle
 
 from .. import config
-from ..codegen.c import COptions, render
+from ..codegen.options import COptions
 from ..kernels_cache.keys import key_parts, short_digest
 from ..kernels_cache.store import default_store
 from ..lowering.loop_ir import Program
@@ -54,7 +55,7 @@ def render_source(program: Program, opts: COptions) -> str:
     try:
         blob = pickle.dumps((program, opts), protocol=4)
     except Exception:  # noqa: BLE001 - something unpicklable: just render
-        return render(program, opts)
+        return _render(program, opts)
     parts = key_parts("c-source", program.name, program=short_digest(blob),
                       options=repr(opts), code=code_identity(), numpy=np.__version__,
                       fusejit=VERSION)
@@ -66,7 +67,7 @@ def render_source(program: Program, opts: COptions) -> str:
                 return f.read()
         except (OSError, UnicodeDecodeError):
             pass
-    source = render(program, opts)
+    source = _render(program, opts)
 
     def write(out: str) -> None:
         with open(out, "w", encoding="utf-8") as f:
@@ -74,3 +75,10 @@ def render_source(program: Program, opts: COptions) -> str:
 
     store.put(parts, ".c", write)
     return source
+
+
+def _render(program: Program, opts: COptions) -> str:
+    """`codegen.c.render`, imported on a miss only: the renderer is most of codegen."""
+    from ..codegen.c import render
+
+    return render(program, opts)

@@ -1,8 +1,10 @@
 """The system C compiler: find it, identify it, probe what it supports, and run it.
 
 The compiler's version and the probe results (OpenMP, libmvec) are cached in the kernel store,
-keyed by the compiler binary's identity (path, size, mtime, inode), so a process that finds
-everything it needs in the cache never runs the compiler at all.
+keyed by the compiler binary's identity (path, size, mtime, inode). The toolchain last detected
+for a configuration is also recorded under a key made of the configuration alone, so a warm
+process neither runs nor even needs the compiler: a cache filled where gcc is installed works
+where there is none (compiled programs are keyed by source, flags and target, not compiler).
 """
 
 from __future__ import annotations
@@ -247,8 +249,10 @@ def _detect(cc: str, extra: tuple[str, ...], march: str = "native") -> Toolchain
             info = {"openmp": found[0], "libmvec": len(found) > 1 and found[1]}
             default_store(config.current().cache_dir).put(
                 key, ".json", lambda path: _write_json(path, info))
-    return Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra,
-                     march=march)
+    tc = Toolchain(cc, version, bool(info["openmp"]), bool(info["libmvec"]), extra,
+                   march=march)
+    _remember(tc)
+    return tc
 
 
 def _target(cfg: config.Config) -> str:
@@ -258,11 +262,69 @@ def _target(cfg: config.Config) -> str:
     return march
 
 
+def _record_key(march: str | None = None) -> KeyParts:
+    """The key of the toolchain last detected for this configuration and target (found
+    without the compiler)."""
+    cfg = config.current()
+    return key_parts("toolchain", "cc", configured=cfg.cc or "", extra=cfg.cflags_extra,
+                     march=march or cfg.march, target=cpu_target(), fusejit="record-v1")
+
+
+def _binary(cc: str) -> str:
+    real = os.path.realpath(cc)
+    st = os.stat(real)
+    return f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}"
+
+
+def _remember(tc: Toolchain) -> None:
+    """Record `tc` as this configuration's toolchain (replacing an older record)."""
+    try:
+        data = {**dataclasses.asdict(tc), "binary": _binary(tc.cc)}
+    except OSError:
+        return
+    if _recorded(False, tc.march) != tc:
+        default_store(config.current().cache_dir).put(
+            _record_key(tc.march), ".json", lambda path: _write_json(path, data), replace=True)
+
+
+_records: dict[str, Toolchain] = {}  # records already read in this process, by key
+
+
+def _recorded(count: bool, march: str | None = None) -> Toolchain | None:
+    """The recorded toolchain, unless its compiler is present and has changed since."""
+    key = _record_key(march)
+    if key.key() in _records:
+        return _records[key.key()]
+    path = default_store(config.current().cache_dir).lookup(key, ".json", count)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        tc = Toolchain(**{f.name: tuple(d[f.name]) if isinstance(d[f.name], list) else d[f.name]
+                          for f in dataclasses.fields(Toolchain) if f.name in d})
+        binary = str(d["binary"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        if _binary(tc.cc) != binary:
+            return None
+    except OSError:  # no compiler here: the record is all there is, and all that is needed
+        pass
+    _records[key.key()] = tc
+    return tc
+
+
 def cached(count: bool = True) -> Toolchain | None:
     """The toolchain when its probe results are known (in this process or the cache), else
-    None; never starts the probe. `count`: record the lookup in the cache's hit/miss counts."""
+    None; never starts the probe, and never runs (or needs) the compiler when this
+    configuration's toolchain is recorded. `count`: record the lookup in the hit/miss counts."""
     cfg = config.current()
-    cc, extra, march = _find_cc(cfg), tuple(cfg.cflags_extra.split()), _target(cfg)
+    march = _target(cfg)
+    tc = _recorded(count, march)
+    if tc is not None:
+        return tc
+    cc, extra = _find_cc(cfg), tuple(cfg.cflags_extra.split())
     _, key = _identify(cc, extra, march)
     return _detect(cc, extra, march) if _cached_info(key, count) is not None else None
 

@@ -67,6 +67,10 @@ UNARY = {s.name: s for s in [
     _spec("arctanh", True), _spec("deg2rad", True), _spec("rad2deg", True),
     _spec("erf", True, fn=sp.erf), _spec("erfc", True, fn=sp.erfc),
     _spec("expit", True, fn=sp.expit),
+    # scipy.special ufuncs in fusejit's own C (codegen/include/fj_special.h)
+    *(_spec(n, True, fn=getattr(sp, n)) for n in (
+        "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gammaln", "digamma",
+        "erfinv", "erfcx", "i0")),
 ]}
 BINARY = {s.name: s for s in [
     _spec("add", op=operator.add), _spec("subtract", op=operator.sub),
@@ -77,6 +81,7 @@ BINARY = {s.name: s for s in [
     _spec("copysign"), _spec("nextafter"), _spec("heaviside"),
     _spec("arctan2", True), _spec("hypot", True), _spec("logaddexp", True),
     _spec("logaddexp2", True),
+    *(_spec(n, True, fn=getattr(sp, n)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")),
     _spec("equal", op=operator.eq), _spec("not_equal", op=operator.ne),
     _spec("less", op=operator.lt), _spec("less_equal", op=operator.le),
     _spec("greater", op=operator.gt), _spec("greater_equal", op=operator.ge),

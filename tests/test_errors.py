@@ -14,6 +14,7 @@ from conftest import assert_same, assert_unmodified, snapshot
 import fusejit
 from fusejit import jit
 from fusejit.errors import (
+    ArgumentTypeError,
     CompilerNotFoundError,
     ConcretizationError,
     FusejitError,
@@ -120,7 +121,7 @@ def test_unsupported_numpy_features(name: str) -> None:
             x @= x  # MARK
             return x
         if name == "setitem":
-            x[x > 0] = 1.0  # MARK
+            x[x > 0] = x[:1]  # MARK  (one value, x[mask] = 1.0, is np.copyto(where=))
             return x
         return x[x > 0]  # MARK
 
@@ -156,11 +157,37 @@ def test_unsupported_argument_dtypes(arg) -> None:
     assert "not supported" in str(info.value)
 
 
-@pytest.mark.parametrize("arg", ["text", [1.0, 2.0], (1, 2), 1j, object()],
-                         ids=["str", "list", "tuple", "complex", "object"])
+@pytest.mark.parametrize("arg", ["text", [1.0, 2.0], (1, 2), object()],
+                         ids=["str", "list", "tuple", "object"])
 def test_unsupported_argument_types(arg) -> None:
+    # Issue 19 (9): a TypeError, as NumPy raises for such an operand (`"a" + 1`,
+    # `np.sin("a")`, `[1.0] + 1`), with advice that works.
+    with pytest.raises(ArgumentTypeError, match="static_argnums") as info:
+        jit(lambda x: x + 1)(arg)
+    assert isinstance(info.value, TypeError)
+    assert "np.asarray" in str(info.value)
+    with pytest.raises(TypeError):
+        (lambda x: x + 1)(arg)
+
+
+@pytest.mark.parametrize("arg", ["text", [1.0, 2.0]], ids=["str", "list"])
+def test_str_and_list_arguments_raise_what_numpy_raises(arg) -> None:
+    for f in (lambda x: x * 2.5, lambda x: np.sin(x)):  # noqa: PLW0108
+        numpy_error = None
+        try:
+            f(arg)
+        except TypeError as e:
+            numpy_error = e
+        with pytest.raises(TypeError):
+            jit(f)(arg)
+        if numpy_error is None:  # np.sin([1.0, 2.0]) works in NumPy: the advice says how
+            with pytest.raises(TypeError, match=r"np\.asarray"):
+                jit(f)(arg)
+
+
+def test_complex_argument_is_unsupported() -> None:
     with pytest.raises(UnsupportedError, match="static_argnums"):
-        jit(lambda x: x)(arg)
+        jit(lambda x: x)(1j)
 
 
 def test_unsupported_dtypes_inside_the_function() -> None:
@@ -322,7 +349,7 @@ def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None
         if form == "bool_scalar":
             return x[True]  # MARK
         if form == "set_mask":
-            x[x > 0] = 1.0  # MARK
+            x[x > 0] = x[:1]  # MARK  (one value, x[mask] = 1.0, is np.copyto(where=))
             return x
         if form == "take_out":
             return np.take(x, [0, 2], out=np.empty(2))  # MARK
@@ -340,3 +367,12 @@ def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None
         jit(f)(x)
     assert any(f"{__file__}:{n}" in str(info.value) for n in marked), str(info.value)
     assert_unmodified(snap)
+
+
+def test_matrix_and_masked_arguments_are_refused() -> None:
+    """Checked by type without importing np.ma for plain arrays (the warm first call)."""
+    f = fusejit.jit(lambda x: x + 1)
+    with pytest.raises(fusejit.UnsupportedError, match="MaskedArray"):
+        f(np.ma.array([1.0, 2.0], mask=[0, 1]))
+    with pytest.raises(fusejit.UnsupportedError, match="matrix"):
+        f(np.matrix([[1.0, 2.0]]))

@@ -10,6 +10,7 @@ gather's kernel, its source stored first) and in-place updates that read through
 from __future__ import annotations
 
 import re
+import types
 
 import numpy as np
 import pytest
@@ -260,7 +261,13 @@ def test_gather_kernel_reads_its_source_from_memory() -> None:
 def test_gather_from_const_and_of_constant_indices() -> None:
     table = np.array([1.5, -2.0, 3.25, 0.5])
     run_both(lambda t, i: t[i] * 2, table, RNG.integers(-4, 4, (3, 3)))
-    for f in (lambda i: table[i], lambda i: np.take(table, i)):  # NumPy converts i itself
+    # A closure (or global) array is an implicit input of the compiled function (issue 19):
+    # NumPy's own table[i] cannot take a traced i, but the table is traced too.
+    for f in (lambda i: table[i], lambda i: np.take(table, i)):
+        i = np.array([1, 2])
+        assert_same(fusejit.jit(f)(i), f(i))
+    holder = types.SimpleNamespace(table=table)  # an attribute is not read per call
+    for f in (lambda i: holder.table[i], lambda i: np.take(holder.table, i)):
         with pytest.raises(fusejit.errors.ConcretizationError,
                            match="table as an argument.*test_gather.py"):
             fusejit.jit(f)(np.array([1, 2]))

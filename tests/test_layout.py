@@ -86,3 +86,32 @@ def test_no_import_circles_inside(stage: str) -> None:
     for m in sorted(edges):
         if m not in state:
             visit(m)
+
+
+def _names_a_backend(node: ast.expr, other: ast.expr, source: str) -> bool:
+    """Whether comparing `node` with `other` compares backend names."""
+    values = ([node.value] if isinstance(node, ast.Constant) else
+              [e.value for e in node.elts if isinstance(e, ast.Constant)]
+              if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [])
+    if "cuda" in values:
+        return True
+    return "c" in values and "backend" in (ast.get_source_segment(source, other) or "")
+
+
+def test_no_backend_name_is_compared_outside_the_registry() -> None:
+    """Backends are peers (runtime/backends): code asks the Backend protocol what it needs
+    instead of testing `backend == "cuda"`."""
+    registry = ROOT / "runtime" / "backends"
+    found = []
+    for p in _sources():
+        if p.is_relative_to(registry) or p.is_relative_to(ROOT / "tests"):
+            continue
+        source = p.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(_names_a_backend(a, b, source) or _names_a_backend(b, a, source)
+                       for a, b in zip(sides, sides[1:])):
+                    found.append(f"{p.relative_to(ROOT)}:{node.lineno}: "
+                                 f"{ast.get_source_segment(source, node)}")
+    assert not found, "backend names compared outside runtime/backends:\n" + "\n".join(found)

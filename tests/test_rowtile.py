@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import MARCH_FLAG, assert_same
 
 import fusejit
 from fusejit.codegen import c as cgen
@@ -56,7 +56,7 @@ def test_tiled_loop_vectorises(tmp_path: Path):
     path = tmp_path / "k.c"
     path.write_text(src)
     report = tmp_path / "vec.txt"
-    flags = [f for f in BASE_FLAGS if f != "-shared"]
+    flags = [f for f in BASE_FLAGS if f != "-shared"] + [MARCH_FLAG]
     subprocess.run(["gcc", *flags, "-fopenmp", "-c", str(path), "-o", str(tmp_path / "k.o"),
                     f"-fopt-info-vec-optimized={report}"], check=True)
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "fj_exp_f32(v" in t)

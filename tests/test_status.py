@@ -30,7 +30,7 @@ def test_codes_are_unique_and_flags_are_bits() -> None:
     for s in Status.flags():
         assert s.code > 0 and s.code & (s.code - 1) == 0, s
     assert [s.code for s in Status.interface()] == [-1, -2, -3]
-    assert {s.code for s in Status.flags()} == {1, 2, 16, 64, 128}
+    assert {1, 2, 4, 8, 16, 64, 128} <= {s.code for s in Status.flags()}
 
 
 @pytest.mark.parametrize("status", list(Status))
@@ -43,7 +43,7 @@ def test_each_code_becomes_its_exception(status: Status) -> None:
 def test_several_flags_raise_the_lowest_and_unknown_codes_fail_generically() -> None:
     assert type(status_error(2 | 64)) is IndexError
     assert type(status_error(64 | 128)) is RuntimeFailure
-    for unknown in (4, -9):
+    for unknown in (1 << 20, -9):
         err = status_error(unknown)
         assert type(err) is RuntimeFailure and str(unknown) in str(err)
 

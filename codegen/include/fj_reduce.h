@@ -11,6 +11,14 @@
  * per-column order of additions is exactly fj_pw's, so a column's sum never depends on the
  * block width or the thread count.
  *
+ * FJ_KADD / fj_ktotal: compensated sums of float64 (double can hold no more of them). Each
+ * lane of a row (4 to 16 of them, or FJ_LANES beside arg/max/min lanes: codegen/creduce.py)
+ * or each column keeps a sum S and the exact rounding errors of its additions, C (Knuth's
+ * TwoSum: S + C is the lane's sum to about eps^2); the lanes are combined pairwise at the end,
+ * with their errors. The result is the exact sum rounded once in all but very ill-conditioned
+ * cases (error <= eps |sum| + about (n eps)^2 sum|x|): at least as accurate as NumPy's
+ * pairwise sum, in a fixed order, so the same bits on every call and any number of threads.
+ *
  * fj_max_* / fj_min_*: NaN-propagating reductions (as np.max / np.min) usable in
  * `#pragma omp simd reduction(...)` loops.
  */
@@ -85,6 +93,36 @@ static inline double fj_pwv_total(const double *lv, int64_t ld, int64_t n, int64
         }
     }
     return total;
+}
+
+/* S, C += x: S the rounded running sum, C the sum of its rounding errors (TwoSum, branch-free
+   so that lane loops vectorise; exact in IEEE double without -ffast-math). */
+#define FJ_KADD(S, C, X)                                                                  \
+    do {                                                                                  \
+        const double fj_kx = (X), fj_ks = (S);                                            \
+        const double fj_kt = fj_ks + fj_kx, fj_kz = fj_kt - fj_ks;                        \
+        (C) += (fj_ks - (fj_kt - fj_kz)) + (fj_kx - fj_kz);                               \
+        (S) = fj_kt;                                                                      \
+    } while (0)
+
+/* The n lanes (s[l], c[l]) combined pairwise (lane l with l + h, h = n/2..1; n a power of
+   two); the total's high part is returned and its error term stored in *lo. */
+static inline double fj_ktotal(double *restrict s, double *restrict c, double *lo, int n) {
+    for (int h = n / 2; h >= 1; h >>= 1) {
+        for (int l = 0; l < h; l++) {
+            double a = s[l], e = c[l] + c[l + h];
+            FJ_KADD(a, e, s[l + h]);
+            s[l] = a;
+            c[l] = e;
+        }
+    }
+    *lo = c[0];
+    return s[0];
+}
+
+/* hi + lo, the compensated total; an inf or NaN high part stands (its error term is NaN). */
+static inline double fj_kfinish(double hi, double lo) {
+    return __builtin_isfinite(hi) ? hi + lo : hi;
 }
 
 /* NaN first, then the plain select (branch-free, so the reduction loops vectorise; see

@@ -1,5 +1,5 @@
 /*
- * fj_vmath_f32.h -- fusejit's own float32 exp, tanh and erf, written so that gcc
+ * fj_vmath_f32.h -- fusejit's own float32 exp, tanh, erf and log, written so that gcc
  * vectorises them inside `#pragma omp simd` loops: plain arithmetic, explicit
  * fmaf (results do not depend on -ffp-contract), bit reinterpretation through
  * memcpy, integer exponent arithmetic for the 2^k scaling, and bit-blend selects
@@ -8,8 +8,10 @@
  *   fj_vm_exp_f32(x)   e^x
  *   fj_vm_tanh_f32(x)  tanh(x), exactly odd (computed on |x|, sign copied back)
  *   fj_vm_erf_f32(x)   erf(x), exactly odd
- *   fj_exp_f32, fj_tanh_f32, fj_erf_f32: what generated code calls (frontend/ops.py), each the
- *   faster of fj_vm_* and libm/libmvec on this build (end of this file).
+ *   fj_vm_log_f32(x)   log(x)
+ *   fj_exp_f32, fj_tanh_f32, fj_erf_f32, fj_log_f32: what generated code calls (frontend/ops.py):
+ *   fj_vm_* on every build with FMA (AVX2 and AVX-512), but tanh from libmvec at 512 bits
+ *   (end of this file).
  *
  * Methods (coefficients: benchmarks/vmath_fit.py, minimax by Lawson's IRLS in
  * float64, rounded to float32 lowest degree first with the higher ones refitted):
@@ -29,6 +31,9 @@
  *         half the work of the erfc-based form it replaced (1 - exp(-x^2) R(x), with the
  *         small-x polynomial in double), which was monotonic; evaluating near 1 in float is
  *         not, quite (below).
+ *   log:  x = m 2^e, m in [sqrt(1/2), sqrt(2)) by integer arithmetic on the bits (subnormals
+ *         scaled by 2^23 first), f = m - 1 exact, log(1+f) = (f - f^2/2) + f^3 P(f), P of
+ *         degree 7 (rel. fit error 0.098 * 2^-24), f - f^2/2 in one fmaf; + e ln2 (two floats).
  *
  * Accuracy, exhaustive over all 2^32 float32 inputs (benchmarks/vmath_accuracy.c:
  * the vectorised loops, gcc 12.2 -O3 -march=native (AVX-512 machine, 256-bit
@@ -38,12 +43,14 @@
  *   exp       1.013    59.3060379     17362802 (0.40%)       0        -    0
  *   tanh      0.972    0.98837626     1615752 x2 (0.08%)     0        0    0
  *   erf       1.062    1.00177443     15720256 x2 (0.73%)    0        0    11403 x2
+ *   log       1.142    0.675507247    15154251 (0.35%)       0        -    0
  * (tanh, erf: the 2^31 non-negative inputs; the negative ones are checked to be
  * exactly -f(-x).  special = NaN/inf/zero/signed-zero results that differ from
  * the reference rounded to float32; monotonic = f(y) < f(x) for consecutive
  * floats x < y, within runs of 65536 inputs; erf's are where its value is within
- * a few ULP of 1, around x = 3.)  libmvec's, for comparison (fj_vmath.h): expf
- * 2.64, tanhf 1.37, erff 4.00 ULP; its erff, through the same checker: 694784443
+ * a few ULP of 1, around x = 3.)  The same bits with -march=x86-64-v3 (AVX2+FMA): explicit fmaf,
+ * no contraction, so the vector width does not change a result.  libmvec's, for comparison
+ * (fj_vmath.h): expf 2.64, tanhf 1.37, erff 4.00, logf 3.94 ULP; its erff, through the same checker: 694784443
  * not correctly rounded (32%), 3449752 monotonic violations.
  *
  * Speed (single thread, min of 2000 x 10 loops over 4096 floats in [-5, 5],
@@ -57,14 +64,18 @@
  *          two erf per element, 2.60 -> 2.29 ns per element on one core)
  * libmvec's tanhf leaves its fast path for larger |x| (the gelu_tanh benchmark,
  * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
- * fj_vm_* cost the same for every input.  So with libmvec, fj_exp_f32 is
- * libmvec's (ours on AVX-512 builds, where fj_vtile.h's tile exp has its bits),
- * fj_erf_f32 is always ours (faster and 4x more accurate than erff),
- * and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
- * 512-bit vectors (FJ_WIDE_VECTORS: AVX-512 CPUs,
- * runtime/toolchain.py; gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 ->
- * 1.0 ms); without libmvec (FJ_LIBMVEC off or glibc < 2.35) libm calls do not
- * vectorise and ours are used for all three.
+ * fj_vm_* cost the same for every input.  So fj_exp_f32, fj_erf_f32 and fj_log_f32 are
+ * always ours where there is FMA (as fast as libmvec's, 2.6x / 4x / 3.4x more accurate, and
+ * the same bits in vector loops, scalar remainders and, on AVX2 builds, fj_vtile.h's tile
+ * loops), and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
+ * 512-bit vectors on AVX-512 (FJ_WIDE_VECTORS with __AVX512F__: runtime/toolchain.py;
+ * gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 -> 1.0 ms).  Until this session exp and
+ * log were libmvec's on AVX2 builds; with a call inside the loop, staged and unstaged kernels
+ * could differ in the last bit (vector variant vs scalar remainder).
+ *
+ * Speed on AVX2 (-march=x86-64-v3, 256-bit vectors; one Zen 5 core, shared machine, 4096 floats
+ * in L1, ns per element): exp 0.40, log 0.48, tanh 0.61-0.75, erf 0.66; the whole gelu_tanh
+ * 0.88, with x ** 3 (fj_vpow.h) 1.18.  AVX-512 (512-bit, tile functions): 0.16-0.25.
  *
  * Without a fast fmaf (__FP_FAST_FMAF undefined: no FMA instructions) the
  * fj_vm_* fall back to the libm functions, which is correct but not vectorised.
@@ -149,7 +160,10 @@ static inline float fj_vm_erf_f32(float x) {
     /* [1, 3.9375]: hi + (lo + t Q(t)), t = (b - 2.46875) / 2 in [-0.74, 0.74] (exact), Q of
      * degree 13; b = min(a, 3.9375), where the polynomial rounds to 1 (as erf does from
      * 3.9192059 on); NaN stays NaN. */
-    const float b = a > 3.9375f ? 3.9375f : a;
+    /* a bit blend, not `?:`: gcc would move (b - 2.46875) * 0.5 under a branch, which it
+     * cannot if-convert back without AVX-512 masks (-ftrapping-math), and on AVX2 the loop
+     * then did not vectorise */
+    const float b = fj__f32_select(a > 3.9375f, 3.9375f, a);
     const float t = (b - 2.46875f) * 0.5f;
     float q = fmaf(0x1.1907ep-6f, t, 0x1.b5770ap-10f);
     q = fmaf(q, t, -0x1.1cf834p-4f);
@@ -169,6 +183,32 @@ static inline float fj_vm_erf_f32(float x) {
     return fj__f32_from_bits(fj__f32_bits(r) | sign);
 }
 
+/* log: x = m 2^e, m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23 first), f = m - 1 (exact),
+ * log(1 + f) = (f - f^2/2) + f^3 P(f), P of degree 7 (rel. fit error 0.098 * 2^-24,
+ * benchmarks/vmath_fit.py), the first part with one rounding (an fmaf); e ln2 added with ln2 split
+ * in two floats (the lower one positive, so e = 0 adds exact zeros). */
+static inline float fj_vm_log_f32(float x) {
+    const int sub = x < 0x1p-126f; /* zero and negative x too: replaced below */
+    const float xs = fj__f32_select(sub, x * 0x1p23f, x);
+    const uint32_t u = fj__f32_bits(xs);
+    const int32_t e = ((int32_t)(u - 0x3f3504f3u)) >> 23;
+    const float f = fj__f32_from_bits(u - ((uint32_t)e << 23)) - 1.0f;
+    float p = fmaf(-0x1.38c9dep-4f, f, 0x1.055ec6p-3f);
+    p = fmaf(p, f, -0x1.0d8242p-3f);
+    p = fmaf(p, f, 0x1.22d92ep-3f);
+    p = fmaf(p, f, -0x1.54728ap-3f);
+    p = fmaf(p, f, 0x1.99a01cp-3f);
+    p = fmaf(p, f, -0x1.000226p-2f);
+    p = fmaf(p, f, 0x1.555554p-2f);
+    const float lp = fmaf((f * f) * f, p, fmaf(-0.5f * f, f, f));
+    const float ef = (float)(e - 23 * sub);
+    const float y = fmaf(ef, 0x1.62e42ep-1f, fmaf(ef, 0x1.efa39ep-25f, lp));
+    /* log(+inf) = inf, log(+-0) = -inf, log(x < 0) = log(NaN) = NaN */
+    float r = fj__f32_select(x == __builtin_inff(), x, y);
+    r = fj__f32_select(x == 0.0f, -__builtin_inff(), r);
+    return fj__f32_select(x >= 0.0f, r, __builtin_nanf(""));
+}
+
 #define FJ_VMATH_F32 1
 
 #else /* no fast fmaf: the libm functions */
@@ -176,25 +216,26 @@ static inline float fj_vm_erf_f32(float x) {
 static inline float fj_vm_exp_f32(float x) { return expf(x); }
 static inline float fj_vm_tanh_f32(float x) { return tanhf(x); }
 static inline float fj_vm_erf_f32(float x) { return erff(x); }
+static inline float fj_vm_log_f32(float x) { return logf(x); }
 
 #define FJ_VMATH_F32 0
 
 #endif /* __FP_FAST_FMAF */
 
-/* What generated code calls: the fastest of the two here.  With libmvec (fj_vmath.h included
- * first, FJ_LIBMVEC on) its vector expf is faster than fj_vm_exp_f32 (see the timings above),
- * its tanhf only at 512 bits, its erff never; without libmvec, libm calls do not vectorise and
- * ours always win.  On AVX-512 builds (fj_vtile.h active) exp is always fj_vm_exp_f32, which
- * gives the bits of fj_tile_exp_f32 (staged kernels) for every input, at libmvec's speed
- * there (0.88 vs 0.74-0.95 cycles per element on Zen 4). */
-#if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE && !(defined(__AVX512F__) && !defined(FJ_NO_VTILE))
-static inline float fj_exp_f32(float x) { return expf(x); }
-#else
+/* What generated code calls.  With a fast fmaf, exp, erf and log are always ours: as fast as
+ * libmvec's at 256 and 512 bits (timings above and in fj_vtile.h), 2.6x / 3.8x more accurate
+ * than its expf / logf, erf 4x; and the same code (and bits) in a vector loop, in its scalar
+ * remainder and in fj_vtile.h's tile loops on AVX2 builds.  On AVX-512 builds fj_vm_exp_f32
+ * gives the bits of fj_tile_exp_f32 (staged kernels) for every input.  tanh is libmvec's only
+ * when programs are built for 512-bit vectors on AVX-512 (FJ_WIDE_VECTORS, 0.31 vs 0.51 ns per
+ * element); at 256 bits libmvec's tanhf leaves its fast path for larger |x|.  Without FMA
+ * (x86-64 baseline) the fj_vm_* are the libm functions (libmvec's vector ones with
+ * FJ_LIBMVEC). */
 static inline float fj_exp_f32(float x) { return fj_vm_exp_f32(x); }
-#endif
 static inline float fj_erf_f32(float x) { return fj_vm_erf_f32(x); }
-#if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE && defined(FJ_WIDE_VECTORS)
-/* With 512-bit vectors libmvec's tanhf is the faster one (0.31 vs 0.51 ns per element). */
+static inline float fj_log_f32(float x) { return fj_vm_log_f32(x); }
+#if defined(FJ_VMATH_ACTIVE) && FJ_VMATH_ACTIVE && defined(FJ_WIDE_VECTORS) && \
+    defined(__AVX512F__)
 static inline float fj_tanh_f32(float x) { return tanhf(x); }
 #else
 static inline float fj_tanh_f32(float x) { return fj_vm_tanh_f32(x); }

@@ -32,7 +32,8 @@
  * (libmvec's, fj_vmath.h: expf 2.64, tanhf 1.37, erff 4.00, logf 3.94 ULP.)
  *
  * Without AVX-512 (or with FJ_NO_VTILE defined) each tile function is a vectorisable loop over
- * the scalar fj_exp_f32 / fj_tanh_f32 / fj_erf_f32 / logf, as before.
+ * the scalar fj_exp_f32 / fj_tanh_f32 / fj_erf_f32 / fj_log_f32 (fj_vmath_f32.h: the same code
+ * as unstaged kernels run, so staged and unstaged results have the same bits there).
  */
 #ifndef FJ_VTILE_H
 #define FJ_VTILE_H
@@ -177,7 +178,7 @@ static inline fj_v16sf fj__vlog(fj_v16sf x) {
 #define fj__vexp fj_exp_f32
 #define fj__vtanh fj_tanh_f32
 #define fj__verf fj_erf_f32
-#define fj__vlog logf
+#define fj__vlog fj_log_f32
 
 #endif
 

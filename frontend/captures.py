@@ -1,0 +1,261 @@
+"""What a traced function reads from outside its arguments: global (and closure) variables.
+
+NumPy reads a global array's current contents at every call, and a global number's current
+value. A trace runs the function once, so without care both would be frozen at trace time. So
+`shadow(fn)` gives a copy of the function (same code) whose globals and closure cells hold, for
+every name its code loads (and the code of the functions it calls, recursively):
+
+* a NumPy array: a read-only Tracer for an implicit graph input, read again at every call by
+  the prelude (`Read` of frontend.pyscalar: the current object under that name, so in-place
+  changes and rebinding are both seen); a changed shape, dtype or layout traces again;
+* a Python/NumPy scalar, str, None or a tuple of those: the value itself, baked into the trace
+  with a guard that traces again when the name holds another value;
+* a dict, list or set holding arrays or floats, or a tuple holding arrays: the value itself,
+  read once per trace, with a warning naming it (its contents cannot be checked cheaply at
+  every call);
+* a random-number source (np.random's legacy functions, a Generator or RandomState that
+  is not created inside the function, an unseeded default_rng()): refused with a TraceError
+  naming the line, since its draws would be frozen at trace time;
+* anything else (modules, functions, classes, other objects): the value itself. A called
+  Python function is shadowed the same way.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import types
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..errors import TraceError
+from . import ops as O
+from .ir import Node, TensorType
+from .pyscalar import Prelude, Read
+from .tracer import TraceContext, Tracer, where_msg
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+_MAX_DEPTH = 8  # helper functions shadowed through at most this many calls
+_OWN = (__package__ or "fusejit").split(".")[0]
+_LIBRARY_CODE = ("site-packages", "dist-packages", "<frozen")
+
+
+_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def _draw_error(what: str) -> TraceError:
+    return TraceError(
+        f"{what} draws random numbers{where_msg()}: in a compiled function they would be drawn "
+        "once, when it is traced, and every call would return the same numbers. Draw them "
+        "outside and pass them as an argument (or seed a Generator inside the function, "
+        "np.random.default_rng(seed), whose numbers are the same on every call in NumPy too)")
+
+
+class _RefusedDraw:
+    """Stands for a random-number source while tracing: any use is a TraceError."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> Any:
+        raise _draw_error(f"{self._what}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _draw_error(f"{self._what}()")
+
+
+class _RandomModule(types.ModuleType):
+    """numpy.random while tracing: Generators and their seeds as in NumPy; the legacy
+    functions, which draw from the global state, refused."""
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(np.random, name)
+        if getattr(v, "__self__", None) is np.random.mtrand._rand:
+            return _RefusedDraw(f"np.random.{name}")
+        if name == "default_rng":
+            return _default_rng
+        return v
+
+
+def _default_rng(seed: Any = None) -> np.random.Generator:
+    if seed is None:
+        raise _draw_error("np.random.default_rng() (unseeded)")
+    return np.random.default_rng(seed)
+
+
+class _Numpy(types.ModuleType):
+    """numpy while tracing a function that uses np.random: numpy itself, but for `random`."""
+
+    def __getattr__(self, name: str) -> Any:
+        return _RANDOM if name == "random" else getattr(np, name)
+
+
+_RANDOM = _RandomModule("numpy.random")
+_NUMPY = _Numpy("numpy")
+
+
+class CapturedWarning(UserWarning):
+    """A traced function reads a mutable container whose later changes it will not see."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_globals(code: types.CodeType) -> frozenset[str]:
+    """Names `code` (and the code objects nested in it) loads as globals (once per code)."""
+    return frozenset(_walk_globals(code))
+
+
+def _walk_globals(code: types.CodeType) -> Iterator[str]:
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            yield ins.argval
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _walk_globals(const)
+
+
+def _all_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def _plain_value(v: Any) -> bool:
+    if isinstance(v, _SCALARS):
+        return True
+    return isinstance(v, tuple) and len(v) <= 64 and all(_plain_value(e) for e in v)
+
+
+def _mutable_numbers(v: Any) -> bool:
+    """A dict/list/set holding arrays or floats, or a tuple holding arrays: contents that
+    would change what the function computes (ints are more often counters, sizes or a log the
+    function appends to)."""
+    if isinstance(v, dict):
+        items: Any = v.values()
+    elif isinstance(v, (list, set)):
+        items = v
+    elif isinstance(v, tuple):  # a tuple's arrays can still change in place
+        return any(type(e) is np.ndarray for e in v[:256])
+    else:
+        return False
+    return any(isinstance(e, (np.ndarray, float, np.floating)) for e in list(items)[:256])
+
+
+class Shadower:
+    """Builds shadow copies of functions for one trace; records the reads in `prelude`."""
+
+    def __init__(self, ctx: TraceContext, prelude: Prelude, fn_name: str,
+                 frozen: bool = False) -> None:
+        self.frozen = frozen  # arrays baked in, with a guard on their contents (see trace)
+        self.ctx = ctx
+        self.prelude = prelude
+        self.fn_name = fn_name
+        self.done: dict[int, Any] = {}  # id(function) -> its shadow
+        self.arrays: dict[tuple[int, str], Tracer] = {}  # (id(namespace), name) -> Tracer
+
+    def function(self, fn: Any, depth: int = 0) -> Any:
+        """The shadow of `fn` (fn itself when it is no plain Python function)."""
+        if isinstance(fn, types.MethodType):
+            inner = self.function(fn.__func__, depth)
+            return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+        if not isinstance(fn, types.FunctionType) or depth > _MAX_DEPTH:
+            return fn
+        module = (getattr(fn, "__module__", None) or "").split(".")[0]
+        if module in ("numpy", "scipy", _OWN) or any(
+                part in fn.__code__.co_filename for part in _LIBRARY_CODE):
+            return fn  # library code: its globals are the library's own business
+        key = id(fn)
+        if key in self.done:
+            return self.done[key]
+        self.done[key] = fn  # a recursive function sees itself while it is being shadowed
+        code = fn.__code__
+        names = _loaded_globals(code)
+        uses_random = "random" in _all_names(code)
+        g = fn.__globals__
+        new_globals: dict[str, Any] | None = None
+        for name in sorted(names):
+            if name not in g:
+                continue
+            v = self._value(g[name], g, name, "global", depth, uses_random, code)
+            if v is not g[name]:
+                if new_globals is None:
+                    new_globals = dict(g)
+                new_globals[name] = v
+        cells = fn.__closure__
+        new_cells = None
+        if cells:
+            new = []
+            for name, cell in zip(code.co_freevars, cells):
+                try:
+                    content = cell.cell_contents
+                except ValueError:  # an empty cell: a variable assigned later
+                    new.append(cell)
+                    continue
+                v = self._value(content, cell, name, "cell", depth, uses_random, code)
+                new.append(cell if v is content else types.CellType(v))
+            if any(a is not b for a, b in zip(new, cells)):
+                new_cells = tuple(new)
+        if new_globals is None and new_cells is None:
+            return fn
+        shadow = types.FunctionType(code, new_globals if new_globals is not None else g,
+                                    fn.__name__, fn.__defaults__,
+                                    new_cells if new_cells is not None else cells)
+        shadow.__kwdefaults__ = fn.__kwdefaults__
+        shadow.__qualname__ = fn.__qualname__
+        shadow.__dict__.update(fn.__dict__)
+        self.done[key] = shadow
+        return shadow
+
+    def _value(self, v: Any, where: Any, name: str, kind: str, depth: int,
+               uses_random: bool, code: types.CodeType) -> Any:
+        """What the shadow holds for `name` (a global of namespace `where`, or a cell)."""
+        if isinstance(v, _RNG_TYPES) or isinstance(getattr(v, "__self__", None), _RNG_TYPES):
+            return _RefusedDraw(name)  # a random state outside the function: its draws
+        if v is np.random:
+            return _RANDOM
+        if v is np and uses_random:
+            return _NUMPY
+        if type(v) is np.ndarray:
+            return self._array(v, where, name, kind)
+        if _plain_value(v):
+            self.prelude.add_read(Read(where, name, kind, "value", v))
+            return v
+        if isinstance(v, (types.FunctionType, types.MethodType)):
+            return self.function(v, depth + 1)
+        if hasattr(type(v), "__fusejit_inline__"):  # a @jit function: inlined anyway
+            return v.__fusejit_inline__(self.function(v.fn, depth + 1))
+        if _mutable_numbers(v):
+            warnings.warn_explicit(
+                f"fusejit: {self.fn_name}() reads the {type(v).__name__} {name!r} "
+                f"({kind} variable); its contents are read once, when the function is traced, "
+                "and later changes to them are not seen. Pass the arrays or numbers as "
+                "arguments", CapturedWarning, code.co_filename, code.co_firstlineno)
+        return v
+
+    def _array(self, a: np.ndarray, where: Any, name: str, kind: str) -> Any:
+        if self.frozen:
+            self.prelude.add_read(Read(where, name, kind, "contents", a))
+            return a
+        key = (id(where), name)
+        if key in self.arrays:
+            return self.arrays[key]
+        try:
+            dtype = O.check_dtype(a.dtype, f"the global array {name!r}")
+        except Exception:  # noqa: BLE001 - an unsupported dtype: left to fail where it is used
+            return a
+        contiguous = bool(a.flags.c_contiguous)
+        ref = self.prelude.add_read(Read(where, name, kind, "array", a, contiguous))
+        node = Node("input", (), TensorType(a.shape, dtype),
+                    {"index": len(self.ctx.inputs), "global": name})
+        self.ctx.inputs.append(node)
+        self.ctx.sources.append(ref)
+        t = Tracer(node)
+        t.readonly = (f"writing into the {kind} array {name!r}{{where}} is not supported: the "
+                      "compiled function reads it at every call, as an implicit input. Pass it "
+                      "as an argument to update it in place")
+        self.arrays[key] = t
+        return t

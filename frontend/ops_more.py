@@ -1,0 +1,42 @@
+"""More entries of the op table (frontend/ops.py imports this module to add them to OPS):
+the scipy.special ufuncs computed by fusejit's own C (codegen/include/fj_special.h, which
+states each one's accuracy; float32 operands are computed in double) and the `check_*` ops
+that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanargmin of an
+all-NaN slice, np.choose(mode='raise') with an index outside the choices)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import Status
+from .ops import ErrorCheck, OpDef, add_op, fixed_expr, placeholders
+
+# name -> number of operands; each renders to fj_sp_<name>(...)
+SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 2,
+                  "log_expit": 1, "logit": 1, "ndtr": 1, "log_ndtr": 1, "ndtri": 1,
+                  "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcx": 1, "i0": 1}
+for _n, _k in SPECIAL_UFUNCS.items():
+    add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
+               (), _n))
+
+ERR_ALL_NAN = ErrorCheck(Status.ALL_NAN, "({0})")
+ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
+CHECKS = (ERR_ALL_NAN, ERR_CHOICE)
+
+
+def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
+    """The reference of a `check_*` op: its operand, or NumPy's error where it is true."""
+
+    def ref(flag: np.ndarray) -> np.ndarray:
+        if np.any(flag):
+            raise check.status.exc(check.status.message)
+        return np.asarray(flag, dtype=bool)
+
+    return ref
+
+
+# check_*: a bool passed through; where it is true the program fails with the check's error.
+for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE)):
+    add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))

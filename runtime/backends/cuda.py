@@ -1,0 +1,54 @@
+"""The CUDA backend: lowered without BLAS, rendered by codegen/cuda.py, compiled with nvcc
+and run through pycuda (runtime/cuda_jit.py, runtime/backend_cuda.py). Device arrays are
+traced through host stand-ins; results may stay on the device (device_output=)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from .. import cuda_jit
+from .base import Built, Ranges
+
+if TYPE_CHECKING:
+    from ...frontend.ir import Graph
+    from ...lowering.loop_ir import AnyKernel, Program
+    from ...lowering.prelower import LowerOptions
+
+
+class CudaBackend:
+    """NVIDIA GPUs (pycuda and nvcc, both checked by `require`)."""
+
+    name = "cuda"
+    language = "CUDA"
+    fast_path = False
+    device_output = True
+
+    @property
+    def lower_options(self) -> LowerOptions:
+        from ...lowering.prelower import LowerOptions
+
+        return LowerOptions(blas=False)
+
+    def require(self) -> None:
+        cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
+
+    def trace_args(self, args: tuple) -> tuple:
+        return cuda_jit.stand_ins(args)  # device arrays: trace their shapes and dtypes
+
+    def build(self, program: Program, optimised: Graph, ranges: Ranges, name: str,
+              fastmath: bool) -> Built:
+        source, executable, render_s = cuda_jit.build(program, ranges)
+        return Built(source, executable, render_s)
+
+    def register(self, fn: Callable[..., Any], key: Hashable, program: Program, built: Built,
+                 times: dict[str, float]) -> None:
+        """The profiler times C programs only."""
+
+    def describe_kernel(self, kernel: AnyKernel) -> list[str]:
+        from ...codegen.cuda_gemm import describe
+        from ...lowering.loop_ir import GemmKernel
+
+        if isinstance(kernel, GemmKernel):
+            return [describe(kernel)]
+        return []

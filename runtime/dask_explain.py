@@ -1,0 +1,61 @@
+"""`f.explain(x)` with Dask arguments: the chunk plan (how each argument is cut, which axes
+must stay whole, what Dask runs at boundaries) and the per-chunk program of every stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .dask_array import Assembly, DaskCall, call_plan
+from .dask_plan import describe_plan
+
+
+@dataclass
+class DaskExplanation:
+    """The chunk plan and, per stage, the fusejit Explanation of its first chunk's program."""
+
+    plan_lines: list[str]
+    stages: list[tuple[str, Any]]
+
+    def __str__(self) -> str:
+        out = list(self.plan_lines)
+        for title, explanation in self.stages:
+            out += ["", f"== per-chunk program of {title}", str(explanation)]
+        return "\n".join(out)
+
+
+def _shape(chunks: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    return tuple(c[0] if c else 0 for c in chunks)
+
+
+def explain(jf: Any, args: tuple) -> DaskExplanation:
+    """Build (not run) the Dask graph of `jf(*args)` and describe it; each stage's program
+    is compiled for its first chunk's shapes (chunks of other shapes compile alike)."""
+    call: DaskCall = call_plan(jf, args)
+    assembly = Assembly(call, args)
+    assembly.run()
+    g = call.graph
+    lines = [f"Dask plan for {g.name}():"]
+    for pos in call.positions:
+        a = args[pos]
+        if hasattr(a, "chunks") and hasattr(a, "dask"):
+            lines.append(f"  {list(jf.signature.parameters)[pos]}: {a.dtype}{list(a.shape)} in "
+                         f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
+                         f"{list(_shape(a.chunks))}")
+    plan = call.plan
+    for c, chunks in plan.chunked.items():
+        lines.append(f"  axis class c{c}: cut into {len(chunks)} chunks")
+    lines += describe_plan(plan)
+    stages = []
+    for spec, fn, arrays, partial in assembly.made:
+        shapes = [_shape(a.chunks) for a in arrays]
+        nblocks = max(int(np.prod([len(c) for c in a.chunks])) for a in arrays)
+        what = "per-chunk partial of " + partial[0] if partial else "blockwise"
+        lines.append(f"  stage {spec.name}: {what}, {nblocks} chunk(s), leaves "
+                     + ", ".join(f"{a.dtype}{list(s)}" for a, s in zip(arrays, shapes)))
+        blocks = [np.zeros(s, a.dtype) for a, s in zip(arrays, shapes)]
+        stages.append((f"{spec.name} for chunks {[list(s) for s in shapes]}",
+                       fn.jit().explain(*blocks)))
+    return DaskExplanation(lines, stages)

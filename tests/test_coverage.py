@@ -1,0 +1,147 @@
+"""The README's table of what compiles (by family) and what raises, tried as a new user would:
+each call below is compiled on ordinary arguments and compared with NumPy/SciPy, or must raise
+a clear UnsupportedError naming the user's line. The table in README.md between the markers is
+this test's output; `python tests/test_coverage.py` rewrites it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.special as sp
+import scipy.stats as st
+
+sys.path.insert(0, os.path.dirname(__file__))
+from conftest import assert_same  # noqa: E402
+
+import fusejit  # noqa: E402
+from fusejit.errors import UnsupportedError  # noqa: E402
+
+RNG = np.random.default_rng(3)
+X = RNG.standard_normal((6, 8))
+V = RNG.standard_normal(16)
+P = RNG.uniform(0.01, 0.99, 16)
+K = np.array([0.25, 0.5, 0.25])
+B = np.array([-1.0, 0.0, 0.5, 2.0])
+
+# family -> [(call as written, function of the arguments, arguments)]
+CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
+    "NumPy functions in Python (traced through NumPy's code)": [
+        ("np.cov(x)", lambda x: np.cov(x), (X,)),
+        ("np.corrcoef(x)", lambda x: np.corrcoef(x), (X,)),
+        ("np.polyval(p, v)", lambda v: np.polyval(K, v), (V,)),
+        ("np.nan_to_num(x)", lambda x: np.nan_to_num(x), (X,)),
+        ("np.trapezoid(x, axis=1)", lambda x: np.trapezoid(x, axis=1), (X,)),
+        ("np.sinc(x)", lambda x: np.sinc(x), (X,)),
+        ("np.gradient(x)", lambda x: np.gradient(x), (X,)),
+        ("np.tensordot(x, x, 2)", lambda x: np.tensordot(x, x, 2), (X,)),
+        ("np.linalg.multi_dot([x, x.T, x])", lambda x: np.linalg.multi_dot([x, x.T, x]), (X,)),
+        ("np.rot90(x)", lambda x: np.rot90(x), (X,)),
+        ("np.nanprod(x, axis=0)", lambda x: np.nanprod(x, axis=0), (X,)),
+        ("np.select([x > 0, x < -1], [x, -x], 0)",
+         lambda x: np.select([x > 0, x < -1], [x, -x], 0), (X,)),
+        ("np.digitize(v, bins)", lambda v: np.digitize(v, B), (V,)),
+        ("np.fix(x)", lambda x: np.fix(x), (X,)),
+    ],
+    "NumPy functions in C (written from traced operations)": [
+        ("np.convolve(v, k, 'same')", lambda v: np.convolve(v, K, "same"), (V,)),
+        ("np.correlate(v, k)", lambda v: np.correlate(v, K), (V,)),
+        ("np.inner(x, x)", lambda x: np.inner(x, x), (X,)),
+        ("np.kron(x, k)", lambda x: np.kron(x, K), (X,)),
+        ("np.vander(v, 4)", lambda v: np.vander(v, 4), (V,)),
+        ("np.count_nonzero(x > 0)", lambda x: np.count_nonzero(x > 0), (X,)),
+        ("np.nanstd(x, axis=1)", lambda x: np.nanstd(x, axis=1), (X,)),
+        ("np.nanvar(x)", lambda x: np.nanvar(x), (X,)),
+        ("np.nanargmax(x, axis=1)", lambda x: np.nanargmax(x, axis=1), (X,)),
+        ("np.choose(i, [v, -v])", lambda v: np.choose((v > 0).astype(int), [v, -v]), (V,)),
+        ("np.diag(x)", lambda x: np.diag(x), (X,)),
+        ("np.heaviside(x, 0.5)", lambda x: np.heaviside(x, 0.5), (X,)),
+    ],
+    "scipy.special ufuncs": [
+        (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
+        for n in ("erf", "erfc", "expit", "entr", "log_expit", "logit", "ndtr", "log_ndtr",
+                  "ndtri", "gammaln", "digamma", "erfinv", "erfcx", "i0")
+    ] + [
+        (f"scipy.special.{n}(p, p[::-1])", (lambda f: (lambda p: f(p, p[::-1])))(getattr(sp, n)),
+         (P,)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")
+    ],
+    "SciPy functions taking arrays": [
+        ("scipy.special.softmax(x, axis=1)", lambda x: sp.softmax(x, axis=1), (X,)),
+        ("scipy.special.log_softmax(x, axis=1)", lambda x: sp.log_softmax(x, axis=1), (X,)),
+        ("scipy.special.logsumexp(x, axis=1)", lambda x: sp.logsumexp(x, axis=1), (X,)),
+        ("scipy.stats.zscore(x, axis=1)", lambda x: st.zscore(x, axis=1), (X,)),
+    ],
+    "Raise: sorting and scans (another issue)": [
+        ("np.median(x, axis=1)", lambda x: np.median(x, axis=1), (X,)),
+        ("np.percentile(x, 90, axis=1)", lambda x: np.percentile(x, 90, axis=1), (X,)),
+        ("np.quantile(x, 0.5)", lambda x: np.quantile(x, 0.5), (X,)),
+        ("np.histogram(v)", lambda v: np.histogram(v), (V,)),
+        ("np.unwrap(v)", lambda v: np.unwrap(v), (V,)),
+        ("np.sort(v)", lambda v: np.sort(v), (V,)),
+    ],
+}
+
+
+def status(f: Callable[..., Any], args: tuple) -> str:
+    """'compiles' (and matches NumPy) or 'raises' (a clear UnsupportedError)."""
+    want = f(*args)
+    try:
+        got = fusejit.jit(f)(*args)
+    except UnsupportedError as e:
+        assert "test_coverage.py" in str(e), f"the error does not name the line: {e}"
+        return "raises"
+    assert_same(got, want, rtol=1e-10 if np.asarray(want).dtype == np.float64 else None)
+    return "compiles"
+
+
+def table() -> tuple[str, list[str]]:
+    """The README table, and the calls outside the 'Raise' family that did not compile."""
+    lines = ["| family | compiles and matches | raises a clear error |", "|---|---|---|"]
+    total = ok = 0
+    unexpected = []
+    for family, calls in CALLS.items():
+        done = [c for c, f, a in calls if status(f, a) == "compiles"]
+        refused = [c for c, f, a in calls if c not in done]
+        if not family.startswith("Raise"):
+            unexpected += refused
+        total += len(calls)
+        ok += len(done)
+        lines.append(f"| {family} | {', '.join(f'`{c}`' for c in done) or '-'} | "
+                     f"{', '.join(f'`{c}`' for c in refused) or '-'} |")
+    lines.append("")
+    lines.append(f"{ok} of {total} calls compile and match NumPy/SciPy; the other {total - ok} "
+                 "raise an UnsupportedError naming the line and what is missing.")
+    return "\n".join(lines), unexpected
+
+
+BEGIN, END = "<!-- coverage table: tests/test_coverage.py -->", "<!-- end coverage table -->"
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+
+def readme_section() -> str:
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+
+
+def test_readme_table_is_current() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        text, unexpected = table()
+    assert not unexpected, f"these should compile: {unexpected}"
+    assert text == readme_section(), "README coverage table is stale: run " \
+        "python tests/test_coverage.py"
+
+
+if __name__ == "__main__":
+    with open(README, encoding="utf-8") as fh:
+        text = fh.read()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    with open(README, "w", encoding="utf-8") as fh:
+        fh.write(text[:start] + "\n" + table()[0] + "\n" + text[end:])
