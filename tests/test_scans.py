@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import fusejit
 
 # The CUDA backend refuses scan kernels (tested below), so a CUDA run skips the module.
-pytestmark = pytest.mark.c_only
+pytestmark = [pytest.mark.c_only,  # test bodies read drawn constants from their closures
+              pytest.mark.filterwarnings("ignore::fusejit.frontend.captures.CapturedWarning")]
 RNG = np.random.default_rng(21)
 
 

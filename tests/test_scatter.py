@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import fusejit
 
 # The CUDA backend refuses scatter kernels (tested below), so a CUDA run skips the module.
-pytestmark = pytest.mark.c_only
+pytestmark = [pytest.mark.c_only,  # test bodies read drawn constants from their closures
+              pytest.mark.filterwarnings("ignore::fusejit.frontend.captures.CapturedWarning")]
 RNG = np.random.default_rng(20)
 DTYPES = [np.float32, np.float64, np.int32, np.uint8, np.int64, np.int8, np.float16]
 
