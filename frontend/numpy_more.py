@@ -407,9 +407,6 @@ REFUSED: dict[Callable[..., Any], str] = {
         _NEEDS_SORT),
     np.unwrap: "it is not composed from np.cumsum (a scan) by fusejit yet; compute it "
                "outside the compiled function",
-    **({np.cumulative_sum: "a scan is not traced by fusejit yet",
-        np.cumulative_prod: "a scan is not traced by fusejit yet"}
-       if hasattr(np, "cumulative_sum") else {}),
 }
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {

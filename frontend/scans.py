@@ -1,6 +1,6 @@
 """Scans at trace time: np.cumsum, np.cumprod, np.nancumsum, np.nancumprod (functions and
-methods) and `ufunc.accumulate` of binary elementwise ufuncs, as `scan` nodes (op table:
-frontend/ops.py; lowering/scan.py).
+methods), np.cumulative_sum/prod and `ufunc.accumulate` of binary elementwise ufuncs, as
+`scan` nodes (op table: frontend/ops.py; lowering/scan.py).
 
 A scan's dtype is the one NumPy gives (asked of NumPy on a one-element probe: cumsum of
 small integers and bools is int64, `dtype=` wins); the input is cast to it first and folded
@@ -88,9 +88,37 @@ cumprod = _cum(np.multiply, "cumprod", None)
 nancumsum = _cum(np.add, "nancumsum", 0.0)
 nancumprod = _cum(np.multiply, "nancumprod", 1.0)
 
+def _cumulative(name: str, ufunc: np.ufunc, identity: int) -> Callable[..., T.Tracer]:
+    """np.cumulative_sum / np.cumulative_prod (NumPy 2): a scan, after an `identity` row
+    along the axis with include_initial."""
+    def handler(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                include_initial: bool = False) -> T.Tracer:
+        _no_out(out, f"np.{name}")
+        t = _tracer(x)
+        probe = np.zeros((1,) * t.ndim, t.dtype)
+        with np.errstate(all="ignore"):  # NumPy's errors (axis required...) and dtype
+            result = getattr(np, name)(probe, axis=axis, dtype=dtype,
+                                       include_initial=include_initial)
+        if t.ndim == 0:
+            t = np.reshape(t, (1,))
+        axis = 0 if axis is None else normalize_axis_index(operator.index(axis), t.ndim)
+        y = _scan(t, ufunc, axis, result.dtype, f"np.{name}")
+        if include_initial:
+            shape = list(t.shape)
+            shape[axis] = 1
+            y = np.concatenate([np.full(shape, identity, result.dtype), y], axis=axis)
+        return y
+
+    handler.__name__ = name
+    return handler
+
+
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.cumsum: cumsum,
     np.cumprod: cumprod,
     np.nancumsum: nancumsum,
     np.nancumprod: nancumprod,
 }
+if hasattr(np, "cumulative_sum"):
+    HANDLERS[np.cumulative_sum] = _cumulative("cumulative_sum", np.add, 0)
+    HANDLERS[np.cumulative_prod] = _cumulative("cumulative_prod", np.multiply, 1)

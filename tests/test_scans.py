@@ -114,3 +114,14 @@ def test_consumers_fuse_and_leading_axes() -> None:
     run_both(lambda x: np.cumsum(x, axis=1) - np.cumsum(x, axis=1)[:, :1], x)  # not same index
     run_both(lambda x: np.maximum.accumulate(x.reshape(7, 10, 130), axis=1)[::2], x)
     run_both(lambda x: np.cumprod(x.T, axis=1), x)
+
+
+@pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy 2's cumulative_sum")
+def test_cumulative_sum_and_prod() -> None:
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    run_both(lambda x: np.cumulative_sum(x, axis=1, include_initial=True), x)
+    run_both(lambda x: np.cumulative_prod(x, axis=0, dtype=np.float64), x)
+    run_both(lambda x: np.cumulative_sum(x[0].astype(np.int8), include_initial=True), x)
+    run_both(lambda x: np.cumulative_sum(x[0, 0]), x)  # 0-d
+    run_both(lambda x: np.cumulative_prod(x[:0, 0], include_initial=True), x)
+    run_both(lambda x: np.cumulative_sum(x), x)  # ValueError: axis required
