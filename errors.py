@@ -72,6 +72,10 @@ class Status(Enum):
                                   "the axis it indexes.")
     ALL_NAN = (4, ValueError, "All-NaN slice encountered")
     CHOICE = (8, ValueError, "invalid entry in choice array")
+    BINCOUNT_RANGE = (16, ValueError, "np.bincount: an input value is negative (NumPy's "
+                                      "ValueError) or not below minlength, which fusejit "
+                                      "takes as the output's length (NumPy would return a "
+                                      "longer array)")
     NO_BLAS = (64, RuntimeFailure, "a matmul calls BLAS, but the library was loaded without "
                                    "its BLAS routines (fj_set_blas was not given them)")
     NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "

@@ -414,8 +414,14 @@ else:  # run as a script from benchmarks/
     import workloads_gather  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
-    from . import workloads_linalg, workloads_state, workloads_train  # noqa: E402,F401
+    from . import (  # noqa: E402,F401
+        workloads_linalg,
+        workloads_scatter,
+        workloads_state,
+        workloads_train,
+    )
 else:
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_train  # type: ignore[no-redef]  # noqa: E402,F401

@@ -45,6 +45,8 @@ from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
 from .clapack import lapack_decls, render_lapack
 from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
+from .cscan import render_scan
+from .cscatter import render_scatter
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
@@ -278,6 +280,8 @@ def render(program: Program, opts: COptions) -> str:
                if isinstance(k, ReduceKernel) else
                _gemm_view(k, program) if isinstance(k, GemmKernel) else
                render_lapack(k, f"fj_{k.name}") if isinstance(k, LapackKernel) else
+               render_scatter(k, f"fj_{k.name}", program) if k.serial else
+               render_scan(k, f"fj_{k.name}", program) if k.scan else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return templates.render(

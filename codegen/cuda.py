@@ -213,6 +213,14 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     launches: list[CudaLaunch] = []
     scratch = 0
     for i, k in enumerate(program.kernels):
+        if isinstance(k, Kernel) and k.serial:
+            raise UnsupportedError(f"{k.name} in {program.name}() is a scatter through index "
+                                   "arrays (x[idx] = v, np.add.at), which the CUDA backend "
+                                   "does not support yet; use the C backend")
+        if isinstance(k, Kernel) and k.scan:
+            raise UnsupportedError(f"{k.name} in {program.name}() is a scan (np.cumsum, "
+                                   "ufunc.accumulate), which the CUDA backend does not "
+                                   "support yet; use the C backend")
         if isinstance(k, Kernel):
             view, launch = _kernel_view(k, program, opts, i)
             views.append(view)

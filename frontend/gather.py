@@ -10,7 +10,8 @@ are checked by the compiled code, which raises the same IndexError.
 
 A traced integer scalar (a Python int or NumPy integer argument, `x.argmax()`) is a basic
 index in NumPy, whose result is a view: its gather is linked to the array like a view, so it
-reads the array's later value (frontend.tracer), and writing through it is refused.
+reads the array's later value (frontend.tracer), and writing through it writes the array (a
+scatter, frontend.scatter).
 Boolean masks stay unsupported: their result's shape depends on the data.
 """
 
@@ -62,10 +63,13 @@ def has_index_array(index: Any) -> bool:
     return any(isinstance(e, (T.Tracer, np.ndarray, list, tuple)) for e in entries)
 
 
-def getitem(t: T.Tracer, index: Any) -> T.Tracer:
-    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
-    if not has_index_array(index):
-        return basic_index(t, index)
+def index_plan(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple, tuple[int, ...],
+                                                 Any, bool, bool]:
+    """How `t[index]` reads `t` (an index holding an integer array or a traced integer):
+    the view (start, dims, shape) that applies the slices and None and keeps every indexed
+    axis whole, and its gather node along the indexed view dims; also whether every index
+    is a scalar integer (NumPy's basic indexing: a view) and whether the index has an
+    Ellipsis."""
     entries = index if isinstance(index, tuple) else (index,)
     parsed: list[Any] = []
     for e in entries:
@@ -103,29 +107,42 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     src = view_node(t.node, start, dims, shape)
     axes = tuple(d for d, _, _ in picks)
     node = _gather(src, [(axis, ix) for _, axis, ix in picks], axes, "raise")
-    scalar = not node.shape and not ellipses
-    out = T.Tracer(node, scalar=scalar)
     # NumPy indexes with integer scalars (Python ints, NumPy integers: traced ones here)
     # by a view; a 0-d array is an index array, whose result is a copy.
     traced = [ix for _, _, ix in picks if isinstance(ix, T.Tracer)]
-    basic = len(traced) + len(ints) == len(picks) and all(
+    basic = bool(traced) and len(traced) + len(ints) == len(picks) and all(
         ix.ndim == 0 and (ix.scalar or ix.weak is not None) for ix in traced)
-    if traced and basic and not scalar and not t.scalar and t.weak is None:
-        _link(out, t, start, dims, shape, picks, axes)
+    return start, dims, shape, node, basic, ellipses
+
+
+def getitem(t: T.Tracer, index: Any) -> T.Tracer:
+    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
+    if not has_index_array(index):
+        return basic_index(t, index)
+    start, dims, shape, node, basic, ellipses = index_plan(t, index)
+    scalar = not node.shape and not ellipses
+    out = T.Tracer(node, scalar=scalar)
+    if basic and not scalar and not t.scalar and t.weak is None:
+        _link(out, t, start, dims, shape, node)
     return out
 
 
 def _link(out: T.Tracer, t: T.Tracer, start: tuple[int, ...], dims: tuple, shape: tuple,
-          picks: list[tuple[int, int, Index]], axes: tuple[int, ...]) -> None:
-    """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value."""
-    index = [(axis, ix) for _, axis, ix in picks]
+          gathered: Any) -> None:
+    """Make `out` (x[i] for traced integer scalars: a view in NumPy) follow `t`'s value, and
+    writes into it (`x[i] += 1`, `row = x[i]; row *= 2`) write `t` (a scatter)."""
+    index, attrs = gathered.inputs[1:], gathered.attrs
 
     def rederive(base: Any) -> Any:
-        return _gather(view_node(base, start, dims, shape), index, axes, "raise")
+        return T.make_node("gather", [view_node(base, start, dims, shape), *index],
+                           gathered.shape, gathered.dtype, **attrs)
 
-    out.parent, out.vargs, out.seen = t, (rederive,), t.version
-    out.readonly = ("writing into x[i] with a traced integer i is not supported by fusejit "
-                    "(NumPy's result is a view at a position known only at run time)")
+    def write(old: Any, value: Any) -> Any:  # writing through it: a scatter (inplace.assign)
+        return T.make_node("scatter", [old, value, *index], old.shape, old.dtype, start=start,
+                           dims=dims, vshape=shape, axes=attrs["axes"], fn=None, loop=None)
+
+    out.parent, out.vargs, out.seen = t, (rederive, write), t.version
+    out.readonly = t.readonly
 
 
 def _gather(src: Any, index: list[tuple[int, Index]], axes: tuple[int, ...], mode: str) -> Any:

@@ -38,7 +38,7 @@ def _broadcast_into(node: Node, shape: tuple[int, ...]) -> Node:
     return broadcast_to(T.Tracer(node), shape).node
 
 
-def _check_writable(target: T.Tracer) -> None:
+def check_writable(target: T.Tracer) -> None:
     """NumPy's error for a read-only view; fusejit's for a view it cannot write through."""
     if isinstance(target.readonly, str) and "{where}" in target.readonly:
         raise UnsupportedError(target.readonly.format(where=T.where_msg()))
@@ -51,7 +51,7 @@ def _check_writable(target: T.Tracer) -> None:
 
 def assign(target: T.Tracer, node: Node) -> None:
     """Make `node` (target's shape and dtype) the value of `target`, writing through views."""
-    _check_writable(target)
+    check_writable(target)
     t = target
     while True:
         parent = t.parent
@@ -62,6 +62,8 @@ def assign(target: T.Tracer, node: Node) -> None:
         old = parent.node
         if t.vargs is None:
             new = node
+        elif callable(t.vargs[0]):  # x[i] by a traced integer i (frontend.gather)
+            new = t.vargs[1](old, node)
         elif t.vargs[0] is None:  # a merged reshape (frontend.reshape)
             raise UnsupportedError(
                 f"writing into an array reshaped with merged axes is not supported by fusejit"
@@ -108,7 +110,7 @@ def ufunc_into(ufunc: np.ufunc, args: tuple, out: Any, result: Any = None) -> T.
     return dest
 
 
-def _value_node(value: Any, dtype: np.dtype) -> Node:
+def value_node(value: Any, dtype: np.dtype) -> Node:
     """`value` as a node of `dtype`, converted as NumPy's item assignment converts it."""
     if isinstance(value, T.Tracer):
         return T.cast_node(value.node, dtype)
@@ -123,20 +125,26 @@ def _value_node(value: Any, dtype: np.dtype) -> Node:
 
 
 def setitem(target: T.Tracer, index: Any, value: Any) -> None:
-    """`target[index] = value` for basic indices."""
+    """`target[index] = value` (basic indices here; index arrays: frontend.scatter)."""
     if target.scalar or target.weak is not None:
         kind = "int" if target.weak is int else ("float" if target.weak is float
                                                  else f"numpy.{target.dtype.name}")
         raise TypeError(f"'{kind}' object does not support item assignment")
+    from .gather import has_index_array
     from .views import index_view, view_node
 
     if _is_full_mask(index, target) and T.shape_of(value) == ():
         # x[mask] = v with a mask of x's shape and one value: np.copyto(x, v, where=mask)
-        _value_node(value, target.dtype)  # NumPy's conversion errors
+        value_node(value, target.dtype)  # NumPy's conversion errors
         copyto(target, value, "unsafe", where=index[0] if isinstance(index, tuple) else index)
         return
+    if has_index_array(index):  # through index arrays: a scatter (frontend.scatter)
+        from .scatter import setitem_index
+
+        setitem_index(target, index, value)
+        return
     start, dims, shape, _ = index_view(target, index)
-    node = _value_node(value, target.dtype)
+    node = value_node(value, target.dtype)
     try:
         shape_ok = np.broadcast_shapes(node.shape, shape) == shape
     except ValueError:
@@ -145,7 +153,7 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
         raise ValueError(f"could not broadcast input array from shape {node.shape} into shape "
                          f"{shape}")
     node = _broadcast_into(node, shape)
-    _check_writable(target)
+    check_writable(target)
     old = target.node
     region = view_node(old, start, dims, shape)
     if region is old:  # the whole array
@@ -174,7 +182,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     """np.copyto into a traced array."""
     dest = _destination(dst, "copyto()")
     np.copyto(np.empty(0, dest.dtype), _probe(src), casting=casting)  # NumPy's casting check
-    node = _value_node(src, dest.dtype) if not isinstance(src, T.Tracer) else T.cast_node(
+    node = value_node(src, dest.dtype) if not isinstance(src, T.Tracer) else T.cast_node(
         src.node, dest.dtype)
     shape = dest.shape
     try:

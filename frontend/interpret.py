@@ -24,7 +24,9 @@ def eval_node(node: Node, args: list[np.ndarray]) -> np.ndarray:
     if node.op == "empty":
         return op.ref(node.shape, node.dtype)
     if node.op == "scatter":
-        return op.ref(args[0], args[1], node.attrs["start"], node.attrs["dims"])
+        return op.ref(*args, **node.attrs)
+    if node.op == "scan":
+        return op.ref(args[0], node.attrs["fn"], node.attrs["axis"])
     if node.op == "gather":
         return op.ref(*args, axes=node.attrs["axes"], mode=node.attrs["mode"])
     if node.op in ("lapack", "lapack_solve"):

@@ -23,6 +23,8 @@ from . import views as V
 from .numpy_lib import HANDLERS as NUMPY_CODE
 from .numpy_more import HANDLERS as MORE
 from .rearrange import HANDLERS as REARRANGE
+from .scans import HANDLERS as SCANS
+from .scatter import HANDLERS as SCATTERS
 
 
 def _probe(x: Any) -> Any:
@@ -341,5 +343,7 @@ for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
 HANDLERS.update(REARRANGE)
 HANDLERS.update(NUMPY_CODE)
 HANDLERS.update(MORE)
+HANDLERS.update(SCANS)
+HANDLERS.update(SCATTERS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

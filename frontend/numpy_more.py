@@ -387,13 +387,8 @@ REFUSED: dict[Callable[..., Any], str] = {
         np.nanquantile, np.sort, np.argsort, np.partition, np.argpartition, np.histogram,
         np.histogram2d, np.histogramdd, np.unique, np.lexsort),
         _NEEDS_SORT),
-    np.unwrap: "it needs np.cumsum (a scan along the axis), which fusejit does not "
-               "trace yet; compute it outside the compiled function",
-    np.cumsum: "a scan is not traced by fusejit yet",
-    np.cumprod: "a scan is not traced by fusejit yet",
-    **({np.cumulative_sum: "a scan is not traced by fusejit yet",
-        np.cumulative_prod: "a scan is not traced by fusejit yet"}
-       if hasattr(np, "cumulative_sum") else {}),
+    np.unwrap: "it is not composed from np.cumsum (a scan) by fusejit yet; compute it "
+               "outside the compiled function",
 }
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {

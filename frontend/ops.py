@@ -78,7 +78,10 @@ ERR_INT_NEG_POWER = ErrorCheck(Status.INT_NEG_POWER, "({1} < 0)",
 # index (any integer type, read as int64 the way NumPy converts index arrays to intp) and
 # the axis length. The load itself reads element 0 instead (see fj_ix_raise).
 ERR_INDEX_RANGE = ErrorCheck(Status.INDEX_RANGE, "fj_ix_bad((int64_t)({0}), {1})")
-ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE)}
+# np.bincount's input value outside [0, minlength) (frontend/scatter.py); args as above.
+ERR_BINCOUNT_RANGE = ErrorCheck(Status.BINCOUNT_RANGE,
+                                "((uint64_t)(int64_t)({0}) >= (uint64_t)({1}))")
+ERROR_CHECKS = {e.code: e for e in (ERR_INT_NEG_POWER, ERR_INDEX_RANGE, ERR_BINCOUNT_RANGE)}
 
 
 @dataclass(frozen=True)
@@ -308,10 +311,31 @@ add_op(OpDef("reduce", "reduction", 1, reduce_reference, cost=1))
 # --- updates: `old` with a view's region replaced by `value` (x[1:3] = v, through views) ----
 
 
-def scatter_reference(old: np.ndarray, value: np.ndarray, start: tuple[int, ...],
-                      dims: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value."""
+def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
+                      start: tuple[int, ...], dims: tuple[tuple[int, int], ...],
+                      vshape: tuple[int, ...] | None = None, axes: tuple[int, ...] = (),
+                      fn: str | None = None, loop: Any = None, check: str = "raise"
+                      ) -> np.ndarray:
+    """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value; with
+    index arrays (frontend/scatter.py), the positions view[index along axes] are set (the
+    last assignment to a repeated one wins), or with `fn` updated by ufunc.at."""
     out = np.array(old, copy=True)
+    if index:
+        assert vshape is not None
+        flat = view_reference(np.arange(max(old.size, 1)).reshape(old.shape) if old.size
+                              else np.zeros(old.shape, np.intp), start, dims, vshape)
+        if check == "bincount" and any(np.any((i < 0) | (i >= vshape[a]))
+                                       for i, a in zip(index, axes)):
+            raise ValueError(Status.BINCOUNT_RANGE.message)
+        pos = gather_reference(flat, *index, axes=axes, mode="raise").reshape(-1)
+        vals = np.asarray(value).reshape(-1)
+        target = out.reshape(-1)
+        if fn is None:
+            target[pos] = vals
+        else:
+            with np.errstate(all="ignore"):
+                getattr(np, OPS[fn].ufunc_name or fn).at(target, pos, vals)
+        return out
     if value.size == 0:
         return out
     grids = np.indices(value.shape, sparse=True) if value.ndim else []
@@ -323,7 +347,18 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, start: tuple[int, ...]
     return out
 
 
-add_op(OpDef("scatter", "update", 2, scatter_reference))
+add_op(OpDef("scatter", "update", 2, scatter_reference, errors=(ERR_BINCOUNT_RANGE,)))
+# --- scans: fn.accumulate along `axis` in dtype `dtype` (np.cumsum, ufunc.accumulate) -------
+
+
+def scan_reference(x: np.ndarray, fn: str, axis: int) -> np.ndarray:
+    """Evaluate a `scan`: NumPy's accumulate of binary op `fn` along `axis` (x already has
+    the result's dtype)."""
+    with np.errstate(all="ignore"):
+        return getattr(np, OPS[fn].ufunc_name or fn).accumulate(x, axis=axis, dtype=x.dtype)
+
+
+add_op(OpDef("scan", "scan", 1, scan_reference))
 # An array whose every element is written by the scatters that use it (np.concatenate):
 # it has no value of its own, so the scatter chain needs no fill kernel.
 add_op(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))

@@ -202,6 +202,14 @@ class Tracer:
             from .reductions import ufunc_reduce
 
             return ufunc_reduce(ufunc, *inputs, **kwargs)
+        if method == "at":
+            from .scatter import ufunc_at
+
+            return ufunc_at(ufunc, *inputs, **kwargs)
+        if method == "accumulate":
+            from .scans import accumulate
+
+            return accumulate(ufunc, *inputs, **kwargs)
         if method != "__call__":
             raise UnsupportedError(
                 f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
@@ -357,6 +365,12 @@ class Tracer:
 
     def repeat(self, repeats: Any, axis: Any = None) -> Any:
         return np.repeat(self, repeats, axis)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
 
     def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
         return np.take(self, indices, axis=axis, out=out, mode=mode)

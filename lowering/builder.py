@@ -297,6 +297,6 @@ def collapse(kernel: Kernel) -> Kernel:
         if isinstance(s, Load):
             s = replace(s, access=Access(s.access.buf, s.access.offset, tuple(next(it))))
         elif isinstance(s, Store):
-            s = Store(Access(s.access.buf, s.access.offset, tuple(next(it))), s.var, s.node)
+            s = replace(s, access=Access(s.access.buf, s.access.offset, tuple(next(it))))
         body.append(s)
     return Kernel(kernel.name, tuple(domain), body, kernel.nodes, kernel.locs)

@@ -49,6 +49,7 @@ class Group:
     update: GemmUpdate | None = None  # the matmul's gemm computes this argument update
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
     lapack: bool = False  # one LapackKernel (lowering/lapack.py)
+    scan: bool = False  # a scan's kernel (lowering/scan.py)
     refusals: list[str] = field(default_factory=list)
     gemm: Node | None = None  # a matmul whose gemm computes the roots as its epilogue
     axes: tuple[int, ...] | None = None
@@ -99,7 +100,7 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     in_gemm = {i for u in updates.values() for i in u.fused}
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
     materialised |= {n.id for n in nodes
-                     if n.op in ("reduce", "matmul", "scatter") or n.op in LAPACK_OPS}
+                     if n.op in ("reduce", "matmul", "scatter", "scan") or n.op in LAPACK_OPS}
     materialised -= {u.matmul.id for u in updates.values()}
     reasons: dict[int, str] = {}
     for upd in updates.values():
@@ -124,6 +125,15 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
                 materialised.add(stored.id)
                 reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the source of gather "
                                       f"%{node.id}, which reads it at data-dependent positions")
+        if node.op == "scatter" and len(node.inputs) > 2 and not is_source(node.inputs[1]):
+            # A scatter through index arrays writes its buffer at data-dependent positions
+            # while computing its value inline: a value that reads the array being written
+            # (x[idx] += v reads x[idx]) is computed by an earlier kernel, as NumPy does.
+            value = node.inputs[1]
+            if value.id not in materialised and _reads(value, node.inputs[0], materialised):
+                materialised.add(value.id)
+                reasons[value.id] = (f"%{value.id} ({value.op}) is the value of scatter "
+                                     f"%{node.id}, and reads the array it writes")
         if node.op == "reshape":  # reads its input's view chain from memory
             base = strip_views(node.inputs[0], reshapes=True)
             if not is_source(base) and base.id not in materialised:
@@ -159,6 +169,21 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     return materialised, reasons, final
 
 
+def _reads(node: Node, target: Node, materialised: set[int]) -> bool:
+    """Whether computing `node` inline reads `target`'s value (through views, reshapes and
+    gathers; values stored by other kernels are read from their own buffers)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n is target:
+            return True
+        if n.id in seen or (n is not node and n.id in materialised and n.op != "view"):
+            continue
+        seen.add(n.id)
+        stack.extend(n.inputs)
+    return False
+
+
 def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = frozenset(),
               blas: bool = True) -> tuple[list[Group], set[int], dict[int, str]]:
     """Group the materialised nodes into kernels, in an order that respects dependencies.
@@ -189,7 +214,8 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
         after = max([after] + [group_of[d] + 1 for d in via_reshape(node, materialised)
                                if d in group_of])
         upd = updates.get(node.id)
-        alone = node.op in ("matmul", "scatter") or node.op in LAPACK_OPS or upd is not None
+        alone = (node.op in ("matmul", "scatter", "scan") or node.op in LAPACK_OPS
+                 or upd is not None)
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise,
                                           materialised)
         if target is None:
@@ -199,8 +225,8 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
                                 f"{epi.refused[node.id]}")
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
-                                    scatter=node.op == "scatter", update=upd,
-                                    lapack=node.op in LAPACK_OPS))
+                                    scatter=node.op == "scatter", scan=node.op == "scan",
+                                    update=upd, lapack=node.op in LAPACK_OPS))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
             else:
@@ -247,7 +273,15 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                     and same_index(node, own, materialised, g.shape)):
                 return gi
             continue
-        if g.matmul or g.scatter or g.lapack:
+        if g.scan and in_group and materialised is not None:
+            # A scan's kernel computes same-shaped elementwise values that read its running
+            # values at their own index (np.cumsum(x, axis=1) / n), right after each step.
+            own = {r.id for r in g.roots}
+            if (node.shape == g.shape and OPS[node.op].kind == "elementwise"
+                    and same_index(node, own, materialised, g.shape)):
+                return gi
+            continue
+        if g.matmul or g.scatter or g.scan or g.lapack:
             continue
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:
@@ -304,8 +338,9 @@ def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[in
                 f"straight into argument {upd.arg} (beta = 1, alpha = "
                 f"{'-' if upd.sign < 0 else ''}"
                 f"{'1' if upd.scale is None else '%' + str(upd.scale.id)})"]
-    if node.op in ("matmul", "scatter") or node.op in LAPACK_OPS:
+    if node.op in ("matmul", "scatter", "scan") or node.op in LAPACK_OPS:
         what = ("a GEMM reads its operands from memory" if node.op == "matmul"
+                else "it runs along its rows in order" if node.op == "scan"
                 else "it writes a region through an index map" if node.op == "scatter"
                 else "a LAPACK call reads whole matrices from memory")
         return [f"%{node.id} ({node.op}) is a kernel of its own: {what}"]
@@ -338,6 +373,9 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
         return f"k{gi} writes a scatter region, which fuses nothing else{via}"
     if g.lapack:
         return f"k{gi} is a LAPACK call, which fuses nothing else{via}"
+    if g.scan:
+        return (f"k{gi} is a scan, which fuses only elementwise values of its shape that read "
+                f"its values at their own index{via}")
     later = sorted(d for d in deps if group_of.get(d) == after)
     order = (f"it reads %{later[0]}, stored by k{after}, which runs after k{gi}"
              if gi < after and later else None)

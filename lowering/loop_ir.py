@@ -97,9 +97,20 @@ class Check:
 
 @dataclass(frozen=True)
 class Store:
+    """`var` written at element `access` of a buffer. A scatter's store (lowering/scatter.py)
+    also has `index` terms, as a gathered Load does: it writes data-dependent positions, so
+    its kernel runs serially in domain order (the last write to a position wins) and no
+    analysis may treat it as writing the point its affine access names. With `fn` (an
+    elementwise op of the op table, ufunc.at) it accumulates: the element becomes
+    cast(fn(cast(element, loop[0]), var), dtype of the buffer), fn computed in `loop[2]`
+    from operands of `loop[0]` and `loop[1]` (var has dtype loop[1])."""
+
     access: Access
     var: str
     node: int = -1  # the graph node whose value is written (-1: not recorded)
+    index: tuple[IndexTerm, ...] = ()
+    fn: str | None = None
+    loop: tuple[np.dtype, np.dtype, np.dtype] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +125,19 @@ class Reduce:
     dtype: np.dtype
 
 
-Stmt = Load | Const | Compute | Check | Store | Reduce
+@dataclass(frozen=True)
+class Scan:
+    """The running fold of `value` by binary op `fn` (of `dtype`, like `value`) along the
+    last domain dim of a scan kernel: `var` is value's own at the first point of a row, then
+    fn(previous var, value) (NumPy's accumulate order; lowering/scan.py)."""
+
+    var: str
+    fn: str
+    value: str
+    dtype: np.dtype
+
+
+Stmt = Load | Const | Compute | Check | Store | Reduce | Scan
 
 
 @dataclass
@@ -128,6 +151,17 @@ class Kernel:
     @property
     def size(self) -> int:
         return int(np.prod(self.domain, dtype=np.int64))
+
+    @property
+    def serial(self) -> bool:
+        """A scatter kernel: some store writes data-dependent positions, so the points run
+        one after another in C order of the domain (NumPy's order of assignment)."""
+        return any(isinstance(s, Store) and s.index for s in self.body)
+
+    @property
+    def scan(self) -> bool:
+        """A scan kernel: each row of the last domain dim runs in order (Scan)."""
+        return any(isinstance(s, Scan) for s in self.body)
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -402,5 +436,9 @@ def _fmt_stmt(s: Stmt) -> str:
         return f"check {s.op}#{s.code}({', '.join(s.args)})"
     if isinstance(s, Reduce):
         return f"{s.var} = reduce_{s.fn}({s.value}) : {s.dtype.name}"
+    if isinstance(s, Scan):
+        return f"{s.var} = scan_{s.fn}({s.value}) : {s.dtype.name}"
     a = s.access
-    return f"store buf{a.buf}[{a.offset} + {list(a.strides)}.i] = {s.var}"
+    scatter = "".join(f" + {t.mode}({t.var}, {t.extent}) * {t.stride}" for t in s.index)
+    op = "=" if s.fn is None else f"{s.fn}="
+    return f"store buf{a.buf}[{a.offset} + {list(a.strides)}.i{scatter}] {op} {s.var}"

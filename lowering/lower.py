@@ -2,7 +2,8 @@
 
 `lower` partitions the graph (lowering/fusion.py), gives every stored value a buffer and
 builds each group's kernel with the toolkit of lowering/builder.py (elementwise kernels), or
-lowering/rowwise.py, matmul.py and update.py (reductions, matmuls, scatters). Nothing is copied
+lowering/rowwise.py, matmul.py, update.py and scan.py (reductions, matmuls, scatters,
+scans). Nothing is copied
 unless fusion decided to store it. It lowers again, with reductions apart from their users,
 when a reduction is read across rows in its own row kernel, and with argument updates
 unshared where the hazard check (lowering/update.py) finds one.
@@ -18,12 +19,21 @@ from .loop_ir import Buffer, OutputRef, Program
 from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
 from .rowwise import NonCanonicalUse, ReduceBuilder
-from .update import buffer_hazards, build_scatter, copy_back, gemm_updates, scatter_tops
+from .scan import build_scan
+from .update import (
+    buffer_hazards,
+    build_scatter,
+    copy_back,
+    gemm_updates,
+    scatter_olds,
+    scatter_tops,
+)
 
 
 def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     """Reductions of a row group whose every use is computed by that group's kernel alone
-    (softmax's max and sum): their results stay in registers, with no buffer."""
+    (softmax's max and sum), and likewise scans: their results stay in registers, with no
+    buffer."""
     roots = {r.id for g in groups for r in g.roots}
     computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
     for k, g in enumerate(groups):
@@ -39,7 +49,10 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     use = users(graph.nodes())
     local = set()
     for k, g in enumerate(groups):
-        if g.axes is None or g.matmul or g.scatter or g.lapack:
+        if g.scan and use.get(g.roots[0].id) and all(
+                computed_by.get(u.id) == {k} for u in use[g.roots[0].id]):
+            local.add(g.roots[0].id)  # np.cumsum(x, axis=1) / n: only the quotient stored
+        if g.axes is None or g.matmul or g.scatter or g.scan or g.lapack:
             continue
         for r in g.roots:
             if r.op == "reduce" and use.get(r.id) and all(
@@ -98,6 +111,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             out_index[node.id] = pos
     update_of = {node.id: k for node, k in zip(graph.outputs[n_res:], graph.updates)}
     tops = scatter_tops(graph, set(out_index) | set(update_of))
+    stored = {r.id for g in groups for r in g.roots}
+    tops.update(scatter_olds(graph, tops, stored, set(out_index) | set(update_of)))
     chain_buf: dict[int, Buffer] = {}
     shared: dict[int, tuple[int, int]] = {}
     local = kernel_local_reductions(graph, groups) - set(out_index) - set(update_of)
@@ -136,6 +151,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
         elif g.lapack:
             kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
+        elif g.scan:
+            kernels.append(build_scan(low, f"k{i}", g.roots))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:

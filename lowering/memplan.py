@@ -93,7 +93,8 @@ def rewrites_in_place(kernel: object, dying: int, new: int) -> bool:
     assert isinstance(kernel, (Kernel, GemmKernel))
     loads = [i for i, s in enumerate(body) if isinstance(s, Load) and s.access.buf == dying]
     stores = [i for i, s in enumerate(body) if isinstance(s, Store) and s.access.buf == new]
-    if not loads or not stores or max(loads) > min(stores) or any(body[i].index for i in loads):
+    if not loads or not stores or max(loads) > min(stores) or any(
+            body[i].index for i in loads + stores):
         return False
     if any(isinstance(s, Store) and s.access.buf == dying or isinstance(s, Load)
            and s.access.buf == new for s in body):

@@ -114,7 +114,8 @@ def _check(node: Node, seen: set[int]) -> str | None:
     op = OPS[node.op]
     if op.kind == "gather":
         return _check_gather(node)
-    if op.kind != "source" and len(node.inputs) != op.nin:
+    if op.kind != "source" and len(node.inputs) != op.nin and not (
+            op.kind == "update" and len(node.inputs) > op.nin):  # a scatter's index arrays
         return f"{node.op} takes {op.nin} inputs, has {len(node.inputs)}"
     if op.kind == "elementwise":
         try:
@@ -126,12 +127,23 @@ def _check(node: Node, seen: set[int]) -> str | None:
         if node.op != "cast" and node.op != "where" and len({i.dtype for i in node.inputs}) > 1:
             return "inputs of an elementwise op must share the loop dtype"
     if op.kind == "update":
-        old, value = node.inputs
+        old, value, *index = node.inputs
         start, dims = node.attrs["start"], node.attrs["dims"]
-        if old.type != node.type or value.dtype != node.dtype:
+        loop = node.attrs.get("loop")
+        if old.type != node.type or value.dtype != (node.dtype if loop is None else loop[1]):
             return f"scatter into {old.type} cannot give {node.type}"
-        if len(start) != old.type.ndim or len(dims) != value.type.ndim:
+        ndim = len(node.attrs["vshape"]) if index else value.type.ndim
+        if len(start) != old.type.ndim or len(dims) != ndim:
             return "scatter region does not match its operands"
+        if index:
+            try:
+                b_shape = np.broadcast_shapes(*(i.shape for i in index))
+            except ValueError:
+                return "scatter index arrays do not broadcast"
+            axes = node.attrs["axes"]
+            if (len(axes) != len(index) or any(i.dtype.kind not in "iu" for i in index)
+                    or value.shape != gather_shape(node.attrs["vshape"], axes, b_shape)):
+                return "scatter index arrays do not match its region"
     if op.kind == "contraction":
         a, b = node.inputs
         if (a.dtype != node.dtype or b.dtype != node.dtype or a.type.ndim < 2

@@ -63,6 +63,8 @@ def _handover_ok(program: Program, old: Buffer, new: Buffer, at: int) -> bool:
             maps.add((s.access.offset, s.access.strides))
             last_load = max(last_load, i)
         elif isinstance(s, Store) and s.access.buf == new.index:
+            if s.index:
+                return False  # a scatter writes the new buffer at data-dependent positions
             maps.add((s.access.offset, s.access.strides))
             first_store = min(first_store, i)
         elif isinstance(s, (Load, Store)) and s.access.buf in (old.index, new.index):

@@ -3,7 +3,8 @@
 A `scatter` (old with a view's region replaced by value) is one kernel over the region that
 computes `value` inline and stores it through the view's index map, preceded by a fill kernel
 that writes `old` into the scatter's buffer unless `old` already lives there or is an `empty`
-node (np.concatenate: the chain's regions cover the whole buffer). Consecutive
+node (np.concatenate: the chain's regions cover the whole buffer); through index arrays the
+region kernel is lowering/scatter.py's serial one. Consecutive
 scatters (`x[0] = a; x[1:] = b`) share one buffer. An argument's final value (an update edge,
 Graph.updates) is written straight into the caller's buffer when `buffer_hazards` proves
 no kernel reads a value of that buffer that has already been overwritten; otherwise it is
@@ -20,6 +21,7 @@ from ..frontend.ir import Graph, Node, users
 from .builder import KernelBuilder, Lowering, access, collapse, identity_map, view_map
 from .loop_ir import GemmKernel, Kernel, Load, Program, Store
 from .matmul import blas_layout
+from .scatter import build_index_scatter
 
 
 def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
@@ -32,7 +34,7 @@ def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
         if node.op != "scatter":
             continue
         over = [u for u in uses.get(node.id, []) if u.op == "scatter" and u.inputs[0] is node
-                and u.inputs[1] is not node]
+                and node not in u.inputs[1:]]
         if len(over) == 1 and node.id not in outputs:
             top[node.id] = top[over[0].id]
         else:
@@ -40,11 +42,31 @@ def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
     return top
 
 
+def scatter_olds(graph: Graph, tops: dict[int, Node], stored: set[int],
+                 outputs: set[int]) -> dict[int, Node]:
+    """Stored values that a scatter through index arrays writes over, which may live in
+    that scatter's chain buffer from the start (no fill copy: `d = p.copy();
+    d[rows, labels] -= 1` computes d straight into the buffer the scatter updates): computed
+    values (not inputs, constants or outputs themselves) that only this scatter writes over.
+    A later read of the old value is caught by `buffer_hazards` (then nothing is shared)."""
+    uses = users(graph.nodes())
+    out: dict[int, Node] = {}
+    for node in graph.nodes():
+        if node.op != "scatter" or len(node.inputs) <= 2:
+            continue
+        old = node.inputs[0]
+        over = [u for u in uses.get(old.id, []) if u.op == "scatter" and u.inputs[0] is old]
+        if (old.id in stored and old.op not in ("input", "const", "scatter", "empty")
+                and old.id not in outputs and old.id not in tops and len(over) == 1):
+            out[old.id] = tops[node.id]
+    return out
+
+
 def build_scatter(low: Lowering, name: str, node: Node) -> list[Kernel]:
     """The kernels computing scatter `node` into its buffer: fill (if needed), region."""
     buf = low.buffer_for(node)
     assert buf is not None
-    old, value = node.inputs
+    old, value = node.inputs[:2]
     kernels = []
     if low.buffer_for(old) is not buf and old.op != "empty":  # `empty`: regions cover it
         fill = KernelBuilder(low, node.shape, [])
@@ -53,6 +75,8 @@ def build_scatter(low: Lowering, name: str, node: Node) -> list[Kernel]:
                                old.id))
         kernels.append(collapse(Kernel(f"{name}_fill", node.shape, fill.body, fill.nodes,
                                        fill.locs)))
+    if len(node.inputs) > 2:  # through index arrays
+        return kernels + [build_index_scatter(low, name, node)]
     ndom = value.type.ndim
     region = KernelBuilder(low, value.shape, [])
     v = region.value(value, identity_map(ndom))
@@ -87,14 +111,18 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
             loads = [s for s in body if isinstance(s, Load) and s.access.buf == m]
             stores = [s for s in body if isinstance(s, Store) and s.access.buf == m]
             if stores:
-                written = {s.access for s in stores}
+                written = {s.access for s in stores if not s.index}
                 if isinstance(kern, GemmKernel) and kern.epilogue is not None:
                     if m in kern.gemm_buffers() or kern.c.buf == m:
                         bad.add(top)  # an operand is the output (or the gemm writes it)
                 elif isinstance(kern, GemmKernel) and (
                         any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
                     bad.add(top)  # an operand is the output, or BLAS cannot write C there
-                if any(ld.access not in written or ld.index or ld.node != current
+                # The first kernel to write a buffer that held nothing (current -1) may
+                # read back what it stored there (a row kernel's store-then-scale).
+                fresh = current == -1 and not modified
+                if any(ld.access not in written or ld.index or (ld.node != current
+                                                                 and not fresh)
                        for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True

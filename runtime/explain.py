@@ -195,6 +195,11 @@ def _kind(k: AnyKernel) -> str:
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
+    if k.scan:
+        return (f"scan along rows of {k.domain[-1]}, in order, for each of "
+                f"{list(k.domain[:-1])} (rows in parallel)")
+    if k.serial:
+        return f"scatter, serial in index order over {list(k.domain)}"
     return f"elementwise over {list(k.domain)}"
 
 

@@ -2,7 +2,8 @@
 
 A generator builds, top-down for a target shape, a DAG of `Expr` nodes over the elementwise
 operations fusejit supports (ufuncs in operator or function form, where, clip, casts, round,
-*_like, copy, views: transposes, slices with steps, integer indexing, np.split). Leaves are
+*_like, copy, views: transposes, slices with steps, integer indexing, np.split; structurally
+also reductions, reshapes, joins, matmuls and scans). Leaves are
 function arguments (arrays of any layout, 0-d arrays, NumPy scalars, Python scalars) or
 literals captured in the function. Every node's dtype is asked of NumPy (the op is applied to
 0-d probes), so only valid programs are built; float -> int casts go through a clip so they are
@@ -91,7 +92,7 @@ BINARY = {s.name: s for s in [
 ]}
 
 
-STRUCTURAL = ("reduce", "concat", "stack", "matmul")
+STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan")
 
 
 def known_bug(kind: str, param: Any, dtype: np.dtype,
@@ -207,6 +208,11 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
         return getattr(np, fn)(vals[0], axis=axis, keepdims=keepdims)
     if k == "concat":
         return np.concatenate(vals, axis=e.param)
+    if k == "scan":
+        fn, axis = e.param
+        if fn in ("cumsum", "cumprod"):
+            return getattr(np, fn)(vals[0], axis=axis)
+        return getattr(np, fn).accumulate(vals[0], axis=axis)
     if k == "stack":
         return np.stack(vals, axis=e.param)
     if k == "matmul":
@@ -692,7 +698,10 @@ class Generator:
         target = sub_shape(ch, shape) if ch.chance(0.3) else shape
         nd = len(target)
         exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
-        how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul"])
+        how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul", "scan"])
+        if how == "scan" and nd >= 1:
+            fn = ch.choice(["cumsum", "cumprod", "maximum", "minimum"])
+            return self.node("scan", [exact(target)], (fn, ch.integer(-nd, nd - 1)))
         if how == "reduce":
             fn = ch.choice(["sum", "max", "min", "mean", "prod", "any", "all", "argmax"])
             n = ch.integer(1, 4)

@@ -1,0 +1,124 @@
+"""Scans at trace time: np.cumsum, np.cumprod, np.nancumsum, np.nancumprod (functions and
+methods), np.cumulative_sum/prod and `ufunc.accumulate` of binary elementwise ufuncs, as
+`scan` nodes (op table: frontend/ops.py; lowering/scan.py).
+
+A scan's dtype is the one NumPy gives (asked of NumPy on a one-element probe: cumsum of
+small integers and bools is int64, `dtype=` wins); the input is cast to it first and folded
+in it, in NumPy's sequential order along the axis. The nan variants replace NaN by 0 (1)
+first, as NumPy does.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from ..errors import UnsupportedError
+from . import ops as O
+from . import tracer as T
+
+
+def _tracer(x: Any) -> T.Tracer:
+    if isinstance(x, T.Tracer):
+        return x
+    return T.Tracer(T.const_node(np.asarray(x)))
+
+
+def _scan(x: T.Tracer, ufunc: np.ufunc, axis: int, dtype: np.dtype, what: str) -> T.Tracer:
+    op = O.lookup_ufunc(ufunc)
+    if op is None or op.kind != "elementwise" or ufunc.nin != 2 or ufunc.nout != 1:
+        raise UnsupportedError(f"{what} is not supported by fusejit{T.where_msg()}: only "
+                               "binary elementwise ufuncs accumulate")
+    O.check_dtype(dtype, f"the result of {what}")
+    loop = ufunc.resolve_dtypes((dtype, dtype, None))
+    if any(np.dtype(d) != dtype for d in loop):
+        raise UnsupportedError(f"{what} in {dtype} is not supported by fusejit{T.where_msg()}"
+                               f": its loop is {loop}")
+    node = T.make_node("scan", [T.cast_node(x.node, dtype)], x.shape, dtype, fn=op.name,
+                       axis=axis)
+    return T.Tracer(node)
+
+
+def _no_out(out: Any, what: str) -> None:
+    if out is not None:
+        raise UnsupportedError(f"{what}(..., out=) is not supported by fusejit"
+                               f"{T.where_msg()}: assign the result instead (out[...] = ...)")
+
+
+def accumulate(ufunc: np.ufunc, array: Any, axis: Any = 0, dtype: Any = None,
+               out: Any = None) -> T.Tracer:
+    """`ufunc.accumulate(array, axis, dtype)`."""
+    what = f"{ufunc.__name__}.accumulate"
+    _no_out(out, what)
+    x = _tracer(array)
+    if x.ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")
+    axis = normalize_axis_index(operator.index(axis), x.ndim)
+    probe = np.zeros((1,) * x.ndim, x.dtype)
+    with np.errstate(all="ignore"):
+        result = ufunc.accumulate(probe, axis=axis, dtype=dtype)
+    return _scan(x, ufunc, axis, result.dtype, what)
+
+
+def _cum(ufunc: np.ufunc, name: str, nan: float | None) -> Callable[..., T.Tracer]:
+    def handler(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> T.Tracer:
+        _no_out(out, f"np.{name}")
+        x = _tracer(a)
+        if nan is not None and x.dtype.kind == "f":
+            x = np.where(np.isnan(x), x.dtype.type(nan), x)
+        if axis is None:
+            x, axis = np.ravel(x), 0
+        elif x.ndim == 0:
+            raise np.exceptions.AxisError(axis, 0)
+        axis = normalize_axis_index(operator.index(axis), x.ndim)
+        with np.errstate(all="ignore"):
+            result = getattr(np, name)(np.zeros(1, x.dtype), dtype=dtype)
+        return _scan(x, ufunc, axis, result.dtype, f"np.{name}")
+
+    handler.__name__ = name
+    return handler
+
+
+cumsum = _cum(np.add, "cumsum", None)
+cumprod = _cum(np.multiply, "cumprod", None)
+nancumsum = _cum(np.add, "nancumsum", 0.0)
+nancumprod = _cum(np.multiply, "nancumprod", 1.0)
+
+def _cumulative(name: str, ufunc: np.ufunc, identity: int) -> Callable[..., T.Tracer]:
+    """np.cumulative_sum / np.cumulative_prod (NumPy 2): a scan, after an `identity` row
+    along the axis with include_initial."""
+    def handler(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                include_initial: bool = False) -> T.Tracer:
+        _no_out(out, f"np.{name}")
+        t = _tracer(x)
+        probe = np.zeros((1,) * t.ndim, t.dtype)
+        with np.errstate(all="ignore"):  # NumPy's errors (axis required...) and dtype
+            result = getattr(np, name)(probe, axis=axis, dtype=dtype,
+                                       include_initial=include_initial)
+        if t.ndim == 0:
+            t = np.reshape(t, (1,))
+        axis = 0 if axis is None else normalize_axis_index(operator.index(axis), t.ndim)
+        y = _scan(t, ufunc, axis, result.dtype, f"np.{name}")
+        if include_initial:
+            shape = list(t.shape)
+            shape[axis] = 1
+            y = np.concatenate([np.full(shape, identity, result.dtype), y], axis=axis)
+        return y
+
+    handler.__name__ = name
+    return handler
+
+
+HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.cumsum: cumsum,
+    np.cumprod: cumprod,
+    np.nancumsum: nancumsum,
+    np.nancumprod: nancumprod,
+}
+if hasattr(np, "cumulative_sum"):
+    HANDLERS[np.cumulative_sum] = _cumulative("cumulative_sum", np.add, 0)
+    HANDLERS[np.cumulative_prod] = _cumulative("cumulative_prod", np.multiply, 1)

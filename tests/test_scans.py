@@ -1,0 +1,127 @@
+"""Scans (issue 20): np.cumsum, np.cumprod, np.nancumsum, np.nancumprod (functions and
+methods) and ufunc.accumulate, against NumPy over shapes (0-d, zero-size), layouts, dtypes,
+axes and `dtype=`; the scan kernel fuses the work that computes its input; rows run in
+order (NumPy's sequential float sums, the same at every thread count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import run_both
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+import fusejit
+
+# The CUDA backend refuses scan kernels (tested below), so a CUDA run skips the module.
+pytestmark = [pytest.mark.c_only,  # test bodies read drawn constants from their closures
+              pytest.mark.filterwarnings("ignore::fusejit.frontend.captures.CapturedWarning")]
+RNG = np.random.default_rng(21)
+
+
+def _array(shape, dtype, layout):
+    if np.dtype(dtype).kind == "f":
+        x = RNG.standard_normal(shape).astype(dtype)
+        if x.size > 2:
+            x.reshape(-1)[::3] = np.nan if RNG.random() < 0.3 else x.reshape(-1)[::3]
+    elif np.dtype(dtype).kind == "b":
+        x = RNG.random(shape) < 0.5
+    else:
+        x = RNG.integers(-3 if np.dtype(dtype).kind == "i" else 0, 4, shape).astype(dtype)
+    if layout == "transposed" and x.ndim > 1:
+        return np.asfortranarray(x)
+    if layout == "reversed" and x.ndim:
+        return x[::-1]
+    return x
+
+
+FUNCS = {
+    "cumsum": lambda x, axis, dtype: np.cumsum(x, axis=axis, dtype=dtype),
+    "cumprod": lambda x, axis, dtype: np.cumprod(x, axis=axis, dtype=dtype),
+    "nancumsum": lambda x, axis, dtype: np.nancumsum(x, axis=axis, dtype=dtype),
+    "nancumprod": lambda x, axis, dtype: np.nancumprod(x, axis=axis, dtype=dtype),
+    "method": lambda x, axis, dtype: x.cumsum(axis=axis, dtype=dtype),
+    "add.acc": lambda x, axis, dtype: np.add.accumulate(x, axis=0 if axis is None else axis,
+                                                        dtype=dtype),
+    "max.acc": lambda x, axis, dtype: np.maximum.accumulate(x, axis=axis or 0),
+    "min.acc": lambda x, axis, dtype: np.minimum.accumulate(x, axis=axis or 0),
+    "mul.acc": lambda x, axis, dtype: np.multiply.accumulate(x, axis=axis or 0, dtype=dtype),
+    "or.acc": lambda x, axis, dtype: np.logical_or.accumulate(x, axis=axis or 0),
+    "and.acc": lambda x, axis, dtype: np.logical_and.accumulate(x, axis=axis or 0),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 3), st.data())
+def test_scans_match_numpy(ndim, data) -> None:
+    shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int32, np.int8, np.uint8,
+                                       np.bool_, np.float16]))
+    x = _array(shape, dtype, data.draw(st.sampled_from(["contiguous", "transposed",
+                                                        "reversed"])))
+    name = data.draw(st.sampled_from(sorted(FUNCS)))
+    axis = data.draw(st.sampled_from([None] + list(range(-ndim, ndim))))
+    out_dtype = data.draw(st.sampled_from([None, None, np.float64, np.int64, np.float32]))
+    fused = data.draw(st.booleans())
+    note(f"{name} x {x.dtype}{x.shape} strides {x.strides} axis {axis} dtype {out_dtype}")
+    f = FUNCS[name]
+    if fused:
+        run_both(lambda x: f(x * 2 if x.dtype.kind != "b" else ~x, axis, out_dtype), x)
+    else:
+        run_both(lambda x: f(x, axis, out_dtype), x)
+
+
+def test_scan_order_and_values() -> None:
+    x = np.array([1e8, 1.0, -1e8, 1.0], np.float32)  # sequential order matters
+    jf = run_both(lambda x: np.cumsum(x), x)
+    assert jf(x).tolist() == np.cumsum(x).tolist()
+    run_both(lambda x: np.cumsum(x), np.array([-0.0, -0.0]))  # the first element as is
+    run_both(lambda x: np.maximum.accumulate(x), np.array([1.0, np.nan, 3.0]))
+    run_both(lambda x: np.cumprod(x, axis=1), RNG.integers(-9, 9, (3, 40)))  # wraps
+    big = RNG.standard_normal((64, 1000)).astype(np.float32)
+    jf = run_both(lambda x: np.cumsum(x, axis=1) * 0.5, big)  # rows split between threads
+    assert np.array_equal(jf(big), np.cumsum(big, axis=1) * 0.5)
+    run_both(lambda x: np.add.accumulate(x), np.float64(3.0))  # TypeError on a scalar
+    run_both(lambda x: np.cumsum(x, axis=2), np.ones((2, 2)))  # AxisError
+
+
+def test_explain_and_cuda_refusal() -> None:
+    from fusejit.codegen.cuda import render_cuda
+    from fusejit.errors import UnsupportedError
+
+    def f(x):
+        return np.cumsum(np.exp(x), axis=1)
+
+    x = RNG.standard_normal((4, 6))
+    text = str(fusejit.jit(f).explain(x))
+    assert "scan along rows of 6" in text
+    assert "exp" in text.split("k0:")[1].split("k1")[0]  # the input is fused into the scan
+    program = fusejit.jit(f).lower_for(x).program
+    with pytest.raises(UnsupportedError, match="scan.*C backend"):
+        render_cuda(program)
+    with pytest.raises(UnsupportedError, match="out="):
+        fusejit.jit(lambda x, o: np.cumsum(x, out=o))(x, x.copy())
+
+
+def test_consumers_fuse_and_leading_axes() -> None:
+    x = RNG.standard_normal((70, 130)).astype(np.float32)
+    jf = run_both(lambda x: np.cumsum(x, axis=1) / 130, x)
+    text = str(jf.explain(x))
+    assert "1 kernel(s)" in text and "divide" in text  # the quotient only: no scan buffer
+    run_both(lambda x: (np.cumsum(x, axis=0) * x, np.cumsum(x, axis=0)), x)  # column blocks
+    run_both(lambda x: np.cumsum(x, axis=1) - np.cumsum(x, axis=1)[:, :1], x)  # not same index
+    run_both(lambda x: np.maximum.accumulate(x.reshape(7, 10, 130), axis=1)[::2], x)
+    run_both(lambda x: np.cumprod(x.T, axis=1), x)
+
+
+@pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy 2's cumulative_sum")
+def test_cumulative_sum_and_prod() -> None:
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    run_both(lambda x: np.cumulative_sum(x, axis=1, include_initial=True), x)
+    run_both(lambda x: np.cumulative_prod(x, axis=0, dtype=np.float64), x)
+    run_both(lambda x: np.cumulative_sum(x[0].astype(np.int8), include_initial=True), x)
+    run_both(lambda x: np.cumulative_sum(x[0, 0]), x)  # 0-d
+    run_both(lambda x: np.cumulative_prod(x[:0, 0], include_initial=True), x)
+    run_both(lambda x: np.cumulative_sum(x), x)  # ValueError: axis required
