@@ -18,7 +18,10 @@ import os
 
 import numpy as np
 import pytest
+from conftest import on_cuda
 from exprgen import DTYPES, Generator, SeededChooser, check_program, describe, sub_shape
+
+from fusejit.errors import UnsupportedError
 
 N_SEEDS = int(os.environ.get("FUSEJIT_FUZZ_SEEDS", "60"))
 N_STRUCTURAL = int(os.environ.get("FUSEJIT_FUZZ_STRUCTURAL_SEEDS", "40"))
@@ -65,6 +68,10 @@ def test_fuzz_structural(seed: int) -> None:
     result, specs, share = random_program(seed, structural=True)
     try:
         check_program(result, specs, seed, interpreter=True, share=share)
+    except UnsupportedError as e:
+        if on_cuda() and "scan" in str(e):  # the CUDA backend refuses scans (for now)
+            pytest.skip(f"structural seed {seed}: {e}")
+        raise
     except AssertionError as e:
         raise AssertionError(f"structural seed {seed}: {describe(result, specs)}\n{e}") from e
 
