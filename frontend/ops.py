@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import Status, UnsupportedError
+from .gather_ref import gather_dims as gather_dims  # `X as X`: re-exported
+from .gather_ref import gather_reference
+from .gather_ref import gather_shape as gather_shape
 from .lapack_ref import lapack_ref, lapack_solve_ref
 
 # C type and helper-suffix of every supported storage dtype.
@@ -363,39 +366,6 @@ add_op(OpDef("scan", "scan", 1, scan_reference))
 # it has no value of its own, so the scatter chain needs no fill kernel.
 add_op(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))
 # --- gathers: src indexed by integer arrays along `axes` (x[idx], x[:, i, j], np.take) -------
-
-
-def gather_dims(ndim: int, axes: tuple[int, ...], nb: int) -> tuple[int, list[int]]:
-    """Where a gather puts its dims: (first output dim of the index arrays' broadcast shape,
-    the source axis of every other output dim in order). NumPy's rule: the index dims replace
-    the indexed axes when those are adjacent, and go first when they are not."""
-    rest = [a for a in range(ndim) if a not in axes]
-    adjacent = list(axes) == list(range(axes[0], axes[0] + len(axes)))
-    return (axes[0] if adjacent else 0), rest
-
-
-def gather_shape(src: tuple[int, ...], axes: tuple[int, ...],
-                 index: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape of a gather of `src` along `axes` by index arrays broadcast to `index`."""
-    first, rest = gather_dims(len(src), axes, len(index))
-    other = [src[a] for a in rest]
-    return tuple(other[:first]) + tuple(index) + tuple(other[first:])
-
-
-def gather_reference(src: np.ndarray, *index: np.ndarray, axes: tuple[int, ...],
-                     mode: str) -> np.ndarray:
-    """Evaluate a `gather`: src[..., index_k along axes_k, ...] with NumPy's placement of
-    the index dims; `mode` raise (IndexError), wrap or clip as in np.take."""
-    picks: list[Any] = [slice(None)] * src.ndim
-    for a, ix in zip(axes, index):
-        ix = np.asarray(ix).astype(np.intp)  # what NumPy's indexing does with index arrays
-        n = src.shape[a]
-        if mode == "wrap" and n:
-            ix = ix % n
-        elif mode == "clip" and n:
-            ix = np.clip(ix, 0, n - 1)
-        picks[a] = ix
-    return np.array(src[tuple(picks)])
 
 
 # inputs: (src, index_1, ..., index_k); attrs: axes (k source axes), mode. `nin` is the least.
