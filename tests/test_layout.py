@@ -14,7 +14,14 @@ SKIP = {"build", ".git", "__pycache__"}
 
 
 def _sources() -> list[Path]:
-    return sorted(p for p in ROOT.rglob("*.py") if not SKIP & set(p.relative_to(ROOT).parts))
+    """The package's own sources: not build output, caches, hidden folders (a virtualenv such as
+    CI's .venv-ci lives in the checkout) or anything installed into site-packages."""
+    def ours(p: Path) -> bool:
+        parts = p.relative_to(ROOT).parts
+        return not (SKIP & set(parts) or "site-packages" in parts
+                    or any(d.startswith(".") for d in parts[:-1]))
+
+    return sorted(p for p in ROOT.rglob("*.py") if ours(p))
 
 
 def _module(path: Path) -> list[str]:
