@@ -221,7 +221,7 @@ _THROUGH_NUMPY = [
     np.isrealobj, np.iscomplex, np.isreal, np.angle, np.real, np.imag, np.append, np.resize,
     np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
-    np.linalg.matmul, np.matrix_transpose, np.unstack,
+    np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -387,8 +387,6 @@ REFUSED: dict[Callable[..., Any], str] = {
         np.nanquantile, np.sort, np.argsort, np.partition, np.argpartition, np.histogram,
         np.histogram2d, np.histogramdd, np.unique, np.lexsort),
         _NEEDS_SORT),
-    np.unwrap: "it is not composed from np.cumsum (a scan) by fusejit yet; compute it "
-               "outside the compiled function",
 }
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
