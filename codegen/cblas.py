@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import Status
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, GemmKernel, Program
+from ..lowering.loop_ir import Access, GemmKernel, LapackKernel, Program
 
 ERR_NO_BLAS = Status.NO_BLAS.code  # a BLAS kernel ran in a library given no BLAS routines
 ERR_NO_SCRATCH = Status.NO_SCRATCH.code  # a thread's scratch block could not be allocated
@@ -92,8 +92,10 @@ static int fj_run_gemm(int (*fn)(char *const *, int64_t, int64_t), char *const *
 GEMM_PAR_MIN = 1 << 18
 
 
-def batch_offsets(k: GemmKernel, accs: list[tuple[str, Access]], idx: str) -> list[str]:
-    """C lines decoding flat batch index `idx` into per-operand pointer offsets."""
+def batch_offsets(k: GemmKernel | LapackKernel, accs: list[tuple[str, Access]], idx: str
+                  ) -> list[str]:
+    """C lines decoding flat batch index `idx` (over `k.batch`) into per-operand pointer
+    offsets (gemm, gemv, epilogue and LAPACK kernels)."""
     lines = [f"int64_t fj_r = {idx};"]
     offs = {name: [str(a.offset)] for name, a in accs}
     for d in reversed(range(len(k.batch))):

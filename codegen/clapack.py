@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import Status
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, LapackKernel, Program
+from ..lowering.loop_ir import LapackKernel, Program
+from .cblas import batch_offsets
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd")
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
@@ -75,20 +76,6 @@ def _workspace(k: LapackKernel) -> tuple[int, int]:
     if k.fn == "eigvalsh":
         return n * n + n + max(2 * n + 1, 1), 1
     return n * n, max(n, 1)
-
-
-def _offsets(k: LapackKernel, accs: list[tuple[str, Access]]) -> list[str]:
-    lines = ["int64_t fj_r = fj_b;"]
-    offs = {name: [str(a.offset)] for name, a in accs}
-    for d in reversed(range(len(k.batch))):
-        n = k.batch[d]
-        lines.append(f"const int64_t fj_i{d} = fj_r % {n}; fj_r /= {n};")
-        for name, a in accs:
-            if a.strides[d]:
-                offs[name].append(f"fj_i{d} * {a.strides[d]}")
-    lines.append("(void)fj_r;")
-    lines += [f"const int64_t fj_o{name} = {' + '.join(offs[name])};" for name, _ in accs]
-    return lines
 
 
 def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
@@ -199,7 +186,7 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
         lines.append("        #pragma omp for schedule(static)")
     lines += [f"        for (int64_t fj_b = 0; fj_b < {nb}; fj_b++) {{",
               "            if (!fj_w) { fj_err |= FJ_ERR_NO_SCRATCH_LAPACK; continue; }"]
-    lines += ["            " + s for s in _offsets(k, accs)]
+    lines += ["            " + s for s in batch_offsets(k, accs, "fj_b")]
     lines += ["            " + s for s in _body(k, t, fn_ptr)]
     lines += ["        }", "        free(fj_w);", "    }", "    return fj_err;", "}"]
     return {"name": k.name, "fn": fn, "text": "\n".join(lines),
