@@ -4,6 +4,8 @@ from .scipy_api import install as _install_scipy
 
 _install_scipy()  # scipy.special.logsumexp accepts Tracers (frontend/scipy_api.py)
 
-# Tracer.__array_namespace__ (the Array API standard) and x.real/.imag/.conj()/.diagonal()
-from . import array_api as _array_api  # noqa: E402,F401
-from . import numpy_more as _numpy_more  # noqa: E402,F401
+# Every handler table and Tracer method (operators, ndarray methods, __array_namespace__):
+# frontend/registry.py is the one way NumPy reaches the frontend.
+from .registry import install as _install_handlers  # noqa: E402
+
+_install_handlers()

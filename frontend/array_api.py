@@ -56,12 +56,6 @@ def _mt(self: T.Tracer) -> Any:
     return np.swapaxes(self, -1, -2)
 
 
-def install() -> None:
-    """Give Tracer `__array_namespace__`, `device`, `to_device` and `mT`."""
-    T.Tracer.__array_namespace__ = _array_namespace  # type: ignore[attr-defined]
-    T.Tracer.device = property(_device)  # type: ignore[attr-defined]
-    T.Tracer.to_device = _to_device  # type: ignore[attr-defined]
-    T.Tracer.mT = property(_mt)  # type: ignore[attr-defined]
-
-
-install()
+# Tracer's `__array_namespace__`, `device`, `to_device` and `mT` (installed by frontend.registry).
+METHODS: dict[str, Any] = {"__array_namespace__": _array_namespace, "device": property(_device),
+                           "to_device": _to_device, "mT": property(_mt)}

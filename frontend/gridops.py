@@ -19,7 +19,6 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
-from .realparts import HANDLERS as REALPARTS
 
 
 def _t(x: Any, dtype: Any = None) -> T.Tracer:
@@ -143,4 +142,4 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     return T.Tracer(res.node, scalar=res.ndim == 0)
 
 
-HANDLERS = {np.meshgrid: meshgrid, np.cross: cross, np.interp: interp, **REALPARTS}
+HANDLERS = {np.meshgrid: meshgrid, np.cross: cross, np.interp: interp}

@@ -12,19 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from . import composite as CM
-from . import concat as C
 from . import gather as G
 from . import ops as O
 from . import reshape as R
 from . import tracer as T
 from . import ufuncs as U
 from . import views as V
-from .numpy_lib import HANDLERS as NUMPY_CODE
-from .numpy_more import HANDLERS as MORE
-from .rearrange import HANDLERS as REARRANGE
-from .scans import HANDLERS as SCANS
-from .scatter import HANDLERS as SCATTERS
 
 
 def _probe(x: Any) -> Any:
@@ -334,16 +327,13 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.size: size,
     np.result_type: result_type,
 }
-HANDLERS.update(C.HANDLERS)
-HANDLERS.update(CM.HANDLERS)
 HANDLERS[np.take] = take
 HANDLERS[np.take_along_axis] = take_along_axis
 for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
     HANDLERS[_f] = _data_dependent(_f.__name__)
-HANDLERS.update(REARRANGE)
-HANDLERS.update(NUMPY_CODE)
-HANDLERS.update(MORE)
-HANDLERS.update(SCANS)
-HANDLERS.update(SCATTERS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype
+
+# ndarray.clip(tracer, ...) reaches NumPy's internal `clip` ufunc, not np.clip.
+_UMATH_CLIP = getattr(np._core.umath, "clip", None) if hasattr(np, "_core") else None
+UFUNCS: dict[np.ufunc, Callable[..., Any]] = {_UMATH_CLIP: clip} if _UMATH_CLIP else {}

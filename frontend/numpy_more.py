@@ -355,27 +355,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     return T.Tracer(T.make_node("copy", [result.node], shape, dtype), scalar=shape == ())
 
 
-# --- attributes of traced arrays (real dtypes only) ----------------------------------------
-
-def _trace(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1,
-           dtype: Any = None, out: Any = None) -> Any:
-    return trace(self, offset, axis1, axis2, dtype, out)
-
-
-def _diagonal(self: T.Tracer, offset: int = 0, axis1: int = 0, axis2: int = 1) -> T.Tracer:
-    return diagonal(self, offset, axis1, axis2)
-
-
-def install_methods() -> None:
-    """Give Tracer the ndarray methods NumPy's own code uses (.real, .imag and .conj() are
-    Tracer's own, frontend/realparts.py)."""
-    T.Tracer.diagonal = _diagonal  # type: ignore[attr-defined]
-    T.Tracer.trace = _trace  # type: ignore[attr-defined]
-
-
-install_methods()
-
-
 _NEEDS_SORT = ("it needs sorting (or partitioning) of traced values, which fusejit does not "
                "trace yet (the sorting issue); compute it outside the compiled function")
 

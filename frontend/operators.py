@@ -1,5 +1,5 @@
 """Python operators on Tracers: `a + b`, reflected, comparison, unary, `divmod` and in-place
-forms (`x += y` records an update of x's array), installed on the Tracer class at import."""
+forms (`x += y` records an update of x's array): the METHODS that frontend.registry installs."""
 
 from __future__ import annotations
 
@@ -36,19 +36,20 @@ def _unary(ufunc: np.ufunc):
     return method
 
 
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
-                   ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
-                   ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                   ("rshift", np.right_shift)]:
-    setattr(T.Tracer, f"__{_name}__", _binary(_uf))
-    setattr(T.Tracer, f"__r{_name}__", _binary(_uf, reflected=True))
+_ARITHMETIC = [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+               ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
+               ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
+               ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift)]
+METHODS: dict[str, Any] = {}
+for _name, _uf in _ARITHMETIC:
+    METHODS[f"__{_name}__"] = _binary(_uf)
+    METHODS[f"__r{_name}__"] = _binary(_uf, reflected=True)
 for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
-    setattr(T.Tracer, f"__{_name}__", _binary(_uf))
+    METHODS[f"__{_name}__"] = _binary(_uf)
 for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
                    ("invert", np.invert)]:
-    setattr(T.Tracer, f"__{_name}__", _unary(_uf))
+    METHODS[f"__{_name}__"] = _unary(_uf)
 
 
 def _divmod(self: T.Tracer, other: Any) -> Any:
@@ -59,22 +60,23 @@ def _rdivmod(self: T.Tracer, other: Any) -> Any:
     return np.floor_divide(other, self), np.remainder(other, self)
 
 
-T.Tracer.__divmod__ = _divmod  # type: ignore[attr-defined]
-T.Tracer.__rdivmod__ = _rdivmod  # type: ignore[attr-defined]
+METHODS["__divmod__"] = _divmod
+METHODS["__rdivmod__"] = _rdivmod
 
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
-                   ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
-                   ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                   ("rshift", np.right_shift)]:
-    def _iop(self: T.Tracer, other: Any, _uf: np.ufunc = _uf, _n: str = _name) -> Any:
+
+def _inplace(ufunc: np.ufunc, name: str):
+    def method(self: T.Tracer, other: Any) -> Any:
         if self.scalar or self.weak is not None:  # scalars are immutable: Python rebinds
-            return getattr(self, f"__{_n}__")(other)
+            return getattr(self, f"__{name}__")(other)
         from .inplace import ufunc_into
 
-        return ufunc_into(_uf, (self, other), self)
+        return ufunc_into(ufunc, (self, other), self)
 
-    setattr(T.Tracer, f"__i{_name}__", _iop)
+    return method
+
+
+for _name, _uf in _ARITHMETIC:
+    METHODS[f"__i{_name}__"] = _inplace(_uf, _name)
 
 
 def _imatmul(self: T.Tracer, other: Any) -> Any:
@@ -82,4 +84,4 @@ def _imatmul(self: T.Tracer, other: Any) -> Any:
                            f"fusejit yet{T.where_msg()}; write `x = x @ y` instead")
 
 
-T.Tracer.__imatmul__ = _imatmul  # type: ignore[attr-defined]
+METHODS["__imatmul__"] = _imatmul

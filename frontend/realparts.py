@@ -39,14 +39,5 @@ def imag_of(t: T.Tracer) -> T.Tracer:
     return T.Tracer(z.node, scalar=t.scalar)
 
 
-def real(val: Any) -> Any:
-    """np.real: `val.real`."""
-    return val.real if isinstance(val, T.Tracer) else np.real(val)
-
-
-def imag(val: Any) -> Any:
-    """np.imag: `val.imag`."""
-    return val.imag if isinstance(val, T.Tracer) else np.imag(val)
-
-
-HANDLERS = {np.real: real, np.imag: imag}
+# np.real and np.imag run NumPy's own code (`val.real`), frontend/numpy_lib.py.
+UFUNCS = {np.conjugate: conjugate}

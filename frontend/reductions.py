@@ -8,6 +8,7 @@ of NumPy by running the same call on an empty or one-element stand-in array.
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -37,9 +38,12 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 def _probe(fn: Any, t: T.Tracer, **kwargs: Any) -> np.dtype:
     """Run NumPy's own reduction on a stand-in: its dtype, and its errors for empty input."""
-    stand_in = np.empty(t.shape, t.dtype) if t.size == 0 else np.zeros((1,) * t.ndim, t.dtype)
-    with np.errstate(all="ignore"):
-        return np.asarray(fn(stand_in, **kwargs)).dtype
+    if t.size == 0:  # NumPy's own warnings for an empty reduction reach the user, as in NumPy
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(np.empty(t.shape, t.dtype), **kwargs)).dtype
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # ddof >= 1 on the 1-element stand-in
+        return np.asarray(fn(np.zeros((1,) * t.ndim, t.dtype), **kwargs)).dtype
 
 
 def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
@@ -313,3 +317,5 @@ HANDLERS = {np.sum: sum_, np.prod: prod, np.max: max_, np.amax: max_, np.min: mi
             np.amin: min_, np.any: any_, np.all: all_, np.argmax: argmax, np.argmin: argmin,
             np.mean: mean, np.var: var, np.std: std, np.ptp: ptp, np.nansum: nansum,
             np.nanmax: nanmax, np.nanmin: nanmin, np.nanmean: nanmean}
+
+UFUNC_METHODS = {"reduce": ufunc_reduce}

@@ -122,3 +122,5 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
 if hasattr(np, "cumulative_sum"):
     HANDLERS[np.cumulative_sum] = _cumulative("cumulative_sum", np.add, 0)
     HANDLERS[np.cumulative_prod] = _cumulative("cumulative_prod", np.multiply, 1)
+
+UFUNC_METHODS = {"accumulate": accumulate}

@@ -155,3 +155,5 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> T.Tracer:
 
 
 HANDLERS = {np.bincount: bincount}
+
+UFUNC_METHODS = {"at": ufunc_at}

@@ -22,8 +22,6 @@ from .context import tracing as tracing
 from .context import user_location as user_location
 from .ir import Node
 
-_UMATH_CLIP = getattr(np._core.umath, "clip", None) if hasattr(np, "_core") else None
-
 
 class _UnsupportedAttribute(UnsupportedError, AttributeError):
     """An ndarray attribute that Tracer does not implement."""
@@ -109,62 +107,33 @@ class Tracer:
 
     # --- NumPy protocols --------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "reduce":
-            from .reductions import ufunc_reduce
+        from . import registry
 
-            return ufunc_reduce(ufunc, *inputs, **kwargs)
-        if method == "at":
-            from .scatter import ufunc_at
-
-            return ufunc_at(ufunc, *inputs, **kwargs)
-        if method == "accumulate":
-            from .scans import accumulate
-
-            return accumulate(ufunc, *inputs, **kwargs)
         if method != "__call__":
-            raise UnsupportedError(
-                f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
-        if ufunc is np.matmul:
-            from .linalg import matmul
-
-            return matmul(*inputs, **kwargs)
-        if ufunc is np.conjugate:
-            from .realparts import conjugate
-
-            return conjugate(*inputs, **kwargs)
-        if ufunc is _UMATH_CLIP:  # ndarray.clip(tracer, ...) reaches NumPy's internal ufunc
-            from .numpy_api import clip
-
-            return clip(*inputs, **kwargs)
+            handler = registry.UFUNC_METHODS.get(method)
+            if handler is None:
+                raise UnsupportedError(
+                    f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
+            return handler(ufunc, *inputs, **kwargs)
+        handler = registry.UFUNCS.get(ufunc)
+        if handler is not None:
+            return handler(*inputs, **kwargs)
         from .ufuncs import apply_ufunc
 
         return apply_ufunc(ufunc, *inputs, **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        from .numpy_api import HANDLERS
+        from . import registry
 
-        handler = HANDLERS.get(func)
+        handler = registry.FUNCTIONS.get(func)
         if handler is None:
-            from .reductions import HANDLERS as REDUCTIONS
-
-            handler = REDUCTIONS.get(func)
-        if handler is None:
-            from .linalg import HANDLERS as LINALG
-
-            handler = LINALG.get(func)
-        if handler is None:
-            from .gridops import HANDLERS as GRIDOPS
-
-            handler = GRIDOPS.get(func)
-        if handler is None:
-            from .numpy_more import REFUSED
-
             name = getattr(func, "__name__", repr(func))
             module = getattr(func, "__module__", None) or "numpy"
             if module.startswith("numpy.") and not module.startswith("numpy._"):
                 name = module[len("numpy."):] + "." + name  # np.linalg.solve, np.fft.fft
             raise UnsupportedError(f"np.{name} is not supported by fusejit{where_msg()}; " + (
-                REFUSED.get(func) or "compute it outside the compiled function or file an issue"))
+                registry.REFUSED.get(func)
+                or "compute it outside the compiled function or file an issue"))
         return handler(*args, **kwargs)
 
     def _concrete(self, what: str) -> Any:
@@ -262,35 +231,8 @@ class Tracer:
     def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
         return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
 
-    def ravel(self, order: str = "C") -> Any:
-        return np.ravel(self, order)
-
     def flatten(self, order: str = "C") -> Any:
         return np.ravel(self, order).copy()
-
-    def squeeze(self, axis: Any = None) -> Any:
-        return np.squeeze(self, axis)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Any:
-        return np.swapaxes(self, axis1, axis2)
-
-    def repeat(self, repeats: Any, axis: Any = None) -> Any:
-        return np.repeat(self, repeats, axis)
-
-    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
-
-    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
-
-    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
-        return np.take(self, indices, axis=axis, out=out, mode=mode)
-
-    def clip(self, min: Any = None, max: Any = None, **kwargs: Any) -> Any:  # noqa: A002
-        return np.clip(self, min, max, **kwargs)
-
-    def round(self, decimals: int = 0) -> Any:
-        return np.round(self, decimals)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names Tracer lacks: an ndarray method fusejit does not trace yet
@@ -300,50 +242,6 @@ class Tracer:
             raise _UnsupportedAttribute(f"ndarray.{name} is not supported by fusejit yet"
                                         f"{where_msg()}")
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
-
-    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-            **kw: Any) -> Any:
-        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-             **kw: Any) -> Any:
-        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,
-             keepdims: bool = False, **kw: Any) -> Any:
-        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-            keepdims: bool = False, **kw: Any) -> Any:
-        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
-
-    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-            keepdims: bool = False, **kw: Any) -> Any:
-        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
-
-    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return np.any(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return np.all(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
-        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
-
-    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
-        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
-
-    def ptp(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-        return np.ptp(self, axis=axis, out=out, keepdims=keepdims)
-
-    def dot(self, b: Any, out: Any = None) -> Any:
-        return np.dot(self, b, out=out)
 
     def __matmul__(self, other: Any) -> Any:
         return np.matmul(self, other) if _is_operand(other) else NotImplemented
@@ -420,7 +318,3 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     except ValueError as e:
         raise ValueError(f"{e}{where_msg()}") from None
 
-
-# Python operators are installed on Tracer by frontend.operators (imported at the end).
-
-from . import operators as _operators  # noqa: E402,F401  (installs a + b, x += y, ...)
