@@ -22,9 +22,11 @@ from . import ufuncs as U
 from . import views as V
 from .numpy_lib import HANDLERS as NUMPY_CODE
 from .numpy_more import HANDLERS as MORE
+from .numpy_tail import HANDLERS as TAIL
 from .rearrange import HANDLERS as REARRANGE
 from .scans import HANDLERS as SCANS
 from .scatter import HANDLERS as SCATTERS
+from .spaces import HANDLERS as SPACES
 
 
 def _probe(x: Any) -> Any:
@@ -163,8 +165,12 @@ def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
         if decimals >= 0:  # like every ufunc result, a 0-d result is a NumPy scalar
             return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype),
                             scalar=t.shape == ())
-        raise T.UnsupportedError(f"np.round of integers with negative decimals is not "
-                                 f"supported yet{T.where_msg()}")
+        # NumPy: in float64, x / 10**-decimals, rint, times 10**-decimals, cast back
+        factor = np.float64(10.0 ** -decimals)
+        wide = np.multiply(np.rint(np.divide(t.astype(np.float64), factor)), factor)
+        out = wide.astype(t.dtype)
+        out.scalar = t.scalar or t.shape == ()
+        return out
     if decimals == 0:
         return np.rint(t)
     factor = t.dtype.type(10.0 ** abs(decimals))
@@ -345,5 +351,7 @@ HANDLERS.update(NUMPY_CODE)
 HANDLERS.update(MORE)
 HANDLERS.update(SCANS)
 HANDLERS.update(SCATTERS)
+HANDLERS.update(SPACES)
+HANDLERS.update(TAIL)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

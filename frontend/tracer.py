@@ -124,6 +124,10 @@ class Tracer:
         if method != "__call__":
             raise UnsupportedError(
                 f"{ufunc.__name__}.{method} is not supported by fusejit yet{where_msg()}")
+        from .numpy_tail import GUFUNCS
+
+        if ufunc in GUFUNCS:  # np.vecdot, np.matvec, np.vecmat
+            return GUFUNCS[ufunc](ufunc, *inputs, **kwargs)
         if ufunc is np.matmul:
             from .linalg import matmul
 
