@@ -380,7 +380,7 @@ add_op(OpDef("input", "source", 0, None))
 add_op(OpDef("const", "source", 0, None))
 
 # More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
-from .ops_more import CHECKS, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+from .ops_more import CHECKS, SCIPY_ALIASES, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
 
 ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
@@ -395,6 +395,8 @@ def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
         for sp_name in _SCIPY_NAMES:
             if getattr(special, sp_name, None) is ufunc:
                 return OPS[sp_name]
+        if name in SCIPY_ALIASES and getattr(special, name, None) is ufunc:
+            return ELEMENTWISE_UFUNCS.get(name)
     if name in _SCIPY_NAMES:
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):
