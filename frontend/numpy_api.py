@@ -66,7 +66,18 @@ def _where_operand(x: Any, dtype: np.dtype) -> Any:
     return T.to_node(x, dtype)
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None,
+         **kwargs: Any) -> Any:
+    # NumPy 2.1's (and the Array API's) min=/max= keywords, with NumPy's errors
+    lo, hi, none = kwargs.pop("min", np._NoValue), kwargs.pop("max", np._NoValue), np._NoValue
+    if a_min is none and a_max is none:
+        a_min, a_max = (None if lo is none else lo), (None if hi is none else hi)
+    elif a_min is none or a_max is none:
+        raise TypeError("clip() missing 1 required positional argument: "
+                        f"'{'a_min' if a_min is none else 'a_max'}'")
+    elif lo is not none or hi is not none:
+        raise ValueError("Passed `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "were passed. This is not supported.")
     if kwargs:
         raise T.UnsupportedError(f"np.clip(..., kwargs) is not supported yet{T.where_msg()}")
     if out is not None:  # np.clip(c, lo, hi, out=c): the clipped value written into `out`

@@ -277,7 +277,8 @@ _THROUGH_NUMPY = [
     np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
     np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
-    np.logspace, np.ediff1d,
+    np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
+    np.linalg.cross, np.linalg.matrix_power,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -1,6 +1,6 @@
 """NumPy calls whose own code cannot run on traced arrays, written from traced operations:
 np.insert and np.delete with static indices (a gather at positions that NumPy's own function
-computes on an index array), np.piecewise (a chain of selects) and NumPy 2's gufuncs
+computes on an index array), np.piecewise (a chain of selects), np.isin (equalities) and NumPy 2's gufuncs
 np.vecdot, np.matvec and np.vecmat (a product and a sum, or matmul). Dtypes, shapes and
 errors are NumPy's (the index arithmetic and its errors are NumPy's own, on integers)."""
 
@@ -173,6 +173,24 @@ def gufunc(ufunc: np.ufunc, *inputs: Any, **kwargs: Any) -> T.Tracer:
     return np.matmul(a, b) if a.ndim == 1 else np.matmul(a[..., np.newaxis, :], b)[..., 0, :]
 
 
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
+         *, kind: Any = None) -> T.Tracer:
+    """np.isin: each element compared with every test element (a fused any over equalities;
+    NaN is in nothing, as in NumPy)."""
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    e = T.Tracer(T.const_node(np.asarray(element))) if not isinstance(element, T.Tracer) \
+        else element
+    tests = asarray(test_elements)
+    tests = tests.reshape(-1) if isinstance(tests, T.Tracer) else np.ravel(tests)
+    if tests.shape[0] == 0:
+        hit = T.Tracer(T.const_node(np.zeros(e.shape, bool)))
+    else:
+        hit = np.any(np.equal(e[..., np.newaxis], tests), axis=-1)
+    hit = np.logical_not(hit) if invert else hit
+    return T.Tracer(T.make_node("copy", [hit.node], e.shape, np.dtype(bool)))
+
+
 def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any) -> Any:
     raise T.UnsupportedError(
         f"np.apply_along_axis is not supported by fusejit{T.where_msg()}: it calls the "
@@ -184,4 +202,4 @@ GUFUNCS: dict[Any, Callable[..., Any]] = {
     getattr(np, n): gufunc for n in ("vecdot", "matvec", "vecmat") if hasattr(np, n)}
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.insert: insert, np.delete: delete, np.piecewise: piecewise,
-    np.apply_along_axis: apply_along_axis}
+    np.apply_along_axis: apply_along_axis, np.isin: isin}

@@ -390,13 +390,13 @@ _SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
     """The op implementing `ufunc`, or None. SciPy ufuncs are matched by identity."""
     name = ufunc.__name__
+    # by identity: scipy.special.digamma's __name__ is "psi"; under SCIPY_ARRAY_API=1 the
+    # names of scipy.special are wrappers of the ufuncs (functools.wraps: `__wrapped__`)
     special = sys.modules.get("scipy.special")
-    if special is not None:  # by identity: scipy.special.digamma's __name__ is "psi"
-        for sp_name in _SCIPY_NAMES:
-            if getattr(special, sp_name, None) is ufunc:
-                return OPS[sp_name]
-        if name in SCIPY_ALIASES and getattr(special, name, None) is ufunc:
-            return ELEMENTWISE_UFUNCS.get(name)
+    for sp_name in (*_SCIPY_NAMES, *SCIPY_ALIASES) if special is not None else ():
+        f = getattr(special, sp_name, None)
+        if f is ufunc or getattr(f, "__wrapped__", None) is ufunc:
+            return OPS[sp_name] if sp_name in _SCIPY_NAMES else ELEMENTWISE_UFUNCS[sp_name]
     if name in _SCIPY_NAMES:
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):

@@ -175,3 +175,45 @@ def test_round_integers_negative_decimals(data):
 def test_apply_along_axis_refused_clearly():
     with pytest.raises(UnsupportedError, match="apply_along_axis.*axis="):
         fusejit.jit(lambda a: np.apply_along_axis(np.sum, 1, a))(np.ones((2, 3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_isin(data):
+    dtype = data.draw(st.sampled_from([np.int8, np.int64, np.float32, np.float64]))
+    x = layout(data.draw, data.draw(shapes), dtype)
+    tests = layout(data.draw, data.draw(shapes), dtype)
+    if np.dtype(dtype).kind == "f" and x.size:
+        x = x.copy()
+        x.reshape(-1)[0] = np.nan  # NaN is in nothing
+    invert = data.draw(st.booleans())
+    run_both(lambda a, b: np.isin(a, b, invert=invert), x, tests)
+    run_both(lambda a: np.isin(a, [1, 2, 3]), x)
+    run_both(lambda a: np.isin(a, [1, 2], kind="bogus"), x)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_clip_min_max_keywords(data):
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
+    x = layout(data.draw, data.draw(shapes), dtype)
+    run_both(lambda a: np.clip(a, min=-1, max=2), x)
+    run_both(lambda a: np.clip(a, max=0.5), x)
+    run_both(lambda a: np.clip(a, -1, max=1), x)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_linalg_array_api_functions(data):
+    """np.linalg's Array API functions through NumPy's own code (frontend/numpy_lib.py)."""
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
+    n = data.draw(st.integers(0, 4))
+    batch = data.draw(st.sampled_from([(), (2,)]))
+    a = layout(data.draw, batch + (n, n), dtype)
+    b = layout(data.draw, batch + (n, 3), dtype)
+    run_both(lambda m: np.linalg.matrix_transpose(m), b)
+    run_both(lambda m, v: np.linalg.tensordot(m, v, axes=1), a, b)
+    run_both(lambda m, v: np.linalg.vecdot(m, m[..., :1]), a, b)
+    run_both(lambda u, v: np.linalg.cross(v, v[..., ::-1]), a, b)
+    power = data.draw(st.sampled_from([0, 1, 2, 3, 5]))
+    run_both(lambda m: np.linalg.matrix_power(m, power), a)
