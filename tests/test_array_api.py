@@ -25,7 +25,7 @@ RNG = np.random.default_rng(11)
 F = RNG.standard_normal((3, 4))  # float64
 G = RNG.standard_normal((3, 4)).astype(np.float32)
 U = RNG.uniform(0.1, 0.9, (3, 4))  # in (0, 1): every domain
-I = RNG.integers(-20, 20, (3, 4))  # int64
+IN = RNG.integers(-20, 20, (3, 4))  # int64
 J = RNG.integers(1, 7, (3, 4)).astype(np.int32)
 B = F > 0
 S = RNG.standard_normal((4, 4))
@@ -48,11 +48,11 @@ for _n in ("add", "atan2", "copysign", "divide", "equal", "floor_divide", "great
     CASES[_n] = ((lambda n: lambda xp, a, b: getattr(xp, n)(a, b))(_n), (F, U))
 for _n in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
            "bitwise_right_shift"):
-    CASES[_n] = ((lambda n: lambda xp, a, b: getattr(xp, n)(a, b))(_n), (I, J.astype(np.int64)))
+    CASES[_n] = ((lambda n: lambda xp, a, b: getattr(xp, n)(a, b))(_n), (IN, J.astype(np.int64)))
 for _n in ("logical_and", "logical_or", "logical_xor"):
     CASES[_n] = ((lambda n: lambda xp, a, b: getattr(xp, n)(a, b))(_n), (B, F < 0.5))
 CASES.update({
-    "bitwise_invert": (lambda xp, a: xp.bitwise_invert(a), (I,)),
+    "bitwise_invert": (lambda xp, a: xp.bitwise_invert(a), (IN,)),
     "clip": (lambda xp, a: xp.clip(a, min=-0.5, max=0.5), (F,)),
     "all": (lambda xp, a: xp.all(a, axis=1), (B,)),
     "any": (lambda xp, a: xp.any(a, axis=0, keepdims=True), (B,)),
@@ -107,7 +107,7 @@ CASES.update({
     "linspace": (lambda xp, a: xp.linspace(a[0, 0], a[0, 1], 5), (F,)),
     "meshgrid": (lambda xp, a, b: xp.meshgrid(a, b, indexing="ij")[0], (V, SORTED)),
     "searchsorted": (lambda xp, a: xp.searchsorted(xp.asarray(SORTED), a), (F,)),
-    "isin": (lambda xp, a, b: xp.isin(a, b), (J, I[:, :2])),
+    "isin": (lambda xp, a, b: xp.isin(a, b), (J, IN[:, :2])),
     "result_type": (lambda xp, a: xp.zeros(2, dtype=xp.result_type(a, xp.int64)), (J,)),
     "can_cast": (lambda xp, a: xp.asarray(xp.can_cast(a.dtype, xp.int8)), (J,)),
     "isdtype": (lambda xp, a: xp.asarray(xp.isdtype(a.dtype, "real floating")), (F,)),
