@@ -1,8 +1,9 @@
 """NumPy calls whose own code cannot run on traced arrays, written from traced operations:
 np.insert and np.delete with static indices (a gather at positions that NumPy's own function
 computes on an index array), np.piecewise (a chain of selects), np.isin (equalities) and
-NumPy 2's gufuncs np.vecdot, np.matvec and np.vecmat (a product and a sum, or matmul). Dtypes, shapes and
-errors are NumPy's (the index arithmetic and its errors are NumPy's own, on integers)."""
+NumPy 2's gufuncs np.vecdot, np.matvec and np.vecmat (a product and a sum, or matmul). Dtypes,
+shapes and errors are NumPy's (the index arithmetic and its errors are NumPy's own, on
+integers)."""
 
 from __future__ import annotations
 

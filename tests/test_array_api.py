@@ -279,3 +279,19 @@ def test_scipy_under_scipy_array_api_subprocess() -> None:
                          text=True, timeout=600, cwd=os.path.dirname(__file__))
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("name", ["zmap", "sem", "gmean", "skew", "kurtosis", "moment",
+                                  "entropy", "zscore"])
+def test_scipy_stats_without_scipy_array_api(name: str) -> None:
+    """The same scipy.stats functions in this process (SciPy's default mode)."""
+    import scipy.stats as st
+
+    calls = {"zmap": lambda a: st.zmap(a, a[:2]), "sem": lambda a: st.sem(a, axis=1),
+             "gmean": lambda a: st.gmean(a, axis=1), "skew": lambda a: st.skew(a, axis=1),
+             "kurtosis": lambda a: st.kurtosis(a, axis=0),
+             "moment": lambda a: st.moment(a, 3, axis=1),
+             "entropy": lambda a: st.entropy(a, axis=1),
+             "zscore": lambda a: st.zscore(a, axis=None)}
+    f = calls[name]
+    assert_same(fusejit.jit(f)(U), f(U), rtol=1e-12)
