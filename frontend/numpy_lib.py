@@ -239,7 +239,7 @@ def traced_function(fn: types.FunctionType) -> types.FunctionType:
 
 def _public_name(func: Any) -> str:
     module = getattr(func, "__module__", "numpy") or "numpy"
-    prefix = "np.linalg." if "linalg" in module else "np."
+    prefix = "np.linalg." if "linalg" in module else "np.fft." if "fft" in module else "np."
     return prefix + func.__name__
 
 
@@ -278,7 +278,7 @@ _THROUGH_NUMPY = [
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
     np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
     np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
-    np.linalg.cross, np.linalg.matrix_power,
+    np.linalg.cross, np.linalg.matrix_power, np.fft.fftshift, np.fft.ifftshift,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -1,6 +1,6 @@
 """The Array API namespace of traced arrays (frontend/array_api.py) against `array-api-strict`,
 the standard's reference implementation, as the oracle: every function of its namespace (and
-of `linalg`) is called the same way on a traced array, `x.__array_namespace__()`, and on
+of `linalg` and `fft`) is called the same way on a traced array, `x.__array_namespace__()`, and on
 array_api_strict arrays, and the results compared (values, dtype, shape). What fusejit does
 not compile must raise a clear UnsupportedError and is listed in NOT_COVERED (and the README).
 array-api-strict is a test dependency (pyproject's `test` extra); without it the module skips.
@@ -135,6 +135,12 @@ LINALG: dict[str, tuple[Callable[..., Any], tuple]] = {
     "vector_norm": (lambda xp, a: xp.linalg.vector_norm(a, axis=1, ord=3), (F,)),
 }
 CASES.update({f"linalg.{k}": v for k, v in LINALG.items()})
+CASES.update({
+    "fft.fftshift": (lambda xp, a: xp.fft.fftshift(a), (F,)),
+    "fft.ifftshift": (lambda xp, a: xp.fft.ifftshift(a, axes=1), (F,)),
+    "fft.fftfreq": (lambda xp, a: xp.fft.fftfreq(4, d=0.5) * a, (F,)),
+    "fft.rfftfreq": (lambda xp, a: xp.fft.rfftfreq(6) + a[0, 0], (F,)),
+})
 
 # What fusejit does not compile: each raises a clear UnsupportedError (checked below).
 NOT_COVERED = {
@@ -153,6 +159,11 @@ NOT_COVERED = {
     "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
     "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
     "imag": (lambda xp, a: xp.imag(xp.astype(a, xp.complex128)), (F,)),
+    **{f"fft.{n}": ((lambda n: lambda xp, a: getattr(xp.fft, n)(a))(n), (F,))
+       for n in ("rfft", "rfftn", "ihfft")},
+    **{f"fft.{n}": ((lambda n: lambda xp, a: getattr(xp.fft, n)(
+        xp.astype(a, xp.complex128)))(n), (F,))
+       for n in ("fft", "ifft", "fftn", "ifftn", "irfft", "irfftn", "hfft")},
 }
 # Not functions of arrays, or outside what a compiled function can return
 NOT_CALLED = {"from_dlpack", "broadcast_shapes", "ArrayAPIStrictFlags", "Device",
@@ -206,6 +217,10 @@ def test_every_function_of_the_standard_is_tested() -> None:
               and n not in ("normalize_axis_tuple", "np", "numpy", "partial", "finfo",
                             "requires_api_version", "requires_extension", "reshape", "conj",
                             "get_array_api_strict_flags", "complex64", "complex128")}
+    fft = {f"fft.{n}" for n in dir(xps.fft) if not n.startswith("_") and n[0].islower()
+           and n not in ("astype", "complex64", "float32", "np", "requires_extension",
+                         "device_supports_dtype")}
+    linalg |= fft
     missing = (names | linalg) - set(CASES) - set(NOT_COVERED) - NOT_CALLED - CONSTANTS
     assert not missing, f"untested namespace functions: {sorted(missing)}"
     for n in (names - NOT_CALLED - {"ArrayAPIStrictFlags"}) | linalg:
