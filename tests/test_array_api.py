@@ -159,9 +159,9 @@ NOT_COVERED = {
     "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
     "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
     "imag": (lambda xp, a: xp.imag(xp.astype(a, xp.complex128)), (F,)),
-    **{f"fft.{n}": ((lambda n: lambda xp, a: getattr(xp.fft, n)(a))(n), (F,))
+    **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(a))(n), (F,))
        for n in ("rfft", "rfftn", "ihfft")},
-    **{f"fft.{n}": ((lambda n: lambda xp, a: getattr(xp.fft, n)(
+    **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(
         xp.astype(a, xp.complex128)))(n), (F,))
        for n in ("fft", "ifft", "fftn", "ifftn", "irfft", "irfftn", "hfft")},
 }
