@@ -76,6 +76,7 @@ class Status(Enum):
                                       "ValueError) or not below minlength, which fusejit "
                                       "takes as the output's length (NumPy would return a "
                                       "longer array)")
+    GEOM_ZERO = (32, ValueError, "Geometric sequence cannot include zero")
     NO_BLAS = (64, RuntimeFailure, "a matmul calls BLAS, but the library was loaded without "
                                    "its BLAS routines (fj_set_blas was not given them)")
     NO_SCRATCH = (128, MemoryError, "out of memory: a matmul epilogue's per-thread scratch "

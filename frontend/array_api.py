@@ -22,6 +22,8 @@ from .numpy_lib import TracingModule
 class ArrayNamespace(TracingModule):
     """numpy, as the Array API namespace of traced arrays."""
 
+    __fusejit_namespace__ = True  # how frontend/scipy_api.py recognises it
+
     def __init__(self) -> None:
         super().__init__(np)
         self.__name__ = "fusejit.array_api"

@@ -57,7 +57,18 @@ def _where_operand(x: Any, dtype: np.dtype) -> Any:
     return T.to_node(x, dtype)
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None,
+         **kwargs: Any) -> Any:
+    # NumPy 2.1's (and the Array API's) min=/max= keywords, with NumPy's errors
+    lo, hi, none = kwargs.pop("min", np._NoValue), kwargs.pop("max", np._NoValue), np._NoValue
+    if a_min is none and a_max is none:
+        a_min, a_max = (None if lo is none else lo), (None if hi is none else hi)
+    elif a_min is none or a_max is none:
+        raise TypeError("clip() missing 1 required positional argument: "
+                        f"'{'a_min' if a_min is none else 'a_max'}'")
+    elif lo is not none or hi is not none:
+        raise ValueError("Passed `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "were passed. This is not supported.")
     if kwargs:
         raise T.UnsupportedError(f"np.clip(..., kwargs) is not supported yet{T.where_msg()}")
     if out is not None:  # np.clip(c, lo, hi, out=c): the clipped value written into `out`
@@ -156,8 +167,12 @@ def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
         if decimals >= 0:  # like every ufunc result, a 0-d result is a NumPy scalar
             return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype),
                             scalar=t.shape == ())
-        raise T.UnsupportedError(f"np.round of integers with negative decimals is not "
-                                 f"supported yet{T.where_msg()}")
+        # NumPy: in float64, x / 10**-decimals, rint, times 10**-decimals, cast back
+        factor = np.float64(10.0 ** -decimals)
+        wide = np.multiply(np.rint(np.divide(t.astype(np.float64), factor)), factor)
+        out = wide.astype(t.dtype)
+        out.scalar = t.scalar or t.shape == ()
+        return out
     if decimals == 0:
         return np.rint(t)
     factor = t.dtype.type(10.0 ** abs(decimals))

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy._core._multiarray_umath import _array_converter
 
 from . import tracer as T
 from .views import broadcast_to
@@ -102,10 +103,64 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C",
     return T.Tracer(T.make_node("copy", [out.node], shape, dtype))
 
 
+_PYSCALARS = (bool, int, float, complex)
+
+
+class ArrayConverter:
+    """NumPy's `_array_converter(*array_likes)` (np.linspace, np.insert, np.ediff1d... start
+    with it) over arguments that hold Tracers: the same `as_arrays`, `result_type`, `wrap` and
+    `scalar_input`, leaving Tracers traced."""
+
+    def __init__(self, *objs: Any) -> None:
+        self._objs = objs
+        self._arrays = tuple(o if isinstance(o, T.Tracer) else
+                             o if type(o) in _PYSCALARS else asarray(o) for o in objs)
+        self.scalar_input = tuple(
+            (o.scalar or o.weak is not None) if isinstance(o, T.Tracer)
+            else isinstance(o, (np.generic, *_PYSCALARS)) for o in objs)
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.as_arrays()[i]
+
+    def as_arrays(self, subok: bool = True, pyscalars: str = "convert_if_no_array") -> tuple:
+        if pyscalars == "preserve" or (pyscalars == "convert_if_no_array" and not all(
+                type(a) in _PYSCALARS for a in self._arrays)):
+            return self._arrays
+        return tuple(_strong(a) if isinstance(a, T.Tracer) else
+                     np.asarray(a) if type(a) in _PYSCALARS else a for a in self._arrays)
+
+    def result_type(self, extra_dtype: Any = None, ensure_inexact: bool = False) -> np.dtype:
+        specs = [T.operand_spec(a) if isinstance(a, T.Tracer) else
+                 a if type(a) in _PYSCALARS else a.dtype for a in self._arrays]
+        if extra_dtype is not None:
+            specs.append(np.dtype(extra_dtype))
+        dt = np.result_type(*specs)
+        if ensure_inexact and dt.kind not in "fc":
+            dt = np.result_type(dt, 0.0)
+        return dt
+
+    def wrap(self, arr: Any, /, to_scalar: bool | None = None) -> Any:
+        if to_scalar is None:
+            to_scalar = all(self.scalar_input)
+        if isinstance(arr, T.Tracer):
+            return T.Tracer(arr.node, scalar=True) if to_scalar and arr.ndim == 0 else arr
+        return arr[()] if to_scalar and np.ndim(arr) == 0 else arr
+
+
+def array_converter(*objs: Any) -> Any:
+    if any(isinstance(o, T.Tracer) or _holds_tracer(o) for o in objs):
+        return ArrayConverter(*objs)
+    return _array_converter(*objs)
+
+
 # NumPy objects (found by identity) and what NumPy's code sees in their place.
 _REPLACED: dict[int, Callable[..., Any]] = {
     id(np.asarray): asarray, id(np.asanyarray): asanyarray, id(np.array): array,
     id(np.ascontiguousarray): ascontiguousarray, id(np.full): full,
+    id(_array_converter): array_converter,
 }
 
 
@@ -184,7 +239,7 @@ def traced_function(fn: types.FunctionType) -> types.FunctionType:
 
 def _public_name(func: Any) -> str:
     module = getattr(func, "__module__", "numpy") or "numpy"
-    prefix = "np.linalg." if "linalg" in module else "np."
+    prefix = "np.linalg." if "linalg" in module else "np.fft." if "fft" in module else "np."
     return prefix + func.__name__
 
 
@@ -222,6 +277,8 @@ _THROUGH_NUMPY = [
     np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
     np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
+    np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
+    np.linalg.cross, np.linalg.matrix_power, np.fft.fftshift, np.fft.ifftshift,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -380,7 +380,7 @@ add_op(OpDef("input", "source", 0, None))
 add_op(OpDef("const", "source", 0, None))
 
 # More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
-from .ops_more import CHECKS, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+from .ops_more import CHECKS, SCIPY_ALIASES, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
 
 ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
@@ -390,11 +390,13 @@ _SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
     """The op implementing `ufunc`, or None. SciPy ufuncs are matched by identity."""
     name = ufunc.__name__
+    # by identity: scipy.special.digamma's __name__ is "psi"; under SCIPY_ARRAY_API=1 the
+    # names of scipy.special are wrappers of the ufuncs (functools.wraps: `__wrapped__`)
     special = sys.modules.get("scipy.special")
-    if special is not None:  # by identity: scipy.special.digamma's __name__ is "psi"
-        for sp_name in _SCIPY_NAMES:
-            if getattr(special, sp_name, None) is ufunc:
-                return OPS[sp_name]
+    for sp_name in (*_SCIPY_NAMES, *SCIPY_ALIASES) if special is not None else ():
+        f = getattr(special, sp_name, None)
+        if f is ufunc or getattr(f, "__wrapped__", None) is ufunc:
+            return OPS[sp_name] if sp_name in _SCIPY_NAMES else ELEMENTWISE_UFUNCS[sp_name]
     if name in _SCIPY_NAMES:
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):

@@ -2,7 +2,8 @@
 the scipy.special ufuncs computed by fusejit's own C (codegen/include/fj_special.h, which
 states each one's accuracy; float32 operands are computed in double) and the `check_*` ops
 that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanargmin of an
-all-NaN slice, np.choose(mode='raise') with an index outside the choices)."""
+all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
+with a zero endpoint)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,19 @@ from .ops import ErrorCheck, OpDef, add_op, fixed_expr, placeholders
 # name -> number of operands; each renders to fj_sp_<name>(...)
 SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 2,
                   "log_expit": 1, "logit": 1, "ndtr": 1, "log_ndtr": 1, "ndtri": 1,
-                  "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcx": 1, "i0": 1}
+                  "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcx": 1, "i0": 1,
+                  "i0e": 1, "i1": 1, "i1e": 1}
+# scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
+# loops decide the dtypes: ints go through float64, as in SciPy)
+SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")
 for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
 
 ERR_ALL_NAN = ErrorCheck(Status.ALL_NAN, "({0})")
 ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
-CHECKS = (ERR_ALL_NAN, ERR_CHOICE)
+ERR_GEOM_ZERO = ErrorCheck(Status.GEOM_ZERO, "({0})")
+CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -38,5 +44,6 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 
 
 # check_*: a bool passed through; where it is true the program fails with the check's error.
-for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE)):
+for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
+                 ("check_geom_zero", ERR_GEOM_ZERO)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))

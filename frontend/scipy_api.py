@@ -14,7 +14,9 @@ scipy.stats.zscore...) trace: each SciPy module's `array_namespace` (from
 scipy._lib._array_api) is replaced by one that answers a traced argument with its
 `__array_namespace__` (frontend.array_api) and otherwise calls SciPy's. Under SCIPY_ARRAY_API=1
 SciPy's own function would ask that method too; without it, SciPy returns its NumPy wrapper,
-whose `asarray` needs a concrete value.
+whose `asarray` needs a concrete value. Under SCIPY_ARRAY_API=1 scipy.special's ufuncs are
+wrappers choosing an implementation by namespace: for a traced argument they choose the ufunc
+(`_patch_ufunc_backends`).
 """
 
 from __future__ import annotations
@@ -125,8 +127,29 @@ def _patch_namespace(module: Any) -> None:
         module.array_namespace = _namespace_wrapper(fn)
 
 
+def _patch_ufunc_backends(module: Any) -> None:
+    """Under SCIPY_ARRAY_API=1 scipy.special's ufuncs are wrappers that pick an implementation
+    for the arguments' namespace (NumPy's ufunc, a native one, a generic one, or np.asarray and
+    back as a last resort): for traced arrays it is the ufunc itself, which traces through
+    `__array_ufunc__` (frontend/ops_more.py's op table) exactly as without SCIPY_ARRAY_API."""
+    info = getattr(module, "_FuncInfo", None)
+    original = getattr(info, "_wrapper_for", None)
+    if original is None or getattr(original, "__fusejit_original__", None) is not None:
+        return
+
+    def _wrapper_for(self: Any, xp: Any) -> Any:
+        if getattr(xp, "__fusejit_namespace__", False):
+            return self.func
+        return original(self, xp)
+
+    _wrapper_for.__fusejit_original__ = original  # type: ignore[attr-defined]
+    info._wrapper_for = _wrapper_for
+
+
 def _patch(module: Any) -> None:
     _patch_namespace(module)
+    if module.__name__ == "scipy.special._support_alternative_backends":
+        _patch_ufunc_backends(module)
     if module.__name__ != _MODULE:
         return
     wrapped = _wrap(module.logsumexp)

@@ -32,6 +32,8 @@ def _compute_dtype(d: np.dtype) -> np.dtype:
 def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     """Record `ufunc(*args)`; dtypes, shapes and exceptions as NumPy gives them."""
     dtype_kw = kwargs.pop("dtype", None)
+    if isinstance(dtype_kw, type) and issubclass(dtype_kw, np.dtype):
+        dtype_kw = dtype_kw()  # a DType class (np.linspace passes type(dt)): its instance
     kwargs.pop("subok", None)  # no subclasses of traced arrays: subok changes nothing
     if kwargs.pop("casting", "same_kind") != "same_kind" or kwargs.pop("where", True) is not True:
         raise UnsupportedError(f"casting=/where= on ufuncs is not supported yet{where_msg()}")

@@ -7,7 +7,7 @@ zero-size, broadcast and non-contiguous operands.
 Tolerances: float64 relative 1e-12 (the functions are within a few hundred ulp of SciPy;
 fj_special.h says where each one's error comes from) plus an absolute 1e-15 where a function
 crosses zero (gammaln, digamma); float32 relative 2e-6. Where SciPy loses accuracy itself
-(digamma next to its negative poles, i0 just below overflow, kl_div when x/y under- or
+(digamma next to its negative poles, i0 and i1 just below overflow, kl_div when x/y under- or
 overflows) fusejit's value is the accurate one: `test_documented_differences`.
 """
 
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fusejit
-from fusejit.frontend.ops_more import SPECIAL_UFUNCS
+from fusejit.frontend.ops_more import SCIPY_ALIASES, SPECIAL_UFUNCS
 
 sp = pytest.importorskip("scipy.special")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -49,9 +49,9 @@ def _args(name: str, n: int = 400) -> tuple[np.ndarray, ...]:
     if name == "erfinv":
         u = _unit(n)
         return (np.concatenate([2 * u - 1, -u]),)
-    if name == "i0":  # SciPy overflows to inf from about 711.5 (see below)
+    if name in ("i0", "i1"):  # SciPy overflows to inf from about 709.8 (see below)
         w = _wide(n)
-        return (w[~(np.abs(w) > 711)],)
+        return (w[~(np.abs(w) > 709.7)],)
     if SPECIAL_UFUNCS[name] == 2:
         x, y = _wide(n), RNG.permutation(_wide(n))
         if name == "kl_div":  # SciPy's x*log(x/y) where x/y leaves the range: see below
@@ -159,6 +159,10 @@ def test_documented_differences() -> None:
         got = fusejit.jit(lambda a: sp.i0(a))(big)
         assert np.isclose(got[0], np.exp(713.0 - 0.5 * np.log(2 * np.pi * 713.0)) * (
             1 + 1 / (8 * 713.0)), rtol=1e-6)
+        assert sp.i1(-big)[0] == -np.inf  # exp(713) overflows in SciPy's i1 too
+        got = fusejit.jit(lambda a: sp.i1(a))(-big)
+        assert np.isclose(got[0], -np.exp(713.0 - 0.5 * np.log(2 * np.pi * 713.0)) * (
+            1 - 3 / (8 * 713.0)), rtol=1e-6)
         near = np.array([-1 + 2.0 ** -52])
         got = fusejit.jit(lambda a: sp.digamma(a))(near)
         assert np.isclose(got[0], -1 / 2.0 ** -52, rtol=1e-12)
@@ -173,3 +177,18 @@ def test_erf_family_roundtrips() -> None:
     y = np.linspace(-0.999, 0.999, 201)
     z = fusejit.jit(lambda a: sp.erfinv(a))(y)
     assert np.allclose(sp.erf(z), y, rtol=1e-14, atol=1e-16)
+
+
+@pytest.mark.parametrize("name", SCIPY_ALIASES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.int64, np.bool_])
+def test_numpy_named_scipy_ufuncs(name: str, dtype) -> None:
+    """scipy.special.expm1/log1p/cbrt/exp2 run NumPy's op with SciPy's dtypes (ints and bool
+    through float64): a few ulp from SciPy's own loops."""
+    f = getattr(sp, name)
+    x = _wide(200) if np.dtype(dtype).kind == "f" else np.arange(-100, 100)
+    x = x.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = f(x)
+    got = fusejit.jit(lambda a: f(a))(x)
+    assert got.dtype == want.dtype
+    assert match_mask(got, want, 1e-14 if want.dtype == np.float64 else 2e-6, 0.0).all()
