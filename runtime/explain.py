@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..codegen.clapack import lapack_routine
+from ..codegen.cscan_blocks import blocks as scan_blocks
 from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
@@ -196,6 +197,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
+    if k.scan and scan_blocks(k):
+        return (f"scan along rows of {k.domain[-1]} in {scan_blocks(k)} blocks per row, "
+                f"for each of {list(k.domain[:-1])} (blocks in parallel: their totals "
+                "first, then each block from the totals before it, in block order)")
     if k.scan:
         return (f"scan along rows of {k.domain[-1]}, in order, for each of "
                 f"{list(k.domain[:-1])} (rows in parallel)")
