@@ -119,8 +119,10 @@ def select_rows(graph: Graph) -> Graph:
         if whole is None:
             return node
         k = full[1]
-        iota = make_const(np.arange(k, dtype=np.int64), node)
-        label = Node("gather", (iota, idx), TensorType(idx.shape, np.dtype(np.int64)),
+        # int32 columns where they fit: the compare then has float32's vector width
+        ctype = np.dtype(np.int32 if k < (1 << 31) else np.int64)
+        iota = make_const(np.arange(k, dtype=ctype), node)
+        label = Node("gather", (iota, idx), TensorType(idx.shape, ctype),
                      {"axes": (0,), "mode": "raise"}, node.loc)
         cols = Node("view", (iota,), TensorType(full, iota.dtype),
                     {"start": (0,), "dims": tuple((0, 1) if d == 1 else (-1, 0)
