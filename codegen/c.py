@@ -46,7 +46,8 @@ from .cgemv import render_gemv
 from .clapack import lapack_decls, render_lapack
 from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cscan import render_scan
-from .cscatter import render_scatter
+from .cscan_blocks import blocks, render_blocked_scan
+from .cscatter_par import render_scatter_kernel
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
@@ -280,7 +281,10 @@ def render(program: Program, opts: COptions) -> str:
                if isinstance(k, ReduceKernel) else
                _gemm_view(k, program) if isinstance(k, GemmKernel) else
                render_lapack(k, f"fj_{k.name}") if isinstance(k, LapackKernel) else
-               render_scatter(k, f"fj_{k.name}", program) if k.serial else
+               render_scatter_kernel(k, f"fj_{k.name}", program, len(program.buffers) + i)
+               if k.serial else
+               render_blocked_scan(k, f"fj_{k.name}", program, len(program.buffers) + i)
+               if k.scan and blocks(k) else
                render_scan(k, f"fj_{k.name}", program) if k.scan else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]

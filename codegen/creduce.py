@@ -147,12 +147,40 @@ def _float_total(r: Reduce, one_chunk: bool) -> str:
     return f"fj_tot_{r.var}" if one_chunk else f"fj_pw_total(&fj_pw_{r.var})"
 
 
+def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
+    """ids of a phase's statements whose value is the same at every point of a row (loads
+    that do not move along the row, constants, and what is computed or checked from them):
+    they run once per row. gcc does not move them out itself when they hold a check or a
+    gather: the label's column in the cross-entropy gradient (lowering/scatter_rows.py),
+    gathered by vector gather instructions at every point, cost 2 ms of 9 a core."""
+    fixed: set[str] = set()
+    out: set[int] = set()
+    for s in body:
+        if isinstance(s, Const):
+            ok = True
+        elif isinstance(s, Load):
+            ok = (not any(s.access.strides[nouter:])
+                  and all(t.var in fixed for t in s.index))
+        elif isinstance(s, (Compute, Check)):
+            ok = all(a in fixed for a in s.args)
+        else:
+            ok = False
+        if ok:
+            out.add(id(s))
+            if not isinstance(s, Check):
+                fixed.add(s.var)
+    return out
+
+
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
            span: tuple[str, str] | None = None, part: str | None = None) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
     double array to which the raw accumulators are written instead of final values."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
+    hoisted = _row_invariant(body, nouter) if k.size else set()
+    before = [point_stmt(s, nouter, None) for s in body if id(s) in hoisted]
+    body = [s for s in body if id(s) not in hoisted]
     arg = any(r.fn in ("argmax", "argmin") for r in reduces)
     # Float max/min keep FJ_LANES accumulators too: one vector's chain of NaN-aware selects
     # is latency-bound (x.max() of 2^18 float32 in L2: 32.6 -> 17.3 us a core in C; NumPy's
@@ -187,6 +215,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         if r in lanes:
             lines += [f"{t} fj_lm_{r.var}[FJ_LANES];",
                       f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) fj_lm_{r.var}[fj_l] = {ident};"]
+    lines += before  # once per row: the same at every point of it
     indent = ""
     for d in range(nouter, nouter + ninner - 1):
         lines.append(f"{indent}for (int64_t i{d} = 0; i{d} < {k.domain[d]}; i{d}++) {{")

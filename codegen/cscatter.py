@@ -16,7 +16,8 @@ from .cexpr import cast_expr, gather_terms, point_lines
 from .cscan import binary_expr
 
 
-def _store_line(s: Store, program: Program, pointer: Any) -> str:
+def store_line(s: Store, program: Program, pointer: Any) -> str:
+    """The C statement of a store through index terms (ufunc.at's update with `fn`)."""
     dtype = program.buffers[s.access.buf].dtype
     p, st = pointer(s.access, dtype)
     at = ("0" if st == 0 else "j" if st == 1 else f"j * {st}") + gather_terms(s)  # type: ignore[arg-type]
@@ -57,7 +58,7 @@ def render_scatter(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
                              f"b{acc.buf} + ({' + '.join(terms)});")
             return ptrs[key], acc.strides[-1]
 
-        inner = [_render(s, program, pointer) for s in body]
+        inner = [body_line(s, program, pointer) for s in body]
         out = ["{"] + [f"for (int64_t i{d} = 0; i{d} < {n}; i{d}++) {{"
                        for d, n in enumerate(outer)]
         out += decls + [f"for (int64_t j = 0; j < {k.domain[-1]}; j++) {{"]
@@ -73,8 +74,9 @@ def render_scatter(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
             "calls": [f"fj_err = {fn}(fj_buf, 0, 1);"]}
 
 
-def _render(s: Any, program: Program, pointer: Any) -> str:
+def body_line(s: Any, program: Program, pointer: Any) -> str:
+    """The C line of one statement of a scatter kernel's body."""
     if isinstance(s, Store):
-        return _store_line(s, program, pointer)
+        return store_line(s, program, pointer)
     (line,) = point_lines([s], program, pointer)
     return line

@@ -322,7 +322,7 @@ def scatter_reference(old: np.ndarray, value: np.ndarray, *index: np.ndarray,
     """Evaluate a `scatter`: a copy of old whose view (start, dims) is set to value; with
     index arrays (frontend/scatter.py), the positions view[index along axes] are set (the
     last assignment to a repeated one wins), or with `fn` updated by ufunc.at."""
-    out = np.array(old, copy=True)
+    out = np.array(old, copy=True, order="C")  # C order: out.reshape(-1) below is a view
     if index:
         assert vshape is not None
         flat = view_reference(np.arange(max(old.size, 1)).reshape(old.shape) if old.size

@@ -33,8 +33,8 @@ def narrow_stores(graph: Graph, materialised: set[int], reasons: dict[int, str],
             deps = materialised_deps(node, materialised)
             level[node.id] = 1 + max((level.get(d, 0) for d in deps), default=0)
     for node in nodes:
-        if (node.id not in materialised or is_source(node) or node.id in outputs
-                or node.op == "view"):
+        if (node.id not in level or is_source(node) or node.id in outputs
+                or node.op == "view"):  # (not in level: a narrow value stored just now)
             continue
         for f in uses.get(node.id, []):
             if (f.id in materialised or OPS[f.op].kind != "elementwise" or f.shape != node.shape

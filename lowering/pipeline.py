@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..frontend.ir import Graph
-from . import fastmath, passes, patterns, simplify
+from . import fastmath, passes, patterns, scatter_rows, simplify
 
 Pass = Callable[[Graph], Graph]
 
 DEFAULT_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
+    ("select_rows", scatter_rows.select_rows),
     ("simplify", simplify.simplify),
     ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),
@@ -28,6 +29,7 @@ DEFAULT_PASSES: list[tuple[str, Pass]] = [
 FASTMATH_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
+    ("select_rows", scatter_rows.select_rows),
     ("simplify", simplify.simplify),
     ("fastmath_arith", fastmath.fastmath_arith),
     ("fuse_sigmoid", patterns.fuse_sigmoid),

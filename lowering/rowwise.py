@@ -150,8 +150,9 @@ class ReduceBuilder(KernelBuilder):
                     holder = stash.pop(src.id, None)
                     if holder is not None:
                         buf = self.low.buffer_for(holder)
+                        # the row of src's values, until holder's overwrite them
                         self.body.append(Store(access(buf, self.full_map(), self.ndom), v,
-                                               holder.id))
+                                               src.id))
                         stashed.append((p, src, holder))
                     var = self.var()
                     self.body.append(Reduce(var, root.attrs["fn"], v, src.dtype, root.dtype))

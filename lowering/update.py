@@ -119,16 +119,29 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
                         any(ld.var != "c" for ld in loads) or _c_unreadable(kern)):
                     bad.add(top)  # an operand is the output, or BLAS cannot write C there
                 # The first kernel to write a buffer that held nothing (current -1) may
-                # read back what it stored there (a row kernel's store-then-scale).
+                # read back what it stored there (a row kernel's store-then-scale): only a
+                # value it stores at that element, and only after the store.
                 fresh = current == -1 and not modified
-                if any(ld.access not in written or ld.index or (ld.node != current
-                                                                 and not fresh)
+                if any(ld.access not in written or ld.index or (
+                        not _stored_before(body, ld) if fresh else ld.node != current)
                        for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True
             elif modified and any(ld.node != current for ld in loads):
                 bad.add(top)
     return bad
+
+
+def _stored_before(body: list, load: Load) -> bool:
+    """Whether `body` stores `load`'s node at `load`'s element before the load (reading
+    back a value the kernel wrote there, not whatever the buffer held)."""
+    for s in body:
+        if s is load:
+            return False
+        if (isinstance(s, Store) and not s.index and s.access == load.access
+                and s.node == load.node and load.node != -1):
+            return True
+    return False
 
 
 def _c_unreadable(kern: GemmKernel) -> bool:

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..codegen.clapack import lapack_routine
+from ..codegen.cscan_blocks import blocks as scan_blocks
+from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import (
@@ -179,7 +181,7 @@ def _loc_text(loc: str) -> str:
     return f"{shown}:{line}" + (f" {note}" if note else "") + (f"  {text}" if text else "")
 
 
-def _kind(k: AnyKernel) -> str:
+def _kind(k: AnyKernel, program: Program) -> str:
     if isinstance(k, LapackKernel):
         batch = f"batch {list(k.batch)} x " if k.batch else ""
         return (f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: SciPy LAPACK "
@@ -195,10 +197,19 @@ def _kind(k: AnyKernel) -> str:
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
+    if k.scan and scan_blocks(k):
+        return (f"scan along rows of {k.domain[-1]} in {scan_blocks(k)} blocks per row, "
+                f"for each of {list(k.domain[:-1])} (blocks in parallel: their totals "
+                "first, then each block from the totals before it, in block order)")
     if k.scan:
         return (f"scan along rows of {k.domain[-1]}, in order, for each of "
                 f"{list(k.domain[:-1])} (rows in parallel)")
     if k.serial:
+        chosen = scatter_plan(k, program)
+        if chosen is not None:
+            return (f"scatter, accumulating in {chosen[1]} pieces in parallel over "
+                    f"{list(k.domain)} (each into a private copy of the buffer; the copies "
+                    "combined in piece order)")
         return f"scatter, serial in index order over {list(k.domain)}"
     return f"elementwise over {list(k.domain)}"
 
@@ -248,7 +259,7 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
         lines.extend(f"  {format_node(n)}" for n in added)
     for k in program.kernels:
         gi, role = _group_of(k.name)
-        lines.append(f"{k.name}: {_kind(k)}")
+        lines.append(f"{k.name}: {_kind(k, program)}")
         lines.extend(f"  {line}" for line in target.describe_kernel(k))
         if isinstance(k, GemmKernel) and k.epilogue is not None:
             lines.append(f"  {epilogue_text(k, nodes, bufs)}")

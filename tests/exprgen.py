@@ -3,7 +3,7 @@
 A generator builds, top-down for a target shape, a DAG of `Expr` nodes over the elementwise
 operations fusejit supports (ufuncs in operator or function form, where, clip, casts, round,
 *_like, copy, views: transposes, slices with steps, integer indexing, np.split; structurally
-also reductions, reshapes, joins, matmuls and scans). Leaves are
+also reductions, reshapes, joins, matmuls, scans and scatters). Leaves are
 function arguments (arrays of any layout, 0-d arrays, NumPy scalars, Python scalars) or
 literals captured in the function. Every node's dtype is asked of NumPy (the op is applied to
 0-d probes), so only valid programs are built; float -> int casts go through a clip so they are
@@ -92,7 +92,7 @@ BINARY = {s.name: s for s in [
 ]}
 
 
-STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan")
+STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan", "scatter")
 
 
 def known_bug(kind: str, param: Any, dtype: np.dtype,
@@ -213,11 +213,38 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
         if fn in ("cumsum", "cumprod"):
             return getattr(np, fn)(vals[0], axis=axis)
         return getattr(np, fn).accumulate(vals[0], axis=axis)
+    if k == "scatter":
+        return _scatter(e.param, vals)
     if k == "stack":
         return np.stack(vals, axis=e.param)
     if k == "matmul":
         return vals[0] @ vals[1]
     raise AssertionError(f"unknown expression kind {k}")
+
+
+def _traced(e: Expr) -> bool:
+    """Whether `e` depends on an argument (is traced, not computed while tracing)."""
+    return e.kind == "arg" or any(_traced(c) for c in e.children)
+
+
+def _scatter(param: tuple[str, Any], vals: list[Any]) -> Any:
+    """A copy of vals[0] with a scatter applied: `x[i] = v`, `x[i] += v`, np.add.at(x, i, v)
+    or `x[np.arange(n), i] -= v`; i is a constant (repeated and negative values) or, as
+    vals[2] % the axis length, computed from the program's values."""
+    form, const = param
+    x = vals[0].copy()
+    v = vals[1]
+    axis = 1 if form == "rows" else 0
+    index = const if const is not None else vals[2] % x.shape[axis]
+    if form == "set":
+        x[index] = v
+    elif form == "iadd":
+        x[index] += v
+    elif form == "addat":
+        np.add.at(x, index, v)
+    else:
+        x[np.arange(x.shape[0]), index] -= v
+    return x
 
 
 def map_structure(fn: Callable[[Any], Any], s: Any) -> Any:
@@ -698,10 +725,13 @@ class Generator:
         target = sub_shape(ch, shape) if ch.chance(0.3) else shape
         nd = len(target)
         exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
-        how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul", "scan"])
+        how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul", "scan",
+                         "scatter"])
         if how == "scan" and nd >= 1:
             fn = ch.choice(["cumsum", "cumprod", "maximum", "minimum"])
             return self.node("scan", [exact(target)], (fn, ch.integer(-nd, nd - 1)))
+        if how == "scatter" and nd >= 1:
+            return self._scatter(target, depth)
         if how == "reduce":
             fn = ch.choice(["sum", "max", "min", "mean", "prod", "any", "all", "argmax"])
             n = ch.integer(1, 4)
@@ -750,6 +780,43 @@ class Generator:
                 return None
             return self.node("matmul", [a, b], None)
         return None
+
+    def _scatter(self, target: tuple[int, ...], depth: int) -> Expr | None:
+        """A scatter into a copy of an expression of `target`'s shape (exprgen._scatter): its
+        index a constant with repeats and negative values, or computed from an expression."""
+        ch = self.ch
+        exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
+        form = ch.choice(["set", "iadd", "addat", "rows"])
+        if form == "rows" and (len(target) < 2 or target[1] == 0):
+            form = "set"
+        axis = 1 if form == "rows" else 0
+        n = target[axis]
+        m = target[0] if form == "rows" else (ch.integer(0, 4) if n else 0)
+        region = (m,) + target[2:] if form == "rows" else (m,) + target[1:]
+        base = exact(target)
+        if not _traced(base):
+            return None  # NumPy would write into a constant: fusejit refuses that, clearly
+        value = self.expr(region, depth + 1)
+        if form in ("set", "addat") and base.dtype.kind in "biu":
+            other = value.param if value.weak else np.zeros((), value.dtype)
+            with np.errstate(all="ignore"):
+                if np.add(np.zeros(1, base.dtype), other).dtype.kind == "f":
+                    return None  # float cast back into integers: undefined out of range
+        children = [base, value]
+        const = None
+        if n == 0 or ch.chance(0.5):
+            rng = np.random.default_rng(ch.integer(0, 1 << 30))
+            const = rng.integers(-n, max(n, 1), m) if n else np.zeros(0, np.int64)
+        else:
+            i = exact((m,))
+            if i.dtype.kind == "f":
+                i = self.node("safecast", [i], (-50, 50, np.dtype(np.int64)))
+            elif i.dtype.kind == "b":
+                i = self.node("astype", [i], np.dtype(np.int64))
+            if i is None:
+                return None
+            children.append(i)
+        return self.node("scatter", children, (form, const))
 
     def expr_exact(self, shape: tuple[int, ...], depth: int) -> Expr:
         """An expression of exactly `shape` (broadcast up when needed): the input of a view."""

@@ -7,7 +7,8 @@ constant arrays captured from the enclosing scope, views of inputs and of interm
 constant index arrays), and one to four outputs of different broadcast shapes returned as a
 value, tuple, list or dict. The structural
 programs add reductions (axis, negative axis, keepdims), reshapes (splitting and merging),
-concatenate/stack and matmul anywhere in the DAG. The compiled
+concatenate/stack, matmul, scans and scatters (`x[i] = v`, `x[i] += v`, np.add.at,
+`x[np.arange(n), i] -= v`; constant or computed indices) anywhere in the DAG. The compiled
 result must equal NumPy's, and `interpret(trace(f))` and `interpret(optimise(trace(f)))` must
 equal NumPy's too (see exprgen.check_program). Set FUSEJIT_FUZZ_SEEDS=N to run more seeds.
 """
@@ -69,7 +70,7 @@ def test_fuzz_structural(seed: int) -> None:
     try:
         check_program(result, specs, seed, interpreter=True, share=share)
     except UnsupportedError as e:
-        if on_cuda() and "scan" in str(e):  # the CUDA backend refuses scans (for now)
+        if on_cuda() and ("scan" in str(e) or "scatter" in str(e)):  # CUDA refuses them
             pytest.skip(f"structural seed {seed}: {e}")
         raise
     except AssertionError as e:
@@ -92,7 +93,7 @@ def test_fuzz_structural_programs_are_varied() -> None:
             key = "reshape" if e.kind == "view" and e.param[0] == "reshape" else e.kind
             kinds[key] = kinds.get(key, 0) + 1
             stack.extend(e.children)
-    for kind in ("reduce", "reshape", "concat", "stack", "matmul"):
+    for kind in ("reduce", "reshape", "concat", "stack", "matmul", "scan", "scatter"):
         assert kinds.get(kind, 0) >= 3, (kind, kinds)
 
 

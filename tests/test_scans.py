@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import run_both
+from conftest import assert_same, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -125,3 +125,69 @@ def test_cumulative_sum_and_prod() -> None:
     run_both(lambda x: np.cumulative_sum(x[0, 0]), x)  # 0-d
     run_both(lambda x: np.cumulative_prod(x[:0, 0], include_initial=True), x)
     run_both(lambda x: np.cumulative_sum(x), x)  # ValueError: axis required
+
+
+# --- blocked parallel scans of few long rows (codegen/cscan_blocks.py) -----------------------
+
+LONG = (1 << 15) + 7  # two blocks of at least BLOCK_MIN elements
+
+
+def _scaled(f, axis):
+    return lambda a: f(a * 3 if a.dtype.kind != "b" else ~a, axis, None)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int8, np.uint8, np.bool_])
+def test_blocked_scans_match_numpy(dtype) -> None:
+    """Integer, logical, max and min results are NumPy's exactly; float sums are within
+    rounding of NumPy's sequential ones (compared to the exact sum), products close."""
+    x = _array((2, LONG), dtype, "contiguous")
+    if np.dtype(dtype).kind == "f":
+        x = RNG.uniform(-1, 1, (2, LONG)).astype(dtype)
+        x[1, LONG // 2 + 3] = np.nan  # in the second block of the second row
+    for name, f in FUNCS.items():
+        for arr, axis in ((x[0], None), (x[:, ::-1], 1)):
+            g = _scaled(f, axis)
+            want = g(arr)
+            got = fusejit.jit(g)(arr)
+            assert got.dtype == want.dtype and got.shape == want.shape, name
+            if want.dtype.kind != "f" or "max" in name or "min" in name:
+                assert np.array_equal(got, want, equal_nan=True), name
+            elif "sum" in name or "add" in name or name == "method":
+                exact = g(arr.astype(np.float64)) if want.dtype != np.float64 else want
+                err = np.abs(got.astype(np.float64) - exact)
+                bound = 4 * LONG * np.finfo(want.dtype).eps * np.nanmax(np.abs(arr) * 3)
+                assert np.isnan(got).tolist() == np.isnan(want).tolist(), name
+                assert np.nanmax(err) <= bound, (name, np.nanmax(err), bound)
+            else:
+                assert_same(got, want, rtol=1e-3 if want.dtype == np.float32 else 1e-9)
+
+
+def test_blocked_scan_explain_and_fused_consumers() -> None:
+    x = RNG.standard_normal(1 << 17)
+    jf = fusejit.jit(lambda x: np.cumsum(np.exp(x)) / 3.0)
+    assert "in 8 blocks per row" in str(jf.explain(x))
+    np.testing.assert_allclose(jf(x), np.cumsum(np.exp(x)) / 3.0, rtol=1e-12)
+    rows = RNG.standard_normal((64, 1 << 15))  # many rows: row by row, NumPy's exact order
+    jr = fusejit.jit(lambda x: np.cumsum(x, axis=1))
+    assert "blocks per row" not in str(jr.explain(rows))
+    assert np.array_equal(jr(rows), np.cumsum(rows, axis=1))
+
+
+def test_blocked_scan_does_not_depend_on_thread_count(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = ("import numpy as np, fusejit\n"
+              "x = np.random.default_rng(5).standard_normal((1 << 20) + 3).astype(np.float32)\n"
+              "f = fusejit.jit(lambda x: (np.cumsum(x), np.cumprod(x[:99999] * 0.1 + 1.0)))\n"
+              "print(repr(tuple(v.tobytes() for v in f(x))))\n")
+    outs = []
+    for threads in ("1", "2", "3"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_CACHE_DIR=str(tmp_path))
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] == outs[2]

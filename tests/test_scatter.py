@@ -350,3 +350,100 @@ def test_bincount_errors() -> None:
         fusejit.jit(lambda x: np.bincount(x))(x)
     got = fusejit.jit(lambda w: np.bincount(np.array([1, 1, 4]), w))(np.ones(3))  # constant x
     assert got.tolist() == [0.0, 2.0, 0.0, 0.0, 1.0]
+
+
+# --- accumulating scatters in parallel pieces (codegen/cscatter_par.py) ------------------------
+
+_PIECES = """
+import numpy as np, fusejit
+rng = np.random.default_rng(7)
+n = (1 << 19) + 3
+idx = rng.integers(-300, 300, n)
+w = (rng.standard_normal(n) * 1e3).astype(np.float32)
+def hist(i, w):
+    return np.bincount(i + 300, weights=w * 3.0, minlength=600)
+def counts(i):
+    return np.bincount(i + 300, minlength=600)
+def addat(x, i, v):
+    np.add.at(x, i, v)
+    np.maximum.at(x[:, 0], i, v[:, 0] * 7)
+    return x
+x = rng.integers(-9, 9, (300, 3)).astype(np.int32)
+v = rng.integers(-(1 << 30), 1 << 30, (n, 3)).astype(np.int32)
+"""
+_PIECES_RUN = """
+outs = [fusejit.jit(hist)(idx, w), fusejit.jit(counts)(idx), fusejit.jit(addat)(x, idx, v)]
+print(repr(tuple(o.tobytes() for o in outs)))
+"""
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_parallel_accumulation_does_not_depend_on_thread_count(tmp_path) -> None:
+    """np.bincount and ufunc.at run in pieces fixed by the shapes alone: 1, 2 and 3 threads
+    give bit-identical results, and the integer ones are NumPy's exactly."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for threads in ("1", "2", "3"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_CACHE_DIR=str(tmp_path))
+        proc = subprocess.run([sys.executable, "-c", _PIECES + _PIECES_RUN], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    ns: dict = {}
+    exec(_PIECES, ns)  # the same inputs here, against NumPy
+    hist, counts, addat, idx, w, x, v = (ns[k] for k in "hist counts addat idx w x v".split())
+    np.testing.assert_allclose(fusejit.jit(hist)(idx, w), hist(idx, w), rtol=1e-9, atol=1e-6)
+    check(counts, idx)
+    check(addat, x, idx, v)
+
+
+def test_parallel_accumulation_in_explain_and_errors() -> None:
+    def f(i, w):
+        return np.bincount(i, weights=w, minlength=64)
+
+    i = RNG.integers(0, 64, 1 << 18)
+    w = RNG.standard_normal(1 << 18)
+    text = str(fusejit.jit(f).explain(i, w))
+    assert "accumulating in 8 pieces in parallel" in text
+    np.testing.assert_allclose(fusejit.jit(f)(i, w), f(i, w), rtol=1e-12, atol=1e-9)
+    bad = i.copy()
+    bad[-1] = 64  # in the last piece: nothing may be written before the error
+    with pytest.raises(ValueError, match="not below minlength"):
+        fusejit.jit(f)(bad, w)
+
+    def g(x, i, v):
+        np.add.at(x, i, v)
+
+    x = np.arange(50.0)
+    i2 = RNG.integers(-50, 50, 1 << 18)
+    i2[123456] = 50
+    before = x.copy()
+    with pytest.raises(IndexError):
+        fusejit.jit(g)(x, i2, np.ones(1 << 18))
+    assert np.array_equal(x, before)
+    i2[123456] = -50
+    check(g, x, i2, RNG.standard_normal(1 << 18))
+    # -0.0 stays where no update lands (the float copies start at -0.0)
+    z = np.full(8, -0.0)
+    fusejit.jit(g)(z, np.zeros(1 << 18, np.int64), np.ones(1 << 18))
+    assert np.signbit(z[1:]).all() and z[0] == 1 << 18
+
+
+def test_parallel_accumulation_into_strided_argument() -> None:
+    """A strided argument keeps the serial kernel (copies of its span would touch memory
+    outside the view) and gives NumPy's result."""
+    def g(x, i, v):
+        np.add.at(x, i, v)
+
+    base = np.arange(200, dtype=np.int64)
+    i = RNG.integers(-100, 100, 1 << 18)
+    v = RNG.integers(-5, 5, 1 << 18)
+    check(g, base[::2], i, v)
+    text = str(fusejit.jit(g).explain(base[::2], i, v))
+    assert "serial in index order" in text
+    check(g, base[:100], i, v)
+    assert "pieces in parallel" in str(fusejit.jit(g).explain(base[:100].copy(), i, v))
