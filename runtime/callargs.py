@@ -67,8 +67,13 @@ def arg_key(a: Any) -> Hashable:
 
 
 def idle_python_ints(g: Graph) -> frozenset[int]:
-    """Python-int inputs that no node reads (only returned): never passed to C."""
+    """Python-int inputs that no node reads and that are only returned unchanged (the caller's
+    own object comes back): never passed to C. An output that optimisation reduced to the
+    input (`np.positive(a)`, `a + 0`) is a new value in NumPy, so prelowering copies it in a
+    kernel, and that input is passed."""
     read = {i.id for n in g.nodes() for i in n.inputs}
+    returned = g.out_input or [-1] * len(g.outputs)
+    read |= {o.id for o, k in zip(g.outputs, returned) if k < 0}
     return frozenset(k for k, n in enumerate(g.inputs)
                      if n.attrs.get("weak") == "int" and n.id not in read)
 

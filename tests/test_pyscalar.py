@@ -390,3 +390,15 @@ def test_huge_int_keyword_argument_and_errors_that_are_not_about_ints() -> None:
 
     with pytest.raises(OverflowError):
         jit(g)(np.ones(2), 10.0)
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.positive(a), lambda a: np.positive(a) + 0,
+                                lambda a: -(-a), lambda a: (a, +a), lambda a: a])
+@pytest.mark.parametrize("value", [3, -7, 0])
+def test_python_int_returned_through_a_reducing_op_keeps_its_value(fn, value: int) -> None:
+    # np.positive(a) optimises to `a`, which prelowering copies in a kernel: the Python int
+    # must then reach C (it used to be treated as idle and read as 0).
+    got, want = fusejit.jit(fn)(value), fn(value)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    assert [type(g) for g in got] == [type(w) for w in want]
+    assert list(got) == list(want)
