@@ -172,14 +172,17 @@ def match_mask(got: np.ndarray, expected: np.ndarray, rtol: float | None = None,
                atol: float = 0.0) -> np.ndarray:
     """Elementwise: does `got` match `expected` (same dtype and shape assumed)?
 
-    Integers and bools must be equal. Floats: both NaN, or equal, or within
-    `atol + rtol * |expected|`; an infinity only matches the same infinity and a zero only a
-    zero of the same sign (a non-zero value within atol of a zero is accepted).
+    Integers and bools must be equal; complex values part by part as floats. Floats: both
+    NaN, or equal, or within `atol + rtol * |expected|`; an infinity only matches the same
+    infinity and a zero only a zero of the same sign (a non-zero value within atol of a zero is accepted).
     """
     got = np.asarray(got)
     expected = np.asarray(expected)
     if expected.dtype.kind not in "fc":
         return np.asarray(got == expected)
+    if expected.dtype.kind == "c":  # each part on its own, as a float of the part's dtype
+        return (match_mask(got.real, expected.real, rtol, atol)
+                & match_mask(got.imag, expected.imag, rtol, atol))
     if rtol is None:
         rtol = rtol_for(expected.dtype)
     g = got.astype(np.float64)
