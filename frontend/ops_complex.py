@@ -92,6 +92,9 @@ def _pack_ref(re: np.ndarray, im: np.ndarray) -> np.ndarray:
     return out
 
 
+PART_OPS = ("real", "imag", "complex_pack")  # complex <-> its parts (no NumPy ufunc)
+
+
 def install(ops: dict, opdef: type) -> None:
     """Add the part ops and give every listed op its complex rendering (ops.py calls this)."""
     ops["real"] = opdef("real", "elementwise", 1, lambda z: np.array(np.real(z)))

@@ -93,8 +93,8 @@ def _check_complex_exponent(b: Any) -> None:
         c = complex(np.asarray(value).item())
         ok = c.imag == 0 and c.real.is_integer() and abs(c.real) < 100
     if not ok:
-        raise UnsupportedError(f"complex np.power is supported for a constant integer exponent "
-                               f"n with |n| < 100 only{where_msg()} (NumPy computes other "
+        raise UnsupportedError(f"complex np.power is not supported but for a constant integer "
+                               f"exponent n with |n| < 100{where_msg()} (NumPy computes other "
                                "exponents with its own cpow, whose special values fusejit "
                                "does not reproduce); use np.exp(b * np.log(a)) if that fits")
 

@@ -174,7 +174,8 @@ def match_mask(got: np.ndarray, expected: np.ndarray, rtol: float | None = None,
 
     Integers and bools must be equal; complex values part by part as floats. Floats: both
     NaN, or equal, or within `atol + rtol * |expected|`; an infinity only matches the same
-    infinity and a zero only a zero of the same sign (a non-zero value within atol of a zero is accepted).
+    infinity and a zero only a zero of the same sign (a non-zero value within atol of a zero
+    is accepted).
     """
     got = np.asarray(got)
     expected = np.asarray(expected)

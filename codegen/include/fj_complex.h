@@ -20,6 +20,10 @@
  *   fj_cabs_T(a)      np.abs: hypot of the parts (libm / libmvec), a real result
  *   cexp / clog / csqrt of libm: NumPy's own loops call them too (npy_cexp -> cexp).
  *
+ * gcc 12's SLP pattern matcher fuses a difference `x - y*z` beside a sum `u + v*w` in the
+ * other part into one vfmaddsub even under -ffp-contract=off, which rounds once where NumPy
+ * rounds twice; FJ_NOFMA (__builtin_assoc_barrier) keeps such a product a product.
+ *
  * Suffixes: c64 = float _Complex, c128 = double _Complex.
  */
 #ifndef FJ_COMPLEX_H
@@ -33,6 +37,9 @@ float _Complex clogf(float _Complex);
 double _Complex clog(double _Complex);
 float _Complex csqrtf(float _Complex);
 double _Complex csqrt(double _Complex);
+
+/* A product that gcc may not fuse into an add/sub: see the header comment. */
+#define FJ_NOFMA(x) __builtin_assoc_barrier(x)
 
 #define FJ_CDEF(S, T, F)                                                                   \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
@@ -52,10 +59,10 @@ static inline T _Complex fj_cdiv_##S(T _Complex a, T _Complex b) {              
         if (abr == 0 && abi == 0)                                                         \
             return __builtin_complex(ar / abr, ai / abr);                                 \
         const T rat = bi / br, scl = (T)1.0 / (br + bi * rat);                            \
-        return __builtin_complex((ar + ai * rat) * scl, (ai - ar * rat) * scl);           \
+        return __builtin_complex((ar + ai * rat) * scl, (ai - FJ_NOFMA(ar * rat)) * scl);           \
     }                                                                                     \
     const T rat = br / bi, scl = (T)1.0 / (bi + br * rat);                                \
-    return __builtin_complex((ar * rat + ai) * scl, (ai * rat - ar) * scl);               \
+    return __builtin_complex((ar * rat + ai) * scl, (FJ_NOFMA(ai * rat) - ar) * scl);               \
 }                                                                                         \
 static inline T _Complex fj_crecip_##S(T _Complex a) {                                    \
     const T ar = __real__ a, ai = __imag__ a;                                             \
@@ -68,7 +75,7 @@ static inline T _Complex fj_crecip_##S(T _Complex a) {                          
 }                                                                                         \
 static inline T _Complex fj_cprod_##S(T _Complex a, T _Complex b) {                       \
     const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;           \
-    return __builtin_complex(ar * br - ai * bi, ar * bi + ai * br);                       \
+    return __builtin_complex(FJ_NOFMA(ar * br) - ai * bi, ar * bi + ai * br);             \
 }                                                                                         \
 static inline T _Complex fj_cpowi_##S(T _Complex a, int64_t n) {                          \
     if (n == 0) return __builtin_complex((T)1, (T)0);                                     \
