@@ -315,3 +315,16 @@ def test_in_place_update_of_complex_argument() -> None:
     got_z = z.copy()
     assert_same(fusejit.jit(f)(got_z, w), want)
     assert_same(got_z, want)
+
+
+def test_composites_over_complex() -> None:
+    """NumPy functions fusejit traces through or implements, on complex arrays: norms use
+    |z|^2 (not z*z), vdot conjugates its first argument."""
+    rng = np.random.default_rng(5)
+    z = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    run_both(lambda z: (np.linalg.norm(z), np.linalg.norm(z, axis=1),
+                        np.linalg.norm(z, ord=0, axis=1), np.linalg.norm(z, ord=1, axis=0),
+                        np.linalg.norm(z, "fro"), np.linalg.norm(z, 1), np.linalg.norm(z[0], 3),
+                        np.vdot(z, z[::-1]), np.inner(z, z), np.outer(z[0], z[1]),
+                        np.einsum("ij,kj->ik", z, z), np.iscomplex(z), np.isreal(z),
+                        np.stack([z, z]), np.concatenate([z, z.real])), z)
