@@ -247,9 +247,10 @@ def assert_same(got: Any, expected: Any, rtol: float | None = None, atol: float 
     if isinstance(expected, (bool, int, float, complex)):
         assert type(got) is type(expected), (
             f"{path}: got {type(got).__name__}, Python gives {type(expected).__name__}")
-        if isinstance(expected, float):
-            ok = match_mask(np.float64(got), np.float64(expected),
-                            RTOL[np.dtype("f8")] if rtol is None else rtol, atol)
+        if isinstance(expected, (float, complex)):
+            t = np.complex128 if isinstance(expected, complex) else np.float64
+            ok = match_mask(t(got), t(expected), RTOL[np.dtype("f8")] if rtol is None else rtol,
+                            atol)
             assert ok, f"{path}: {got!r} != {expected!r}"
         else:
             assert got == expected, f"{path}: {got!r} != {expected!r}"

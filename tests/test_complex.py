@@ -328,3 +328,37 @@ def test_composites_over_complex() -> None:
                         np.vdot(z, z[::-1]), np.inner(z, z), np.outer(z[0], z[1]),
                         np.einsum("ij,kj->ik", z, z), np.iscomplex(z), np.isreal(z),
                         np.stack([z, z]), np.concatenate([z, z.real])), z)
+
+
+def test_python_complex_arguments() -> None:
+    """Python complex arguments: weak (NEP 50) where they meet arrays, Python arithmetic among
+    Python numbers (a Python complex returned as such), one trace for every value."""
+    x = np.arange(4, dtype=np.float32)
+    z = np.array([1 + 2j, 3, -1j, np.inf], np.complex64)
+
+    def f(x, c, d):
+        return x * c, c * d + 1, abs(c), np.abs(x - c * c), c
+
+    fj = fusejit.jit(f)
+    for c, d in [(2j, 1.5), (1 - 1j, 3), (complex(np.inf, 1), 2j)]:
+        assert_same(fj(x, c, d), _numpy(f, x, c, d))
+        assert_same(fj(z, c, d), _numpy(f, z, c, d))
+    assert fj.trace_count == 6  # d a float, an int, a complex; x float32 or complex64
+
+
+def test_export_with_complex(tmp_path) -> None:
+    """An exported C library takes complex arrays and a Python complex (double _Complex)."""
+    x = np.arange(4, dtype=np.float32)
+    z = np.array([1 + 2j, 3, -1j, 0.5], np.complex64)
+
+    def f(x, z, c):
+        return x * c + z, np.abs(z @ z.reshape(4, 1))
+
+    res = fusejit.export(f, x, z, 2j, path=str(tmp_path) + "/")
+    header = open(res.header, encoding="utf-8").read()
+    assert "const float _Complex *z" in header and "const double _Complex *c" in header
+    g = fusejit.load(res.library)
+    for c in (2j, 1 - 1j):
+        got, want = g(x, z, c), f(x, z, c)
+        assert_same(got[0], want[0])
+        assert_same(got[1], want[1], rtol=1e-6)

@@ -187,11 +187,6 @@ def test_str_and_list_arguments_raise_what_numpy_raises(arg) -> None:
                 jit(f)(arg)
 
 
-def test_complex_argument_is_unsupported() -> None:
-    with pytest.raises(UnsupportedError, match="static_argnums"):
-        jit(lambda x: x)(1j)
-
-
 def test_unsupported_dtypes_inside_the_function() -> None:
     def f(x):
         return np.sin(x * 1j)  # MARK
