@@ -76,9 +76,8 @@ COMPLEX_C: dict[str, Render] = {
 
 def _dispatch(real: Render | None, cplx: Render) -> Render:
     def render(ins: list[str], out: str) -> str:
-        if any(_is_complex(s) for s in ins) or (_is_complex(out) and real is None):
+        if real is None or any(_is_complex(s) for s in ins):
             return cplx(ins, out)
-        assert real is not None
         return real(ins, out)
 
     return render

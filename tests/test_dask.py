@@ -237,8 +237,11 @@ def test_errors_before_anything_runs():
         fusejit.jit(lambda x: x + x.T)(rand((10, 10), 5))
     with pytest.raises(UnsupportedError, match="unknown chunk sizes"):
         fusejit.jit(lambda x: x * 2)(x[x[:, 0] > 0])
-    with pytest.raises(UnsupportedError, match="complex64"):
-        fusejit.jit(lambda x: x * 2)(x.astype(np.complex64))
+    with pytest.raises(UnsupportedError, match="datetime64"):
+        fusejit.jit(lambda x: x * 2)(x.astype("datetime64[s]"))
+    z = x.astype(np.complex64) * (1 - 2j)  # complex chunks: elementwise and a reduction
+    got = fusejit.jit(lambda z: (z * 2j).sum(axis=0))(z)
+    np.testing.assert_allclose(np.asarray(got), (z.compute() * 2j).sum(axis=0), rtol=1e-5)
     with pytest.raises(UnsupportedError, match="reshape"):
         fusejit.jit(lambda x: x.reshape(-1) + 1)(x)
     x1 = rand((40, 30), (10, 30))
