@@ -415,12 +415,14 @@ else:  # run as a script from benchmarks/
     import workloads_rows  # type: ignore[no-redef]  # noqa: E402,F401
 if __package__:
     from . import (  # noqa: E402,F401
+        workloads_complex,
         workloads_linalg,
         workloads_scatter,
         workloads_state,
         workloads_train,
     )
 else:
+    import workloads_complex  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401

@@ -24,6 +24,10 @@ def literal(value: Any, dtype: np.dtype) -> str:
         if dtype.kind == "i" and v == int(np.iinfo(dtype).min):
             return f"(({ctype(dtype)})({v + 1}{_INT_SUFFIX.get(dtype.name, '')} - 1))"
         return f"(({ctype(dtype)}){v}{_INT_SUFFIX.get(dtype.name, '')})"
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        v = complex(value)
+        return (f"__builtin_complex({literal(v.real, part)}, {literal(v.imag, part)})")
     v = float(value)
     f = "f" if dtype == np.float32 else ""
     if math.isnan(v):
@@ -40,6 +44,11 @@ def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
     """C conversion with NumPy's results for the cases C leaves to the implementation."""
     if dst.kind == "b":
         return f"({arg} != 0)"
+    if src.kind == "c" and dst.kind == "i":  # NumPy: a plain C cast of the real part
+        return f"(({ctype(dst)})(__real__ ({arg})))"
+    if src.kind == "c" and dst.kind != "c":  # NumPy drops the imaginary part
+        part = np.dtype(np.float32 if src == np.complex64 else np.float64)
+        return cast_expr(part, dst, f"__real__ ({arg})")
     if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 8:
         return f"(({ctype(dst)})(int64_t)({arg}))"
     if src.kind in "biu" and src.itemsize < 4 and dst.kind == "f":

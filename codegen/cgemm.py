@@ -25,7 +25,7 @@ import numpy as np
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import GemmKernel
 from ..lowering.matmul import blas_layout
-from .cblas import ERR_NO_BLAS, alpha_decl, batch_offsets
+from .cblas import ERR_NO_BLAS, GEMM_FN, alpha_decl, batch_offsets
 
 
 def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def render_gemm(k: GemmKernel, fn: str) -> dict[str, Any]:
 
 
 def _blas_fn(k: GemmKernel, fn: str, t: str, bufs: str, nbatch: int) -> str:
-    gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"
+    gemm = GEMM_FN[k.dtype.name]
     if k.k == 0:  # an empty sum: zeros (BLAS is not asked to handle k = 0)
         body = [f"static int {fn}(char *const *fj_buf) {{", bufs.rstrip("\n")]
         assert not k.beta, "an accumulating gemm with k = 0 is never formed"

@@ -31,7 +31,7 @@ import numpy as np
 from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
-from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH
+from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH, GEMM_FN
 from .cexpr import point_lines
 
 
@@ -68,7 +68,7 @@ def render_gemm_epilogue(k: GemmKernel, fn: str, program: Program) -> dict[str, 
     matrix-vector product's: codegen/cgemv.py renders those)."""
     assert k.epilogue is not None and k.blas and k.k > 0 and not k.beta
     t = ctype(k.dtype)
-    gemm = "fj_sgemm" if k.dtype == np.float32 else "fj_dgemm"
+    gemm = GEMM_FN[k.dtype.name]
     nbatch = int(np.prod(k.batch, dtype=np.int64))
     scratch = k.scratch
     where = "per-thread scratch" if scratch else "the rows of its output"

@@ -34,6 +34,8 @@ def accumulator(r: Reduce) -> tuple[str, str, str | None]:
     flt = r.in_dtype.kind == "f"
     if r.fn == "sum":
         return ("double", "0.0", "+") if flt else (ctype(r.dtype), "0", "+")
+    if r.fn == "prod" and r.in_dtype.kind == "c":  # NumPy's products, in order (fj_complex.h)
+        return ctype(r.dtype), "1", None
     if r.fn == "prod":
         return ("double", "1.0", "*") if flt else (ctype(r.dtype), "1", "*")
     if r.fn in ("any", "all"):
@@ -58,6 +60,8 @@ def accumulator(r: Reduce) -> tuple[str, str, str | None]:
 def combine(r: Reduce, acc: str, v: str) -> str:
     if r.fn == "sum":
         return f"{acc} += {v};"
+    if r.fn == "prod" and r.in_dtype.kind == "c":
+        return f"{acc} = fj_cmul_{suffix(r.in_dtype)}({acc}, {v});"
     if r.fn == "prod":
         return f"{acc} *= {v};"
     if r.fn == "any":

@@ -204,6 +204,23 @@ def _kernel_view(k: Kernel, program: Program, opts: CudaOptions,
     return view, launch
 
 
+def _has_complex(program: Program) -> bool:
+    """Whether any buffer or kernel statement of `program` holds a complex value."""
+    if any(b.dtype.kind == "c" for b in program.buffers):
+        return True
+    for k in program.kernels:
+        stmts = list(getattr(k, "body", None) or [])
+        for phase in getattr(k, "phases", None) or []:
+            stmts += phase
+        epilogue = getattr(k, "epilogue", None)
+        stmts += epilogue if isinstance(epilogue, list) else []
+        for s in stmts:
+            dtypes = [getattr(s, "dtype", None), *getattr(s, "in_dtypes", ())]
+            if any(d is not None and np.dtype(d).kind == "c" for d in dtypes):
+                return True
+    return False
+
+
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
     reductions (codegen/cuda_reduce.py) and matmuls (codegen/cuda_gemm.py) are supported;
@@ -212,6 +229,9 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     views: list[dict[str, Any]] = []
     launches: list[CudaLaunch] = []
     scratch = 0
+    if _has_complex(program):
+        raise UnsupportedError(f"{program.name}() works on complex64/complex128 values, which "
+                               "the CUDA backend does not support yet; use the C backend")
     for i, k in enumerate(program.kernels):
         if isinstance(k, Kernel) and k.serial:
             raise UnsupportedError(f"{k.name} in {program.name}() is a scatter through index "

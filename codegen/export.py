@@ -70,7 +70,7 @@ class ExportArg:
     name: str  # the Python parameter name
     cname: str  # its C parameter name
     position: int  # position among the Python function's parameters
-    kind: str  # "array" | "numpy_scalar" | "int" | "float" | "bool"
+    kind: str  # "array" | "numpy_scalar" | "int" | "float" | "complex" | "bool"
     dtype: np.dtype
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # element strides
@@ -169,6 +169,7 @@ def _arg_views(spec: ExportSpec) -> list[dict]:
         else:
             what = {"numpy_scalar": f"{a.dtype.name} scalar (a NumPy scalar)",
                     "int": "int64 (a Python int)", "float": "float64 (a Python float)",
+                    "complex": "complex128 (a Python complex)",
                     "bool": "bool (a Python bool, one byte 0 or 1)"}[a.kind]
         if a.range is not None:
             what += f"; must lie in [{a.range[0]}, {a.range[1]}] (else {spec.macro}_ERR_RANGE)"

@@ -50,7 +50,7 @@ def _svd_refusal(ord: Any) -> T.UnsupportedError:
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
-    """numpy.linalg.norm for real inputs (vector norms, and matrix norms without an SVD)."""
+    """numpy.linalg.norm (vector norms, and matrix norms without an SVD)."""
     t = _array(x)
     if t.dtype.kind not in _INEXACT:
         t = t.astype(np.float64)
@@ -58,7 +58,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2)
                          or (ord == 2 and nd == 1)):
         flat = t.reshape(-1)
-        ret = _scalar_if_0d(np.sqrt(np.sum(np.multiply(flat, flat))))
+        if flat.dtype.kind == "c":  # NumPy: x.real.dot(x.real) + x.imag.dot(x.imag)
+            sq = np.add(np.sum(np.multiply(flat.real, flat.real)),
+                        np.sum(np.multiply(flat.imag, flat.imag)))
+        else:
+            sq = np.sum(np.multiply(flat, flat))
+        ret = _scalar_if_0d(np.sqrt(sq))
         return ret.reshape(nd * [1]) if keepdims and nd else ret
     if axis is None:
         axis = tuple(range(nd))
@@ -80,17 +85,22 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return _scalar_if_0d(ret)
 
 
+def _abs2(t: T.Tracer) -> Any:
+    """|t|^2 as NumPy's norm computes it: t * t, or (t.conj() * t).real for complex t."""
+    return np.multiply(t.conj(), t).real if t.dtype.kind == "c" else np.multiply(t, t)
+
+
 def _vector_norm(t: T.Tracer, ord: Any, axis: tuple, keepdims: bool) -> Any:
     if ord == np.inf:
         return np.abs(t).max(axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
         return np.abs(t).min(axis=axis, keepdims=keepdims)
     if ord == 0:
-        return np.not_equal(t, 0).astype(t.dtype).sum(axis=axis, keepdims=keepdims)
+        return np.not_equal(t, 0).astype(t.real.dtype).sum(axis=axis, keepdims=keepdims)
     if ord == 1:
         return np.add.reduce(np.abs(t), axis=axis, keepdims=keepdims)
     if ord is None or ord == 2:
-        return np.sqrt(np.add.reduce(np.multiply(t, t), axis=axis, keepdims=keepdims))
+        return np.sqrt(np.add.reduce(_abs2(t), axis=axis, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     absx = np.abs(t)
@@ -118,7 +128,7 @@ def _matrix_norm(t: T.Tracer, ord: Any, axis: tuple) -> Any:
         sums = np.add.reduce(np.abs(t), axis=col_axis)
         return sums.max(axis=row_axis, initial=0) if ord == np.inf else sums.min(axis=row_axis)
     if ord in (None, "fro", "f"):
-        return np.sqrt(np.add.reduce(np.multiply(t, t), axis=axis))
+        return np.sqrt(np.add.reduce(_abs2(t), axis=axis))
     raise ValueError("Invalid norm order for matrices.")
 
 

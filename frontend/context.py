@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import TraceError
 from . import ops as O
 from .ir import Node, TensorType
+from .ops_complex import check_complex_node
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PKG_DIRS = frozenset({_PKG_DIR, os.path.realpath(_PKG_DIR)})
@@ -82,6 +83,9 @@ def where_msg() -> str:
 def make_node(op: str, inputs: list[Node], shape: tuple[int, ...], out_dtype: np.dtype,
               **attrs: Any) -> Node:
     """Create a node, stamped with the user's source location."""
+    if np.dtype(out_dtype).kind == "c" or any(i.dtype.kind == "c" for i in inputs):
+        check_complex_node(op, [i.dtype for i in inputs] + [np.dtype(out_dtype)], attrs,
+                           where_msg())
     node = Node(op, tuple(inputs), TensorType(tuple(int(s) for s in shape), np.dtype(out_dtype)),
                 attrs, user_location(2))
     ctx = getattr(_state, "ctx", None)
@@ -91,7 +95,7 @@ def make_node(op: str, inputs: list[Node], shape: tuple[int, ...], out_dtype: np
 
 
 def const_node(value: Any, dtype: np.dtype | None = None) -> Node:
-    if dtype is not None and type(value) is int and np.dtype(dtype).kind == "f":
+    if dtype is not None and type(value) is int and np.dtype(dtype).kind in "fc":
         value = np.array(value, np.float64)  # NumPy converts a Python int through a double
     arr = np.asarray(value) if dtype is None else np.asarray(value).astype(dtype)
     O.check_dtype(arr.dtype, "a constant")

@@ -9,6 +9,7 @@ with transposed operands, summed-out indices and a permuted result).
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 import numpy as np
@@ -131,9 +132,6 @@ def _parse(subscripts: str, nops: int) -> tuple[list[str], str]:
         raise UnsupportedError(f"np.einsum with operand/sublist arguments is not supported by "
                                f"fusejit{T.where_msg()}; use a subscripts string")
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise UnsupportedError(f"np.einsum with '...' is not supported by fusejit"
-                               f"{T.where_msg()}; name the batch indices explicitly")
     lhs, arrow, out = spec.partition("->")
     ins = lhs.split(",")
     if len(ins) != nops:
@@ -154,6 +152,62 @@ def _parse(subscripts: str, nops: int) -> tuple[list[str], str]:
     return ins, out
 
 
+def _expand_ellipsis(subscripts: str, ndims: list[int]) -> str:
+    """'...' replaced by letters the subscripts do not use, right-aligned across operands (so
+    the broadcast dims line up as NumPy's do); an implicit output gets them first."""
+    spec = subscripts.replace(" ", "")
+    if "." not in spec:
+        return spec
+    lhs, arrow, out = spec.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        return spec  # _parse raises NumPy's error for the operand count
+    for s in ins + [out]:
+        if s.replace("...", "", 1).count(".") or s.count(".") not in (0, 3):
+            raise ValueError("invalid subscript '.' in einstein sum subscripts string, "
+                             "subscripts must be letters")
+    free = [c for c in string.ascii_letters if c not in spec]
+    covers = []
+    for k, (s, nd) in enumerate(zip(ins, ndims)):
+        e = nd - (len(s) - 3) if "..." in s else 0
+        if e < 0:
+            raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand {k}")
+        covers.append(e)
+    m = max(covers)
+    letters = "".join(free[:m])
+    expanded = [s.replace("...", letters[m - e:]) for s, e in zip(ins, covers)]
+    if not arrow:
+        joined = "".join(ins).replace("...", "")
+        out = letters + "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    elif "..." in out:
+        out = out.replace("...", letters)
+    elif m:
+        raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                         "but no '...' ellipsis provided to broadcast the extra dimensions.")
+    return ",".join(expanded) + "->" + out
+
+
+def _diagonal(t: T.Tracer, idx: str) -> tuple[T.Tracer, str]:
+    """An operand with a repeated index ('ii', 'iij'): its diagonal over those axes (the two
+    axes moved first, merged into one of n*n and stepped by n+1), until no index repeats."""
+    while True:
+        dup = next((c for c in idx if idx.count(c) > 1), None)
+        if dup is None:
+            return t, idx
+        p = idx.index(dup)
+        q = idx.index(dup, p + 1)
+        n = t.shape[p]
+        if t.shape[q] != n:
+            raise ValueError(f"dimensions in operand for collapsing index '{dup}' don't match "
+                             f"({n} != {t.shape[q]})")
+        rest = [d for d in range(t.ndim) if d not in (p, q)]
+        moved = transpose(t, (p, q, *rest))
+        flat = np.reshape(moved, (n * n,) + tuple(t.shape[d] for d in rest))
+        t = flat[:: n + 1]
+        idx = dup + "".join(idx[d] for d in rest)
+
+
 def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
            order: str = "K", casting: str = "safe", optimize: Any = False) -> Any:
     """np.einsum: one operand (a transpose or sum), two (a batched matrix product of grouped
@@ -162,9 +216,11 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     operands first cast to their common dtype as NumPy computes in it."""
     if out is not None or dtype is not None:
         raise UnsupportedError(f"einsum(out=/dtype=) is not supported by fusejit{T.where_msg()}")
-    ins, outs = _parse(subscripts, len(operands))
     ts = [x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
           for x in operands]
+    if isinstance(subscripts, str):
+        subscripts = _expand_ellipsis(subscripts, [t.ndim for t in ts])
+    ins, outs = _parse(subscripts, len(operands))
     if len(ts) > 2:
         return _einsum_path(subscripts, ins, outs, ts, optimize)
     return _einsum12(subscripts, ins, outs, ts)
@@ -215,10 +271,9 @@ def _einsum12(subscripts: str, ins: list[str], outs: str, ts: list[T.Tracer]) ->
                              "dimensions." if t.ndim > len(idx) else
                              f"einstein sum subscripts string contains too many subscripts "
                              f"for operand {ins.index(idx)}")
-        if len(set(idx)) != len(idx):
-            raise UnsupportedError(f"np.einsum with a repeated index in one operand "
-                                   f"({idx!r}, a diagonal) is not supported by fusejit"
-                                   f"{T.where_msg()}")
+    pairs = [_diagonal(t, idx) for idx, t in zip(ins, ts)]
+    ins, ts = [p[1] for p in pairs], [p[0] for p in pairs]
+    for idx, t in zip(ins, ts):
         for c, n in zip(idx, t.shape):
             if sizes.setdefault(c, n) != n:
                 if n != 1 and sizes[c] != 1:

@@ -318,8 +318,11 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
 
 
 def vdot(a: Any, b: Any, /) -> Any:
-    """np.vdot of real arrays: the dot product of the flattened arrays (a NumPy scalar)."""
+    """np.vdot: the dot product of the flattened arrays, the first conjugated (a NumPy
+    scalar)."""
     ta, tb = _tracer(a), _tracer(b)
+    if ta.dtype.kind == "c":
+        ta = np.conjugate(ta)
     if ta.size != tb.size:  # NumPy's error
         raise ValueError(f"cannot reshape array of size {tb.size} into shape ({ta.size},)")
     out = np.dot(ta.reshape(-1), tb.reshape(-1))

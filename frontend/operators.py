@@ -20,6 +20,12 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
                 type(other) is int and other == 2):
             # ndarray.__pow__'s fast path: `array ** 2` is np.square (bool ** 2 is int8).
             return U.apply_ufunc(np.square, self)
+        if ufunc is np.power and not reflected and not self.scalar and self.dtype.kind == "c":
+            # ... and for complex arrays `** -1` is np.reciprocal, `** 0.5` np.sqrt
+            if type(other) is int and other == -1:
+                return U.apply_ufunc(np.reciprocal, self)
+            if type(other) is float and other == 0.5:
+                return U.apply_ufunc(np.sqrt, self)
         a, b = (other, self) if reflected else (self, other)
         if T._all_weak(a, b):
             return T._weak_result(U.apply_ufunc(ufunc, a, b))

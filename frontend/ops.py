@@ -37,6 +37,8 @@ C_TYPES: dict[str, tuple[str, str]] = {
     "float16": ("_Float16", "f16"),
     "float32": ("float", "f32"),
     "float64": ("double", "f64"),
+    "complex64": ("float _Complex", "c64"),
+    "complex128": ("double _Complex", "c128"),
 }
 SUPPORTED_DTYPES = frozenset(np.dtype(n) for n in C_TYPES)
 
@@ -55,8 +57,8 @@ def check_dtype(dtype: np.dtype, what: str = "value") -> np.dtype:
     if dtype not in SUPPORTED_DTYPES or dtype.byteorder == ">":
         raise UnsupportedError(
             f"dtype {dtype} of {what} is not supported by fusejit (supported: bool, int8..int64, "
-            "uint8..uint64, float16 (storage), float32, float64); convert it with .astype() "
-            "outside the compiled function"
+            "uint8..uint64, float16 (storage), float32, float64, complex64, complex128); "
+            "convert it with .astype() outside the compiled function"
         )
     return dtype
 
@@ -380,9 +382,11 @@ add_op(OpDef("input", "source", 0, None))
 add_op(OpDef("const", "source", 0, None))
 
 # More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
+from . import ops_complex as _ops_complex  # noqa: E402
 from .ops_more import CHECKS, SCIPY_ALIASES, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
 
 ERROR_CHECKS.update((e.code, e) for e in CHECKS)
+_ops_complex.install(OPS, OpDef)  # complex renderings of the ops that take complex operands
 ELEMENTWISE_UFUNCS = {op.ufunc_name: op for op in OPS.values() if op.ufunc_name}
 _SCIPY_NAMES = ("erf", "erfc", "expit", *SPECIAL_UFUNCS)
 

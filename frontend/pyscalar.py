@@ -28,7 +28,7 @@ from ..errors import ConcretizationError, UnsupportedError
 from .ir import Node, TensorType
 from .tracer import Tracer, current, where_msg
 
-PY_NUMBER = (bool, int, float)
+PY_NUMBER = (bool, int, float, complex)
 
 # Python source of each prelude operation ({0}, {1}: the operands).
 PY_OPS: dict[str, str] = {
@@ -226,7 +226,8 @@ class Prelude:
 
 
 class PyScalar(Tracer):
-    """A Python bool/int/float of the call (an argument or Python arithmetic on arguments)."""
+    """A Python bool/int/float/complex of the call (an argument or Python arithmetic on
+    arguments)."""
 
     __slots__ = ("ref", "example")
 
@@ -283,7 +284,7 @@ class PyScalar(Tracer):
 
 def _dtype(example: Any) -> np.dtype:
     kind = type(example)
-    return np.dtype(bool if kind is bool else np.int64 if kind is int else np.float64)
+    return np.dtype({bool: bool, int: np.int64, float: np.float64}.get(kind, np.complex128))
 
 
 def _operand(x: Any) -> tuple[str, Any] | None:

@@ -1,7 +1,10 @@
-"""np.conj / np.conjugate, np.real, np.imag and ndarray.real / .imag / .conj() on the real
-dtypes fusejit traces, as NumPy defines them there: conjugate is an elementwise copy in the
-dtype NumPy's ufunc loop gives (bool -> int8), `.real` and `.conj()` are the array itself,
-`.imag` is zeros of the same dtype and shape (read-only in NumPy)."""
+"""np.conj / np.conjugate and ndarray.real / .imag / .conj() (np.real, np.imag and np.angle
+run NumPy's own code over these, frontend/numpy_lib.py). On real dtypes as NumPy defines them:
+conjugate is an elementwise copy in the dtype NumPy's ufunc loop gives (bool -> int8), `.real`
+and `.conj()` are the array itself, `.imag` is zeros of the same dtype and shape (read-only in
+NumPy). On complex dtypes `.real` / `.imag` are elementwise reads of one part (NumPy's are
+writable views: writing through them is refused at trace time), conjugate is the ufunc
+(frontend/ops_complex.py)."""
 
 from __future__ import annotations
 
@@ -21,19 +24,38 @@ def conjugate(x: Any, /, out: Any = None, *, where: Any = True, dtype: Any = Non
         raise UnsupportedError(f"np.conjugate(out=/where=/{sorted(kwargs)}) is not supported "
                                f"by fusejit{T.where_msg()}")
     t = x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
+    if t.dtype.kind == "c" or dtype is not None and np.dtype(dtype).kind == "c":
+        from .ufuncs import apply_ufunc
+
+        return apply_ufunc(np.conjugate, x, **({} if dtype is None else {"dtype": dtype}))
     want = np.conjugate(np.zeros(0, t.dtype), dtype=dtype).dtype  # NumPy's loop and errors
     node = (T.make_node("copy", [t.node], t.shape, t.dtype) if want == t.dtype
             else T.cast_node(t.node, want))
     return T.Tracer(node, scalar=t.ndim == 0)
 
 
+_PART_READONLY = ("writing through {part} of a complex array is not supported by fusejit "
+                  "(it is read as a copy of the part there); build the new array with "
+                  "re + 1j * im instead")
+
+
+def _part(t: T.Tracer, op: str) -> T.Tracer:
+    dtype = np.dtype(np.float32 if t.dtype == np.complex64 else np.float64)
+    out = T.Tracer(T.make_node(op, [t.node], t.shape, dtype), scalar=t.scalar)
+    out.readonly = _PART_READONLY.format(part="." + op)
+    return out
+
+
 def real_of(t: T.Tracer) -> T.Tracer:
-    """`t.real` of a real array: `t` itself."""
-    return t
+    """`t.real`: of a real array `t` itself, of a complex one its real parts."""
+    return _part(t, "real") if t.dtype.kind == "c" else t
 
 
 def imag_of(t: T.Tracer) -> T.Tracer:
-    """`t.imag` of a real array: zeros of its dtype and shape."""
+    """`t.imag`: of a real array zeros of its dtype and shape, of a complex one its
+    imaginary parts."""
+    if t.dtype.kind == "c":
+        return _part(t, "imag")
     zero = T.Tracer(T.const_node(np.zeros((), t.dtype)))
     z = broadcast_to(zero, t.shape) if t.shape else zero
     return T.Tracer(z.node, scalar=t.scalar)

@@ -50,6 +50,13 @@ def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
                 out_dtype: np.dtype) -> T.Tracer:
     """A `reduce` node over `axes` of `t` (already in the accumulation dtype)."""
     shape = tuple(1 if d in axes else n for d, n in enumerate(t.shape) if keepdims or d not in axes)
+    if t.dtype.kind == "c" and fn == "sum":
+        # A complex sum is the sums of its two parts (each with the real sums' accuracy).
+        part = np.dtype(np.float32 if out_dtype == np.complex64 else np.float64)
+        sums = [T.make_node("reduce", [T.make_node(p, [t.node], t.shape, part)], shape, part,
+                            fn=fn, axes=axes, keepdims=keepdims) for p in ("real", "imag")]
+        node = T.make_node("complex_pack", sums, shape, out_dtype)
+        return T.Tracer(node, scalar=shape == ())
     node = T.make_node("reduce", [t.node], shape, out_dtype, fn=fn, axes=axes, keepdims=keepdims)
     return T.Tracer(node, scalar=shape == ())
 
@@ -191,7 +198,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     total = sum_(t, axis, acc, None, True)
     arrmean = np.divide(total, n)
     x = np.subtract(t, arrmean) if acc is None else np.subtract(t.astype(acc), arrmean)
-    x = np.multiply(x, x)
+    if x.dtype.kind == "c":  # NumPy: re*re + im*im of the deviations, summed as reals
+        x, acc = np.add(np.multiply(x.real, x.real), np.multiply(x.imag, x.imag)), None
+    else:
+        x = np.multiply(x, x)
     ret = sum_(x, axis, acc, None, keepdims)
     with np.errstate(all="ignore"):
         ret = np.divide(ret, max(n - ddof, 0))

@@ -169,9 +169,8 @@ def input_tracer(a: Any, index: int, fn_name: str, position: int) -> Tracer:
         return Tracer(Node("input", (), TensorType((), np.dtype(np.float64)),
                            {"index": index, "weak": "float"}), scalar=True, weak=float)
     if isinstance(a, complex):
-        raise UnsupportedError(f"argument {position} of {fn_name}() is complex; fusejit does "
-                               "not compile complex numbers (mark it static with "
-                               "static_argnums=/static_argnames= to bake it in)")
+        return Tracer(Node("input", (), TensorType((), np.dtype(np.complex128)),
+                           {"index": index, "weak": "complex"}), scalar=True, weak=complex)
     raise ArgumentTypeError(
         f"argument {position} of {fn_name}() has type {type(a).__name__}; fusejit traces "
         "NumPy arrays, NumPy scalars and Python bool/int/float (NumPy itself treats a list "

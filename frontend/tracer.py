@@ -182,6 +182,11 @@ class Tracer:
         if not np.can_cast(self.dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
+        if self.dtype.kind == "c" and dtype.kind != "c":
+            import warnings
+
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          np.exceptions.ComplexWarning, stacklevel=2)
         if dtype == self.dtype:
             if not copy:
                 return self
@@ -211,7 +216,8 @@ class Tracer:
         return imag_of(self)
 
     def conj(self) -> Tracer:
-        return self  # ndarray.conj() of a real array is the array itself
+        # ndarray.conj() of a real array is the array itself; of a complex one, np.conjugate
+        return np.conjugate(self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 
@@ -263,7 +269,7 @@ def _is_operand(x: Any) -> bool:
 
 def is_weak(x: Any) -> bool:
     return (isinstance(x, Tracer) and x.weak is not None) or (
-        type(x) in (int, float))
+        type(x) in (int, float, complex))
 
 
 def _all_weak(a: Any, b: Any) -> bool:
@@ -272,8 +278,9 @@ def _all_weak(a: Any, b: Any) -> bool:
 
 def _weak_result(t: Any) -> Any:
     """Python scalar arithmetic stays a (weak) Python scalar, as it would without tracing."""
-    if isinstance(t, Tracer) and t.dtype in (np.dtype(np.int64), np.dtype(np.float64)):
-        t.weak = int if t.dtype.kind == "i" else float
+    if isinstance(t, Tracer) and t.dtype in (np.dtype(np.int64), np.dtype(np.float64),
+                                             np.dtype(np.complex128)):
+        t.weak = {"i": int, "f": float, "c": complex}[t.dtype.kind]
     return t
 
 
@@ -285,10 +292,8 @@ def operand_spec(x: Any) -> Any:
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
         return O.check_dtype(x.dtype, "an operand")
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return x
-    if isinstance(x, complex):
-        raise UnsupportedError(f"complex numbers are not supported by fusejit{where_msg()}")
     raise UnsupportedError(f"operand of type {type(x).__name__} is not supported by "
                            f"fusejit{where_msg()}")
 
@@ -301,7 +306,7 @@ def to_node(x: Any, dtype: np.dtype) -> Node:
             info = np.iinfo(dtype)
             lo, hi = node.attrs.get("range", (info.min, info.max))
             node.attrs["range"] = (max(lo, int(info.min)), min(hi, int(info.max)))
-        if x.weak is int and dtype.kind == "f":
+        if x.weak is int and dtype.kind in "fc":
             # NumPy converts a Python int to a float through a double (then rounds again)
             node = cast_node(node, np.dtype(np.float64))
         return cast_node(node, dtype)

@@ -23,7 +23,7 @@ from ..frontend.ops import OPS
 from .gemm_update import delays_operands
 from .stored import materialised_deps
 
-BLAS_DTYPES = frozenset({"float32", "float64"})
+BLAS_DTYPES = frozenset({"float32", "float64", "complex64", "complex128"})  # gemv: reals
 INT_MAX = (1 << 31) - 1
 
 

@@ -42,7 +42,8 @@ GEMV_BLOCK = 8192
 def is_gemv(k: GemmKernel) -> bool:
     """True when BLAS GemmKernel `k` is rendered as gemv calls: its product has one column
     or one row (and it is not empty)."""
-    return k.blas and k.k > 0 and k.size > 0 and (k.n == 1 or k.m == 1)
+    return (k.blas and k.k > 0 and k.size > 0 and (k.n == 1 or k.m == 1)
+            and k.dtype.kind == "f")  # complex products stay cgemm/zgemm calls
 
 
 def gemv_length(k: GemmKernel) -> int:

@@ -137,8 +137,8 @@ def _arith(node: Node) -> Node:
         if op == "negative" and ins[0].op == "negative" and ins[0].inputs[0].type == node.type:
             return ins[0].inputs[0]
         return node
-    if len(ins) != 2 or any(i.dtype != node.dtype for i in ins):
-        return node
+    if len(ins) != 2 or any(i.dtype != node.dtype for i in ins) or node.dtype.kind == "c":
+        return node  # complex: x*1, x/1, x+0 change Inf/NaN parts and signed zeros
     a, b = ins
     exact_int = node.dtype.kind in "iub"
     if op == "multiply":

@@ -1,8 +1,8 @@
 /* fusejit call dispatcher: a tiny CPython extension that turns a tuple of arguments into raw
    data pointers and calls a compiled entry point, with the GIL released.
    call(entry_address, objects, arena) -> int status
-   objects: ndarrays (their data pointer), Python float/int/bool (stored as double/int64/uint8
-   in a slot), or NumPy scalars (their value copied into a slot). */
+   objects: ndarrays (their data pointer), Python float/int/bool/complex (stored as
+   double/int64/uint8/two doubles in a slot), or NumPy scalars (their value copied into a slot). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -43,6 +43,10 @@ static PyObject *fj_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             ptrs[i] = slots[i].raw;
         } else if (PyBool_Check(o)) {
             slots[i].b = (o == Py_True);
+            ptrs[i] = slots[i].raw;
+        } else if (PyComplex_CheckExact(o)) { /* as C's double _Complex: real, imaginary */
+            double parts[2] = {PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)};
+            memcpy(slots[i].raw, parts, sizeof parts);
             ptrs[i] = slots[i].raw;
         } else if (PyLong_CheckExact(o)) {
             slots[i].i = PyLong_AsLongLong(o);
@@ -106,6 +110,8 @@ static PyObject *fj_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             buf[k++] = 1;
         } else if (PyBool_Check(o)) {
             buf[k++] = 2;
+        } else if (PyComplex_CheckExact(o)) {
+            buf[k++] = 4;
         } else if (PyLong_CheckExact(o)) {
             buf[k++] = 3;
         } else if (PyArray_IsScalar(o, Generic)) {

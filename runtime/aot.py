@@ -125,6 +125,8 @@ def _kind(a: Any) -> str:
         return "numpy_scalar"
     if isinstance(a, bool):
         return "bool"
+    if isinstance(a, complex):
+        return "complex"
     return "int" if isinstance(a, int) else "float"
 
 

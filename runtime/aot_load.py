@@ -243,7 +243,7 @@ class ExportedFunction:
                 got = f"{v.dtype} scalar" if isinstance(v, np.generic) else type(v).__name__
                 raise TypeError(f"{where}: expected a NumPy {dtype.name} scalar, got {got}")
             return np.array(v)
-        want = {"int": int, "float": float, "bool": bool}[kind]
+        want = {"int": int, "float": float, "bool": bool, "complex": complex}[kind]
         if not isinstance(v, want) or isinstance(v, np.generic) or (
                 kind == "int" and isinstance(v, bool)):
             raise TypeError(f"{where}: expected a Python {kind}, got {type(v).__name__}")

@@ -34,8 +34,8 @@ def ffi() -> Any:
 
     f = cffi.FFI()
     f.cdef("int fj_entry(char *const *io, char *arena);\n"
-           "void fj_set_blas(void *sgemm, void *dgemm, void *sgemv, void *dgemv, void *get, "
-           "void *put, void *state);")
+           "void fj_set_blas(void *sgemm, void *dgemm, void *sgemv, void *dgemv, void *cgemm, "
+           "void *zgemm, void *get, void *put, void *state);")
     return f
 
 
@@ -98,7 +98,7 @@ def load(path: str, blas: bool = False) -> Library:
 
         if hasattr(handle, "fj_set_blas"):  # matmuls (codegen/cblas.py)
             set_blas = handle.fj_set_blas
-            set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 7, None
+            set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 9, None
             set_blas(*blas_pointers(), *(p or None for p in thread_control()))
         if hasattr(handle, "fj_set_lapack"):  # np.linalg kernels (codegen/clapack.py)
             from .blas import lapack_pointers

@@ -24,12 +24,13 @@ import functools
 
 from ..errors import CompileError
 
-BLAS_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
+BLAS_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv", "cgemm", "zgemm")
 
 
 @functools.lru_cache(maxsize=1)
 def blas_pointers() -> tuple[int, ...]:
-    """Addresses of the BLAS_ROUTINES (sgemm, dgemm, sgemv, dgemv), in that order."""
+    """Addresses of the BLAS_ROUTINES (sgemm, dgemm, sgemv, dgemv, cgemm, zgemm), in that
+    order."""
     try:
         from scipy.linalg import cython_blas
     except ImportError as e:  # pragma: no cover - scipy is a dependency

@@ -13,7 +13,7 @@ import numpy as np
 from ..frontend.ir import Graph
 from . import cuda_jit
 
-SCALAR_TYPES = (bool, int, float)
+SCALAR_TYPES = (bool, int, float, complex)
 
 
 def element_strides(a: np.ndarray) -> tuple[int, ...] | None:

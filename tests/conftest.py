@@ -172,14 +172,18 @@ def match_mask(got: np.ndarray, expected: np.ndarray, rtol: float | None = None,
                atol: float = 0.0) -> np.ndarray:
     """Elementwise: does `got` match `expected` (same dtype and shape assumed)?
 
-    Integers and bools must be equal. Floats: both NaN, or equal, or within
-    `atol + rtol * |expected|`; an infinity only matches the same infinity and a zero only a
-    zero of the same sign (a non-zero value within atol of a zero is accepted).
+    Integers and bools must be equal; complex values part by part as floats. Floats: both
+    NaN, or equal, or within `atol + rtol * |expected|`; an infinity only matches the same
+    infinity and a zero only a zero of the same sign (a non-zero value within atol of a zero
+    is accepted).
     """
     got = np.asarray(got)
     expected = np.asarray(expected)
     if expected.dtype.kind not in "fc":
         return np.asarray(got == expected)
+    if expected.dtype.kind == "c":  # each part on its own, as a float of the part's dtype
+        return (match_mask(got.real, expected.real, rtol, atol)
+                & match_mask(got.imag, expected.imag, rtol, atol))
     if rtol is None:
         rtol = rtol_for(expected.dtype)
     g = got.astype(np.float64)
@@ -243,9 +247,10 @@ def assert_same(got: Any, expected: Any, rtol: float | None = None, atol: float 
     if isinstance(expected, (bool, int, float, complex)):
         assert type(got) is type(expected), (
             f"{path}: got {type(got).__name__}, Python gives {type(expected).__name__}")
-        if isinstance(expected, float):
-            ok = match_mask(np.float64(got), np.float64(expected),
-                            RTOL[np.dtype("f8")] if rtol is None else rtol, atol)
+        if isinstance(expected, (float, complex)):
+            t = np.complex128 if isinstance(expected, complex) else np.float64
+            ok = match_mask(t(got), t(expected), RTOL[np.dtype("f8")] if rtol is None else rtol,
+                            atol)
             assert ok, f"{path}: {got!r} != {expected!r}"
         else:
             assert got == expected, f"{path}: {got!r} != {expected!r}"

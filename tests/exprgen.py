@@ -31,11 +31,30 @@ import numpy as np
 import scipy.special as sp
 from conftest import match_mask, rtol_for
 
+from fusejit.frontend.ops_complex import COMPLEX_C
+
 BOOL = np.dtype(bool)
 INT_DTYPES = [np.dtype(n) for n in ("int8", "int16", "int32", "int64",
                                      "uint8", "uint16", "uint32", "uint64")]
 FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64)]
 DTYPES = [BOOL, *INT_DTYPES, *FLOAT_DTYPES]
+COMPLEX_DTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
+# What fusejit computes on complex values (frontend/ops_complex.py); the generator steers
+# around the rest, which fusejit refuses at trace time (tests/test_complex.py checks that).
+# power: constant integer exponents only; matmul: Inf/NaN follow the BLAS's own formulas.
+_COMPLEX_UFUNCS = frozenset(COMPLEX_C) - {"power"}
+_COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all")
+
+
+def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
+    """Whether a node with these operand/result dtypes is one fusejit refuses for complex."""
+    if not any(d.kind == "c" for d in dtypes):
+        return False
+    if kind == "ufunc":
+        return param[0] not in _COMPLEX_UFUNCS
+    if kind == "reduce":
+        return param[0] not in _COMPLEX_REDUCE
+    return kind in ("clip", "round", "scan", "safecast", "matmul")
 
 
 @dataclass(frozen=True)
@@ -363,6 +382,11 @@ def random_values(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, .
     """Mostly moderate values plus the special ones: extremes, zeros of both signs, NaN, Inf,
     halves (rounding ties), values near the domain edges of log/arcsin."""
     n = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "c":  # both parts drawn as floats (special values in either part)
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        out = np.empty(shape, dtype)
+        out.real, out.imag = random_values(rng, part, shape), random_values(rng, part, shape)
+        return out
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) < 0.5)
     if dtype.kind in "iu":
@@ -457,6 +481,7 @@ class Generator:
     share: float = 0.0  # probability of reusing an existing node (DAGs, for the fuzzer)
     # reductions (axis, keepdims), reshape, concatenate/stack and matmul (the fuzzer)
     structural: bool = False
+    complex_ok: bool = False  # complex values (dtypes in `dtypes`, Python complex literals)
     args: list[ArgSpec] = field(default_factory=list)
     pool: list[Expr] = field(default_factory=list)
 
@@ -478,6 +503,9 @@ class Generator:
             return ch.chance(0.5)
         if kind == "int":
             return ch.choice([0, 1, 2, 3, 5, 7, 100, -1, -3, 127])
+        if kind == "complex":
+            return ch.choice([1j, 0.5 - 2j, -1 + 0j, complex(0, -0.0), 3e10j,
+                              complex(float("nan"), 1), complex(float("inf"), 0.5)])
         return ch.choice([0.5, -2.25, 3.0, 1e-3, -0.0, 1e10, 2.5, float("nan"), 0.1])
 
     def leaf(self, shape: tuple[int, ...]) -> Expr:
@@ -491,10 +519,12 @@ class Generator:
             dtype = ch.choice(self.dtypes)
             return self.arg(ArgSpec("npscalar", dtype), np.zeros((), dtype))
         if r < 83 and self.scalar_args:
-            v = self.py_value(ch.choice(["bool", "int", "int", "float"]))
+            v = self.py_value(ch.choice(["bool", "int", "int", "float"]
+                                        + (["complex"] if self.complex_ok else [])))
             return self.arg(ArgSpec("pyscalar", value=v), v)
         if self.literals and r < 92:
-            v = self.py_value(ch.choice(["int", "int", "float", "bool"]))
+            v = self.py_value(ch.choice(["int", "int", "float", "bool"]
+                                        + (["complex"] * 2 if self.complex_ok else [])))
             return Expr("lit", (), v, np.asarray(v).dtype, (), weak=True, probe=v)
         if self.literals and r < 96:
             dtype = ch.choice(self.dtypes)
@@ -519,7 +549,9 @@ class Generator:
                                            None))
             except (TypeError, ValueError, np.exceptions.AxisError):
                 return None
-            if out.dtype not in DTYPES:
+            if out.dtype not in DTYPES and not (self.complex_ok and out.dtype.kind == "c"):
+                return None
+            if complex_refused(kind, param, [c.dtype for c in children] + [out.dtype]):
                 return None
             return Expr(kind, tuple(children), param, out.dtype, out.shape,
                         probe=np.zeros((), out.dtype))
@@ -533,10 +565,13 @@ class Generator:
         except (TypeError, ValueError, OverflowError, IndexError, AttributeError,
                 np.exceptions.AxisError):
             return None
-        if isinstance(probe, (bool, int, float)):
+        if isinstance(probe, (bool, int, float, complex)):
             return None  # Python-scalar arithmetic: not a NumPy program
         probe = np.asarray(probe)
-        if probe.dtype not in DTYPES and probe.dtype != np.float16:
+        if probe.dtype not in DTYPES and probe.dtype != np.float16 and not (
+                self.complex_ok and probe.dtype.kind == "c"):
+            return None
+        if complex_refused(kind, param, [c.dtype for c in children] + [probe.dtype]):
             return None
         if known_bug(kind, param, probe.dtype, tuple(children)):
             return None

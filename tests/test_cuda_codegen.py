@@ -22,6 +22,7 @@ import scipy.special
 from fusejit.codegen.cuda import CudaModule, render_cuda
 from fusejit.errors import FusejitError, RuntimeFailure
 from fusejit.frontend.ops import OPS, ctype
+from fusejit.frontend.ops_complex import PART_OPS
 from fusejit.frontend.trace import trace
 from fusejit.lowering.loop_ir import Program
 from fusejit.lowering.lower import contiguous_strides, lower
@@ -199,8 +200,10 @@ def _op_programs() -> list[Program]:
         for d in dtypes:
             programs.append(program_of(lambda x, d=d: x.astype(d), np.ones(32, s)[::2]))
     for name, op in OPS.items():
-        if op.kind != "elementwise" or name == "cast" or name.startswith("check_"):
-            continue  # check_* ops: NumPy functions' run-time errors (test_numpy_lib.py)
+        if (op.kind != "elementwise" or name == "cast" or name.startswith("check_")
+                or name in PART_OPS):
+            continue  # check_* ops: NumPy functions' run-time errors (test_numpy_lib.py);
+            # complex parts: the CUDA backend refuses complex values (test_complex_refused)
         fn = getattr(scipy.special, name, None) if op.ref is None else \
             getattr(np, op.ufunc_name or name)
         for dt in dtypes:
@@ -212,6 +215,13 @@ def _op_programs() -> list[Program]:
             except (TypeError, FusejitError):
                 continue  # NumPy has no loop for this dtype
     return programs
+
+
+@pytest.mark.parametrize("fn", [lambda z: z * 2, lambda x: np.abs(x * 1j)], ids=["c64", "inner"])
+def test_complex_refused(fn) -> None:
+    """complex64/complex128 values (arguments, or only inside a kernel) are refused clearly."""
+    with pytest.raises(FusejitError, match="complex64/complex128 values.*use the C backend"):
+        render_cuda(program_of(fn, np.ones(8, np.complex64)))
 
 
 @needs_nvcc

@@ -405,7 +405,7 @@ def test_cli_export(tmp_path) -> None:
     (["models:f", "--arg", "float33[4]"], "unsupported dtype 'float33'"),
     (["models:f", "--arg", "float32[4,x]"], "dimension 'x'"),
     (["models:f", "--arg", "float32[4"], "expected DTYPE[d0,d1,...]"),
-    (["models:f", "--arg", "complex64[2]"], "unsupported dtype 'complex64'"),
+    (["models:f", "--arg", "object[2]"], "unsupported dtype 'object'"),
     (["models:f"], "missing a required argument"),
     (["models:nope", "--arg", "float32[4]"], "has no function 'nope'"),
     (["no_such_module:f", "--arg", "float32[4]"], "cannot import 'no_such_module'"),

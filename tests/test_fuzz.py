@@ -20,24 +20,35 @@ import os
 import numpy as np
 import pytest
 from conftest import on_cuda
-from exprgen import DTYPES, Generator, SeededChooser, check_program, describe, sub_shape
+from exprgen import (
+    COMPLEX_DTYPES,
+    DTYPES,
+    Generator,
+    SeededChooser,
+    check_program,
+    describe,
+    sub_shape,
+)
 
 from fusejit.errors import UnsupportedError
 
 N_SEEDS = int(os.environ.get("FUSEJIT_FUZZ_SEEDS", "60"))
 N_STRUCTURAL = int(os.environ.get("FUSEJIT_FUZZ_STRUCTURAL_SEEDS", "40"))
+N_COMPLEX = int(os.environ.get("FUSEJIT_FUZZ_COMPLEX_SEEDS", "40"))
 DIMS = [1, 2, 3, 5, 8]
 
 
-def random_program(seed: int, structural: bool = False):
-    ch = SeededChooser(seed + (1 << 20 if structural else 0))
+def random_program(seed: int, structural: bool = False, complex_ok: bool = False):
+    ch = SeededChooser(seed + (1 << 20 if structural else 0) + (1 << 21 if complex_ok else 0))
     pool = list({ch.choice(DTYPES) for _ in range(ch.integer(1, 3))})
+    if complex_ok:  # one or both complex dtypes beside the real ones
+        pool = list(dict.fromkeys([ch.choice(COMPLEX_DTYPES), *pool, ch.choice(COMPLEX_DTYPES)]))
     ndim = ch.integer(0, 3)
     base = tuple(ch.choice(DIMS) for _ in range(ndim))
     if base and ch.chance(0.08):
         base = base[:-1] + (0,)
     gen = Generator(ch, pool, max_depth=4, array_literals=True, share=0.3,
-                    structural=structural)
+                    structural=structural, complex_ok=complex_ok)
     n_out = ch.integer(1, 4)
     outs = [gen.expr(base if i == 0 else sub_shape(ch, base)) for i in range(n_out)]
     form = ch.choice(["single", "tuple", "list", "dict"]) if n_out == 1 else ch.choice(
@@ -75,6 +86,38 @@ def test_fuzz_structural(seed: int) -> None:
         raise
     except AssertionError as e:
         raise AssertionError(f"structural seed {seed}: {describe(result, specs)}\n{e}") from e
+
+
+@pytest.mark.c_only  # the CUDA backend refuses complex values
+@pytest.mark.parametrize("seed", range(N_COMPLEX))
+def test_fuzz_complex(seed: int) -> None:
+    """Programs over complex64/complex128 beside real dtypes (ops fusejit computes on complex
+    values; exprgen.complex_refused steers around the ones it refuses), half of them
+    structural (reductions, reshapes, concatenation)."""
+    result, specs, share = random_program(seed, structural=seed % 2 == 1, complex_ok=True)
+    try:
+        check_program(result, specs, seed, interpreter=True, share=share)
+    except AssertionError as e:
+        raise AssertionError(f"complex seed {seed}: {describe(result, specs)}\n{e}") from e
+
+
+def test_fuzz_complex_programs_use_complex() -> None:
+    """The complex fuzz programs do compute on complex values (not vacuous)."""
+    from exprgen import leaves
+
+    with_complex = 0
+    for seed in range(N_COMPLEX):
+        result, _, _ = random_program(seed, structural=seed % 2 == 1, complex_ok=True)
+        stack, seen, found = list(leaves(result)), set(), False
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            found |= e.kind != "arg" and e.dtype is not None and e.dtype.kind == "c"
+            stack.extend(e.children)
+        with_complex += found
+    assert with_complex >= N_COMPLEX // 2, with_complex
 
 
 def test_fuzz_structural_programs_are_varied() -> None:

@@ -187,10 +187,27 @@ def _einsum(spec, nops):
 
 
 @pytest.mark.parametrize("spec,shapes", [
-    ("ii->i", [(3, 3)]), ("...ij,...jk", [(2, 3), (3, 4)])])
-def test_einsum_unsupported_forms_are_clear(spec, shapes):
+    ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ii", [(0, 0)]), ("iij->ji", [(3, 3, 2)]),
+    ("iii->i", [(2, 2, 2)]), ("ij,jj->i", [(2, 3), (3, 3)]), ("ii,jj", [(3, 3), (2, 2)]),
+    ("ijk,kl,ii->jl", [(3, 3, 2), (2, 4), (3, 3)]), ("...ij,...jk", [(2, 3), (3, 4)]),
+    ("...ij,...jk->...ik", [(5, 2, 3), (1, 3, 4)]), ("...", [(2, 3)]),
+    ("...ii->...i", [(2, 3, 3)]), ("a...,...b->...ab", [(2, 3), (1, 4)]),
+    ("ij...,jk", [(2, 3, 4), (3, 4)]), ("...i,...i", [(2, 3, 4), (4,)]),
+    ("...j,jk->...k", [(4,), (4, 5)]), ("i...->i...", [(0, 2)])])
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_einsum_diagonals_and_ellipsis(spec, shapes, dtype):
+    """Repeated indices in one operand (its diagonal) and '...' (broadcast dims)."""
+    check(_einsum(spec, len(shapes)), *[data(s, dtype) for s in shapes])
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("ii->i", [(3, 4)]), ("i...->i", [(2, 3)]), ("...->", [(2,)]), ("i.j", [(3, 3)]),
+    ("ij...,jk", [(2, 3), (3, 4), (4,)]), ("ijk...", [(2, 3)])])
+def test_einsum_diagonal_and_ellipsis_errors_are_numpys(spec, shapes):
     ops = [data(s, "float64") for s in shapes]
-    with pytest.raises(UnsupportedError, match="einsum"):
+    with pytest.raises(ValueError):
+        _einsum(spec, len(ops))(*ops)
+    with pytest.raises(ValueError):
         fusejit.jit(_einsum(spec, len(ops)))(*ops)
 
 

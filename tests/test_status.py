@@ -99,7 +99,7 @@ def test_64_a_blas_kernel_without_blas(tmp_path) -> None:
         import numpy as np
         import fusejit
         from fusejit.runtime import blas
-        blas.blas_pointers = lambda: (0, 0, 0, 0)  # the library is handed NULL routines
+        blas.blas_pointers = lambda: (0, 0, 0, 0, 0, 0)  # the library is handed NULL routines
         x = np.ones((8, 8), np.float32)
         try:
             fusejit.jit(lambda a, b: a @ b)(x, x)

@@ -14,6 +14,13 @@ typedef void (*fj_gemv_f32_t)(const char *, const int *, const int *, const floa
 typedef void (*fj_gemv_f64_t)(const char *, const int *, const int *, const double *,
     const double *, const int *, const double *, const int *, const double *, double *,
     const int *);
+typedef void (*fj_gemm_c64_t)(const char *, const char *, const int *, const int *,
+    const int *, const float _Complex *, const float _Complex *, const int *,
+    const float _Complex *, const int *, const float _Complex *, float _Complex *, const int *);
+typedef void (*fj_gemm_c128_t)(const char *, const char *, const int *, const int *,
+    const int *, const double _Complex *, const double _Complex *, const int *,
+    const double _Complex *, const int *, const double _Complex *, double _Complex *,
+    const int *);
 typedef int (*fj_blas_get_t)(void);
 typedef void (*fj_blas_put_t)(int);
 typedef struct { pthread_mutex_t lock; int depth; int saved; } fj_blas_state_t;
@@ -21,19 +28,24 @@ static fj_gemm_f32_t fj_sgemm;
 static fj_gemm_f64_t fj_dgemm;
 static fj_gemv_f32_t fj_sgemv;
 static fj_gemv_f64_t fj_dgemv;
+static fj_gemm_c64_t fj_cgemm;
+static fj_gemm_c128_t fj_zgemm;
 static fj_blas_get_t fj_blas_get;
 static fj_blas_put_t fj_blas_put;
 static fj_blas_state_t *fj_blas_state;
-/* Called once by the runtime after loading: SciPy's BLAS sgemm, dgemm, sgemv and dgemv;
+/* Called once by the runtime after loading: SciPy's BLAS sgemm, dgemm, sgemv, dgemv, cgemm
+   and zgemm;
    OpenBLAS's get/set_num_threads and the state all programs share (runtime/blas.py), or
    NULLs. */
 __attribute__((visibility("default"))) void fj_set_blas(void *sgemm, void *dgemm, void *sgemv,
-                                                        void *dgemv, void *get, void *put,
-                                                        void *state) {
+                                                        void *dgemv, void *cgemm, void *zgemm,
+                                                        void *get, void *put, void *state) {
     fj_sgemm = (fj_gemm_f32_t)sgemm;
     fj_dgemm = (fj_gemm_f64_t)dgemm;
     fj_sgemv = (fj_gemv_f32_t)sgemv;
     fj_dgemv = (fj_gemv_f64_t)dgemv;
+    fj_cgemm = (fj_gemm_c64_t)cgemm;
+    fj_zgemm = (fj_gemm_c128_t)zgemm;
     fj_blas_get = (fj_blas_get_t)get;
     fj_blas_put = (fj_blas_put_t)put;
     fj_blas_state = (fj_blas_state_t *)state;
