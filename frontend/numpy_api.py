@@ -25,6 +25,7 @@ from .numpy_more import HANDLERS as MORE
 from .rearrange import HANDLERS as REARRANGE
 from .scans import HANDLERS as SCANS
 from .scatter import HANDLERS as SCATTERS
+from .sorting import HANDLERS as SORTING
 
 
 def _probe(x: Any) -> Any:
@@ -345,5 +346,6 @@ HANDLERS.update(NUMPY_CODE)
 HANDLERS.update(MORE)
 HANDLERS.update(SCANS)
 HANDLERS.update(SCATTERS)
+HANDLERS.update(SORTING)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

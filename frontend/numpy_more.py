@@ -384,8 +384,7 @@ _NEEDS_SORT = ("it needs sorting (or partitioning) of traced values, which fusej
 REFUSED: dict[Callable[..., Any], str] = {
     **dict.fromkeys((
         np.median, np.percentile, np.quantile, np.nanmedian, np.nanpercentile,
-        np.nanquantile, np.sort, np.argsort, np.partition, np.argpartition, np.histogram,
-        np.histogram2d, np.histogramdd, np.unique, np.lexsort),
+        np.nanquantile, np.histogram, np.histogram2d, np.histogramdd, np.unique, np.lexsort),
         _NEEDS_SORT),
 }
 
