@@ -417,11 +417,13 @@ if __package__:
     from . import (  # noqa: E402,F401
         workloads_linalg,
         workloads_scatter,
+        workloads_sort,
         workloads_state,
         workloads_train,
     )
 else:
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_sort  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_train  # type: ignore[no-redef]  # noqa: E402,F401

@@ -22,6 +22,7 @@ from . import ufuncs as U
 from . import views as V
 from .numpy_lib import HANDLERS as NUMPY_CODE
 from .numpy_more import HANDLERS as MORE
+from .order_stats import HANDLERS as ORDER_STATS
 from .rearrange import HANDLERS as REARRANGE
 from .scans import HANDLERS as SCANS
 from .scatter import HANDLERS as SCATTERS
@@ -347,5 +348,6 @@ HANDLERS.update(MORE)
 HANDLERS.update(SCANS)
 HANDLERS.update(SCATTERS)
 HANDLERS.update(SORTING)
+HANDLERS.update(ORDER_STATS)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

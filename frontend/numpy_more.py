@@ -383,8 +383,7 @@ _NEEDS_SORT = ("it needs sorting (or partitioning) of traced values, which fusej
 # Why fusejit refuses these functions (frontend.tracer shows the reason in its error).
 REFUSED: dict[Callable[..., Any], str] = {
     **dict.fromkeys((
-        np.median, np.percentile, np.quantile, np.nanmedian, np.nanpercentile,
-        np.nanquantile, np.histogram, np.histogram2d, np.histogramdd, np.unique, np.lexsort),
+        np.histogram2d, np.histogramdd, np.unique, np.lexsort),
         _NEEDS_SORT),
 }
 

@@ -196,6 +196,12 @@ def test_methods_in_place_and_errors() -> None:
     fusejit.jit(g)(jx)
     g(nx)
     assert_same(jx, nx)
+    def h(x):
+        y = x + 0.0
+        y.partition(5, axis=1)
+        return y[:, 5]
+
+    run_both(h, x)
     run_both(lambda x: np.sort(x.sum()), x)  # AxisError on 0-d
     run_both(lambda x: np.sort(x.sum(), axis=None), x)
     run_both(lambda x: np.sort(x, kind="bogus"), x)  # ValueError
@@ -227,3 +233,12 @@ def test_explain_and_cuda_refusal() -> None:
         render_cuda(program)
     text = str(fusejit.jit(lambda a, v: np.searchsorted(a, v)).explain(x[0], x))
     assert "searchsorted (side=left)" in text
+
+
+def test_array_api_namespace_sorting() -> None:
+    def f(x):
+        xp = x.__array_namespace__()
+        return (xp.sort(x, axis=1, stable=True), xp.argsort(x, axis=0, stable=True),
+                xp.searchsorted(xp.sort(x[0]), x[1]))
+
+    run_both(f, RNG.standard_normal((3, 5)))
