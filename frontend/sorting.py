@@ -23,6 +23,10 @@ from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
 
+# A constant table of this many values or more is searched by the binary-search kernel; a
+# shorter one by a comparison per value, fused into the consumer (frontend/numpy_more.py).
+SEARCH_MIN = 16
+
 
 def _tracer(x: Any) -> T.Tracer:
     if isinstance(x, T.Tracer):
@@ -111,8 +115,11 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     dtype common to a and v; with a sorter, a is read through it (np.take)."""
     if not isinstance(a, T.Tracer) and not isinstance(sorter, T.Tracer):
         from .numpy_more import searchsorted as constant_table
+        from .numpy_more import sorted_constant
 
-        return constant_table(a, v, side, sorter)
+        if np.size(a) < SEARCH_MIN or np.ndim(a) != 1:
+            return constant_table(a, v, side, sorter)
+        a, sorter = T.Tracer(T.const_node(sorted_constant(a, v, side, sorter))), None
     ta, tv = _tracer(a), _tracer(v)
     for t, what in ((ta, "a"), (tv, "v")):
         _check(t, f"np.searchsorted's {what}", None)

@@ -242,3 +242,23 @@ def test_array_api_namespace_sorting() -> None:
                 xp.searchsorted(xp.sort(x[0]), x[1]))
 
     run_both(f, RNG.standard_normal((3, 5)))
+
+
+def _table():
+    """A constant sorted table (built inside the traced function: not a captured array)."""
+    return np.concatenate([np.linspace(-3.0, 3.0, 97), [np.nan] * 3])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_searchsorted_into_large_constant_tables() -> None:
+    v = RNG.standard_normal((7, 30))
+    v[0, :5] = [np.nan, np.inf, -np.inf, _table()[10], -3.0]
+    for side in ("left", "right"):
+        jf = run_both(lambda v: np.searchsorted(_table(), v * 1.5, side=side), v)
+        assert "searchsorted (side=" in str(jf.explain(v))  # the binary-search kernel
+    run_both(lambda v: np.searchsorted(_table()[::-1], v, sorter=np.arange(99, -1, -1)), v)
+    run_both(lambda v: np.searchsorted(np.arange(40), v * 10), v)  # int table, float values
+    run_both(lambda v: np.digitize(v, np.linspace(-2, 2, 50)), v)
+    run_both(lambda v: np.digitize(v, np.linspace(2, -2, 50), right=True), v)  # decreasing
+    with pytest.raises(UnsupportedError, match="unsorted"):
+        fusejit.jit(lambda v: np.searchsorted(_table()[::-1], v))(v)
