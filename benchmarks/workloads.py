@@ -418,6 +418,7 @@ if __package__:
         workloads_complex,
         workloads_linalg,
         workloads_scatter,
+        workloads_sort,
         workloads_state,
         workloads_train,
     )
@@ -425,5 +426,6 @@ else:
     import workloads_complex  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_sort  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_state  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_train  # type: ignore[no-redef]  # noqa: E402,F401

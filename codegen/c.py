@@ -48,6 +48,8 @@ from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, sp
 from .cscan import render_scan
 from .cscan_blocks import blocks, render_blocked_scan
 from .cscatter_par import render_scatter_kernel
+from .csort import header as sort_header
+from .csort import render_sort
 from .cstage import TILE, Segment, plan, tile_fn, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
@@ -287,10 +289,13 @@ def render(program: Program, opts: COptions) -> str:
                render_blocked_scan(k, f"fj_{k.name}", program, len(program.buffers) + i)
                if k.scan and blocks(k) else
                render_scan(k, f"fj_{k.name}", program) if k.scan else
+               render_sort(k, f"fj_{k.name}", program) if k.sort else
                _kernel_view(k, i, program, opts)
                for i, k in enumerate(program.kernels)]
     return templates.render(
-        "program.c.j2", name=program.name, prelude=prelude(opts.libmvec), par_min=opts.par_min,
+        "program.c.j2", name=program.name, par_min=opts.par_min,
+        prelude=prelude(opts.libmvec) + (sort_header() if any(
+            isinstance(k, Kernel) and k.sort for k in program.kernels) else ""),
         blas_decls=blas_decls(program) + lapack_decls(program),
         kernels=kernels, buffers=buffers, profile=_read(os.path.join(
             _HERE, "include", "fj_profile.h")) if opts.profile else "",

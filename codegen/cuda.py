@@ -237,6 +237,10 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             raise UnsupportedError(f"{k.name} in {program.name}() is a scatter through index "
                                    "arrays (x[idx] = v, np.add.at), which the CUDA backend "
                                    "does not support yet; use the C backend")
+        if isinstance(k, Kernel) and k.sort:
+            raise UnsupportedError(f"{k.name} in {program.name}() sorts or searches (np.sort, "
+                                   "np.argsort, np.partition, np.searchsorted), which the CUDA "
+                                   "backend does not support yet; use the C backend")
         if isinstance(k, Kernel) and k.scan:
             raise UnsupportedError(f"{k.name} in {program.name}() is a scan (np.cumsum, "
                                    "ufunc.accumulate), which the CUDA backend does not "

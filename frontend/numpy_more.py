@@ -192,14 +192,10 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
 
 # --- searching ------------------------------------------------------------------------------
 
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
-    """np.searchsorted into constant sorted values `a`: the count of a's values before each
-    v (NaN sorts last, as in NumPy), one comparison per value of `a`, summed."""
-    if isinstance(a, T.Tracer) or isinstance(sorter, T.Tracer):
-        raise T.UnsupportedError(
-            f"np.searchsorted into a traced array is not supported by fusejit{T.where_msg()}: "
-            "it needs a binary search over traced values (the sorting issue); pass the sorted "
-            "array as a constant or a static argument")
+def sorted_constant(a: Any, v: Any, side: str, sorter: Any) -> np.ndarray:
+    """The constant table of np.searchsorted(a, v, side, sorter) read through its sorter,
+    after NumPy's own argument errors; UnsupportedError when it is not sorted (NumPy's
+    result then depends on its binary search)."""
     arr = np.asarray(a)
     tv = _tracer(v)
     np.searchsorted(arr, np.zeros(tv.shape and (0,), tv.dtype), side=side,
@@ -213,6 +209,18 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
             raise T.UnsupportedError(
                 f"np.searchsorted with unsorted constant values is not supported by fusejit"
                 f"{T.where_msg()}: NumPy's result then depends on its binary search")
+    return arr
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """np.searchsorted into constant sorted values `a`: the count of a's values before each
+    v (NaN sorts last, as in NumPy), one comparison per value of `a`, summed."""
+    if isinstance(a, T.Tracer) or isinstance(sorter, T.Tracer):
+        raise T.UnsupportedError(
+            f"np.searchsorted into a traced array is not supported here{T.where_msg()}")
+    arr = sorted_constant(a, v, side, sorter)
+    tv = _tracer(v)
+    nan = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, bool)
     col = tv[..., None]
     const = T.Tracer(T.const_node(arr))
     if side == "left" or str(side).lower().startswith("l"):
@@ -358,23 +366,19 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     return T.Tracer(T.make_node("copy", [result.node], shape, dtype), scalar=shape == ())
 
 
-_NEEDS_SORT = ("it needs sorting (or partitioning) of traced values, which fusejit does not "
-               "trace yet (the sorting issue); compute it outside the compiled function")
-
-
 # Why fusejit refuses these functions (frontend.tracer shows the reason in its error).
 REFUSED: dict[Callable[..., Any], str] = {
-    **dict.fromkeys((
-        np.median, np.percentile, np.quantile, np.nanmedian, np.nanpercentile,
-        np.nanquantile, np.sort, np.argsort, np.partition, np.argpartition, np.histogram,
-        np.histogram2d, np.histogramdd, np.unique, np.lexsort),
-        _NEEDS_SORT),
+    np.unique: "the size of its result depends on the values (a data-dependent shape); "
+               "compute it outside the compiled function",
+    **dict.fromkeys((np.lexsort, np.histogram2d, np.histogramdd),
+                    "fusejit sorts by one key only (np.sort/np.argsort, frontend/sorting.py); "
+                    "compute it outside the compiled function"),
 }
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.correlate: correlate, np.convolve: convolve, np.inner: inner, np.kron: kron,
     np.vander: vander, np.count_nonzero: count_nonzero, np.nanvar: nanvar, np.nanstd: nanstd,
-    np.searchsorted: searchsorted, np.broadcast_arrays: broadcast_arrays,
+    np.broadcast_arrays: broadcast_arrays,
     np.diagonal: diagonal, np.diag: diag, np.choose: choose, np.nanargmax: nanargmax,
     np.nanargmin: nanargmin, np.trace: trace, np.vdot: vdot,
 }

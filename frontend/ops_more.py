@@ -47,3 +47,19 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_geom_zero", ERR_GEOM_ZERO)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
+
+
+# --- sorting (frontend/sorting.py; lowering/sort.py) ----------------------------------------
+def sort_reference(x: np.ndarray, mode: str, axis: int) -> np.ndarray:
+    """Evaluate a `sort` node: NumPy's sort (stable for "stable") or stable argsort."""
+    if mode == "arg":
+        return np.argsort(x, axis=axis, kind="stable")
+    return np.sort(x, axis=axis, kind="stable" if mode == "stable" else None)
+
+
+def searchsorted_reference(a: np.ndarray, v: np.ndarray, side: str) -> np.ndarray:
+    return np.asarray(np.searchsorted(a, v, side=side))
+
+
+add_op(OpDef("sort", "sort", 1, sort_reference))
+add_op(OpDef("searchsorted", "sort", 2, searchsorted_reference))

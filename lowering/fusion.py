@@ -31,6 +31,7 @@ __all__ = ["RECOMPUTE_BUDGET", "Group", "choose_materialised", "inline_cost", "i
 
 # Library nodes computed by one LAPACK kernel each (lowering/lapack.py).
 LAPACK_OPS = ("lapack", "lapack_solve")
+SORT_OPS = ("sort", "searchsorted")  # kernels of lowering/sort.py
 # Recompute a broadcast producer inside its consumer unless that repeats more work than this.
 RECOMPUTE_BUDGET = 16
 
@@ -50,6 +51,7 @@ class Group:
     scatter: bool = False  # a scatter's region kernel (after its fill kernel, if any)
     lapack: bool = False  # one LapackKernel (lowering/lapack.py)
     scan: bool = False  # a scan's kernel (lowering/scan.py)
+    sort: bool = False  # a sort's or searchsorted's kernel (lowering/sort.py)
     refusals: list[str] = field(default_factory=list)
     gemm: Node | None = None  # a matmul whose gemm computes the roots as its epilogue
     axes: tuple[int, ...] | None = None
@@ -100,7 +102,8 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     in_gemm = {i for u in updates.values() for i in u.fused}
     materialised = {o.id for o in graph.outputs if not is_source(o) or o.op == "const"}
     materialised |= {n.id for n in nodes
-                     if n.op in ("reduce", "matmul", "scatter", "scan") or n.op in LAPACK_OPS}
+                     if n.op in ("reduce", "matmul", "scatter", "scan", *SORT_OPS)
+                     or n.op in LAPACK_OPS}
     materialised -= {u.matmul.id for u in updates.values()}
     reasons: dict[int, str] = {}
     for upd in updates.values():
@@ -117,13 +120,13 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
                     materialised.add(stored.id)
                     reasons[stored.id] = (f"%{stored.id} ({stored.op}) is an operand of {node.op} "
                                           f"%{node.id}, which reads it from memory")
-        if node.op == "gather":
+        if node.op == "gather" or node.op == "searchsorted":
             # A gather is computed (a load) in the kernel of each value that uses it; it
             # reads its source at data-dependent positions, so an earlier kernel stores it.
             stored = matmul_operand_store(node.inputs[0])
             if stored is not None and stored.id not in materialised:
                 materialised.add(stored.id)
-                reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the source of gather "
+                reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the source of {node.op} "
                                       f"%{node.id}, which reads it at data-dependent positions")
         if node.op == "scatter" and len(node.inputs) > 2 and not is_source(node.inputs[1]):
             # A scatter through index arrays writes its buffer at data-dependent positions
@@ -214,7 +217,7 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
         after = max([after] + [group_of[d] + 1 for d in via_reshape(node, materialised)
                                if d in group_of])
         upd = updates.get(node.id)
-        alone = (node.op in ("matmul", "scatter", "scan") or node.op in LAPACK_OPS
+        alone = (node.op in ("matmul", "scatter", "scan", *SORT_OPS) or node.op in LAPACK_OPS
                  or upd is not None)
         target = None if alone else _join(node, deps, groups, group_of, after, rowwise,
                                           materialised)
@@ -226,6 +229,7 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
             if alone:
                 groups.append(Group(node.shape, matmul=node.op == "matmul" or upd is not None,
                                     scatter=node.op == "scatter", scan=node.op == "scan",
+                                    sort=node.op in SORT_OPS,
                                     update=upd, lapack=node.op in LAPACK_OPS))
             elif node.op == "reduce":
                 groups.append(Group(node.inputs[0].shape, axes=node.attrs["axes"]))
@@ -281,7 +285,7 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
                     and same_index(node, own, materialised, g.shape)):
                 return gi
             continue
-        if g.matmul or g.scatter or g.scan or g.lapack:
+        if g.matmul or g.scatter or g.scan or g.lapack or g.sort:
             continue
         if g.axes is None:
             if node.op != "reduce" and g.shape == node.shape:
@@ -338,9 +342,11 @@ def _refusals(node: Node, deps: set[int], groups: list[Group], group_of: dict[in
                 f"straight into argument {upd.arg} (beta = 1, alpha = "
                 f"{'-' if upd.sign < 0 else ''}"
                 f"{'1' if upd.scale is None else '%' + str(upd.scale.id)})"]
-    if node.op in ("matmul", "scatter", "scan") or node.op in LAPACK_OPS:
+    if node.op in ("matmul", "scatter", "scan", *SORT_OPS) or node.op in LAPACK_OPS:
         what = ("a GEMM reads its operands from memory" if node.op == "matmul"
                 else "it runs along its rows in order" if node.op == "scan"
+                else "it sorts whole rows" if node.op == "sort"
+                else "it searches a sorted table" if node.op == "searchsorted"
                 else "it writes a region through an index map" if node.op == "scatter"
                 else "a LAPACK call reads whole matrices from memory")
         return [f"%{node.id} ({node.op}) is a kernel of its own: {what}"]
@@ -373,6 +379,8 @@ def _refusal(node: Node, g: Group, gi: int, reads: list[int], deps: set[int],
         return f"k{gi} writes a scatter region, which fuses nothing else{via}"
     if g.lapack:
         return f"k{gi} is a LAPACK call, which fuses nothing else{via}"
+    if g.sort:
+        return f"k{gi} sorts (or searches), which fuses only the work that computes its input{via}"
     if g.scan:
         return (f"k{gi} is a scan, which fuses only elementwise values of its shape that read "
                 f"its values at their own index{via}")

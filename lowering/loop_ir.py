@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .row_stmts import Scan, Sort
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -125,19 +127,7 @@ class Reduce:
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
-class Scan:
-    """The running fold of `value` by binary op `fn` (of `dtype`, like `value`) along the
-    last domain dim of a scan kernel: `var` is value's own at the first point of a row, then
-    fn(previous var, value) (NumPy's accumulate order; lowering/scan.py)."""
-
-    var: str
-    fn: str
-    value: str
-    dtype: np.dtype
-
-
-Stmt = Load | Const | Compute | Check | Store | Reduce | Scan
+Stmt = Load | Const | Compute | Check | Store | Reduce | Scan | Sort
 
 
 @dataclass
@@ -162,6 +152,11 @@ class Kernel:
     def scan(self) -> bool:
         """A scan kernel: each row of the last domain dim runs in order (Scan)."""
         return any(isinstance(s, Scan) for s in self.body)
+
+    @property
+    def sort(self) -> bool:
+        """A sort kernel: rows sorted, or values searched in a sorted table (Sort)."""
+        return any(isinstance(s, Sort) for s in self.body)
 
     def loads(self) -> list[Load]:
         return [s for s in self.body if isinstance(s, Load)]
@@ -438,6 +433,9 @@ def _fmt_stmt(s: Stmt) -> str:
         return f"{s.var} = reduce_{s.fn}({s.value}) : {s.dtype.name}"
     if isinstance(s, Scan):
         return f"{s.var} = scan_{s.fn}({s.value}) : {s.dtype.name}"
+    if isinstance(s, Sort):
+        table = f", {s.table}[{s.n} by {s.stride}]" if s.table else ""
+        return f"{s.var} = sort_{s.mode}({s.value}{table}) : {s.dtype.name}"
     a = s.access
     scatter = "".join(f" + {t.mode}({t.var}, {t.extent}) * {t.stride}" for t in s.index)
     op = "=" if s.fn is None else f"{s.fn}="

@@ -20,6 +20,7 @@ from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
 from .rowwise import NonCanonicalUse, ReduceBuilder
 from .scan import build_scan
+from .sort import build_sort
 from .update import (
     buffer_hazards,
     build_scatter,
@@ -52,7 +53,7 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
         if g.scan and use.get(g.roots[0].id) and all(
                 computed_by.get(u.id) == {k} for u in use[g.roots[0].id]):
             local.add(g.roots[0].id)  # np.cumsum(x, axis=1) / n: only the quotient stored
-        if g.axes is None or g.matmul or g.scatter or g.scan or g.lapack:
+        if g.axes is None or g.matmul or g.scatter or g.scan or g.lapack or g.sort:
             continue
         for r in g.roots:
             if r.op == "reduce" and use.get(r.id) and all(
@@ -153,6 +154,8 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
             kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
         elif g.scan:
             kernels.append(build_scan(low, f"k{i}", g.roots))
+        elif g.sort:
+            kernels.append(build_sort(low, f"k{i}", g.roots[0]))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:

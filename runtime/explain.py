@@ -31,6 +31,7 @@ from ..lowering.loop_ir import (
     Load,
     Program,
     ReduceKernel,
+    Sort,
     Store,
 )
 from ..lowering.lower import lower_prelowered
@@ -197,6 +198,13 @@ def _kind(k: AnyKernel, program: Program) -> str:
         how = ", column layout (blocks of the last kept dim)" if k.layout == "columns" else ""
         return (f"reduction: {len(k.phases)} phase(s) over rows of {list(k.inner)}, "
                 f"for each of {list(k.outer)}{how}")
+    if k.sort:
+        srt = next(s for s in k.body if isinstance(s, Sort))
+        if srt.table:
+            return (f"searchsorted (side={srt.mode}) of {list(k.domain)} values in a sorted "
+                    f"table of {srt.n}, binary search per value (in parallel)")
+        return (f"sort ({srt.mode}) of rows of {k.domain[-1]}, for each of "
+                f"{list(k.domain[:-1])} (rows in parallel, radix sort)")
     if k.scan and scan_blocks(k):
         return (f"scan along rows of {k.domain[-1]} in {scan_blocks(k)} blocks per row, "
                 f"for each of {list(k.domain[:-1])} (blocks in parallel: their totals "

@@ -3,7 +3,7 @@
 A generator builds, top-down for a target shape, a DAG of `Expr` nodes over the elementwise
 operations fusejit supports (ufuncs in operator or function form, where, clip, casts, round,
 *_like, copy, views: transposes, slices with steps, integer indexing, np.split; structurally
-also reductions, reshapes, joins, matmuls, scans and scatters). Leaves are
+also reductions, reshapes, joins, matmuls, scans, scatters and sorts). Leaves are
 function arguments (arrays of any layout, 0-d arrays, NumPy scalars, Python scalars) or
 literals captured in the function. Every node's dtype is asked of NumPy (the op is applied to
 0-d probes), so only valid programs are built; float -> int casts go through a clip so they are
@@ -111,7 +111,7 @@ BINARY = {s.name: s for s in [
 ]}
 
 
-STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan", "scatter")
+STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan", "scatter", "sort")
 
 
 def known_bug(kind: str, param: Any, dtype: np.dtype,
@@ -234,6 +234,9 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
         return getattr(np, fn).accumulate(vals[0], axis=axis)
     if k == "scatter":
         return _scatter(e.param, vals)
+    if k == "sort":  # stable: NumPy's order of ties is then fixed
+        fn, axis = e.param
+        return getattr(np, fn)(vals[0], axis=axis, kind="stable")
     if k == "stack":
         return np.stack(vals, axis=e.param)
     if k == "matmul":
@@ -761,7 +764,10 @@ class Generator:
         nd = len(target)
         exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
         how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul", "scan",
-                         "scatter"])
+                         "scatter", "sort"])
+        if how == "sort" and nd >= 1:
+            fn = ch.choice(["sort", "argsort"])
+            return self.node("sort", [exact(target)], (fn, ch.integer(-nd, nd - 1)))
         if how == "scan" and nd >= 1:
             fn = ch.choice(["cumsum", "cumprod", "maximum", "minimum"])
             return self.node("scan", [exact(target)], (fn, ch.integer(-nd, nd - 1)))

@@ -140,12 +140,13 @@ CASES.update({
     "fft.ifftshift": (lambda xp, a: xp.fft.ifftshift(a, axes=1), (F,)),
     "fft.fftfreq": (lambda xp, a: xp.fft.fftfreq(4, d=0.5) * a, (F,)),
     "fft.rfftfreq": (lambda xp, a: xp.fft.rfftfreq(6) + a[0, 0], (F,)),
+    "argsort": (lambda xp, a: xp.argsort(a, axis=1), (F,)),
+    "sort": (lambda xp, a: xp.sort(a, axis=1), (F,)),
+    "imag": (lambda xp, a: xp.imag(xp.astype(a, xp.complex128) * 1j), (F,)),
 })
 
 # What fusejit does not compile: each raises a clear UnsupportedError (checked below).
 NOT_COVERED = {
-    "argsort": (lambda xp, a: xp.argsort(a, axis=1), (F,)),
-    "sort": (lambda xp, a: xp.sort(a, axis=1), (F,)),
     "nonzero": (lambda xp, a: xp.nonzero(a)[0], (B,)),
     "unique_values": (lambda xp, a: xp.unique_values(a), (J,)),
     "unique_counts": (lambda xp, a: xp.unique_counts(a).counts, (J,)),
@@ -158,7 +159,6 @@ NOT_COVERED = {
     "linalg.qr": (lambda xp, a: xp.linalg.qr(a).R, (S,)),
     "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
     "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
-    "imag": (lambda xp, a: xp.imag(xp.astype(a, xp.complex128)), (F,)),
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(a))(n), (F,))
        for n in ("rfft", "rfftn", "ihfft")},
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(

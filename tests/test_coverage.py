@@ -110,12 +110,20 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.unique(v)", lambda v: np.unique(v), (V,)),
         ("np.nonzero(v)", lambda v: np.nonzero(v), (V,)),
     ],
-    "Raise: sorting (another issue)": [
+    "Sorting and order statistics (on the sort kernel)": [
+        ("np.sort(v)", lambda v: np.sort(v), (V,)),
+        ("np.argsort(x, axis=1)", lambda x: np.argsort(x, axis=1, kind="stable"), (X,)),
+        ("np.partition(v, 3)", lambda v: np.partition(v, 3)[3], (V,)),
+        ("np.searchsorted(np.sort(v), x)", lambda v, x: np.searchsorted(np.sort(v), x), (V, X)),
         ("np.median(x, axis=1)", lambda x: np.median(x, axis=1), (X,)),
         ("np.percentile(x, 90, axis=1)", lambda x: np.percentile(x, 90, axis=1), (X,)),
         ("np.quantile(x, 0.5)", lambda x: np.quantile(x, 0.5), (X,)),
-        ("np.histogram(v)", lambda v: np.histogram(v), (V,)),
-        ("np.sort(v)", lambda v: np.sort(v), (V,)),
+        ("np.nanmedian(x, axis=0)", lambda x: np.nanmedian(x, axis=0), (X,)),
+        ("np.histogram(v, 8, range=(-2, 2))", lambda v: np.histogram(v, 8, range=(-2, 2))[0], (V,)),
+        ("np.digitize(v, [-1, 0, 1])", lambda v: np.digitize(v, [-1.0, 0.0, 1.0]), (V,)),
+    ],
+    "Raise: data-dependent bins": [
+        ("np.histogram(v)", lambda v: np.histogram(v)[0], (V,)),
     ],
 }
 

@@ -1,0 +1,158 @@
+"""C for a sort kernel (loop IR: a Kernel with a Sort statement, lowering/sort.py), with the
+helpers of codegen/include/fj_sort.h.
+
+Sort modes: each row of the last domain dim is computed point by point into per-thread
+scratch as order-preserving unsigned keys (fj_skey/fj_vkey), sorted by a stable LSD radix
+sort (insertion sort for short rows), then written out: the values back from their keys
+("sort"), the values at the sorted positions ("stable": ties keep their order, -0.0 and NaN
+payloads stay) or the positions (argsort). The rows are split between the threads (fj_run),
+so results do not depend on the thread count. Search modes: each point's value is looked up
+by binary search in the sorted table (fj_search), the points split between the threads.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import Status
+from ..frontend.ops import ctype, suffix
+from ..lowering.loop_ir import Access, Kernel, Load, Program, Sort, Store
+from .cexpr import point_lines
+
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
+KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
+SEARCH_BLOCK = 4096  # values per unit of work of a search
+
+
+def header() -> str:
+    """The C helpers sort kernels call (added to a program's prelude when it has one)."""
+    with open(HEADER, encoding="utf-8") as f:
+        return f.read()
+
+
+def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
+    """The template view of sort kernel `k`: its text and the entry's call."""
+    srt = next(s for s in k.body if isinstance(s, Sort))
+    store = next(s for s in k.body if isinstance(s, Store))
+    search = srt.mode in ("left", "right")
+    table = next((s for s in k.body if isinstance(s, Load) and s.var == srt.table), None)
+    point = [s for s in k.body if s is not table and not isinstance(s, (Sort, Store))]
+    stored = {store.access.buf}
+    used = sorted({s.access.buf for s in k.body if hasattr(s, "access")})
+    outer, n = (k.domain[:-1], k.domain[-1]) if k.domain else ((), 1)
+    nblk = -(-n // SEARCH_BLOCK) if search else 1  # a search splits its rows in blocks
+    units = nblk
+    for m in outer:
+        units *= m
+    what = (f"np.searchsorted({srt.mode}) of rows of {n} in a table of {srt.n}" if search
+            else f"{srt.mode} rows of {n}")
+    lines = [f"/* {k.name}: {what}, for each of {list(outer)} (rows in parallel); "
+             f"nodes {k.nodes} */",
+             f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+             "    int fj_err = 0;"]
+    for b in used:
+        const = "" if b in stored else "const "
+        t = ctype(program.buffers[b].dtype)
+        lines.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    sfx, vt = suffix(srt.dtype), ctype(srt.dtype)
+    bits = KEY_BITS[srt.dtype.itemsize]
+    ut = f"uint{bits}_t"
+    # arg and stable sorts carry positions: packed under keys of up to 32 bits (key << 32 |
+    # position), beside 64-bit keys; plain sorts sort the keys alone
+    carry = srt.mode != "sort"
+    packed = carry and bits <= 32
+    kt = "uint64_t" if packed else ut
+    if not search:
+        m = max(n, 1)
+
+        def scratch(name: str, t: str, count: int, wanted: bool) -> str:
+            alloc = f"({t} *)malloc({count} * (size_t){m} * sizeof({t}))" if wanted else "NULL"
+            return f"    {t} *const {name} = {alloc};"
+
+        lines += [scratch("fj_k", kt, 2, True),
+                  scratch("fj_x", "uint32_t", 2, carry and not packed),
+                  scratch("fj_v", vt, 1, srt.mode == "stable"),
+                  "    if (!fj_k || (!fj_x && "
+                  f"{int(carry and not packed)}) || (!fj_v && {int(srt.mode == 'stable')})) {{",
+                  "        free(fj_k); free(fj_x); free(fj_v);",
+                  f"        return {Status.NO_SCRATCH.code};",
+                  "    }"]
+    else:
+        tacc = table.access if table is not None else None
+        assert tacc is not None
+        lines.append(f"    const {ctype(program.buffers[tacc.buf].dtype)} *const fj_t = "
+                     f"b{tacc.buf} + {tacc.offset};")
+    lines.append("    for (int64_t fj_b = fj_lo; fj_b < fj_hi; fj_b++) {")
+    lines.append("        int64_t fj_r = fj_b;")
+    if search:
+        lines += [f"        const int64_t fj_j0 = (fj_r % {nblk}) * {SEARCH_BLOCK};",
+                  f"        const int64_t fj_j1 = fj_j0 + {SEARCH_BLOCK} < {n} ? "
+                  f"fj_j0 + {SEARCH_BLOCK} : {n};",
+                  f"        fj_r /= {nblk};"]
+    for d in reversed(range(len(outer))):
+        lines.append(f"        const int64_t i{d} = fj_r % {outer[d]};")
+        lines.append(f"        fj_r /= {outer[d]};")
+    lines.append("        (void)fj_r;")
+    ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
+    decls: list[str] = []
+
+    def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
+        if not acc.strides:
+            acc = Access(acc.buf, acc.offset, (0,))
+        key = (acc.buf, acc.offset, acc.strides[:-1])
+        if key not in ptrs:
+            ptrs[key] = name = f"p{len(ptrs)}"
+            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(acc.strides[:-1])
+                                         if s]
+            const = "" if acc.buf in stored else "const "
+            decls.append(f"{const}{ctype(program.buffers[acc.buf].dtype)} *const "
+                         f"{name} = b{acc.buf} + ({' + '.join(terms)});")
+        return ptrs[key], acc.strides[-1]
+
+    body = point_lines(point, program, pointer)
+    out = point_lines([store], program, pointer)
+    lines += [f"        {x}" for x in decls]
+    lines.append("        for (int64_t j = fj_j0; j < fj_j1; j++) {" if search else
+                 f"        for (int64_t j = 0; j < {n}; j++) {{")
+    lines += [f"            {x}" for x in body]
+    if search:
+        right = int(srt.mode == "right")
+        lines.append(f"            const int64_t {srt.var} = fj_search_{sfx}(fj_t, {srt.stride}, "
+                     f"{srt.n}, {srt.value}, {right});")
+        lines += [f"            {x}" for x in out]
+        lines.append("        }")
+    else:
+        key = f"{'fj_vkey' if srt.mode == 'sort' else 'fj_skey'}_{sfx}({srt.value})"
+        if packed:
+            lines.append(f"            fj_k[j] = ((uint64_t){key} << 32) | (uint64_t)j;")
+        else:
+            lines.append(f"            fj_k[j] = {key};")
+        if carry and not packed:
+            lines.append("            fj_x[j] = (uint32_t)j;")
+        if srt.mode == "stable":
+            lines.append(f"            fj_v[j] = {srt.value};")
+        lines.append("        }")
+        if not carry:
+            lines.append(f"        const int fj_f = fj_ksort{bits}(fj_k, fj_k + {n}, {n});")
+        elif packed:
+            lines.append(f"        const int fj_f = fj_psort{bits}(fj_k, fj_k + {n}, {n});")
+        else:
+            lines.append(f"        const int fj_f = fj_csort64(fj_k, fj_k + {n}, fj_x, fj_x + {n}, "
+                         f"{n});")
+        lines.append(f"        const {kt} *const fj_ks = fj_f ? fj_k + {n} : fj_k;")
+        pos = ("(uint32_t)fj_ks[j]" if packed else
+               f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
+        value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
+                  "arg": f"(int64_t){pos}"})[srt.mode]
+        rt = ctype(program.buffers[store.access.buf].dtype)
+        lines.append(f"        for (int64_t j = 0; j < {n}; j++) {{")
+        lines.append(f"            const {rt} {srt.var} = {value};")
+        lines += [f"            {x}" for x in out]
+        lines.append("        }")
+    lines.append("    }")
+    if not search:
+        lines.append("    free(fj_k); free(fj_x); free(fj_v);")
+    lines += ["    return fj_err;", "}"]
+    return {"name": k.name, "fn": fn, "text": "\n".join(lines),
+            "calls": [f"fj_err = fj_run({fn}, fj_buf, {units}, {k.size * 16});"]}
