@@ -188,7 +188,9 @@ static inline float fj_vm_erf_f32(float x) {
      * cannot if-convert back without AVX-512 masks (-ftrapping-math), and on AVX2 the loop
      * then did not vectorise */
     const float b = fj__f32_select(a > 3.9375f, 3.9375f, a);
-    const float t = (b - 2.46875f) * 0.5f;
+    /* (b - 2.46875) / 2 in one fmaf: b - 2.46875 is exact for every b in [1, 3.9375], so
+     * this is the same value (and the same bits for b < 1, whose `big` is not taken) */
+    const float t = fmaf(b, 0.5f, -1.234375f);
     float q = fmaf(0x1.1907ep-6f, t, 0x1.b5770ap-10f);
     q = fmaf(q, t, -0x1.1cf834p-4f);
     q = fmaf(q, t, 0x1.829258p-5f);
