@@ -150,7 +150,8 @@ static inline float fj_vm_tanh_f32(float x) {
      * 2b in [1.97, 18.25] needs neither fj_vm_exp_f32's clamp nor its two-factor scaling
      * (2^k, k in [3, 26], is one normal float), so e^{2b} is fj_vm_exp_f32(2b) bit for bit
      * with 15 instructions fewer.  NaN takes `small` (NaN). */
-    const float b = fj__f32_select(a < 9.125f, a, 9.125f);
+    const uint32_t ua = fj__f32_bits(a), u9 = 0x41120000u; /* 9.125f */
+    const float b = fj__f32_from_bits(ua < u9 ? ua : u9); /* min on the bits: one integer op */
     const float b2 = b + b;
     const float magic = 0x1.8p23f;
     const float t = fmaf(b2, 0x1.715476p+0f, magic);
@@ -183,11 +184,13 @@ static inline float fj_vm_erf_f32(float x) {
     const float small = fmaf(a, p, a);
     /* [1, 3.9375]: hi + (lo + t Q(t)), t = (b - 2.46875) / 2 in [-0.74, 0.74] (exact), Q of
      * degree 13; b = min(a, 3.9375), where the polynomial rounds to 1 (as erf does from
-     * 3.9192059 on); NaN stays NaN. */
-    /* a bit blend, not `?:`: gcc would move (b - 2.46875) * 0.5 under a branch, which it
-     * cannot if-convert back without AVX-512 masks (-ftrapping-math), and on AVX2 the loop
-     * then did not vectorise */
-    const float b = fj__f32_select(a > 3.9375f, 3.9375f, a);
+     * 3.9192059 on); NaN takes the small piece (NaN). */
+    /* min on the bits (a >= 0 orders as its bits do), not a float `?:`: gcc would move
+     * (b - 2.46875) * 0.5 under a branch, which it cannot if-convert back without AVX-512
+     * masks (-ftrapping-math), and on AVX2 the loop then did not vectorise; an integer min is
+     * one instruction (vpminud), a float select two */
+    const uint32_t ua = fj__f32_bits(a), ucap = 0x407c0000u; /* 3.9375f */
+    const float b = fj__f32_from_bits(ua < ucap ? ua : ucap); /* a >= 0: min on the bits */
     /* (b - 2.46875) / 2 in one fmaf: b - 2.46875 is exact for every b in [1, 3.9375], so
      * this is the same value (and the same bits for b < 1, whose `big` is not taken) */
     const float t = fmaf(b, 0.5f, -1.234375f);
@@ -205,7 +208,7 @@ static inline float fj_vm_erf_f32(float x) {
     q = fmaf(q, t, -0x1.9ba0f4p-6f);
     q = fmaf(q, t, 0x1.4d7642p-8f);
     const float big = 0x1.ffc102p-1f + fmaf(q, t, -0x1.aeaf98p-27f);
-    const float r = fj__f32_select(a < 1.0f, small, big);
+    const float r = fj__f32_select(a >= 1.0f, big, small); /* NaN takes `small`: NaN */
     return fj__f32_from_bits(fj__f32_bits(r) | sign);
 }
 
