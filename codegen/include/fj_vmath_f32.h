@@ -76,11 +76,15 @@
  * Speed on AVX2 (-march=x86-64-v3, 256-bit vectors; one Zen 5 core, shared machine, 4096 floats
  * in L1, ns per element): exp 0.40, log 0.48, tanh 0.61-0.75, erf 0.66; the whole gelu_tanh
  * 0.88, with x ** 3 (fj_vpow.h) 1.18.  AVX-512 (512-bit, tile functions): 0.16-0.25.
- * Session 10: tanh's big piece no longer goes through fj_vm_exp_f32's clamp and two-factor
- * scaling (|x| clamped to 9.125 instead, 2^k one float), and exp's clamp is two selects; the
- * same bits for all 2^32 inputs (compared exhaustively, x86-64-v3 build).  Same harness, old ->
- * new: x86-64-v3 tanh 0.69 -> 0.58, exp 0.34 -> 0.335; native 512-bit tanh 0.357 -> 0.275 (libmvec's
- * tanhf 0.28), exp 0.209 -> 0.192.
+ * Session 10 (same bits for all 2^32 inputs, compared exhaustively on an x86-64-v3 build): tanh's
+ * big piece no longer goes through fj_vm_exp_f32's clamp and two-factor scaling (|x| clamped to
+ * 9.125 instead, 2^k one float); exp's clamp is two selects; tanh's and erf's upper clamps are
+ * an integer min on the bits; erf's (b - 2.46875) / 2 one fmaf.  On this machine a ymm FMA, add,
+ * compare or blend each costs about one cycle of throughput and a logic/integer op about half,
+ * so these functions cost what their arithmetic and select count is.  Same harness (L1, one
+ * core), before -> after: x86-64-v3 tanh 0.72 -> 0.58, erf 0.60 -> 0.56, exp 0.34 -> 0.335;
+ * native (512-bit) fj_vm_tanh 0.36-0.41 -> 0.27 (libmvec's tanhf, used there: 0.27-0.28),
+ * erf 0.285 -> 0.252, exp 0.209 -> 0.192.
  *
  * Without a fast fmaf (__FP_FAST_FMAF undefined: no FMA instructions) the
  * fj_vm_* fall back to the libm functions, which is correct but not vectorised.
