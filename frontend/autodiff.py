@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from . import adjoint as A
-from .context import current
-from .ir import Node
+from .context import current, make_node
+from .ir import Node, freeze
 from .ops import OPS
+from .views import view_node
 from .vjp_rules import Marker
 
 
@@ -41,9 +42,51 @@ def active_nodes(created: list[Node], wrt: list[Node]) -> set[int]:
     return active
 
 
+def _zero_scatter(g: Node) -> bool:
+    """g is a region (or a scatter-add) written into zeros: an adjoint of an index map."""
+    base = g.inputs[0] if g.op == "scatter" else None
+    return (base is not None and base.op == "view" and base.inputs[0].op == "const"
+            and not base.inputs[0].attrs["value"].any())
+
+
 def _accumulate(ct: dict[int, Node], node: Node, g: Node) -> None:
+    """Add cotangent g to node's. A region written into zeros (the adjoint of a slice or a
+    gather) is written into the cotangent so far instead (no array of zeros, no full-size
+    add): a chain of scatters that the lowering updates in one buffer."""
     prev = ct.get(node.id)
-    ct[node.id] = g if prev is None else A.add(prev, g)
+    if prev is None:
+        ct[node.id] = g
+        return
+    if _zero_scatter(prev) and not _zero_scatter(g):
+        prev, g = g, prev
+    if _zero_scatter(g) and g.inputs[1].dtype == prev.dtype:
+        value, index = g.inputs[1], g.inputs[2:]
+        attrs = dict(g.attrs)
+        if not index:
+            region = view_node(prev, attrs["start"], attrs["dims"], value.shape)
+            value = A.add(region, value)
+        ct[node.id] = make_node("scatter", [prev, value, *index], prev.shape, prev.dtype,
+                                **attrs)
+        ct[node.id].loc = g.loc
+        return
+    ct[node.id] = A.add(prev, g)
+
+
+def _canonical(body: list[Node]) -> dict[int, Node]:
+    """Nodes that compute the same value as an earlier one (op, attrs, inputs: what CSE
+    merges), mapped to it: their cotangents are summed before one rule runs (x[:-1] read
+    three times gets one adjoint, not three)."""
+    first: dict[tuple, Node] = {}
+    same: dict[int, Node] = {}
+    for n in body:
+        if n.op in ("input", "const", "empty"):
+            continue
+        key = (n.op, freeze(n.attrs), tuple(same.get(i.id, i).id for i in n.inputs),
+               n.shape, n.dtype.str)
+        node = first.setdefault(key, n)
+        if node is not n:
+            same[n.id] = node
+    return same
 
 
 def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
@@ -54,10 +97,11 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
     wrt_ids = {n.id for n in wrt}
     body = [n for n in created if n.id not in wrt_ids]
     active = active_nodes(body, wrt)
+    same = _canonical(body)
     ct: dict[int, Node] = {}
     for o, s in zip(outputs, seeds):
         if o.id in active:
-            _accumulate(ct, o, A.cast(s, o.dtype))
+            _accumulate(ct, same.get(o.id, o), A.cast(s, o.dtype))
     for node in reversed(body):
         g = ct.pop(node.id, None)
         if g is None:
@@ -89,7 +133,7 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
             if gi.shape != inp.shape:
                 raise AssertionError(f"gradient rule of {node.op} gave shape {gi.shape} for "
                                      f"an input of shape {inp.shape}")
-            _accumulate(ct, inp, A.cast(gi, inp.dtype))
+            _accumulate(ct, same.get(inp.id, inp), A.cast(gi, inp.dtype))
         for made in ctx.created[mark:]:
             made.loc = node.loc
     return [ct.get(w.id) for w in wrt]
