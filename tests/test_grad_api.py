@@ -176,3 +176,28 @@ def test_every_op_has_a_rule_or_says_why_not():
         rule = op.vjp
         assert callable(rule) or (isinstance(rule, vjp_rules.Marker) and (
             rule.kind != "refused" or rule.reason)), name
+
+
+def test_readme_gradients_section():
+    """The README's Gradients example runs, and its stated results hold."""
+    import os
+    import re
+
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "README.md")
+    with open(readme, encoding="utf-8") as fh:
+        text = fh.read()
+    section = text[text.index("## Gradients"):text.index("## Export a compiled function")]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    np.testing.assert_allclose(ns["g"], [-2, -2, -2, -2, 0])
+    np.testing.assert_allclose(ns["cotangent"], np.cos(np.linspace(0, 1, 4)))
+    params, x, labels = ns["params"], ns["x"], ns["labels"]
+    for g, want in zip(ns["grads"], mlp_hand_grad(params, x, labels)):
+        np.testing.assert_allclose(g, want, rtol=1e-10, atol=1e-12)
+    before = [p.copy() for p in params]
+    value = ns["sgd_step"](*params, x, labels)
+    np.testing.assert_allclose(value, ns["value"])
+    for p, b, g in zip(params, before, ns["grads"]):
+        np.testing.assert_allclose(p, b - 0.1 * g, rtol=1e-12)
