@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from . import adjoint as A
-from .context import current, make_node
+from .accumulate import combine
+from .context import current
 from .ir import Node, freeze
 from .ops import OPS
-from .views import view_node
 from .vjp_rules import Marker
 
 
@@ -42,34 +42,8 @@ def active_nodes(created: list[Node], wrt: list[Node]) -> set[int]:
     return active
 
 
-def _zero_scatter(g: Node) -> bool:
-    """g is a region (or a scatter-add) written into zeros: an adjoint of an index map."""
-    base = g.inputs[0] if g.op == "scatter" else None
-    return (base is not None and base.op == "view" and base.inputs[0].op == "const"
-            and not base.inputs[0].attrs["value"].any())
-
-
-def _accumulate(ct: dict[int, Node], node: Node, g: Node) -> None:
-    """Add cotangent g to node's. A region written into zeros (the adjoint of a slice or a
-    gather) is written into the cotangent so far instead (no array of zeros, no full-size
-    add): a chain of scatters that the lowering updates in one buffer."""
-    prev = ct.get(node.id)
-    if prev is None:
-        ct[node.id] = g
-        return
-    if _zero_scatter(prev) and not _zero_scatter(g):
-        prev, g = g, prev
-    if _zero_scatter(g) and g.inputs[1].dtype == prev.dtype:
-        value, index = g.inputs[1], g.inputs[2:]
-        attrs = dict(g.attrs)
-        if not index:
-            region = view_node(prev, attrs["start"], attrs["dims"], value.shape)
-            value = A.add(region, value)
-        ct[node.id] = make_node("scatter", [prev, value, *index], prev.shape, prev.dtype,
-                                **attrs)
-        ct[node.id].loc = g.loc
-        return
-    ct[node.id] = A.add(prev, g)
+def _accumulate(ct: dict[int, list[Node]], node: Node, g: Node) -> None:
+    ct.setdefault(node.id, []).append(g)
 
 
 def _canonical(body: list[Node]) -> dict[int, Node]:
@@ -98,14 +72,16 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
     body = [n for n in created if n.id not in wrt_ids]
     active = active_nodes(body, wrt)
     same = _canonical(body)
-    ct: dict[int, Node] = {}
+    ct: dict[int, list[Node]] = {}
     for o, s in zip(outputs, seeds):
         if o.id in active:
             _accumulate(ct, same.get(o.id, o), A.cast(s, o.dtype))
     for node in reversed(body):
-        g = ct.pop(node.id, None)
-        if g is None:
+        parts = ct.pop(node.id, None)
+        if parts is None:
             continue
+        mark = len(ctx.created)
+        g = combine(parts)
         op = OPS[node.op]
         rule = op.vjp
         if isinstance(rule, Marker):
@@ -116,7 +92,6 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
         if rule is None:
             raise UnsupportedError(f"fusejit.grad: {_describe(node)}{_where(node)} has no "
                                    "gradient rule")
-        mark = len(ctx.created)
         grads = rule(node, g)
         if grads is None:
             raise UnsupportedError(f"fusejit.grad: cannot differentiate through "
@@ -136,4 +111,4 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
             _accumulate(ct, same.get(inp.id, inp), A.cast(gi, inp.dtype))
         for made in ctx.created[mark:]:
             made.loc = node.loc
-    return [ct.get(w.id) for w in wrt]
+    return [combine(ct[w.id]) if w.id in ct else None for w in wrt]

@@ -212,3 +212,34 @@ def test_nan_propagates():
     """Gradients through NaN/inf follow the arithmetic (sqrt(0) has an infinite slope)."""
     g = fusejit.grad(lambda x: np.sum(np.sqrt(x)))(np.array([0.0, 4.0, np.nan]))
     assert np.isinf(g[0]) and g[1] == 0.25 and np.isnan(g[2])
+
+
+def test_overlapping_slices_and_stencils():
+    """Adjoints of overlapping slices, integer indices, strided slices and gathers that reach
+    one array are summed (the box cells, in-place region additions and scatter-add chains of
+    frontend/accumulate.py)."""
+    y = RNG.normal(size=(5, 6))
+
+    def f(x):
+        dx = x[1:, :] - x[:-1, :]
+        dy = x[:, 2:] * x[:, :-2]
+        return (np.sum(dx ** 2) + np.sum(np.sin(dy)) + x[1, 2] * x[3, 4] + np.sum(x[::2, 1::3])
+                + np.sum(x[[0, 0, 4], [5, 5, 1]] ** 3) + np.sum(x * x[2]))
+
+    _grad_check(f, [y])
+
+
+def test_rosenbrock_gradient_is_one_full_size_kernel():
+    def rosen(x):
+        return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    x = RNG.uniform(-1.5, 1.5, 1000)
+    g = fusejit.grad(rosen)
+    d = x[1:] - x[:-1] ** 2
+    want = np.zeros_like(x)
+    want[:-1] = -400 * x[:-1] * d - 2 * (1 - x[:-1])
+    want[1:] += 200 * d
+    np.testing.assert_allclose(g(x), want, rtol=1e-12, atol=1e-12)
+    (jf,) = g._compiled.values()  # the jitted program behind the gradient function
+    domains = sorted(k.domain for k in jf.lower_for(x).program.kernels)
+    assert domains == [(1,), (1,), (998,)]  # the two ends, and everything else at once
