@@ -93,12 +93,13 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
             raise UnsupportedError(f"fusejit.grad: {_describe(node)}{_where(node)} has no "
                                    "gradient rule")
         grads = rule(node, g)
+        loc = f"{node.loc} (gradient)" if node.loc else None  # explain shows both halves
         if grads is None:
             raise UnsupportedError(f"fusejit.grad: cannot differentiate through "
                                    f"{_describe(node)}{_where(node)}: no gradient rule for "
                                    f"this form of it ({node.attrs.get('fn')})")
         for made in ctx.created[mark:]:
-            made.loc = node.loc
+            made.loc = loc
         mark = len(ctx.created)
         for inp, gi in zip(node.inputs, grads):
             if gi is None or inp.id not in active:
@@ -110,5 +111,5 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
                                      f"an input of shape {inp.shape}")
             _accumulate(ct, same.get(inp.id, inp), A.cast(gi, inp.dtype))
         for made in ctx.created[mark:]:
-            made.loc = node.loc
+            made.loc = loc
     return [combine(ct[w.id]) if w.id in ct else None for w in wrt]

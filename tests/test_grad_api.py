@@ -201,3 +201,23 @@ def test_readme_gradients_section():
     np.testing.assert_allclose(value, ns["value"])
     for p, b, g in zip(params, before, ns["grads"]):
         np.testing.assert_allclose(p, b - 0.1 * g, rtol=1e-12)
+
+
+def test_explain_shows_both_halves():
+    """The backward pass's kernels name the user's lines they differentiate."""
+    calls = []
+
+    @fusejit.jit
+    def step(x, y):
+        calls.append(1)
+        v, g = fusejit.value_and_grad(lambda x: np.sum(np.tanh(x) * y))(x)
+        return v, g
+
+    x, y = np.linspace(-1, 1, 64), np.linspace(0, 1, 64)
+    line = inspect.getsourcelines(step.fn)[1] + 3
+    text = str(step.explain(x, y))
+    assert f"test_grad_api.py:{line} (gradient)" in text
+    assert f"test_grad_api.py:{line} " in text.replace(f":{line} (gradient)", "")
+    v, g = step(x, y)
+    np.testing.assert_allclose(g, (1 - np.tanh(x) ** 2) * y)
+    assert len(calls) == 1
