@@ -221,3 +221,24 @@ def test_explain_shows_both_halves():
     v, g = step(x, y)
     np.testing.assert_allclose(g, (1 - np.tanh(x) ** 2) * y)
     assert len(calls) == 1
+
+
+def test_second_order_and_static_arguments():
+    """grad of a function that takes a grad (a Hessian-vector product), and a jitted
+    function's static arguments staying static under grad."""
+    def f(x):
+        return np.sum(np.sin(x) * x[::-1]) + np.sum(x[1:] * x[:-1] ** 3) + np.max(x ** 2)
+
+    x, v = np.linspace(0.1, 1.0, 5), np.arange(5.0)
+    hv = fusejit.grad(lambda x: np.sum(fusejit.grad(f)(x) * v))(x)
+    g = fusejit.grad(f)
+    eps = 1e-6
+    np.testing.assert_allclose(hv, (g(x + eps * v) - g(x - eps * v)) / (2 * eps), rtol=1e-6)
+
+    @fusejit.jit(static_argnums=1)
+    def h(x, axis):
+        return np.sum(np.max(x, axis=axis) ** 2)
+
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(fusejit.grad(h)(m, 0), [[0, 0, 0], [6, 8, 10]])
+    np.testing.assert_allclose(fusejit.grad(h)(m, 1), [[0, 0, 4], [0, 0, 10]])
