@@ -28,6 +28,8 @@ def _describe(node: Node) -> str:
         return f"np.{op.ufunc_name}"
     if node.op in ("reduce", "scan"):
         return f"{node.op} ({node.attrs.get('fn')})"
+    if node.op in ("lapack", "lapack_solve"):
+        return f"np.linalg.{node.attrs.get('fn')}"
     if node.op == "scatter" and node.attrs.get("fn"):
         return f"np.{node.attrs['fn']}.at"
     return f"op {node.op!r}"

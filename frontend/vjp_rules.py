@@ -26,6 +26,7 @@ import numpy as np
 from . import adjoint as A
 from .ir import Node
 from .ops import OPS, set_vjp
+from .views import view_node
 
 Rule = Callable[[Node, Node], tuple]
 
@@ -280,6 +281,33 @@ def _scan(node: Node, g: Node) -> tuple | None:
     return A.flip(acc, axis),
 
 
+def _lapack(node: Node, g: Node) -> tuple | None:
+    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient)."""
+    from .context import make_node
+
+    a = node.inputs[0]
+    fn = node.attrs["fn"]
+    if fn == "inv":
+        yt = A.transpose_last(node)
+        return A.neg(A.matmul(A.matmul(yt, g), yt)),
+    if fn == "slogdet":
+        inv = make_node("lapack", [a], a.shape, a.dtype, fn="inv", uplo="L")
+        glog = view_node(g, (0,) * (len(g.shape) - 1) + (1,),
+                         tuple((d, 1) for d in range(len(g.shape) - 1)) + ((-1, 0), (-1, 0)),
+                         a.shape)
+        return M(glog, A.transpose_last(inv)),
+    return None
+
+
+def _solve(node: Node, g: Node) -> tuple:
+    """x = solve(a, b): gb = solve(a^T, g), ga = -gb x^T."""
+    from .context import make_node
+
+    a = node.inputs[0]
+    gb = make_node("lapack_solve", [A.transpose_last(a), g], g.shape, g.dtype, fn="solve")
+    return A.neg(A.matmul(gb, A.transpose_last(node))), gb
+
+
 def _install() -> None:
     for name, fn in UNARY.items():
         set_vjp(name, _unary(fn))
@@ -297,11 +325,10 @@ def _install() -> None:
     set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
     set_vjp("i0", Refused("its derivative (scipy.special.i1) is not computed by fusejit"))
-    set_vjp("lapack", Refused("np.linalg's LAPACK operations have no gradient rule yet"))
-    set_vjp("lapack_solve", Refused("np.linalg.solve has no gradient rule yet"))
     for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),
-                       ("gather", _gather), ("scatter", _scatter), ("scan", _scan)):
+                       ("gather", _gather), ("scatter", _scatter), ("scan", _scan),
+                       ("lapack", _lapack), ("lapack_solve", _solve)):
         set_vjp(name, rule)
 
 

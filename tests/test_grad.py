@@ -243,3 +243,15 @@ def test_rosenbrock_gradient_is_one_full_size_kernel():
     (jf,) = g._compiled.values()  # the jitted program behind the gradient function
     domains = sorted(k.domain for k in jf.lower_for(x).program.kernels)
     assert domains == [(1,), (1,), (998,)]  # the two ends, and everything else at once
+
+
+def test_linalg_inv_solve_det():
+    a = RNG.normal(size=(3, 3)) + 3 * np.eye(3)
+    b, v = RNG.normal(size=(3, 2)), RNG.normal(size=3)
+    w = RNG.normal(size=(3, 3))
+    _grad_check(lambda a: np.sum(np.linalg.inv(a) * w), [a])
+    _grad_check(lambda a, b: np.sum(np.linalg.solve(a, b) ** 2), [a, b], (0, 1))
+    _grad_check(lambda a, v: np.sum(np.sin(np.linalg.solve(a, v))), [a, v], (0, 1))
+    _grad_check(lambda a: np.linalg.slogdet(a)[1] * 2 + np.linalg.det(a), [a])
+    stacked = np.stack([a, a.T])
+    _grad_check(lambda a: np.sum(np.linalg.inv(a) @ np.swapaxes(a, -1, -2)), [stacked])
