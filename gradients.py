@@ -153,11 +153,12 @@ class _Gradient:
             leaves, tree = flatten(a, _is_leaf)
             fresh = []
             for leaf in leaves:
-                if isinstance(leaf, Tracer) or (i in argnums and not isinstance(leaf, bool)):
+                if i in argnums:
+                    _float_leaf(leaf, self.name, i)
+                if isinstance(leaf, Tracer) or i in argnums:
                     t = leaf if isinstance(leaf, Tracer) else Tracer(const_node(leaf))
                     node = t.node
                     if i in argnums:
-                        _float_leaf(t, self.name, i)
                         if node.id in seen:  # the same value twice: two variables
                             node = make_node("copy", [node], node.shape, node.dtype)
                         seen.add(node.id)

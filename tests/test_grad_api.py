@@ -242,3 +242,15 @@ def test_second_order_and_static_arguments():
     m = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(fusejit.grad(h)(m, 0), [[0, 0, 0], [6, 8, 10]])
     np.testing.assert_allclose(fusejit.grad(h)(m, 1), [[0, 0, 4], [0, 0, 10]])
+
+
+def test_errors_inside_a_trace():
+    """The same argument checks when the gradient is taken inside a jitted function."""
+    @fusejit.jit
+    def f(x, n):
+        return fusejit.grad(lambda x, n: np.sum(x * n), argnums=1)(x, n)
+
+    with pytest.raises(TypeError, match="float32 or float64"):
+        f(np.ones(3), np.arange(3))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        fusejit.jit(lambda x: fusejit.grad(lambda b: np.sum(x) * b)(True))(np.ones(2))
