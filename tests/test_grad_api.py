@@ -254,3 +254,10 @@ def test_errors_inside_a_trace():
         f(np.ones(3), np.arange(3))
     with pytest.raises(TypeError, match="float32 or float64"):
         fusejit.jit(lambda x: fusejit.grad(lambda b: np.sum(x) * b)(True))(np.ones(2))
+
+
+def test_profile_source_column_keeps_gradient_lines_short():
+    from fusejit.runtime.profile_report import source_lines
+
+    assert source_lines(["/a/x.py:3 (gradient)", "/a/x.py:4 (gradient)", "/a/x.py:3"]) == (
+        "x.py:3-4 (gradient); x.py:3")
