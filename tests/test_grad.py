@@ -272,3 +272,26 @@ def test_linalg_inv_solve_det():
     _grad_check(lambda a: np.linalg.slogdet(a)[1] * 2 + np.linalg.det(a), [a])
     stacked = np.stack([a, a.T])
     _grad_check(lambda a: np.sum(np.linalg.inv(a) @ np.swapaxes(a, -1, -2)), [stacked])
+
+
+COMPOSED = [
+    lambda a: np.linalg.norm(a) + np.linalg.norm(a, axis=1).sum() + np.linalg.norm(a, ord=1),
+    lambda a: np.average(a, axis=0, weights=np.arange(1.0, 5.0)).sum() + np.sum(np.cov(a)),
+    lambda a: np.sum(np.diff(a, axis=1) ** 2) + np.sum(np.triu(a) * np.tril(a, -1).T),
+    lambda a: np.sum(np.tensordot(a, a, axes=([1], [0])) ** 2) + np.trace(a),
+    lambda a: np.sum(np.kron(a[:2, :2], a[2:, 2:]) ** 2) + np.einsum("ij,jk,kl->", a, a, a),
+    lambda a: np.sum(sp.softmax(a, axis=1) * np.arange(4.0)) + np.sum(sp.log_softmax(a, 0)),
+    lambda a: np.nanmean(a, axis=1).sum() + np.nanmax(a) + np.mean(a, where=a > 0.5),
+    lambda a: np.sum(np.repeat(a, 2, axis=0) ** 2) + np.max(a, initial=0.5) + np.sum(np.sinc(a)),
+]
+
+
+def test_numpy_functions_composed_of_traced_ops():
+    """NumPy functions fusejit traces as compositions (norm, cov, softmax, nan-reductions,
+    masked means, kron, tensordot, einsum chains...) differentiate through their parts."""
+    def f(*xs):
+        return sum(fn(x) for fn, x in zip(COMPOSED, xs))
+
+    a = RNG.uniform(0.2, 1.0, (4, 4))
+    _grad_check(f, [a + 0.01 * k for k in range(len(COMPOSED))], tuple(range(len(COMPOSED))),
+                rtol=1e-5)
