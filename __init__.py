@@ -23,6 +23,10 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> object:
     """`fusejit.load` and `fusejit.ExportedFunction`, imported on first use."""
+    if name in ("grad", "value_and_grad", "vjp"):  # (imports the gradient rules)
+        from . import gradients
+
+        return getattr(gradients, name)
     if name in ("load", "ExportedFunction"):
         from .runtime import aot_load
 
@@ -32,6 +36,9 @@ __all__ = [
     "jit",
     "JitFunction",
     "export",
+    "grad",
+    "value_and_grad",
+    "vjp",
     "load",
     "ExportedFunction",
     "FusejitError",

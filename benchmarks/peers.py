@@ -120,7 +120,7 @@ class FusejitPeer(Peer):
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
         assert self.mod is not None
-        fn, args = self.mod.jit(wl.numpy_fn), tuple(inputs)
+        fn, args = self.mod.jit(wl.fusejit_fn or wl.numpy_fn), tuple(inputs)
         return Prepared(lambda: fn(*args), as_arrays)
 
 

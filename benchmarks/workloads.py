@@ -49,6 +49,9 @@ class Workload:
     requires: tuple[str, ...] = ()  # modules the NumPy function needs (e.g. "scipy")
     not_applicable: dict[str, str] = field(default_factory=dict)  # peer -> reason
     mutates: bool = False  # updates its inputs in place: every peer gets its own copies
+    # what fusejit runs instead of jit(numpy_fn) (e.g. a fusejit.grad of the function whose
+    # gradient numpy_fn writes out by hand); None: jit(numpy_fn)
+    fusejit_fn: Callable[..., Any] | None = None
 
     def missing_requirement(self) -> str | None:
         if "scipy" in self.requires and _scipy_erf is None:
@@ -416,6 +419,7 @@ else:  # run as a script from benchmarks/
 if __package__:
     from . import (  # noqa: E402,F401
         workloads_complex,
+        workloads_grad,
         workloads_linalg,
         workloads_scatter,
         workloads_sort,
@@ -424,6 +428,7 @@ if __package__:
     )
 else:
     import workloads_complex  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_grad  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_sort  # type: ignore[no-redef]  # noqa: E402,F401

@@ -105,6 +105,13 @@ class OpDef:
     # float32 -> float32 over a tile of points in vector code (codegen/include/fj_vtile.h):
     # call-staged kernels call fj_tile_<tile>_f32 instead of a loop over the C expression
     tile: str | None = None
+    # Reverse-mode rule (installed by frontend/vjp_rules.py with set_vjp; tests check each op)
+    vjp: Any = None
+
+
+def set_vjp(name: str, rule: Any) -> None:
+    """Give op `name` its vector-Jacobian product (kept on the record itself)."""
+    object.__setattr__(OPS[name], "vjp", rule)
 
 
 def _is_float(sfx: str) -> bool:

@@ -30,23 +30,26 @@ def fmt_bytes(n: float) -> str:
 
 
 def source_lines(locs: Sequence[str]) -> str:
-    """`a.py:3-5,9; b.py:2` from ["/x/a.py:3", "/x/a.py:4", ...]: file basenames, ranges."""
-    by_file: dict[str, list[int]] = {}
+    """`a.py:3-5,9; b.py:2` from ["/x/a.py:3", "/x/a.py:4", ...]: file basenames, ranges
+    (a note after the line number, `a.py:3 (gradient)`, is kept: `a.py:3 (gradient)`)."""
+    by_file: dict[tuple[str, str], list[int]] = {}
     for loc in locs:
         path, _, line = loc.rpartition(":")
+        line, _, note = line.partition(" ")
         if not line.isdigit():
-            by_file.setdefault(loc, [])
+            by_file.setdefault((loc, ""), [])
             continue
-        by_file.setdefault(os.path.basename(path), []).append(int(line))
+        by_file.setdefault((os.path.basename(path), note), []).append(int(line))
     parts = []
-    for name, lines in by_file.items():
+    for (name, note), lines in by_file.items():
         spans: list[str] = []
         for n in sorted(set(lines)):
             if spans and spans[-1].split("-")[-1] == str(n - 1):
                 spans[-1] = f"{spans[-1].split('-')[0]}-{n}"
             else:
                 spans.append(str(n))
-        parts.append(f"{name}:{','.join(spans)}" if spans else name)
+        parts.append((f"{name}:{','.join(spans)}" if spans else name) + (
+            f" {note}" if note else ""))
     return "; ".join(parts) or "-"
 
 

@@ -1,0 +1,344 @@
+"""The vector-Jacobian product of every op of the table (frontend/ops.py), installed on each
+op's record as its `vjp` entry (`ops.set_vjp`); frontend/autodiff.py runs them backwards.
+
+A rule is `rule(node, g) -> one cotangent (or None: no gradient) per input of node`, built
+from ordinary IR nodes (frontend/adjoint.py). Elementwise rules return cotangents of the
+node's (broadcast) shape; the engine sums them back to each input's shape. Besides rules an
+op's record says one of:
+  ZERO     piecewise constant (floor, sign, rint...): the gradient is zero, as in JAX;
+  INTEGER  its results are bool or integer (comparisons, logic, bit ops, argmax): no
+           gradient ever flows through it;
+  SOURCE   no inputs (input, const, empty);
+  Refused  no rule (with why): differentiating through it raises, naming the op and line.
+Subgradients follow JAX: maximum/minimum (and clip, which is their composition, and max/min
+reductions) split the gradient evenly between tied operands; abs has gradient 1 at 0 (JAX's
+select(x >= 0, g, -g)); power's exponent gets 0 where the base is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import adjoint as A
+from .ir import Node
+from .ops import OPS, set_vjp
+from .views import view_node
+
+Rule = Callable[[Node, Node], tuple]
+
+
+@dataclass(frozen=True)
+class Marker:
+    kind: str
+    reason: str = ""
+
+
+ZERO = Marker("zero")
+INTEGER = Marker("integer")
+SOURCE = Marker("source")
+
+
+def Refused(reason: str) -> Marker:  # noqa: N802 - reads as a kind of record entry
+    return Marker("refused", reason)
+
+
+def _unary(fn: Callable[[Node, Node, Node], Node]) -> Rule:
+    """A rule from d(out)/dx times g, written over (x, out, g)."""
+    return lambda node, g: (fn(node.inputs[0], node, g),)
+
+
+def _binary(fx: Callable[[Node, Node, Node, Node], Node | None],
+            fy: Callable[[Node, Node, Node, Node], Node | None]) -> Rule:
+    def rule(node: Node, g: Node) -> tuple:
+        x, y = node.inputs
+        return fx(x, y, node, g), fy(x, y, node, g)
+
+    return rule
+
+
+M = A.mul
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
+    "negative": lambda x, y, g: A.neg(g),
+    "positive": lambda x, y, g: g,
+    "conjugate": lambda x, y, g: g,
+    "copy": lambda x, y, g: g,
+    "absolute": lambda x, y, g: A.where(A.cmp("greater_equal", x, 0.0), g, A.neg(g)),
+    "fabs": lambda x, y, g: A.where(A.cmp("greater_equal", x, 0.0), g, A.neg(g)),
+    "reciprocal": lambda x, y, g: A.neg(M(g, M(y, y))),
+    "square": lambda x, y, g: M(g, M(x, 2.0)),
+    "sqrt": lambda x, y, g: A.div(M(g, 0.5), y),
+    "cbrt": lambda x, y, g: A.div(g, M(M(y, y), 3.0)),
+    "exp": lambda x, y, g: M(g, y),
+    "exp2": lambda x, y, g: M(g, M(y, math.log(2))),
+    "expm1": lambda x, y, g: M(g, A.add(y, 1.0)),
+    "log": lambda x, y, g: A.div(g, x),
+    "log2": lambda x, y, g: A.div(g, M(x, math.log(2))),
+    "log10": lambda x, y, g: A.div(g, M(x, math.log(10))),
+    "log1p": lambda x, y, g: A.div(g, A.add(x, 1.0)),
+    "sin": lambda x, y, g: M(g, A.ew("cos", x)),
+    "cos": lambda x, y, g: A.neg(M(g, A.ew("sin", x))),
+    "tan": lambda x, y, g: M(g, A.add(M(y, y), 1.0)),
+    "arcsin": lambda x, y, g: A.div(g, A.ew("sqrt", A.sub(1.0, M(x, x)))),
+    "arccos": lambda x, y, g: A.neg(A.div(g, A.ew("sqrt", A.sub(1.0, M(x, x))))),
+    "arctan": lambda x, y, g: A.div(g, A.add(M(x, x), 1.0)),
+    "sinh": lambda x, y, g: M(g, A.ew("cosh", x)),
+    "cosh": lambda x, y, g: M(g, A.ew("sinh", x)),
+    "tanh": lambda x, y, g: M(g, A.sub(1.0, M(y, y))),
+    "arcsinh": lambda x, y, g: A.div(g, A.ew("sqrt", A.add(M(x, x), 1.0))),
+    "arccosh": lambda x, y, g: A.div(g, A.ew("sqrt", A.sub(M(x, x), 1.0))),
+    "arctanh": lambda x, y, g: A.div(g, A.sub(1.0, M(x, x))),
+    "deg2rad": lambda x, y, g: M(g, math.pi / 180),
+    "radians": lambda x, y, g: M(g, math.pi / 180),
+    "rad2deg": lambda x, y, g: M(g, 180 / math.pi),
+    "degrees": lambda x, y, g: M(g, 180 / math.pi),
+    "erf": lambda x, y, g: M(g, M(A.ew("exp", A.neg(M(x, x))), 2 / _SQRT_PI)),
+    "erfc": lambda x, y, g: M(g, M(A.ew("exp", A.neg(M(x, x))), -2 / _SQRT_PI)),
+    "expit": lambda x, y, g: M(g, M(y, A.sub(1.0, y))),
+    "log_expit": lambda x, y, g: M(g, A.ew("expit", A.neg(x))),
+    "logit": lambda x, y, g: A.div(g, M(x, A.sub(1.0, x))),
+    "ndtr": lambda x, y, g: M(g, M(A.ew("exp", M(M(x, x), -0.5)), 1 / _SQRT_2PI)),
+    "log_ndtr": lambda x, y, g: M(g, M(A.ew("exp", A.sub(M(M(x, x), -0.5), y)),
+                                       1 / _SQRT_2PI)),
+    "ndtri": lambda x, y, g: M(g, M(A.ew("exp", M(M(y, y), 0.5)), _SQRT_2PI)),
+    "erfinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), _SQRT_PI / 2)),
+    "erfcx": lambda x, y, g: M(g, A.sub(M(M(x, y), 2.0), 2 / _SQRT_PI)),
+    "gammaln": lambda x, y, g: M(g, A.ew("digamma", x)),
+    "entr": lambda x, y, g: A.neg(M(g, A.add(A.ew("log", x), 1.0))),
+}
+
+
+def _tie(a: Node, b: Node, out: Node, g: Node) -> Node:
+    """g routed to operand `a` of a max/min `out` of (a, b): all of it where a alone is the
+    result, half where both are (JAX's tie rule)."""
+    return A.where(A.cmp("equal", a, out), A.where(A.cmp("equal", b, out), M(g, 0.5), g), 0.0)
+
+
+def _pow_x(x: Node, y: Node, out: Node, g: Node) -> Node:
+    if y.op == "const" and y.attrs["value"].size == 1:
+        c = float(y.attrs["value"].reshape(-1)[0])
+        if c == 0:
+            return A.zeros(out.shape, out.dtype)
+        if c == 1:
+            return g
+        if c == 2:
+            return M(g, M(x, 2.0))
+        return M(g, M(A.ew("power", x, c - 1), c))
+    return A.where(A.cmp("equal", y, 0.0), 0.0, M(g, M(y, A.ew("power", x, A.sub(y, 1.0)))))
+
+
+def _pow_y(x: Node, y: Node, out: Node, g: Node) -> Node:
+    zero = A.cmp("equal", x, 0.0)
+    return A.where(zero, 0.0, M(g, M(out, A.ew("log", A.where(zero, 1.0, x)))))
+
+
+BINARY: dict[str, tuple] = {
+    "add": (lambda x, y, o, g: g, lambda x, y, o, g: g),
+    "subtract": (lambda x, y, o, g: g, lambda x, y, o, g: A.neg(g)),
+    "multiply": (lambda x, y, o, g: M(g, y), lambda x, y, o, g: M(g, x)),
+    "divide": (lambda x, y, o, g: A.div(g, y), lambda x, y, o, g: A.neg(A.div(M(g, o), y))),
+    "power": (_pow_x, _pow_y),
+    "maximum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "minimum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "fmax": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "fmin": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "remainder": (lambda x, y, o, g: g,
+                  lambda x, y, o, g: A.neg(M(g, A.ew("floor", A.div(x, y))))),
+    "fmod": (lambda x, y, o, g: g, lambda x, y, o, g: A.neg(M(g, A.ew("trunc", A.div(x, y))))),
+    "heaviside": (lambda x, y, o, g: None,
+                  lambda x, y, o, g: A.where(A.cmp("equal", x, 0.0), g, 0.0)),
+    "hypot": (lambda x, y, o, g: M(g, A.div(x, o)), lambda x, y, o, g: M(g, A.div(y, o))),
+    "arctan2": (lambda x, y, o, g: M(g, A.div(y, A.add(M(x, x), M(y, y)))),
+                lambda x, y, o, g: A.neg(M(g, A.div(x, A.add(M(x, x), M(y, y)))))),
+    "copysign": (lambda x, y, o, g: _copysign(x, o, g), lambda x, y, o, g: None),
+    "logaddexp": (lambda x, y, o, g: M(g, A.ew("exp", A.sub(x, o))),
+                  lambda x, y, o, g: M(g, A.ew("exp", A.sub(y, o)))),
+    "logaddexp2": (lambda x, y, o, g: M(g, A.ew("exp2", A.sub(x, o))),
+                   lambda x, y, o, g: M(g, A.ew("exp2", A.sub(y, o)))),
+    "xlogy": (lambda x, y, o, g: M(g, A.ew("log", y)), lambda x, y, o, g: M(g, A.div(x, y))),
+    "xlog1py": (lambda x, y, o, g: M(g, A.ew("log1p", y)),
+                lambda x, y, o, g: M(g, A.div(x, A.add(y, 1.0)))),
+    "rel_entr": (lambda x, y, o, g: M(g, A.add(A.sub(A.ew("log", x), A.ew("log", y)), 1.0)),
+                 lambda x, y, o, g: A.neg(M(g, A.div(x, y)))),
+    "kl_div": (lambda x, y, o, g: M(g, A.sub(A.ew("log", x), A.ew("log", y))),
+               lambda x, y, o, g: M(g, A.sub(1.0, A.div(x, y)))),
+}
+
+
+def _copysign(x: Node, out: Node, g: Node) -> Node:
+    """d copysign(x, s)/dx: +1 where the result keeps x's sign, -1 where it flips it."""
+    from .context import make_node
+
+    sx = make_node("signbit", [x], x.shape, np.dtype(bool))
+    so = make_node("signbit", [out], out.shape, np.dtype(bool))
+    same = make_node("equal", [sx, so], out.shape, np.dtype(bool))
+    return A.where(same, g, A.neg(g))
+
+
+def _where(node: Node, g: Node) -> tuple:
+    c = node.inputs[0]
+    return None, A.where(c, g, 0.0), A.where(c, 0.0, g)
+
+
+def _clip(node: Node, g: Node) -> tuple:
+    """clip(x, lo, hi) = minimum(maximum(x, lo), hi), each with JAX's tie rule."""
+    x, lo, hi = node.inputs
+    m = A.ew("maximum", x, lo)
+    gm = _tie(m, hi, node, g)
+    return _tie(x, lo, m, gm), _tie(lo, x, m, gm), _tie(hi, m, node, g)
+
+
+def _cast(node: Node, g: Node) -> tuple:
+    x = node.inputs[0]
+    return (A.cast(g, x.dtype) if x.dtype.kind == "f" else None),
+
+
+def _view(node: Node, g: Node) -> tuple:
+    return A.view_adjoint(g, node.inputs[0], node.attrs["start"], node.attrs["dims"]),
+
+
+def _reshape(node: Node, g: Node) -> tuple:
+    from .reshape import reshape_node
+
+    return reshape_node(g, node.inputs[0].shape),
+
+
+def _reduce(node: Node, g: Node) -> tuple:
+    x = node.inputs[0]
+    fn, axes, keep = node.attrs["fn"], node.attrs["axes"], node.attrs["keepdims"]
+    gx = A.expand_reduced(g, axes, keep, x.shape)
+    if fn == "sum":
+        return gx,
+    y = A.expand_reduced(node, axes, keep, x.shape)
+    if fn in ("max", "min"):  # ties share the gradient evenly (JAX's rule)
+        hit = A.cast(A.cmp("equal", x, y), x.dtype)
+        count = A.expand_reduced(A.sum_axes(hit, axes, keepdims=True), axes, True, x.shape)
+        return M(gx, A.div(hit, count)),
+    if fn == "prod":  # exact with zeros: the product of the others
+        zero = A.cmp("equal", x, 0.0)
+        nz = A.where(zero, 1.0, x)
+        others = A.expand_reduced(_prod(nz, axes), axes, True, x.shape)
+        n0 = A.expand_reduced(A.sum_axes(A.cast(zero, x.dtype), axes, True), axes, True, x.shape)
+        none = A.div(y, A.where(zero, 1.0, x))
+        one = A.where(zero, others, 0.0)
+        return M(gx, A.where(A.cmp("equal", n0, 0.0), none,
+                             A.where(A.cmp("equal", n0, 1.0), one, 0.0))),
+    raise AssertionError(f"reduce {fn} has no float gradient")
+
+
+def _prod(x: Node, axes: tuple[int, ...]) -> Node:
+    from .context import make_node
+
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+    return make_node("reduce", [x], shape, x.dtype, fn="prod", axes=axes, keepdims=True)
+
+
+def _matmul(node: Node, g: Node) -> tuple:
+    a, b = node.inputs
+    return A.matmul(g, A.transpose_last(b)), A.matmul(A.transpose_last(a), g)
+
+
+def _gather(node: Node, g: Node) -> tuple:
+    src, *index = node.inputs
+    pos = A.fix_indices(index, src.shape, node.attrs["axes"], node.attrs["mode"])
+    return (A.scatter_add(g, src, pos, node.attrs["axes"]),) + (None,) * len(index)
+
+
+def _scatter(node: Node, g: Node) -> tuple:
+    """old with a region written by value: old's cotangent is g with the region cleared
+    (`=`) or g itself (ufunc.at with add/subtract); value's is g read over the region."""
+    old, value, *index = node.inputs
+    fn = node.attrs.get("fn")
+    if fn not in (None, "add", "subtract"):
+        return None  # refused below: the engine names the op
+    g_value = A.gather_region(g, node.attrs, index, value.shape)
+    if fn == "subtract":
+        g_value = A.neg(g_value)
+    if fn is None:
+        from .context import make_node
+
+        g_old = make_node("scatter", [g, A.zeros(value.shape, g.dtype), *index], g.shape,
+                          g.dtype, **node.attrs)
+    else:
+        g_old = g
+    return (g_old, A.cast(g_value, value.dtype) if value.dtype.kind == "f" else None,
+            *(None,) * len(index))
+
+
+def _scan(node: Node, g: Node) -> tuple | None:
+    if node.attrs["fn"] != "add":
+        return None
+    from .context import make_node
+
+    axis = node.attrs["axis"]
+    rev = A.flip(g, axis)
+    acc = make_node("scan", [rev], rev.shape, rev.dtype, fn="add", axis=axis)
+    return A.flip(acc, axis),
+
+
+def _lapack(node: Node, g: Node) -> tuple | None:
+    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient)."""
+    from .context import make_node
+
+    a = node.inputs[0]
+    fn = node.attrs["fn"]
+    if fn == "inv":
+        yt = A.transpose_last(node)
+        return A.neg(A.matmul(A.matmul(yt, g), yt)),
+    if fn == "slogdet":
+        inv = make_node("lapack", [a], a.shape, a.dtype, fn="inv", uplo="L")
+        glog = view_node(g, (0,) * (len(g.shape) - 1) + (1,),
+                         tuple((d, 1) for d in range(len(g.shape) - 1)) + ((-1, 0), (-1, 0)),
+                         a.shape)
+        return M(glog, A.transpose_last(inv)),
+    return None
+
+
+def _solve(node: Node, g: Node) -> tuple:
+    """x = solve(a, b): gb = solve(a^T, g), ga = -gb x^T."""
+    from .context import make_node
+
+    a = node.inputs[0]
+    gb = make_node("lapack_solve", [A.transpose_last(a), g], g.shape, g.dtype, fn="solve")
+    return A.neg(A.matmul(gb, A.transpose_last(node))), gb
+
+
+def _install() -> None:
+    for name, fn in UNARY.items():
+        set_vjp(name, _unary(fn))
+    for name, (fx, fy) in BINARY.items():
+        set_vjp(name, _binary(fx, fy))
+    for name in ("floor", "ceil", "trunc", "rint", "sign", "floor_divide"):
+        set_vjp(name, ZERO)
+    for name in ("isnan", "isinf", "isfinite", "signbit", "equal", "not_equal", "less",
+                 "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+                 "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+                 "invert", "left_shift", "right_shift", "check_all_nan", "check_choice"):
+        set_vjp(name, INTEGER)
+    for name in ("input", "const", "empty"):
+        set_vjp(name, SOURCE)
+    set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
+    set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
+    set_vjp("i0", Refused("its derivative (scipy.special.i1) is not computed by fusejit"))
+    for name in ("i0e", "i1", "i1e"):
+        set_vjp(name, Refused("the derivatives of the Bessel functions are not written yet"))
+    set_vjp("sort", Refused("the gradient of sorted values (g put back through the sorting "
+                            "permutation) is not written yet; argsort carries no gradient"))
+    for name in ("real", "imag", "complex_pack"):
+        set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
+    for name in ("searchsorted", "check_geom_zero"):
+        set_vjp(name, INTEGER)
+    for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
+                       ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),
+                       ("gather", _gather), ("scatter", _scatter), ("scan", _scan),
+                       ("lapack", _lapack), ("lapack_solve", _solve)):
+        set_vjp(name, rule)
+
+
+_install()
+MISSING = sorted(n for n, op in OPS.items() if op.vjp is None)
