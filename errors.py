@@ -84,6 +84,8 @@ class Status(Enum):
     SINGULAR = (256, LinAlgError, "Singular matrix")
     NOT_POSDEF = (512, LinAlgError, "Matrix is not positive definite")
     EIG_NOCONV = (1024, LinAlgError, "Eigenvalues did not converge")
+    HIST_RANGE = (4096, ValueError, "autodetected range of the histogram's data is not finite "
+                                    "(np.histogram without range=)")
     NO_LAPACK = (2048, RuntimeFailure, "a np.linalg kernel calls LAPACK, but the library was "
                                        "loaded without its LAPACK routines (fj_set_lapack)")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")

@@ -29,7 +29,8 @@ for _n, _k in SPECIAL_UFUNCS.items():
 ERR_ALL_NAN = ErrorCheck(Status.ALL_NAN, "({0})")
 ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
 ERR_GEOM_ZERO = ErrorCheck(Status.GEOM_ZERO, "({0})")
-CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO)
+ERR_HIST_RANGE = ErrorCheck(Status.HIST_RANGE, "({0})")
+CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -45,7 +46,7 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 
 # check_*: a bool passed through; where it is true the program fails with the check's error.
 for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
-                 ("check_geom_zero", ERR_GEOM_ZERO)):
+                 ("check_geom_zero", ERR_GEOM_ZERO), ("check_hist_range", ERR_HIST_RANGE)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

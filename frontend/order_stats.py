@@ -12,6 +12,7 @@ computed by NumPy at trace time.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -263,21 +264,24 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     closed, values outside the edges and NaN left out (NumPy's cumulative path); weighted
     counts from a running sum of the weights in sorted order."""
     what = "np.histogram"
-    if isinstance(bins, str) or isinstance(bins, T.Tracer) or isinstance(range, T.Tracer) or (
-            np.ndim(bins) == 0 and range is None):
+    if isinstance(bins, str) or isinstance(bins, T.Tracer) or isinstance(range, T.Tracer):
         raise UnsupportedError(
-            f"{what} of traced data is supported by fusejit with constant bin edges, or a bin "
-            f"count and a constant range=(lo, hi){T.where_msg()}: its automatic range and "
-            "string bin rules need the data's values to decide the shape of the edges")
+            f"{what} of traced data is supported by fusejit with constant bin edges or a bin "
+            f"count (and range=){T.where_msg()}: its string bin rules need the data's values "
+            "to decide the number of edges")
     x = _tracer(a)
     w = None if weights is None else _tracer(weights)
+    auto = np.ndim(bins) == 0 and range is None and x.size > 0
+    if auto and x.dtype.kind not in "iuf":
+        raise UnsupportedError(f"{what} of {x.dtype} data without range= is not supported by "
+                               f"fusejit{T.where_msg()}")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        _, edges = np.histogram(np.zeros(x.shape, x.dtype), bins, range, density,
-                                None if w is None else np.zeros(w.shape, w.dtype))
+        _, edges = np.histogram(np.zeros(x.shape, x.dtype), bins, (0, 1) if auto else range,
+                                density, None if w is None else np.zeros(w.shape, w.dtype))
     xs = np.ravel(x)
     ntype = np.dtype(np.intp) if w is None else w.dtype
-    table = T.Tracer(T.const_node(edges))
+    table = _auto_edges(xs, operator.index(bins)) if auto else T.Tracer(T.const_node(edges))
     if w is None:
         sa = np.sort(xs)
         cum = np.concatenate([np.searchsorted(sa, table[:-1], "left"),
@@ -294,9 +298,28 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
                                 np.searchsorted(xs[order], table[-1:], "right")])
         n = np.diff(cw[index]).astype(ntype)
     if density:
-        db = np.array(np.diff(edges), float)
+        db = np.diff(table).astype(float)
         n = n / db / n.sum()
     return n, table
+
+
+def _auto_edges(xs: T.Tracer, bins: int) -> T.Tracer:
+    """NumPy's edges for a bin count without range=: linspace(min, max) in the data's float
+    dtype (float64 for integers), widened by 0.5 each way when min == max; a range that is
+    not finite raises NumPy's ValueError when the function runs."""
+    if bins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    kind = np.dtype(xs.dtype).kind
+    btype = np.dtype(np.float64) if kind in "iu" else xs.dtype
+    lo, hi = np.min(xs).astype(btype), np.max(xs).astype(btype)
+    if kind == "f":
+        bad = T.Tracer(T.make_node("check_hist_range", [
+            np.logical_not(np.isfinite(lo) & np.isfinite(hi)).node], (), np.dtype(bool)))
+        lo = np.where(bad, btype.type(0), lo).astype(btype)
+    same = np.equal(lo, hi)
+    first = np.where(same, lo - btype.type(0.5), lo).astype(btype)
+    last = np.where(same, hi + btype.type(0.5), hi).astype(btype)
+    return np.linspace(first, last, bins + 1, endpoint=True, dtype=btype)
 
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {

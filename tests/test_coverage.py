@@ -119,11 +119,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.percentile(x, 90, axis=1)", lambda x: np.percentile(x, 90, axis=1), (X,)),
         ("np.quantile(x, 0.5)", lambda x: np.quantile(x, 0.5), (X,)),
         ("np.nanmedian(x, axis=0)", lambda x: np.nanmedian(x, axis=0), (X,)),
+        ("np.histogram(v)", lambda v: np.histogram(v)[0], (V,)),
         ("np.histogram(v, 8, range=(-2, 2))", lambda v: np.histogram(v, 8, range=(-2, 2))[0], (V,)),
         ("np.digitize(v, [-1, 0, 1])", lambda v: np.digitize(v, [-1.0, 0.0, 1.0]), (V,)),
-    ],
-    "Raise: data-dependent bins": [
-        ("np.histogram(v)", lambda v: np.histogram(v)[0], (V,)),
     ],
 }
 

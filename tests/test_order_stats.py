@@ -1,6 +1,7 @@
 """Order statistics on sorting (issue 24): np.median, np.quantile, np.percentile (every
-method), np.nanmedian/nanquantile/nanpercentile, np.histogram (range= or bin edges, weights,
-density) against NumPy over shapes (0-d, zero-size), layouts, dtypes, axes and NaNs."""
+method), np.nanmedian/nanquantile/nanpercentile, np.histogram (bin edges, or a bin count with
+or without range=, weights, density) against NumPy over shapes (0-d, zero-size), layouts,
+dtypes, axes and NaNs."""
 
 from __future__ import annotations
 
@@ -117,7 +118,9 @@ def test_histogram_matches_numpy(data) -> None:
     w = RNG.random(shape).astype(data.draw(st.sampled_from([np.float64, np.float32])))
     note(f"x {x.dtype}{x.shape} bins {bins} weighted {weighted} density {density}")
     kind, b = bins
-    rng = (-2, 2) if kind == "count" else None
+    rng = data.draw(st.sampled_from([(-2, 2), None])) if kind == "count" else None
+    if rng is None and kind == "count" and np.isnan(x).any():
+        rng = (-2, 2)  # NaN data without range=: both raise (test_histogram_refusals...)
     if weighted and density and w.dtype == np.float32:
         # float32 counts (NumPy's float64 bincount rounded, ours float64 running sums
         # rounded) may differ in their last bit: compared at float32 precision
@@ -133,9 +136,14 @@ def test_histogram_matches_numpy(data) -> None:
 
 def test_histogram_refusals_and_digitize() -> None:
     x = RNG.standard_normal(100)
-    with pytest.raises(UnsupportedError, match="range="):
-        fusejit.jit(lambda x: np.histogram(x))(x)
-    with pytest.raises(UnsupportedError, match="range="):
+    run_both(lambda x: np.histogram(x), x)  # the range from the data: traced min and max
+    run_both(lambda x: np.histogram(x * 0 + 2, 3), x)  # min == max: widened by 0.5
+    run_both(lambda x: np.histogram(x, 0), x)  # NumPy's ValueError for bins < 1
+    for bad in (np.nan, np.inf, -np.inf):  # NumPy's ValueError when the function runs
+        y = x.copy()
+        y[7] = bad
+        run_both(lambda x: np.histogram(x), y)
+    with pytest.raises(UnsupportedError, match="string bin rules"):
         fusejit.jit(lambda x: np.histogram(x, bins="auto"))(x)
     run_both(lambda x: np.histogram(x, 4, range=(1, 0)), x)  # NumPy's ValueError
     run_both(lambda x: np.digitize(x, [-1.0, 0.0, 1.0]), x)
