@@ -73,6 +73,7 @@ class JitFunction:
         self.fastmath = bool(fastmath)  # inexact rewrites + FMA contraction (README)
         self.signature = inspect.signature(fn)
         params = list(self.signature.parameters.values())
+        self._params = params
         self._nparams = len(params)
         self._simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                            for p in params)
@@ -90,10 +91,20 @@ class JitFunction:
         # Fast path: signature bytes computed in C -> specialised call stub.
         self._stubs: dict[bytes, Callable[..., Any]] = {}
         self._keyfn: Callable[[tuple], bytes | None] | None = None
-        self.trace_count = 0
-        self.compile_count = 0
+        self._traces = 0
+        self._compiles = 0
         self._out_kw = "out" not in names  # f(..., out=buf) is ours, like a ufunc's out=
         self._siblings: dict[frozenset[int], JitFunction] = {}  # see _huge_ints
+
+    @property
+    def trace_count(self) -> int:
+        """Traces run for this function (its variants with static defaults included)."""
+        return self._traces + sum(s.trace_count for s in self._siblings.values())
+
+    @property
+    def compile_count(self) -> int:
+        """Programs compiled for this function (its variants included)."""
+        return self._compiles + sum(s.compile_count for s in self._siblings.values())
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -119,6 +130,9 @@ class JitFunction:
             if kwargs:
                 return self._call_kw(args, kwargs)
             if len(args) != self._nparams:
+                defaulted = self._defaulted(args, kwargs)
+                if defaulted:
+                    return self._sibling(defaulted)(*self._bind(args, kwargs))
                 args = self._bind(args, kwargs)
             if self._keyfn is not None:
                 stub = self._stubs.get(self._keyfn(args))
@@ -147,12 +161,36 @@ class JitFunction:
                          and not -(1 << 63) <= a < 1 << 63)
         if not huge:
             return None, ()
-        sibling = self._siblings.get(huge)
+        return self._sibling(huge), bound
+
+    def _sibling(self, extra: frozenset[int]) -> JitFunction:
+        """This function compiled with the arguments at `extra` static as well (one cache
+        per set of positions)."""
+        sibling = self._siblings.get(extra)
         if sibling is None:
-            sibling = self._siblings[huge] = JitFunction(
-                self.fn, self.static | huge, (), self.backend, self.fastmath,
+            sibling = self._siblings[extra] = JitFunction(
+                self.fn, self.static | extra, (), self.backend, self.fastmath,
                 self.python_scalars)
-        return sibling, bound
+        return sibling
+
+    def _defaulted(self, args: tuple, kwargs: dict) -> frozenset[int]:
+        """Positions a call leaves to their defaults (hashable ones): those defaults are
+        constants of the function's definition, not traced arguments, so `def f(x, axis=1)`
+        and `def f(x, mode="same")` compile as their bodies read them (as JAX's jit does:
+        only what the caller passes is traced). Passed explicitly, the argument is traced."""
+        if not self._simple:
+            return frozenset()
+        out = []
+        for i in range(len(args), self._nparams):
+            p = self._params[i]
+            if p.name in kwargs or p.default is p.empty or i in self.static:
+                continue
+            try:
+                hash(p.default)
+            except TypeError:  # an array default: traced, as before
+                continue
+            out.append(i)
+        return frozenset(out)
 
     def _call_kw(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords: `out=` (ours unless the function has an `out` parameter),
@@ -164,13 +202,18 @@ class JitFunction:
             out = kwargs["out"]
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
             if out is not None:
-                return self._call_out(self._bind(args, kwargs), out)
+                defaulted = self._defaulted(args, kwargs)
+                target = self._sibling(defaulted) if defaulted else self
+                return target._call_out(self._bind(args, kwargs), out)
             if not kwargs:
                 return self(*args)
         if self.target.device_output and "device_output" in kwargs:
             on_device = bool(kwargs["device_output"])  # results as GPUArrays
             kwargs = {k: v for k, v in kwargs.items() if k != "device_output"}
             return self._call_slow(self._bind(args, kwargs), on_device)
+        defaulted = self._defaulted(args, kwargs)
+        if defaulted:
+            return self._sibling(defaulted)(*self._bind(args, kwargs))
         return self(*self._bind(args, kwargs))  # positional now: the fast path
 
     def __fusejit_inline__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -380,13 +423,13 @@ class JitFunction:
     def _compile_now(self, args: tuple, key: Hashable, same: dict[int, int] | None,
                      variant: bool) -> Compiled:
         def traced() -> None:
-            self.trace_count += 1
+            self._traces += 1
 
         compiled = _compiler().compile_signature(self.fn, args, key, static=self.static, same=same,
                                      python_scalars=self.python_scalars,
                                      fastmath=self.fastmath, backend=self.backend,
                                      on_traced=traced)
-        self.compile_count += 1
+        self._compiles += 1
         if compiled.updated:
             check_writeable(args, compiled.updated)
         self._cache[key] = compiled

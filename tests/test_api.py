@@ -545,3 +545,28 @@ def test_import_leaves_the_compiler_stages_unloaded():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]", out
+
+
+def test_defaults_left_to_the_function_are_constants() -> None:
+    # `def f(x, axis=1, mode="sum")` works called as f(x): a default the caller does not pass
+    # is a constant of the definition (one compile per set of defaulted parameters), while an
+    # argument passed explicitly is traced (and an axis then needs static_argnames=).
+    x = np.arange(6.0).reshape(2, 3)
+
+    def f(v, axis=1, mode="sum", k=2.0, w=None):
+        r = getattr(v, mode)(axis=axis) * k
+        return r if w is None else r * w
+
+    jf = jit(f)
+    for kwargs in ({}, {"k": 3.0}, {"k": np.float64(5)}, {"w": np.array([2.0, 3.0])}):
+        np.testing.assert_array_equal(jf(x, **kwargs), f(x, **kwargs))
+    np.testing.assert_array_equal(jf(x, out=np.empty(2)), f(x))
+    sibling = jf._sibling(frozenset({1, 2, 4}))  # axis, mode, w left to their defaults
+    before = sibling.compile_count
+    np.testing.assert_array_equal(jf(x, k=4.0), f(x, k=4.0))
+    assert sibling.compile_count == before  # k is traced: a new value compiles nothing
+    with pytest.raises(fusejit.errors.ArgumentTypeError, match="static_argnames"):
+        jf(x, mode="max")  # passed explicitly: traced, and a str is not an array
+    js = jit(f, static_argnames=("axis", "mode"))
+    np.testing.assert_array_equal(js(x, 0, "max"), f(x, 0, "max"))
+    np.testing.assert_array_equal(js(x, mode="min"), f(x, mode="min"))
