@@ -308,6 +308,20 @@ def _solve(node: Node, g: Node) -> tuple:
     return A.neg(A.matmul(gb, A.transpose_last(node))), gb
 
 
+def _sort(node: Node, g: Node) -> tuple:
+    """Sorted values y = x[perm] along the axis: x's cotangent is g put back through the
+    permutation, i.e. g read at the inverse permutation (perm the stable argsort, the order
+    NumPy's sort gives ties and NaN). argsort's integer result carries no gradient."""
+    from . import tracer as T
+
+    if node.attrs["mode"] == "arg":
+        return (None,)
+    axis = node.attrs["axis"]
+    perm = np.argsort(T.Tracer(node.inputs[0]), axis=axis, kind="stable")
+    inverse = np.argsort(perm, axis=axis, kind="stable")
+    return (np.take_along_axis(T.Tracer(g), inverse, axis=axis).node,)
+
+
 def _install() -> None:
     for name, fn in UNARY.items():
         set_vjp(name, _unary(fn))
@@ -327,8 +341,6 @@ def _install() -> None:
     set_vjp("i0", Refused("its derivative (scipy.special.i1) is not computed by fusejit"))
     for name in ("i0e", "i1", "i1e"):
         set_vjp(name, Refused("the derivatives of the Bessel functions are not written yet"))
-    set_vjp("sort", Refused("the gradient of sorted values (g put back through the sorting "
-                            "permutation) is not written yet; argsort carries no gradient"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range"):
@@ -336,7 +348,7 @@ def _install() -> None:
     for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),
                        ("gather", _gather), ("scatter", _scatter), ("scan", _scan),
-                       ("lapack", _lapack), ("lapack_solve", _solve)):
+                       ("lapack", _lapack), ("lapack_solve", _solve), ("sort", _sort)):
         set_vjp(name, rule)
 
 

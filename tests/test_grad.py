@@ -225,6 +225,17 @@ def test_cumsum():
     _grad_check(lambda x: np.sum(np.cumsum(x, axis=1) ** 2) + np.sum(np.cumsum(x) * 0.5), [X])
 
 
+def test_sort_and_order_statistics():
+    """np.sort's cotangent goes back through the permutation: np.median, np.quantile and
+    np.partition, built on the sort kernel, differentiate too."""
+    _grad_check(lambda x: np.sum(np.sort(x, axis=1) * np.arange(X.shape[1])), [X])
+    _grad_check(lambda x: np.sum(np.sort(x, axis=0)[-1] ** 2) + np.median(x), [X])
+    _grad_check(lambda x: np.sum(np.quantile(x, [0.2, 0.7], axis=1) ** 2), [X])
+    _grad_check(lambda x: np.partition(x.ravel(), 3)[3] * 2.0, [X])
+    g = fusejit.grad(lambda x: np.sum(np.argsort(x) * x))(np.array([3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0, 0.0])  # argsort: a constant, no gradient
+
+
 def test_nan_propagates():
     """Gradients through NaN/inf follow the arithmetic (sqrt(0) has an infinite slope)."""
     g = fusejit.grad(lambda x: np.sum(np.sqrt(x)))(np.array([0.0, 4.0, np.nan]))
