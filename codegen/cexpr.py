@@ -114,3 +114,27 @@ def point_lines(stmts: Iterable[Stmt], program: Program,
             p, st = pointer(s.access, program.buffers[s.access.buf].dtype)
             lines.append(f"{p}[{index(st)}] = {s.var};")
     return lines
+
+
+class RowPointers:
+    """The `pointer(access, dtype)` of a row kernel (see point_lines): one `p<k>` per distinct
+    (buffer, offset, outer strides), declared once as `b<buf>` plus the outer loop indices
+    `i<d>` times their strides (const unless the buffer is in `stored`); the declarations are
+    appended to `decls` (each after `indent`). Returns the pointer's name and the stride
+    along the row (a 0-d access is a row of one)."""
+
+    def __init__(self, program: Program, stored: Iterable[int], decls: list[str],
+                 indent: str = "") -> None:
+        self.program, self.stored, self.decls, self.indent = program, set(stored), decls, indent
+        self.names: dict[tuple[int, int, tuple[int, ...]], str] = {}
+
+    def __call__(self, acc: Access, dtype: Any) -> tuple[str, int]:
+        strides = acc.strides or (0,)
+        key = (acc.buf, acc.offset, strides[:-1])
+        if key not in self.names:
+            self.names[key] = name = f"p{len(self.names)}"
+            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(strides[:-1]) if s]
+            const = "" if acc.buf in self.stored else "const "
+            self.decls.append(f"{self.indent}{const}{ctype(self.program.buffers[acc.buf].dtype)}"
+                              f" *const {name} = b{acc.buf} + ({' + '.join(terms)});")
+        return self.names[key], strides[-1]

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Check, Compute, Kernel, Program, Scan, Store
-from .cexpr import cast_expr, compute_expr, point_lines
+from ..lowering.loop_ir import Check, Compute, Kernel, Program, Scan, Store
+from .cexpr import RowPointers, cast_expr, compute_expr, point_lines
 
 
 def binary_expr(fn: str, a: str, b: str, ins: tuple[np.dtype, np.dtype],
@@ -74,19 +74,8 @@ def render_scan(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines.append(f"        const int64_t i{d} = fj_r % {outer[d]};")
         lines.append(f"        fj_r /= {outer[d]};")
     lines.append("        (void)fj_r;")
-    ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
     decls: list[str] = []
-
-    def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
-        key = (acc.buf, acc.offset, acc.strides[:-1])
-        if key not in ptrs:
-            ptrs[key] = name = f"p{len(ptrs)}"
-            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(acc.strides[:-1])
-                                         if s]
-            const = "" if acc.buf in stored else "const "
-            decls.append(f"{const}{ctype(program.buffers[acc.buf].dtype)} *const "
-                         f"{name} = b{acc.buf} + ({' + '.join(terms)});")
-        return ptrs[key], acc.strides[-1]
+    pointer = RowPointers(program, stored, decls)
 
     body: list[str] = []
     accs: list[str] = []

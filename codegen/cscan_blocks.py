@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Kernel, Program, Scan, Store
-from .cexpr import point_lines
+from ..lowering.loop_ir import Kernel, Program, Scan, Store
+from .cexpr import RowPointers, point_lines
 from .cscan import binary_expr, columns
 
 BLOCKS = 16  # blocks per row at most
@@ -63,18 +63,7 @@ def render_blocked_scan(k: Kernel, fn: str, program: Program, slot: int) -> dict
         out += ["        (void)fj_r;",
                 f"        const int64_t fj_j0 = {n}LL * fj_k / {nb}, "
                 f"fj_j1 = {n}LL * (fj_k + 1) / {nb};"]
-        ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
-
-        def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
-            key = (acc.buf, acc.offset, acc.strides[:-1])
-            if key not in ptrs:
-                ptrs[key] = name = f"p{len(ptrs)}"
-                terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in
-                                             enumerate(acc.strides[:-1]) if s]
-                const = "" if acc.buf in stored else "const "
-                out.append(f"        {const}{ctype(program.buffers[acc.buf].dtype)} *const "
-                           f"{name} = b{acc.buf} + ({' + '.join(terms)});")
-            return ptrs[key], acc.strides[-1]
+        pointer = RowPointers(program, stored, out, "        ")
 
         lines = point_lines([s for s in body[:at] if not isinstance(s, Store)], program,
                             pointer) if total else []

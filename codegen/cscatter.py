@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Check, Kernel, Program, Store
-from .cexpr import cast_expr, gather_terms, point_lines
+from ..lowering.loop_ir import Check, Kernel, Program, Store
+from .cexpr import RowPointers, cast_expr, gather_terms, point_lines
 from .cscan import binary_expr
 
 
@@ -44,19 +44,8 @@ def render_scatter(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     outer = k.domain[:-1]
 
     def loop(body: list[str]) -> list[str]:
-        ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
         decls: list[str] = []
-
-        def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
-            key = (acc.buf, acc.offset, acc.strides[:-1])
-            if key not in ptrs:
-                ptrs[key] = name = f"p{len(ptrs)}"
-                terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in
-                                             enumerate(acc.strides[:-1]) if s]
-                const = "" if acc.buf in stored else "const "
-                decls.append(f"{const}{ctype(program.buffers[acc.buf].dtype)} *const {name} = "
-                             f"b{acc.buf} + ({' + '.join(terms)});")
-            return ptrs[key], acc.strides[-1]
+        pointer = RowPointers(program, stored, decls)
 
         inner = [body_line(s, program, pointer) for s in body]
         out = ["{"] + [f"for (int64_t i{d} = 0; i{d} < {n}; i{d}++) {{"

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Kernel, Load, Program, Store
-from .cexpr import literal
+from ..lowering.loop_ir import Kernel, Load, Program, Store
+from .cexpr import RowPointers, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
 
@@ -121,19 +121,8 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
     lines.append(f"        {t} *const b{m} = ({t} *)fj_buf[{slot}] + fj_p * {elems}LL;")
     ident = _identity(store.fn or "", buf.dtype)
     lines.append(f"        for (int64_t fj_t = 0; fj_t < {elems}; fj_t++) b{m}[fj_t] = {ident};")
-    ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
     decls: list[str] = []
-
-    def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
-        key = (acc.buf, acc.offset, acc.strides[:-1])
-        if key not in ptrs:
-            ptrs[key] = name = f"p{len(ptrs)}"
-            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in
-                                         enumerate(acc.strides[:-1]) if s]
-            const = "" if acc.buf in stored else "const "
-            decls.append(f"{const}{ctype(program.buffers[acc.buf].dtype)} *const {name} = "
-                         f"b{acc.buf} + ({' + '.join(terms)});")
-        return ptrs[key], acc.strides[-1]
+    pointer = RowPointers(program, stored, decls)
 
     inner = [store_line(s, program, pointer) if isinstance(s, Store) else
              body_line(s, program, pointer) for s in k.body]

@@ -17,8 +17,8 @@ from typing import Any
 
 from ..errors import Status
 from ..frontend.ops import ctype, suffix
-from ..lowering.loop_ir import Access, Kernel, Load, Program, Sort, Store
-from .cexpr import point_lines
+from ..lowering.loop_ir import Kernel, Load, Program, Sort, Store
+from .cexpr import RowPointers, point_lines
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
@@ -94,21 +94,8 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines.append(f"        const int64_t i{d} = fj_r % {outer[d]};")
         lines.append(f"        fj_r /= {outer[d]};")
     lines.append("        (void)fj_r;")
-    ptrs: dict[tuple[int, int, tuple[int, ...]], str] = {}
     decls: list[str] = []
-
-    def pointer(acc: Access, dtype: Any) -> tuple[str, int]:
-        if not acc.strides:
-            acc = Access(acc.buf, acc.offset, (0,))
-        key = (acc.buf, acc.offset, acc.strides[:-1])
-        if key not in ptrs:
-            ptrs[key] = name = f"p{len(ptrs)}"
-            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(acc.strides[:-1])
-                                         if s]
-            const = "" if acc.buf in stored else "const "
-            decls.append(f"{const}{ctype(program.buffers[acc.buf].dtype)} *const "
-                         f"{name} = b{acc.buf} + ({' + '.join(terms)});")
-        return ptrs[key], acc.strides[-1]
+    pointer = RowPointers(program, stored, decls)
 
     body = point_lines(point, program, pointer)
     out = point_lines([store], program, pointer)

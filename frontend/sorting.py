@@ -39,6 +39,10 @@ def _check(x: T.Tracer, what: str, order: Any) -> None:
         raise UnsupportedError(f"{what}(..., order=) is not supported by fusejit"
                                f"{T.where_msg()}: it sorts structured arrays")
     O.check_dtype(x.dtype, f"the operand of {what}")
+    if x.dtype.kind == "c":
+        raise UnsupportedError(f"{what} of complex values is not supported by fusejit yet"
+                               f"{T.where_msg()}: NumPy orders them by real part, then "
+                               "imaginary part, which the sort kernel does not do")
 
 
 def _along(x: T.Tracer, axis: Any) -> tuple[T.Tracer, int]:
