@@ -139,6 +139,11 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> T.Tracer:
     n = xt.shape[0] if xt is not None else xs.shape[0]
     if weights is not None and n and T.shape_of(weights) != (n,):
         raise ValueError("The weights and list don't have the same length.")
+    if weights is not None:
+        wdtype = weights.dtype if isinstance(weights, T.Tracer) else np.asarray(weights).dtype
+        if not np.can_cast(wdtype, np.float64, "safe"):  # complex weights: NumPy's TypeError
+            raise TypeError(f"Cannot cast array data from {np.dtype(wdtype)!r} to "
+                            f"{np.dtype(np.float64)!r} according to the rule 'safe'")
     if weights is None or n == 0:  # NumPy: an empty input counts, weights or not
         out_dtype, value = np.dtype(np.intp), np.ones((), np.intp)
     else:

@@ -344,6 +344,7 @@ def test_bincount_errors() -> None:
     run_both(lambda x: np.bincount(x * 1.0, minlength=4), x)  # TypeError: float input
     run_both(lambda x: np.bincount(x, minlength=-1), x)
     run_both(lambda x: np.bincount(x, np.ones(3), minlength=4), x)  # weights' length
+    run_both(lambda x: np.bincount(x, x * 1j, minlength=4), x)  # complex weights: TypeError
     with pytest.raises(ValueError, match="not below minlength"):
         fusejit.jit(lambda x: np.bincount(x, minlength=3))(x)  # NumPy: a longer result
     with pytest.raises(UnsupportedError, match="minlength="):
