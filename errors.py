@@ -88,6 +88,12 @@ class Status(Enum):
                                     "(np.histogram without range=)")
     NO_LAPACK = (2048, RuntimeFailure, "a np.linalg kernel calls LAPACK, but the library was "
                                        "loaded without its LAPACK routines (fj_set_lapack)")
+    LSTSQ_NOCONV = (8192, LinAlgError, "SVD did not converge in Linear Least Squares")
+    LSTSQ_RANK = (16384, LinAlgError, "np.linalg.lstsq: the matrix is rank-deficient (rank < "
+                                      "N, M > N), for which NumPy returns empty residuals; "
+                                      "fusejit compiled them with shape (K,) (the full-rank "
+                                      "case): leave the residuals unused (then they are not "
+                                      "checked) or compute ((b - a @ x) ** 2).sum(0) yourself")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

@@ -4,11 +4,11 @@ The pointers (Fortran ABI, 32-bit integers, no hidden string lengths: SciPy's
 `cython_lapack` wrappers) are handed to the library once after loading (`fj_set_lapack`,
 in LAPACK_ROUTINES order; runtime/blas.py finds them). For each matrix of the batch the
 kernel copies its operands (any strides) into column-major scratch, calls the routine, and
-writes the result out in the layout frontend/lapack_ref.py defines; a factorisation that
-fails sets its status flag (errors.Status: SINGULAR, NOT_POSDEF, EIG_NOCONV), which the
-runtime raises after the call. Batches of small matrices are split over the program's
-OpenMP threads (each with its own scratch), large matrices run one at a time on LAPACK's
-own threads.
+writes the result out in the layout frontend/lapack_ref.py defines (lstsq:
+codegen/clstsq.py); a factorisation that fails sets its status flag (errors.Status:
+SINGULAR, NOT_POSDEF, EIG_NOCONV, LSTSQ_NOCONV), which the runtime raises after the call.
+Batches of small matrices are split over the program's OpenMP threads (each with its own
+scratch), large matrices run one at a time on LAPACK's own threads.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from ..errors import Status
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import LapackKernel, Program
 from .cblas import batch_offsets
+from .clstsq import render_lstsq
 
-LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd")
+LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
+                   "dgelsd")
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
 # own threads, which nested OpenMP threads would oversubscribe).
 PAR_MAX_N = 128
@@ -39,6 +41,7 @@ __attribute__((visibility("default"))) void fj_set_lapack(void *const *fns) {
 #define FJ_ERR_SINGULAR %(singular)d
 #define FJ_ERR_NOT_POSDEF %(posdef)d
 #define FJ_ERR_EIG_NOCONV %(noconv)d
+#define FJ_ERR_LSTSQ_NOCONV %(lstsq)d
 """
 
 _SIGS = {
@@ -49,7 +52,7 @@ _SIGS = {
              "int *, int *)",
 }
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
-            "eigh": "syevd", "eigvalsh": "syevd"}
+            "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd"}
 
 
 def uses_lapack(program: Program) -> bool:
@@ -63,7 +66,8 @@ def lapack_decls(program: Program) -> str:
     return LAPACK_DECLS % {"count": len(LAPACK_ROUTINES), "no_lapack": Status.NO_LAPACK.code,
                            "no_scratch": Status.NO_SCRATCH.code,
                            "singular": Status.SINGULAR.code, "posdef": Status.NOT_POSDEF.code,
-                           "noconv": Status.EIG_NOCONV.code}
+                           "noconv": Status.EIG_NOCONV.code,
+                           "lstsq": Status.LSTSQ_NOCONV.code}
 
 
 def _workspace(k: LapackKernel) -> tuple[int, int]:
@@ -154,6 +158,8 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
     t = ctype(k.dtype)
     routine = lapack_routine(k)
     index = LAPACK_ROUTINES.index(routine)
+    if k.fn == "lstsq":
+        return render_lstsq(k, fn, index)
     fn_ptr = _SIGS[_ROUTINE[k.fn]].format(t=t)
     nb = int(np.prod(k.batch, dtype=np.int64))
     nw, ni = _workspace(k)

@@ -1,4 +1,5 @@
-"""np.linalg's dense solvers at trace time: solve, inv, cholesky, det, slogdet, eigh, eigvalsh.
+"""np.linalg's dense solvers at trace time: solve, inv, cholesky, det, slogdet, eigh, eigvalsh,
+lstsq.
 
 Each becomes one `lapack` (or `lapack_solve`) node over operands cast to the dtype NumPy
 computes in (float32 when every operand is float32, else float64; NumPy's own TypeError for
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from . import tracer as T
 from .ir import Node
 
@@ -155,6 +157,56 @@ def eigvalsh(a: Any, UPLO: str = "L") -> T.Tracer:
     return _lapack(t, "eigvalsh", t.shape[:-1], uplo)
 
 
+def _least_squares_operands(a: Any, b: Any) -> tuple[T.Tracer, T.Tracer, bool]:
+    """a and b (b as columns) after NumPy's shape checks, and whether b was 1-D."""
+    ta, tb = _tracer(a), _tracer(b)
+    vector = tb.ndim == 1
+    if vector:
+        tb = tb[:, None]
+    for t in (ta, tb):
+        if t.ndim != 2:
+            raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be "
+                              "two-dimensional")
+    if ta.shape[0] != tb.shape[0]:
+        raise LinAlgError("Incompatible dimensions")
+    return ta, tb, vector
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
+    """np.linalg.lstsq through LAPACK's gelsd, in float64 as NumPy computes it (results cast
+    to NumPy's result dtype). The residuals' shape NumPy decides from the computed rank: it
+    is (K,) here whenever M > N (full rank), (0,) otherwise; a rank-deficient M > N system
+    whose residuals the program uses raises LinAlgError when it runs (check_lstsq_rank)."""
+    ta, tb, vector = _least_squares_operands(a, b)
+    if isinstance(rcond, T.Tracer):
+        raise UnsupportedError("np.linalg.lstsq: rcond must be a constant (a Python or NumPy "
+                               "number), not a traced value")
+    probe = np.linalg.lstsq(np.ones((1, 1), ta.dtype), np.ones(1, tb.dtype), rcond=None)
+    dtype, real = probe[0].dtype, probe[3].dtype  # NumPy's TypeError for float16 and others
+    if dtype.kind == "c":
+        raise UnsupportedError("np.linalg.lstsq of complex arrays is not compiled by fusejit "
+                               "(LAPACK's zgelsd is not wired in); compute it outside")
+    (m, n), k = ta.shape, tb.shape[1]
+    p = min(m, n)
+    rc = float(np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond)
+    f64 = np.dtype(np.float64)
+    node = T.make_node("lapack_solve", [_operand(ta, f64), _operand(tb, f64)],
+                       (n * k + k + p + 1,), f64, fn="lstsq", rcond=rc)
+    r = T.Tracer(node)
+    x = r[:n * k].reshape(n, k).astype(dtype)
+    if vector:
+        x = x[:, 0]
+    rank = T.Tracer(r[n * k + k + p].astype(np.int32).node, scalar=True)
+    s = r[n * k + k:n * k + k + p].astype(real)
+    if m > n:
+        bad = T.Tracer(T.make_node("check_lstsq_rank", [np.not_equal(rank, n).node], (),
+                                   np.dtype(bool)))
+        resid = np.where(bad, 0.0, r[n * k:n * k + k]).astype(real)
+    else:
+        resid = T.Tracer(T.const_node(np.zeros(0, real)))
+    return x, resid, rank, s
+
+
 HANDLERS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
             np.linalg.slogdet: slogdet, np.linalg.det: det, np.linalg.eigh: eigh,
-            np.linalg.eigvalsh: eigvalsh}
+            np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq}

@@ -9,6 +9,9 @@ views and elementwise ops:
 - `eigh`: (..., n + 1, n), row 0 the eigenvalues (ascending), rows 1.. the eigenvectors as
   columns; `eigvalsh`: (..., n) the eigenvalues.
 The `uplo` attribute names the triangle eigh and eigvalsh read.
+- `lstsq` (a of shape (m, n), b of shape (m, k), float64, attribute `rcond`): one flat array
+  [x (n, k) row-major | residuals (k) | singular values (min(m, n)) | rank]; the residuals
+  are the squared norms of b - a @ x's columns when m > n (0 otherwise), whatever the rank.
 """
 
 from __future__ import annotations
@@ -35,7 +38,14 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
     raise ValueError(f"unknown LAPACK op {fn!r}")
 
 
-def lapack_solve_ref(a: np.ndarray, b: np.ndarray, fn: str = "solve", **_: Any) -> np.ndarray:
-    """The stored result of two-operand LAPACK op `fn` (solve: b of shape (..., n, k))."""
-    assert fn == "solve", fn
-    return np.linalg.solve(a, b)
+def lapack_solve_ref(a: np.ndarray, b: np.ndarray, fn: str = "solve", rcond: float = -1.0,
+                     **_: Any) -> np.ndarray:
+    """The stored result of two-operand LAPACK op `fn` (solve: b of shape (..., n, k);
+    lstsq: the flat layout above)."""
+    if fn == "solve":
+        return np.linalg.solve(a, b)
+    assert fn == "lstsq", fn
+    (m, n), k = a.shape, b.shape[1]
+    x, _, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    resid = (np.abs(b - a @ x) ** 2).sum(axis=0) if m > n else np.zeros(k)
+    return np.concatenate([x.ravel(), resid, s, [rank]]).astype(np.float64)

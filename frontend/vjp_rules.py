@@ -299,10 +299,12 @@ def _lapack(node: Node, g: Node) -> tuple | None:
     return None
 
 
-def _solve(node: Node, g: Node) -> tuple:
+def _solve(node: Node, g: Node) -> tuple | None:
     """x = solve(a, b): gb = solve(a^T, g), ga = -gb x^T."""
     from .context import make_node
 
+    if node.attrs["fn"] != "solve":
+        return None  # lstsq: autodiff says no rule for this form
     a = node.inputs[0]
     gb = make_node("lapack_solve", [A.transpose_last(a), g], g.shape, g.dtype, fn="solve")
     return A.neg(A.matmul(gb, A.transpose_last(node))), gb
@@ -343,7 +345,7 @@ def _install() -> None:
         set_vjp(name, Refused("the derivatives of the Bessel functions are not written yet"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
-    for name in ("searchsorted", "check_geom_zero", "check_hist_range"):
+    for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank"):
         set_vjp(name, INTEGER)
     for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),

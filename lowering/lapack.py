@@ -15,7 +15,7 @@ from .loop_ir import Access, LapackKernel
 
 NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.linalg.cholesky",
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
-         "eigvalsh": "np.linalg.eigvalsh"}
+         "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq"}
 
 
 def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
@@ -38,10 +38,10 @@ def build_lapack(low: Lowering, name: str, node: Node, blas: bool) -> LapackKern
     assert out is not None
     a, held_a = _operand(low, node.inputs[0])
     b, held_b = _operand(low, node.inputs[1]) if len(node.inputs) > 1 else (None, -1)
-    n = node.inputs[0].shape[-1]
-    k = node.shape[-1] if fn == "solve" else 0
+    m, n = node.inputs[0].shape[-2:]
+    k = node.inputs[1].shape[-1] if fn in ("solve", "lstsq") else 0
     nd = node.type.ndim
     return LapackKernel(name, fn, node.inputs[0].shape[:-2], n, k, a, b,
                         access(out, identity_map(nd), nd), node.shape, node.dtype,
                         node.attrs.get("uplo", "L"), [node.id], [node.loc] if node.loc else [],
-                        (held_a, held_b))
+                        (held_a, held_b), m, float(node.attrs.get("rcond", -1.0)))

@@ -302,8 +302,9 @@ class GemmKernel:
 @dataclass
 class LapackKernel:
     """One LAPACK routine per square matrix of a batch (lowering/lapack.py): `fn` is solve,
-    inv, cholesky, slogdet, eigh or eigvalsh (frontend/lapack_ref.py gives each result's
-    layout). A is (batch..., n, n) and B, for solve, (batch..., n, k), read at any strides;
+    inv, cholesky, slogdet, eigh, eigvalsh or lstsq (frontend/lapack_ref.py gives each result's
+    layout). A is (batch..., n, n) and B, for solve, (batch..., n, k), read at any strides
+    (lstsq: A (m, n), B (m, k), no batch, singular values below `rcond` times the largest cut);
     the result `out` (shape `domain`) is written whole. A matrix LAPACK reports singular
     (or not positive definite, or not converged) sets its status flag (errors.Status)."""
 
@@ -321,6 +322,8 @@ class LapackKernel:
     nodes: list[int] = field(default_factory=list)
     locs: list[str] = field(default_factory=list)
     operand_nodes: tuple[int, int] = (-1, -1)
+    m: int = 0
+    rcond: float = -1.0
 
     @property
     def size(self) -> int:
@@ -333,7 +336,9 @@ class LapackKernel:
         per = {"solve": 2 * self.n ** 3 // 3 + 2 * self.n ** 2 * self.k,
                "inv": 2 * self.n ** 3, "cholesky": self.n ** 3 // 3,
                "slogdet": 2 * self.n ** 3 // 3, "eigh": 9 * self.n ** 3,
-               "eigvalsh": 4 * self.n ** 3}[self.fn]
+               "eigvalsh": 4 * self.n ** 3,
+               "lstsq": 4 * self.m * self.n * min(self.m, self.n) + 2 * self.m * self.n * self.k
+               }[self.fn]
         return nb * per
 
     @property
