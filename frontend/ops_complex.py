@@ -22,8 +22,9 @@ def _is_complex(sfx: str) -> bool:
 
 
 def _lib(name: str) -> Render:
-    """A libm complex function: `namef` for complex64, `name` for complex128."""
-    return lambda i, o: f"{name}{'f' if i[0] == 'c64' else ''}({{0}})"
+    """A libm complex function: `namef` for complex64, `name` for complex128 (declared as
+    fj_lm_<name> in fj_complex.h, so that gcc cannot fold it at compile time)."""
+    return lambda i, o: f"fj_lm_{name}{'f' if i[0] == 'c64' else ''}({{0}})"
 
 
 def _fj(name: str, n: int = 1) -> Render:
@@ -49,10 +50,18 @@ COMPLEX_C: dict[str, Render] = {
     "absolute": _fj("cabs"),
     "square": _fj("csquare"),
     "reciprocal": _fj("crecip"),
-    "power": lambda i, o: f"fj_cpowi_{i[0]}({{0}}, (int64_t)__real__ ({{1}}))",
+    "power": _fj("cpow", 2),
     "exp": _lib("cexp"),
     "log": _lib("clog"),
     "sqrt": _lib("csqrt"),
+    "sin": _lib("csin"), "cos": _lib("ccos"), "tan": _lib("ctan"),
+    "sinh": _lib("csinh"), "cosh": _lib("ccosh"), "tanh": _lib("ctanh"),
+    "arcsin": _lib("casin"), "arccos": _lib("cacos"), "arctan": _lib("catan"),
+    "arcsinh": _lib("casinh"), "arccosh": _lib("cacosh"), "arctanh": _lib("catanh"),
+    "log2": _fj("clog2"), "log10": _fj("clog10"), "exp2": _fj("cexp2"),
+    "log1p": _fj("clog1p"), "expm1": _fj("cexpm1"), "sign": _fj("csign"),
+    "rint": lambda i, o: (lambda f: f"fj_cpack_{i[0]}(rint{f}(__real__ ({{0}})), "
+                          f"rint{f}(__imag__ ({{0}})))")("f" if i[0] == "c64" else ""),
     "equal": lambda i, o: "({0} == {1})",
     "not_equal": lambda i, o: "({0} != {1})",
     "less": _fj("clt", 2),
@@ -115,9 +124,10 @@ def check_complex(op_name: str, dtypes: list[np.dtype], where: str) -> None:
         return
     raise UnsupportedError(f"{op_name} of complex values is not supported by fusejit{where}"
                            " (complex numbers support + - * / **, abs, angle, conj, real, imag,"
-                           " exp, log, sqrt, square, reciprocal, comparisons, isnan/isinf/"
-                           "isfinite, sum/prod/mean and matmul); compute it outside the "
-                           "compiled function")
+                           " exp, log, sqrt, square, reciprocal, the trigonometric and "
+                           "hyperbolic functions and their inverses, log2/log10/exp2/log1p/"
+                           "expm1, sign, rint, comparisons, isnan/isinf/isfinite, sum/prod/"
+                           "mean and matmul); compute it outside the compiled function")
 
 
 def check_complex_node(op: str, dtypes: list[np.dtype], attrs: dict, where: str) -> None:

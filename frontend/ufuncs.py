@@ -68,8 +68,6 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     for d in loop:
         O.check_dtype(d, f"an operand of {ufunc.__name__}")
     check_complex(op.name, loop, where_msg())
-    if op.name == "power" and loop[0].kind == "c":
-        _check_complex_exponent(args[1])
     if op.name == "nextafter" and any(d == np.float16 for d in loop):
         raise UnsupportedError(f"np.nextafter with float16 operands is not supported by fusejit"
                                f"{where_msg()} (its step is a float16 ulp, which a float32 "
@@ -83,22 +81,6 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
-
-
-def _check_complex_exponent(b: Any) -> None:
-    """Complex np.power is rendered for a constant integer exponent below 100 in magnitude
-    (NumPy's repeated-multiplication path); other exponents go through NumPy's own cpow,
-    whose special values fusejit does not reproduce: refused."""
-    value = b.node.attrs["value"] if isinstance(b, Tracer) and b.node.op == "const" else b
-    ok = False
-    if not isinstance(value, Tracer) and np.ndim(value) == 0:
-        c = complex(np.asarray(value).item())
-        ok = c.imag == 0 and c.real.is_integer() and abs(c.real) < 100
-    if not ok:
-        raise UnsupportedError(f"complex np.power is not supported but for a constant integer "
-                               f"exponent n with |n| < 100{where_msg()} (NumPy computes other "
-                               "exponents with its own cpow, whose special values fusejit "
-                               "does not reproduce); use np.exp(b * np.log(a)) if that fits")
 
 
 # Comparison -> the same comparison with its operands swapped.

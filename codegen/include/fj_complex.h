@@ -16,9 +16,18 @@
  *   fj_cpowi_T(a,n)   np.power with an integer exponent |n| < 100 (frontend/ufuncs.py refuses
  *                     others): NumPy's nc_pow (n == 0 -> 1, a == 0 -> 0 or NaN, else repeated
  *                     plain products fj_cprod_T, a negative n then 1 / that by fj_cdiv_T)
+ *   fj_cpow_T(a,b)    np.power, any exponent: NumPy's nc_pow (an integer exponent |n| < 100 is
+ *                     fj_cpowi_T; b == 0 -> 1; a == 0 -> 0 where b's real part is > 0, else NaN;
+ *                     else libm's cpow, as NumPy's npy_cpow calls it)
  *   fj_clt_T etc.     np.less ... : lexicographic, NaN-aware as NumPy's CLT/CLE/CGT/CGE
  *   fj_cabs_T(a)      np.abs: hypot of the parts (libm / libmvec), a real result
- *   cexp / clog / csqrt of libm: NumPy's own loops call them too (npy_cexp -> cexp).
+ *   cexp / clog / csqrt of libm: NumPy's own loops call them too (npy_cexp -> cexp), and so
+ *                     csin ccos ctan csinh ccosh ctanh casin cacos catan casinh cacosh catanh
+ *   fj_clog2_T / fj_clog10_T / fj_cexp2_T  NumPy's nc_log2/nc_log10 (clog, then both parts
+ *                     times log2(e) / log10(e)) and nc_exp2 (cexp of both parts times ln 2)
+ *   fj_clog1p_T(a)    NumPy's nc_log1p: (log(hypot(ar + 1, ai)), atan2(ai, ar + 1))
+ *   fj_cexpm1_T(a)    NumPy's nc_expm1: (expm1(ar) cos(ai) - 2 sin(ai/2)^2, exp(ar) sin(ai))
+ *   fj_csign_T(a)     np.sign (NumPy 2): a / |a|, with NumPy's branches for Inf, NaN and 0
  *
  * gcc 12's SLP pattern matcher fuses a difference `x - y*z` beside a sum `u + v*w` in the
  * other part into one vfmaddsub even under -ffp-contract=off, which rounds once where NumPy
@@ -31,17 +40,29 @@
 #include <math.h>
 #include <stdint.h>
 
-float _Complex cexpf(float _Complex);
-double _Complex cexp(double _Complex);
-float _Complex clogf(float _Complex);
-double _Complex clog(double _Complex);
-float _Complex csqrtf(float _Complex);
-double _Complex csqrt(double _Complex);
+/* libm's functions under names gcc does not know as builtins (fj_lm_csin is libm's csin):
+ * gcc would fold a call with constant operands at compile time, correctly rounded (MPC /
+ * MPFR), where libm -- and so NumPy -- may round the other way. */
+#define FJ_LM(R, name, ...) R fj_lm_##name(__VA_ARGS__) __asm__(#name);
+#define FJ_CLIBM(name)                                                                    \
+FJ_LM(float _Complex, name##f, float _Complex) FJ_LM(double _Complex, name, double _Complex)
+#define FJ_RLIBM(name) FJ_LM(float, name##f, float) FJ_LM(double, name, double)
+FJ_CLIBM(cexp) FJ_CLIBM(clog) FJ_CLIBM(csqrt) FJ_CLIBM(csin) FJ_CLIBM(ccos) FJ_CLIBM(ctan)
+FJ_CLIBM(csinh) FJ_CLIBM(ccosh) FJ_CLIBM(ctanh) FJ_CLIBM(casin) FJ_CLIBM(cacos)
+FJ_CLIBM(catan) FJ_CLIBM(casinh) FJ_CLIBM(cacosh) FJ_CLIBM(catanh)
+FJ_RLIBM(log) FJ_RLIBM(exp) FJ_RLIBM(expm1) FJ_RLIBM(sin) FJ_RLIBM(cos)
+FJ_LM(float, hypotf, float, float) FJ_LM(double, hypot, double, double)
+FJ_LM(float, atan2f, float, float) FJ_LM(double, atan2, double, double)
+FJ_LM(float _Complex, cpowf, float _Complex, float _Complex)
+FJ_LM(double _Complex, cpow, double _Complex, double _Complex)
+#undef FJ_CLIBM
+#undef FJ_RLIBM
+#undef FJ_LM
 
 /* A product that gcc may not fuse into an add/sub: see the header comment. */
 #define FJ_NOFMA(x) __builtin_assoc_barrier(x)
 
-#define FJ_CDEF(S, T, F)                                                                   \
+#define FJ_CDEF(S, T, F)                                                                  \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
 static inline T _Complex fj_cmul_##S(T _Complex a, T _Complex b) {                        \
     const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;           \
@@ -59,10 +80,10 @@ static inline T _Complex fj_cdiv_##S(T _Complex a, T _Complex b) {              
         if (abr == 0 && abi == 0)                                                         \
             return __builtin_complex(ar / abr, ai / abr);                                 \
         const T rat = bi / br, scl = (T)1.0 / (br + bi * rat);                            \
-        return __builtin_complex((ar + ai * rat) * scl, (ai - FJ_NOFMA(ar * rat)) * scl);           \
+        return __builtin_complex((ar + ai * rat) * scl, (ai - FJ_NOFMA(ar * rat)) * scl); \
     }                                                                                     \
     const T rat = br / bi, scl = (T)1.0 / (bi + br * rat);                                \
-    return __builtin_complex((ar * rat + ai) * scl, (FJ_NOFMA(ai * rat) - ar) * scl);               \
+    return __builtin_complex((ar * rat + ai) * scl, (FJ_NOFMA(ai * rat) - ar) * scl);     \
 }                                                                                         \
 static inline T _Complex fj_crecip_##S(T _Complex a) {                                    \
     const T ar = __real__ a, ai = __imag__ a;                                             \
@@ -93,7 +114,51 @@ static inline T _Complex fj_cpowi_##S(T _Complex a, int64_t n) {                
     }                                                                                     \
     return n < 0 ? fj_cdiv_##S(__builtin_complex((T)1, (T)0), acc) : acc;                 \
 }                                                                                         \
+static inline T _Complex fj_cpow_##S(T _Complex a, T _Complex b) {                        \
+    const T br = __real__ b, bi = __imag__ b;                                             \
+    if (bi == 0 && fabs##F(br) < 100 && br == (T)(int64_t)br)                             \
+        return fj_cpowi_##S(a, (int64_t)br);                                              \
+    if (br == 0 && bi == 0) return __builtin_complex((T)1, (T)0);                         \
+    if (__real__ a == 0 && __imag__ a == 0)                                               \
+        return br > 0 ? __builtin_complex((T)0, (T)0) : __builtin_complex((T)NAN, (T)NAN); \
+    return fj_lm_cpow##F(a, b);                                                           \
+}                                                                                         \
 static inline T fj_cabs_##S(T _Complex a) { return hypot##F(__real__ a, __imag__ a); }    \
+static inline T _Complex fj_cscale_##S(T _Complex a, T c) {                               \
+    return __builtin_complex(__real__ a * c, __imag__ a * c);                             \
+}                                                                                         \
+static inline T _Complex fj_clog2_##S(T _Complex a) {                                     \
+    return fj_cscale_##S(fj_lm_clog##F(a), (T)1.442695040888963407359924681001892137L);   \
+}                                                                                         \
+static inline T _Complex fj_clog10_##S(T _Complex a) {                                    \
+    return fj_cscale_##S(fj_lm_clog##F(a), (T)0.434294481903251827651128918916605082L);   \
+}                                                                                         \
+static inline T _Complex fj_cexp2_##S(T _Complex a) {                                     \
+    return fj_lm_cexp##F(fj_cscale_##S(a, (T)0.693147180559945309417232121458176568L));   \
+}                                                                                         \
+static inline T _Complex fj_clog1p_##S(T _Complex a) {                                    \
+    const T r = __real__ a + 1, i = __imag__ a;                                           \
+    return __builtin_complex(fj_lm_log##F(fj_lm_hypot##F(r, i)),                          \
+                             fj_lm_atan2##F(i, r));                                       \
+}                                                                                         \
+static inline T _Complex fj_cexpm1_##S(T _Complex a) {                                    \
+    const T r = __real__ a, i = __imag__ a, h = fj_lm_sin##F(i / 2);                      \
+    const T e = FJ_NOFMA(fj_lm_expm1##F(r) * fj_lm_cos##F(i));                            \
+    return __builtin_complex(e - FJ_NOFMA(2 * h * h),                                     \
+                             fj_lm_exp##F(r) * fj_lm_sin##F(i));                          \
+}                                                                                         \
+static inline T _Complex fj_csign_##S(T _Complex a) {                                     \
+    const T r = __real__ a, i = __imag__ a, m = fj_lm_hypot##F(r, i);                     \
+    if (isnan(m)) return __builtin_complex((T)NAN, (T)NAN);                               \
+    if (isinf(m)) {                                                                       \
+        if (isinf(r))                                                                     \
+            return isinf(i) ? __builtin_complex((T)NAN, (T)NAN)                           \
+                            : __builtin_complex(r > 0 ? (T)1 : (T)-1, (T)0);              \
+        return __builtin_complex((T)0, i > 0 ? (T)1 : (T)-1);                             \
+    }                                                                                     \
+    if (m == 0) return __builtin_complex((T)0, (T)0);                                     \
+    return __builtin_complex(r / m, i / m);                                               \
+}                                                                                         \
 static inline int fj_clt_##S(T _Complex a, T _Complex b) {                                \
     const T xr = __real__ a, xi = __imag__ a, yr = __real__ b, yi = __imag__ b;           \
     return (xr < yr && !isnan(xi) && !isnan(yi)) || (xr == yr && xi < yi);                \

@@ -1,0 +1,88 @@
+"""The complex transcendental ufuncs against NumPy, bit for bit: sin ... arctanh (libm's
+csin ... catanh, which NumPy's loops call), log2/log10/exp2/log1p/expm1 (NumPy's own
+formulas over libm), sign (NumPy 2's z/|z|), rint, and np.power with any exponent (NumPy's
+nc_pow: its integer and zero branches, then libm's cpow) on the grid of special values (Inf
+and NaN in either part, signed zeros, huge and tiny parts) and on random values of every
+magnitude; real operands keep their real loops."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_same
+from test_complex import CDTYPES, special_grid
+
+import fusejit
+
+pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
+
+UNARY = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
+         "arccosh", "arctanh", "log2", "log10", "exp2", "log1p", "expm1", "sign", "rint")
+
+
+def _values(dtype: np.dtype, n: int, seed: int) -> np.ndarray:
+    """Random complex values whose parts span magnitudes 1e-8 .. 1e8 (and some exact ones)."""
+    rng = np.random.default_rng(seed)
+    mag = lambda: np.exp(rng.uniform(-18, 18, n)) * rng.choice([-1, 1], n)  # noqa: E731
+    z = mag() + 1j * mag()
+    z[: n // 4] = rng.integers(-3, 4, n // 4) + 0.5j * rng.integers(-3, 4, n // 4)
+    return z.astype(dtype)
+
+
+def _numpy(f, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return f(*args)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_unary_bit_for_bit(dtype: np.dtype) -> None:
+    z = np.concatenate([special_grid(dtype), _values(dtype, 3000, 0)])
+
+    def f(z):
+        return {name: getattr(np, name)(z) for name in UNARY}
+
+    want = _numpy(f, z)
+    got = fusejit.jit(f)(z)
+    for name in UNARY:
+        assert_same(got[name], want[name], rtol=0.0, path=name)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_power_bit_for_bit(dtype: np.dtype) -> None:
+    g = special_grid(dtype)
+    exps = np.array([0, 1, 2, 3, -1, -2, 5, -7, 99, -99, 100, -100, 2.5, 0.5, -0.5, 1e30,
+                     1 + 1j, -2j], dtype)
+    a = np.concatenate([np.repeat(g, len(g)), np.repeat(g, len(exps)), _values(dtype, 2000, 1)])
+    b = np.concatenate([np.tile(g, len(g)), np.tile(exps, len(g)), _values(dtype, 2000, 2) / 8])
+
+    def f(a, b):
+        return {"power": np.power(a, b), "pow_op": a ** b, "real_exp": a ** b.real,
+                "float_const": a ** 2.5, "complex_const": a ** (0.5 - 1j),
+                "real_base": b.real ** a, "int_const": a ** 7}
+
+    want = _numpy(f, a, b)
+    got = fusejit.jit(f)(a, b)
+    for name in want:
+        assert_same(got[name], want[name], rtol=0.0, path=name)
+
+
+def test_real_operands_keep_real_loops_and_mixed_programs() -> None:
+    x = np.linspace(-0.9, 3.0, 41)
+    z = (x + 0.25j * x[::-1]).astype(np.complex64)
+
+    def f(x, z):
+        return np.sin(x) + np.arctanh(x / 4), np.tanh(z * 2) * np.log10(z + 1), np.sign(z - 1)
+
+    want = _numpy(f, x, z)
+    got = fusejit.jit(f)(x, z)
+    assert_same(got[0], want[0])  # real loops: NumPy's SIMD sin, to float tolerance
+    assert_same(got[1:], want[1:], rtol=0.0)
+
+
+def test_fastmath_keeps_expm1_parts() -> None:
+    z = _values(np.dtype(np.complex128), 500, 3)
+    f = lambda z: np.expm1(z)  # noqa: E731
+    assert_same(fusejit.jit(f, fastmath=True)(z), _numpy(f, z), rtol=0.0)
