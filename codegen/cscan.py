@@ -20,7 +20,10 @@ from .cexpr import RowPointers, cast_expr, compute_expr, point_lines
 def binary_expr(fn: str, a: str, b: str, ins: tuple[np.dtype, np.dtype],
                 out: np.dtype) -> str:
     """Binary op `fn` of the op table on C expressions `a`, `b` of dtypes `ins`, giving
-    `out`. float16 is computed in float32 and rounded back, as NumPy's half loops do."""
+    `out`. float16 is computed in float32 and rounded back, as NumPy's half loops do. A
+    complex product in a scan is the plain one (fj_cprod: each product rounded), which is
+    what NumPy's accumulate computes when its multiply loop's operands overlap (rows of 3+
+    points); shorter rows NumPy may multiply with fma, depending on the layout."""
     if np.dtype(np.float16) in (*ins, out):
         f32 = np.dtype(np.float32)
         wide = [f32 if d == np.float16 else d for d in ins]
@@ -28,6 +31,8 @@ def binary_expr(fn: str, a: str, b: str, ins: tuple[np.dtype, np.dtype],
                                              cast_expr(ins[1], wide[1], b)), tuple(wide),
                                     f32 if out == np.float16 else out))
         return cast_expr(f32, out, expr) if out == np.float16 else expr
+    if fn == "multiply" and out.kind == "c":
+        return f"fj_cprod_{'c64' if out == np.complex64 else 'c128'}({a}, {b})"
     return compute_expr(Compute("", fn, (a, b), ins, out))
 
 

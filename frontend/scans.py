@@ -68,7 +68,7 @@ def _cum(ufunc: np.ufunc, name: str, nan: float | None) -> Callable[..., T.Trace
     def handler(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> T.Tracer:
         _no_out(out, f"np.{name}")
         x = _tracer(a)
-        if nan is not None and x.dtype.kind == "f":
+        if nan is not None and x.dtype.kind in "fc":
             x = np.where(np.isnan(x), x.dtype.type(nan), x)
         if axis is None:
             x, axis = np.ravel(x), 0
