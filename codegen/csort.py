@@ -23,6 +23,7 @@ from .cexpr import RowPointers, point_lines
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
 SEARCH_BLOCK = 4096  # values per unit of work of a search
+PAR_ROW = 1 << 16  # a single row at least this long is sorted over the threads
 
 
 def header() -> str:
@@ -63,6 +64,10 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     carry = srt.mode != "sort"
     packed = carry and bits <= 32
     kt = "uint64_t" if packed else ut
+    # 32- and 64-bit keys (fj_rsort*): radix digits over the key bits that differ (fj_or ^
+    # fj_and); a single long row is filled, sorted and written out over the threads
+    long_keys = not search and bits >= 32
+    par = long_keys and units == 1 and n >= PAR_ROW
     if not search:
         m = max(n, 1)
 
@@ -100,6 +105,11 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     body = point_lines(point, program, pointer)
     out = point_lines([store], program, pointer)
     lines += [f"        {x}" for x in decls]
+    if long_keys:
+        lines.append(f"        {ut} fj_or = 0, fj_and = ({ut})~({ut})0;")
+        if par:
+            lines.append("        #pragma omp parallel for schedule(static) "
+                         "reduction(|:fj_err, fj_or) reduction(&:fj_and)")
     lines.append("        for (int64_t j = fj_j0; j < fj_j1; j++) {" if search else
                  f"        for (int64_t j = 0; j < {n}; j++) {{")
     lines += [f"            {x}" for x in body]
@@ -111,6 +121,10 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines.append("        }")
     else:
         key = f"{'fj_vkey' if srt.mode == 'sort' else 'fj_skey'}_{sfx}({srt.value})"
+        if long_keys:
+            lines.append(f"            const {ut} fj_key = {key};")
+            lines.append("            fj_or |= fj_key; fj_and &= fj_key;")
+            key = "fj_key"
         if packed:
             lines.append(f"            fj_k[j] = ((uint64_t){key} << 32) | (uint64_t)j;")
         else:
@@ -120,7 +134,13 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         if srt.mode == "stable":
             lines.append(f"            fj_v[j] = {srt.value};")
         lines.append("        }")
-        if not carry:
+        if long_keys:
+            name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
+                    else f"fj_rsort{bits}")
+            xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
+            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {xs}, {n}, "
+                         f"fj_or ^ fj_and, {int(par)});")
+        elif not carry:
             lines.append(f"        const int fj_f = fj_ksort{bits}(fj_k, fj_k + {n}, {n});")
         elif packed:
             lines.append(f"        const int fj_f = fj_psort{bits}(fj_k, fj_k + {n}, {n});")
@@ -133,6 +153,8 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
                   "arg": f"(int64_t){pos}"})[srt.mode]
         rt = ctype(program.buffers[store.access.buf].dtype)
+        if par:
+            lines.append("        #pragma omp parallel for schedule(static) reduction(|:fj_err)")
         lines.append(f"        for (int64_t j = 0; j < {n}; j++) {{")
         lines.append(f"            const {rt} {srt.var} = {value};")
         lines += [f"            {x}" for x in out]
