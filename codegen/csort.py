@@ -2,12 +2,16 @@
 helpers of codegen/include/fj_sort.h.
 
 Sort modes: each row of the last domain dim is computed point by point into per-thread
-scratch as order-preserving unsigned keys (fj_skey/fj_vkey), sorted by a stable LSD radix
-sort (insertion sort for short rows), then written out: the values back from their keys
-("sort"), the values at the sorted positions ("stable": ties keep their order, -0.0 and NaN
-payloads stay) or the positions (argsort). The rows are split between the threads (fj_run),
-so results do not depend on the thread count. Search modes: each point's value is looked up
-by binary search in the sorted table (fj_search), the points split between the threads.
+scratch as order-preserving unsigned keys (fj_skey/fj_vkey), sorted stably (fj_sort.h:
+32/64-bit keys by fj_rsort*, radix digits over the bits that differ, gathered as an OR/AND
+while the row is filled; 8/16-bit keys by fj_ksort*/fj_psort*), then written out: the
+values back from their keys ("sort"), the values at the sorted positions ("stable": ties
+keep their order, -0.0 and NaN payloads stay) or the positions (argsort). The rows are split
+between the threads (fj_run); a single row of at least PAR_ROW elements is instead filled,
+sorted and written out over all the threads (parallel loops, and fj_rsort's slices and
+merges). A stable sort has one result, so results never depend on the thread count.
+Search modes: each point's value is looked up by binary search in the sorted table
+(fj_search), the points split between the threads.
 """
 
 from __future__ import annotations
@@ -140,13 +144,9 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
             xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
             lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {xs}, {n}, "
                          f"fj_or ^ fj_and, {int(par)});")
-        elif not carry:
-            lines.append(f"        const int fj_f = fj_ksort{bits}(fj_k, fj_k + {n}, {n});")
-        elif packed:
-            lines.append(f"        const int fj_f = fj_psort{bits}(fj_k, fj_k + {n}, {n});")
-        else:
-            lines.append(f"        const int fj_f = fj_csort64(fj_k, fj_k + {n}, fj_x, fj_x + {n}, "
-                         f"{n});")
+        else:  # 8- and 16-bit keys
+            name = f"fj_psort{bits}" if packed else f"fj_ksort{bits}"
+            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {n});")
         lines.append(f"        const {kt} *const fj_ks = fj_f ? fj_k + {n} : fj_k;")
         pos = ("(uint32_t)fj_ks[j]" if packed else
                f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")

@@ -44,7 +44,8 @@ FJ_FLOAT_KEYS(f16, _Float16, uint16_t, 0x8000U)
 FJ_FLOAT_KEYS(f32, float, uint32_t, 0x80000000U)
 FJ_FLOAT_KEYS(f64, double, uint64_t, 0x8000000000000000ULL)
 
-/* Stable ascending sort of k[0..n) by the W-bit key in bits [SHIFT, SHIFT + W) of each
+/* 8- and 16-bit keys (32 and 64: fj_rsort* below).
+   Stable ascending sort of k[0..n) by the W-bit key in bits [SHIFT, SHIFT + W) of each
    element; kt is scratch of the same size. Returns 1 when the result is in kt, else 0.
    Short rows: insertion sort of the whole elements; longer: LSD radix sort, D-bit digits,
    a digit skipped when all keys share it (small integers, narrow ranges). Packed elements
@@ -85,47 +86,8 @@ FJ_FLOAT_KEYS(f64, double, uint64_t, 0x8000000000000000ULL)
     }
 FJ_RADIX(fj_ksort8, uint8_t, 8, 8, 0)
 FJ_RADIX(fj_ksort16, uint16_t, 16, 8, 0)
-FJ_RADIX(fj_ksort32, uint32_t, 32, 11, 0)
-FJ_RADIX(fj_ksort64, uint64_t, 64, 11, 0)
 FJ_RADIX(fj_psort8, uint64_t, 8, 8, 32)
 FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
-FJ_RADIX(fj_psort32, uint64_t, 32, 11, 32)
-
-/* Stable sort of 64-bit keys k carrying positions ix (kt, ixt: scratch); as FJ_RADIX. */
-static inline int fj_csort64(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, int64_t n) {
-    enum { D = 11, P = 6, B = 1 << D };
-    if (n <= 32) {
-        for (int64_t i = 1; i < n; i++) {
-            const uint64_t v = k[i];
-            const uint32_t x = ix[i];
-            int64_t j = i;
-            for (; j > 0 && k[j - 1] > v; j--) { k[j] = k[j - 1]; ix[j] = ix[j - 1]; }
-            k[j] = v;
-            ix[j] = x;
-        }
-        return 0;
-    }
-    uint32_t cnt[P][B];
-    memset(cnt, 0, sizeof cnt);
-    for (int64_t i = 0; i < n; i++)
-        for (int p = 0; p < P; p++) cnt[p][(k[i] >> (D * p)) & (B - 1)]++;
-    int flip = 0;
-    for (int p = 0; p < P; p++) {
-        uint32_t *c = cnt[p];
-        if (c[(k[0] >> (D * p)) & (B - 1)] == (uint32_t)n) continue;
-        uint32_t s = 0;
-        for (int d = 0; d < B; d++) { const uint32_t t = c[d]; c[d] = s; s += t; }
-        for (int64_t i = 0; i < n; i++) {
-            const uint32_t o = c[(k[i] >> (D * p)) & (B - 1)]++;
-            kt[o] = k[i];
-            ixt[o] = ix[i];
-        }
-        uint64_t *tk = k; k = kt; kt = tk;
-        uint32_t *tx = ix; ix = ixt; ixt = tx;
-        flip ^= 1;
-    }
-    return flip;
-}
 
 /* Rows of 32- and 64-bit keys (fj_rsort*): fj_rsort<NAME>(k, kt, x, xt, n, diff, par) sorts
    k[0..n) stably by the key bits (element >> SHIFT), carrying positions x when CARRY;
