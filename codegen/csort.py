@@ -2,12 +2,16 @@
 helpers of codegen/include/fj_sort.h.
 
 Sort modes: each row of the last domain dim is computed point by point into per-thread
-scratch as order-preserving unsigned keys (fj_skey/fj_vkey), sorted by a stable LSD radix
-sort (insertion sort for short rows), then written out: the values back from their keys
-("sort"), the values at the sorted positions ("stable": ties keep their order, -0.0 and NaN
-payloads stay) or the positions (argsort). The rows are split between the threads (fj_run),
-so results do not depend on the thread count. Search modes: each point's value is looked up
-by binary search in the sorted table (fj_search), the points split between the threads.
+scratch as order-preserving unsigned keys (fj_skey/fj_vkey), sorted stably (fj_sort.h:
+32/64-bit keys by fj_rsort*, radix digits over the bits that differ, gathered as an OR/AND
+while the row is filled; 8/16-bit keys by fj_ksort*/fj_psort*), then written out: the
+values back from their keys ("sort"), the values at the sorted positions ("stable": ties
+keep their order, -0.0 and NaN payloads stay) or the positions (argsort). The rows are split
+between the threads (fj_run); a single row of at least PAR_ROW elements is instead filled,
+sorted and written out over all the threads (parallel loops, and fj_rsort's slices and
+merges). A stable sort has one result, so results never depend on the thread count.
+Search modes: each point's value is looked up by binary search in the sorted table
+(fj_search), the points split between the threads.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .cexpr import RowPointers, point_lines
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
 SEARCH_BLOCK = 4096  # values per unit of work of a search
+PAR_ROW = 1 << 16  # a single row at least this long is sorted over the threads
 
 
 def header() -> str:
@@ -63,6 +68,10 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     carry = srt.mode != "sort"
     packed = carry and bits <= 32
     kt = "uint64_t" if packed else ut
+    # 32- and 64-bit keys (fj_rsort*): radix digits over the key bits that differ (fj_or ^
+    # fj_and); a single long row is filled, sorted and written out over the threads
+    long_keys = not search and bits >= 32
+    par = long_keys and units == 1 and n >= PAR_ROW
     if not search:
         m = max(n, 1)
 
@@ -100,6 +109,11 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     body = point_lines(point, program, pointer)
     out = point_lines([store], program, pointer)
     lines += [f"        {x}" for x in decls]
+    if long_keys:
+        lines.append(f"        {ut} fj_or = 0, fj_and = ({ut})~({ut})0;")
+        if par:
+            lines.append("        #pragma omp parallel for schedule(static) "
+                         "reduction(|:fj_err, fj_or) reduction(&:fj_and)")
     lines.append("        for (int64_t j = fj_j0; j < fj_j1; j++) {" if search else
                  f"        for (int64_t j = 0; j < {n}; j++) {{")
     lines += [f"            {x}" for x in body]
@@ -111,6 +125,10 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines.append("        }")
     else:
         key = f"{'fj_vkey' if srt.mode == 'sort' else 'fj_skey'}_{sfx}({srt.value})"
+        if long_keys:
+            lines.append(f"            const {ut} fj_key = {key};")
+            lines.append("            fj_or |= fj_key; fj_and &= fj_key;")
+            key = "fj_key"
         if packed:
             lines.append(f"            fj_k[j] = ((uint64_t){key} << 32) | (uint64_t)j;")
         else:
@@ -120,19 +138,23 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         if srt.mode == "stable":
             lines.append(f"            fj_v[j] = {srt.value};")
         lines.append("        }")
-        if not carry:
-            lines.append(f"        const int fj_f = fj_ksort{bits}(fj_k, fj_k + {n}, {n});")
-        elif packed:
-            lines.append(f"        const int fj_f = fj_psort{bits}(fj_k, fj_k + {n}, {n});")
-        else:
-            lines.append(f"        const int fj_f = fj_csort64(fj_k, fj_k + {n}, fj_x, fj_x + {n}, "
-                         f"{n});")
+        if long_keys:
+            name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
+                    else f"fj_rsort{bits}")
+            xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
+            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {xs}, {n}, "
+                         f"fj_or ^ fj_and, {int(par)});")
+        else:  # 8- and 16-bit keys
+            name = f"fj_psort{bits}" if packed else f"fj_ksort{bits}"
+            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {n});")
         lines.append(f"        const {kt} *const fj_ks = fj_f ? fj_k + {n} : fj_k;")
         pos = ("(uint32_t)fj_ks[j]" if packed else
                f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
         value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
                   "arg": f"(int64_t){pos}"})[srt.mode]
         rt = ctype(program.buffers[store.access.buf].dtype)
+        if par:
+            lines.append("        #pragma omp parallel for schedule(static) reduction(|:fj_err)")
         lines.append(f"        for (int64_t j = 0; j < {n}; j++) {{")
         lines.append(f"            const {rt} {srt.var} = {value};")
         lines += [f"            {x}" for x in out]

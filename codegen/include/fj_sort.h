@@ -44,7 +44,8 @@ FJ_FLOAT_KEYS(f16, _Float16, uint16_t, 0x8000U)
 FJ_FLOAT_KEYS(f32, float, uint32_t, 0x80000000U)
 FJ_FLOAT_KEYS(f64, double, uint64_t, 0x8000000000000000ULL)
 
-/* Stable ascending sort of k[0..n) by the W-bit key in bits [SHIFT, SHIFT + W) of each
+/* 8- and 16-bit keys (32 and 64: fj_rsort* below).
+   Stable ascending sort of k[0..n) by the W-bit key in bits [SHIFT, SHIFT + W) of each
    element; kt is scratch of the same size. Returns 1 when the result is in kt, else 0.
    Short rows: insertion sort of the whole elements; longer: LSD radix sort, D-bit digits,
    a digit skipped when all keys share it (small integers, narrow ranges). Packed elements
@@ -85,47 +86,140 @@ FJ_FLOAT_KEYS(f64, double, uint64_t, 0x8000000000000000ULL)
     }
 FJ_RADIX(fj_ksort8, uint8_t, 8, 8, 0)
 FJ_RADIX(fj_ksort16, uint16_t, 16, 8, 0)
-FJ_RADIX(fj_ksort32, uint32_t, 32, 11, 0)
-FJ_RADIX(fj_ksort64, uint64_t, 64, 11, 0)
 FJ_RADIX(fj_psort8, uint64_t, 8, 8, 32)
 FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
-FJ_RADIX(fj_psort32, uint64_t, 32, 11, 32)
 
-/* Stable sort of 64-bit keys k carrying positions ix (kt, ixt: scratch); as FJ_RADIX. */
-static inline int fj_csort64(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, int64_t n) {
-    enum { D = 11, P = 6, B = 1 << D };
-    if (n <= 32) {
-        for (int64_t i = 1; i < n; i++) {
-            const uint64_t v = k[i];
-            const uint32_t x = ix[i];
-            int64_t j = i;
-            for (; j > 0 && k[j - 1] > v; j--) { k[j] = k[j - 1]; ix[j] = ix[j - 1]; }
-            k[j] = v;
-            ix[j] = x;
-        }
-        return 0;
+/* Rows of 32- and 64-bit keys (fj_rsort*): fj_rsort<NAME>(k, kt, x, xt, n, diff, par) sorts
+   k[0..n) stably by the key bits (element >> SHIFT), carrying positions x when CARRY;
+   returns 1 when the result is in kt (and xt), else 0. diff holds the key bits that differ
+   between the elements (OR ^ AND of the keys): the digits, of at most FJ_LSD_D bits each,
+   are spread evenly over the bits from its lowest to its highest set bit and a digit with
+   no differing bit is skipped (so every slice of the row makes the same passes). Rows of up
+   to 32: insertion sort. Otherwise an LSD radix sort that counts every digit in one read.
+   With par (long rows, called outside any parallel region: codegen/csort.py) the row is cut
+   into one slice per thread, each slice radix-sorted by its thread, then the slices merged
+   pairwise, stably (the left slice first on ties), over all the threads: each thread writes
+   its share of the output, found by binary search (merge path). A stable sort has one
+   result, so the thread count never changes it. */
+#define FJ_LSD_D 11
+#ifdef _OPENMP
+#define FJ_MAX_THREADS omp_get_max_threads()
+#define FJ_THREAD_NUM omp_get_thread_num()
+#define FJ_NUM_THREADS omp_get_num_threads()
+#else
+#define FJ_MAX_THREADS 1
+#define FJ_THREAD_NUM 0
+#define FJ_NUM_THREADS 1
+#endif
+#define FJ_RSORT(NAME, UT, SHIFT, CARRY)                                                     \
+    static inline int NAME##_lsd(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,       \
+                                 UT diff, int lo, int np, int d) {                           \
+        const UT mask = (UT)((1u << d) - 1);                                                 \
+        uint32_t cnt[((64 + FJ_LSD_D - 1) / FJ_LSD_D) << FJ_LSD_D];                          \
+        memset(cnt, 0, (size_t)(np << d) * sizeof(uint32_t));                                \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const UT v = (UT)(a[i] >> ((SHIFT) + lo));                                       \
+            for (int p = 0; p < np; p++) cnt[(p << d) + ((v >> (d * p)) & mask)]++;          \
+        }                                                                                    \
+        int flip = 0;                                                                        \
+        for (int p = 0; p < np; p++) {                                                       \
+            if (!((diff >> (lo + d * p)) & mask)) continue;                                  \
+            uint32_t *const c = cnt + (p << d);                                              \
+            const int sh = (SHIFT) + lo + d * p;                                             \
+            uint32_t s = 0;                                                                  \
+            for (int j = 0; j < (1 << d); j++) { const uint32_t e = c[j]; c[j] = s; s += e; } \
+            for (int64_t i = 0; i < m; i++) {                                                \
+                const UT v = a[i];                                                           \
+                const uint32_t o = c[(v >> sh) & mask]++;                                    \
+                b[o] = v;                                                                    \
+                if (CARRY) xb[o] = xa[i];                                                    \
+            }                                                                                \
+            UT *const t = a; a = b; b = t;                                                   \
+            uint32_t *const tx = xa; xa = xb; xb = tx;                                       \
+            flip ^= 1;                                                                       \
+        }                                                                                    \
+        return flip;                                                                         \
+    }                                                                                        \
+    /* output positions [k0, k1) of the stable merge of A[0..la) and B[0..lb) */             \
+    static inline int64_t NAME##_split(const UT *A, int64_t la, const UT *B, int64_t lb,    \
+                                       int64_t k) {                                          \
+        int64_t lo = k > lb ? k - lb : 0, hi = k < la ? k : la;                              \
+        while (lo < hi) {                                                                    \
+            const int64_t mid = lo + ((hi - lo) >> 1);                                       \
+            if ((UT)(A[mid] >> (SHIFT)) <= (UT)(B[k - mid - 1] >> (SHIFT))) lo = mid + 1;    \
+            else hi = mid;                                                                   \
+        }                                                                                    \
+        return lo;                                                                           \
+    }                                                                                        \
+    static inline void NAME##_merge(const UT *A, const uint32_t *XA, int64_t la, const UT *B, \
+                                    const uint32_t *XB, int64_t lb, UT *O, uint32_t *XO,     \
+                                    int64_t k0, int64_t k1) {                                \
+        int64_t i = NAME##_split(A, la, B, lb, k0), j = k0 - i;                              \
+        const int64_t ie = NAME##_split(A, la, B, lb, k1), je = k1 - ie;                     \
+        int64_t o = k0;                                                                      \
+        while (i < ie && j < je) {                                                           \
+            const UT va = A[i], vb = B[j];                                                   \
+            const int tb = (UT)(vb >> (SHIFT)) < (UT)(va >> (SHIFT));                        \
+            O[o] = tb ? vb : va;                                                             \
+            if (CARRY) XO[o] = tb ? XB[j] : XA[i];                                           \
+            o++; i += !tb; j += tb;                                                          \
+        }                                                                                    \
+        for (; i < ie; i++, o++) { O[o] = A[i]; if (CARRY) XO[o] = XA[i]; }                  \
+        for (; j < je; j++, o++) { O[o] = B[j]; if (CARRY) XO[o] = XB[j]; }                  \
+    }                                                                                        \
+    static inline int NAME(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n, UT diff,    \
+                           int par) {                                                        \
+        if (!diff || n < 2) return 0;                                                        \
+        if (n <= 32) {                                                                       \
+            for (int64_t i = 1; i < n; i++) {                                                \
+                const UT v = k[i];                                                           \
+                const uint32_t xv = CARRY ? x[i] : 0;                                        \
+                int64_t j = i;                                                               \
+                for (; j > 0 && (UT)(k[j - 1] >> (SHIFT)) > (UT)(v >> (SHIFT)); j--) {       \
+                    k[j] = k[j - 1];                                                         \
+                    if (CARRY) x[j] = x[j - 1];                                              \
+                }                                                                            \
+                k[j] = v;                                                                    \
+                if (CARRY) x[j] = xv;                                                        \
+            }                                                                                \
+            return 0;                                                                        \
+        }                                                                                    \
+        const int lo = __builtin_ctzll((uint64_t)diff);                                      \
+        const int hi = 64 - __builtin_clzll((uint64_t)diff);                                 \
+        const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D, d = (hi - lo + np - 1) / np;     \
+        const int mt = par ? FJ_MAX_THREADS : 1;                                             \
+        if (mt < 2) return NAME##_lsd(k, kt, x, xt, n, diff, lo, np, d);                     \
+        int flip = 0;                                                                        \
+        _Pragma("omp parallel num_threads(mt)")                                              \
+        {                                                                                    \
+            const int t = FJ_THREAD_NUM, nt = FJ_NUM_THREADS;                                \
+            const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                            \
+            int f = NAME##_lsd(k + c0, kt + c0, CARRY ? x + c0 : 0, CARRY ? xt + c0 : 0,     \
+                               c1 - c0, diff, lo, np, d);                                    \
+            for (int w = 1; w < nt; w *= 2) {                                                \
+                UT *const src = f ? kt : k, *const dst = f ? k : kt;                         \
+                uint32_t *const xs = f ? xt : x, *const xd = f ? x : xt;                     \
+                _Pragma("omp barrier")                                                       \
+                for (int g = 0; g < nt; g += 2 * w) {                                        \
+                    const int64_t s = n * g / nt;                                            \
+                    const int64_t mid = n * (g + w < nt ? g + w : nt) / nt;                  \
+                    const int64_t e = n * (g + 2 * w < nt ? g + 2 * w : nt) / nt;            \
+                    const int64_t a0 = s > c0 ? s : c0, a1 = e < c1 ? e : c1;                \
+                    if (a0 >= a1) continue;                                                  \
+                    NAME##_merge(src + s, CARRY ? xs + s : 0, mid - s, src + mid,            \
+                                 CARRY ? xs + mid : 0, e - mid, dst + s,                     \
+                                 CARRY ? xd + s : 0, a0 - s, a1 - s);                        \
+                }                                                                            \
+                f ^= 1;                                                                      \
+            }                                                                                \
+            if (t == 0) flip = f;                                                            \
+        }                                                                                    \
+        return flip;                                                                         \
     }
-    uint32_t cnt[P][B];
-    memset(cnt, 0, sizeof cnt);
-    for (int64_t i = 0; i < n; i++)
-        for (int p = 0; p < P; p++) cnt[p][(k[i] >> (D * p)) & (B - 1)]++;
-    int flip = 0;
-    for (int p = 0; p < P; p++) {
-        uint32_t *c = cnt[p];
-        if (c[(k[0] >> (D * p)) & (B - 1)] == (uint32_t)n) continue;
-        uint32_t s = 0;
-        for (int d = 0; d < B; d++) { const uint32_t t = c[d]; c[d] = s; s += t; }
-        for (int64_t i = 0; i < n; i++) {
-            const uint32_t o = c[(k[i] >> (D * p)) & (B - 1)]++;
-            kt[o] = k[i];
-            ixt[o] = ix[i];
-        }
-        uint64_t *tk = k; k = kt; kt = tk;
-        uint32_t *tx = ix; ix = ixt; ixt = tx;
-        flip ^= 1;
-    }
-    return flip;
-}
+FJ_RSORT(fj_rsort32, uint32_t, 0, 0)
+FJ_RSORT(fj_rsort64, uint64_t, 0, 0)
+FJ_RSORT(fj_rpsort32, uint64_t, 32, 0)
+FJ_RSORT(fj_rcsort64, uint64_t, 0, 1)
 
 /* The number of values of sorted a[0..n) (element stride s) before x: those that sort
    below it (left) or not above it (right), in NumPy's order (NaN last, -0.0 == 0.0). */
