@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import sys
 import types
 import warnings
 from collections.abc import Iterator
@@ -46,7 +47,11 @@ _OWN = (__package__ or "fusejit").split(".")[0]
 _LIBRARY_CODE = ("site-packages", "dist-packages", "<frozen")
 
 
-_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+def _rng_types() -> tuple[type, ...]:
+    """NumPy's random-number sources; none while numpy.random is not imported (it is lazy in
+    NumPy 2, so then no value can be one, and fusejit does not import it either)."""
+    r = sys.modules.get("numpy.random")
+    return (r.Generator, r.RandomState, r.BitGenerator) if r is not None else ()
 
 
 def _draw_error(what: str) -> TraceError:
@@ -224,9 +229,10 @@ class Shadower:
         """What the shadow holds for `name` (a global of namespace `where`, or a cell), or for
         the value reached from it along `path`."""
         shown = show_path(name, path)
-        if isinstance(v, _RNG_TYPES) or isinstance(getattr(v, "__self__", None), _RNG_TYPES):
+        rng = _rng_types()
+        if isinstance(v, rng) or isinstance(getattr(v, "__self__", None), rng):
             return _RefusedDraw(shown)  # a random state outside the function: its draws
-        if v is np.random:
+        if rng and v is sys.modules["numpy.random"]:
             return _RANDOM
         if v is np and uses_random:
             return _NUMPY
