@@ -186,3 +186,28 @@ class Reached:
 
     def __dir__(self) -> list[str]:
         return dir(self._fj_obj)
+
+
+# The other special methods Python looks up on the type: each goes to the object itself (what
+# they return is not followed: values reached through `for w in obj`, `obj + 1` or `len(obj)`
+# of a user class are read once per trace).
+_FORWARDED = (
+    "len", "iter", "reversed", "contains", "delitem", "enter", "exit", "int", "float",
+    "complex", "index", "round", "lt", "le", "gt", "ge", "ne", "neg", "pos", "abs", "invert",
+    *(f"{p}{op}" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                            "matmul", "and", "or", "xor", "lshift", "rshift")
+      for p in ("", "r", "i")),
+)
+
+
+def _forward(name: str) -> Callable[..., Any]:
+    def method(self: Reached, *args: Any) -> Any:
+        return getattr(self._fj_obj, name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _op in _FORWARDED:
+    setattr(Reached, f"__{_op}__", _forward(f"__{_op}__"))
+

@@ -306,3 +306,53 @@ def test_explain_names_the_path() -> None:
     cfg = types.SimpleNamespace(w=np.ones(4))
     jf = jit(lambda x: x * cfg.w)
     assert "cfg.w" in str(jf.explain(X))
+
+
+class _Layers:
+    """A user container: iteration, len and `in` go to the object itself."""
+
+    def __init__(self) -> None:
+        self.ws = [np.ones(4), np.full(4, 2.0)]
+
+    def __iter__(self):
+        return iter(self.ws)
+
+    def __len__(self) -> int:
+        return len(self.ws)
+
+    def __contains__(self, key) -> bool:
+        return key == "a"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class _Base:
+    def apply(self, x):
+        return x * self.w
+
+
+class _Child(_Base):
+    def __init__(self) -> None:
+        self.w = np.ones(4)
+
+    def apply(self, x):
+        return super().apply(x) + 1
+
+
+def test_user_protocols_and_super_still_work() -> None:
+    layers, child = _Layers(), _Child()
+
+    def f(x):
+        with layers:
+            for w in layers:
+                x = x * w
+        return x * len(layers) + ("a" in layers) + child.apply(x)
+
+    jf = jit(f)
+    _check(jf, f, X)
+    child.w[:] = 5.0  # read through super()'s method, with the proxy as self
+    _check(jf, f, X)
