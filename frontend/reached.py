@@ -16,6 +16,7 @@ user's code, and SimpleNamespace; not library objects, enums or array-likes.
 
 from __future__ import annotations
 
+import copy
 import enum
 import sys
 import types
@@ -63,8 +64,9 @@ def proxyable(v: Any) -> bool:
         return True
     if isinstance(v, types.ModuleType):
         return _user_module(v)
-    if isinstance(v, enum.Enum) or (isinstance(v, type) and issubclass(v, enum.Enum)):
-        return False
+    if isinstance(v, (enum.Enum, dict, list, tuple, set)) or (
+            isinstance(v, type) and issubclass(v, enum.Enum)):
+        return False  # containers are copied (copyable) or warned about
     t = v if isinstance(v, type) else type(v)
     if not _user_type(t) or any(hasattr(t, a) for a in _ARRAY_LIKE):
         return False
@@ -74,15 +76,18 @@ def proxyable(v: Any) -> bool:
 
 
 def copyable(v: Any) -> bool:
-    """A dict holding numbers or arrays, or a list or tuple holding floats or arrays (ints
-    alone are more often a log or counter the function appends to), small enough to copy."""
+    """A dict (or OrderedDict, defaultdict...) holding numbers or arrays, or a list, tuple or
+    namedtuple holding floats or arrays (ints alone are more often a log or counter the
+    function appends to), small enough to copy."""
     if isinstance(v, dict):
         items: Any = v.values()
     elif isinstance(v, (list, tuple)):
         items = v
     else:
         return False
-    if type(v) not in (dict, list, tuple) or len(v) > MAX_ITEMS:
+    if not (type(v) in (list, tuple) or isinstance(v, dict) or _namedtuple(v)):
+        return False
+    if len(v) > MAX_ITEMS:
         return False
     items = list(items)
     if isinstance(v, dict):
@@ -96,10 +101,22 @@ def copy_container(v: Any, path: Path, at: At, guard: Callable[[Any, Path], None
     along `path` + item at every call), with a guard on its keys or length."""
     if isinstance(v, dict):
         guard(tuple(v), path + (("keys", None),))
-        return {k: at(e, path + (("item", k),)) for k, e in v.items()}
+        try:
+            out = copy.copy(v)  # the same kind of dict (an OrderedDict's order, a default)
+        except Exception:  # noqa: BLE001 - a dict subclass that cannot be copied: a dict
+            out = {}
+        for k, e in v.items():
+            dict.__setitem__(out, k, at(e, path + (("item", k),)))
+        return out
     guard(len(v), path + (("len", None),))
     items = [at(e, path + (("item", i),)) for i, e in enumerate(v)]
-    return items if isinstance(v, list) else tuple(items)
+    if isinstance(v, list):
+        return items
+    return type(v)._make(items) if _namedtuple(v) else tuple(items)
+
+
+def _namedtuple(v: Any) -> bool:
+    return isinstance(v, tuple) and hasattr(type(v), "_make") and hasattr(type(v), "_fields")
 
 
 def _dunder(name: str) -> bool:

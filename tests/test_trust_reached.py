@@ -356,3 +356,23 @@ def test_user_protocols_and_super_still_work() -> None:
     _check(jf, f, X)
     child.w[:] = 5.0  # read through super()'s method, with the proxy as self
     _check(jf, f, X)
+
+
+def test_namedtuple_and_dict_subclasses_are_followed() -> None:
+    import collections
+
+    Pair = collections.namedtuple("Pair", "w b")
+    pair = Pair(np.ones(4), 2.0)
+    table = collections.OrderedDict(w=np.ones(4), k=3.0)
+    scale = collections.defaultdict(float, s=0.5)
+
+    def f(x):
+        w, b = pair  # unpacking and attributes alike
+        return x * pair.w * b + w * table["w"] * table["k"] * scale["s"]
+
+    jf = jit(f)
+    _check(jf, f, X)
+    pair.w[:] = 3.0
+    table["k"] = 4.0
+    scale["s"] = 2.0
+    _check(jf, f, X)
