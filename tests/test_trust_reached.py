@@ -257,6 +257,20 @@ def test_writing_into_a_reached_array_names_it() -> None:
         jit(f)(X)
 
 
+def test_a_container_too_large_to_follow_warns() -> None:
+    from fusejit.frontend.reached import MAX_ITEMS
+
+    coeffs = [1.0] * (MAX_ITEMS + 1)
+
+    def f(x):
+        return x * coeffs[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", CapturedWarning)
+        with pytest.warns(CapturedWarning, match="'coeffs'"):
+            jit(f)(X)
+
+
 def test_attribute_names_that_are_no_identifiers() -> None:
     cfg = types.SimpleNamespace()
     setattr(cfg, "my-w", np.ones(4))
