@@ -10,9 +10,11 @@ every name its code loads (and the code of the functions it calls, recursively):
   changes and rebinding are both seen); a changed shape, dtype or layout traces again;
 * a Python/NumPy scalar, str, None or a tuple of those: the value itself, baked into the trace
   with a guard that traces again when the name holds another value;
-* a dict, list or set holding arrays or floats, or a tuple holding arrays: the value itself,
-  read once per trace, with a warning naming it (its contents cannot be checked cheaply at
-  every call);
+* an object reached through it (`mod.G`, `cfg.w`, `Config.lr`, `params["w"]`, `self.w` of
+  a jitted bound method): followed along its path (frontend.reached), so an array there is
+  an implicit input and a number a guarded value, both read along the same path at every call;
+* a set, or a container too large to copy (frontend.reached.MAX_ITEMS), holding arrays or
+  floats: the value itself, read once per trace, with a warning naming it;
 * a random-number source (np.random's legacy functions, a Generator or RandomState that
   is not created inside the function, an unseeded default_rng()): refused with a TraceError
   naming the line, since its draws would be frozen at trace time;
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import sys
 import types
 import warnings
 from collections.abc import Iterator
@@ -34,7 +37,8 @@ import numpy as np
 from ..errors import TraceError
 from . import ops as O
 from .ir import Node, TensorType
-from .pyscalar import Prelude, Read
+from .pyscalar import Prelude, Read, show_path
+from .reached import Path, Reached, copy_container, copyable, proxyable
 from .tracer import TraceContext, Tracer, where_msg
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
@@ -43,7 +47,11 @@ _OWN = (__package__ or "fusejit").split(".")[0]
 _LIBRARY_CODE = ("site-packages", "dist-packages", "<frozen")
 
 
-_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+def _rng_types() -> tuple[type, ...]:
+    """NumPy's random-number sources; none while numpy.random is not imported (it is lazy in
+    NumPy 2, so then no value can be one, and fusejit does not import it either)."""
+    r = sys.modules.get("numpy.random")
+    return (r.Generator, r.RandomState, r.BitGenerator) if r is not None else ()
 
 
 def _draw_error(what: str) -> TraceError:
@@ -155,13 +163,19 @@ class Shadower:
         self.prelude = prelude
         self.fn_name = fn_name
         self.done: dict[int, Any] = {}  # id(function) -> its shadow
-        self.arrays: dict[tuple[int, str], Tracer] = {}  # (id(namespace), name) -> Tracer
+        # (id(namespace), name, path) -> the Tracer, guarded value or proxy read there
+        self.arrays: dict[tuple[int, str, Path], Any] = {}
 
     def function(self, fn: Any, depth: int = 0) -> Any:
         """The shadow of `fn` (fn itself when it is no plain Python function)."""
         if isinstance(fn, types.MethodType):
             inner = self.function(fn.__func__, depth)
-            return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+            owner = fn.__self__
+            if depth == 0 and proxyable(owner):  # jit(obj.method): `self.w` is followed
+                cell = types.CellType(owner)
+                root = (cell, "self", "cell", depth, False, fn.__func__.__code__)
+                return types.MethodType(inner, self._reach(owner, root, ()))
+            return fn if inner is fn.__func__ else types.MethodType(inner, owner)
         if not isinstance(fn, types.FunctionType) or depth > _MAX_DEPTH:
             return fn
         module = (getattr(fn, "__module__", None) or "").split(".")[0]
@@ -211,50 +225,81 @@ class Shadower:
         return shadow
 
     def _value(self, v: Any, where: Any, name: str, kind: str, depth: int,
-               uses_random: bool, code: types.CodeType) -> Any:
-        """What the shadow holds for `name` (a global of namespace `where`, or a cell)."""
-        if isinstance(v, _RNG_TYPES) or isinstance(getattr(v, "__self__", None), _RNG_TYPES):
-            return _RefusedDraw(name)  # a random state outside the function: its draws
-        if v is np.random:
+               uses_random: bool, code: types.CodeType, path: Path = ()) -> Any:
+        """What the shadow holds for `name` (a global of namespace `where`, or a cell), or for
+        the value reached from it along `path`."""
+        shown = show_path(name, path)
+        rng = _rng_types()
+        if isinstance(v, rng) or isinstance(getattr(v, "__self__", None), rng):
+            return _RefusedDraw(shown)  # a random state outside the function: its draws
+        if rng and v is sys.modules["numpy.random"]:
             return _RANDOM
         if v is np and uses_random:
             return _NUMPY
         if type(v) is np.ndarray:
-            return self._array(v, where, name, kind)
+            return self._array(v, where, name, kind, path)
         if _plain_value(v):
-            self.prelude.add_read(Read(where, name, kind, "value", v))
+            key = (id(where), name, path)
+            if key not in self.arrays:
+                self.prelude.add_read(Read(where, name, kind, "value", v, path=path))
+                self.arrays[key] = v
             return v
         if isinstance(v, (types.FunctionType, types.MethodType)):
             return self.function(v, depth + 1)
         if hasattr(type(v), "__fusejit_inline__"):  # a @jit function: inlined anyway
             return v.__fusejit_inline__(self.function(v.fn, depth + 1))
+        root = (where, name, kind, depth, uses_random, code)
+        if depth <= _MAX_DEPTH and len(path) <= _MAX_DEPTH and (proxyable(v) or copyable(v)):
+            return self._reach(v, root, path)
         if _mutable_numbers(v):
             warnings.warn_explicit(
-                f"fusejit: {self.fn_name}() reads the {type(v).__name__} {name!r} "
+                f"fusejit: {self.fn_name}() reads the {type(v).__name__} {shown!r} "
                 f"({kind} variable); its contents are read once, when the function is traced, "
                 "and later changes to them are not seen. Pass the arrays or numbers as "
                 "arguments", CapturedWarning, code.co_filename, code.co_firstlineno)
         return v
 
-    def _array(self, a: np.ndarray, where: Any, name: str, kind: str) -> Any:
-        if self.frozen:
-            self.prelude.add_read(Read(where, name, kind, "contents", a))
-            return a
-        key = (id(where), name)
+    def _reach(self, v: Any, root: tuple, path: Path) -> Any:
+        """A proxy (object) or a copy (container) of `v`, whose reads are followed."""
+        where, name, kind, depth, uses_random, code = root
+        key = (id(where), name, path)
         if key in self.arrays:
             return self.arrays[key]
+
+        def at(e: Any, p: Path) -> Any:
+            return self._value(e, where, name, kind, depth + 1, uses_random, code, p)
+
+        def guard(e: Any, p: Path) -> None:
+            self.prelude.add_read(Read(where, name, kind, "value", e, path=p))
+
+        if copyable(v):
+            out = copy_container(v, path, at, guard)
+        else:
+            out = Reached(v, at, lambda f: self.function(f, depth + 1), path)
+        self.arrays[key] = out
+        return out
+
+    def _array(self, a: np.ndarray, where: Any, name: str, kind: str, path: Path) -> Any:
+        key = (id(where), name, path)
+        if key in self.arrays:
+            return self.arrays[key]
+        shown = show_path(name, path)
+        if self.frozen:
+            self.prelude.add_read(Read(where, name, kind, "contents", a, path=path))
+            self.arrays[key] = a
+            return a
         try:
-            dtype = O.check_dtype(a.dtype, f"the global array {name!r}")
+            dtype = O.check_dtype(a.dtype, f"the global array {shown!r}")
         except Exception:  # noqa: BLE001 - an unsupported dtype: left to fail where it is used
             return a
         contiguous = bool(a.flags.c_contiguous)
-        ref = self.prelude.add_read(Read(where, name, kind, "array", a, contiguous))
+        ref = self.prelude.add_read(Read(where, name, kind, "array", a, contiguous, path=path))
         node = Node("input", (), TensorType(a.shape, dtype),
-                    {"index": len(self.ctx.inputs), "global": name})
+                    {"index": len(self.ctx.inputs), "global": shown})
         self.ctx.inputs.append(node)
         self.ctx.sources.append(ref)
         t = Tracer(node)
-        t.readonly = (f"writing into the {kind} array {name!r}{{where}} is not supported: the "
+        t.readonly = (f"writing into the {kind} array {shown!r}{{where}} is not supported: the "
                       "compiled function reads it at every call, as an implicit input. Pass it "
                       "as an argument to update it in place")
         self.arrays[key] = t

@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from keyword import iskeyword
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,9 @@ class Read:
     (frontend.captures): `where` a globals dict (`kind` "global") or a cell ("cell").
     `what`: "array" (an implicit input; guarded on shape, dtype and layout), "value" (baked
     into the trace; guarded on its value) or "contents" (an array baked in; guarded on its
-    contents, for a function that needs its values at trace time)."""
+    contents, for a function that needs its values at trace time). `path`: the steps from the
+    variable to the value read, taken again at every call: ("attr", name) `v.name`, ("item",
+    key) `v[key]`, ("len", None) `len(v)`, ("keys", None) `tuple(v)` (frontend.reached)."""
 
     where: Any
     name: str
@@ -86,6 +89,7 @@ class Read:
     example: Any
     contiguous: bool = True
     result: int = -1
+    path: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.what == "contents":
@@ -108,24 +112,37 @@ class Read:
         read = (f"_gw{r}.get(_gn{r}, _miss)" if self.kind == "global"
                 else f"_gw{r}.cell_contents")
         v = f"a{r}"
+        head = [f"{indent}{v} = {read}"]
+        if self.path:  # a failed step reads as missing: traced again, raising Python's error
+            expr = read
+            for j, (step, k) in enumerate(self.path):
+                if step == "attr" and k.isidentifier() and not iskeyword(k):
+                    expr = f"{expr}.{k}"
+                elif step in ("attr", "item"):
+                    env[f"_gk{r}_{j}"] = k
+                    expr = (f"getattr({expr}, _gk{r}_{j})" if step == "attr"
+                            else f"{expr}[_gk{r}_{j}]")
+                else:
+                    expr = f"{step if step == 'len' else 'tuple'}({expr})"
+            head = [f"{indent}try:", f"{indent}    {v} = {expr}",
+                    f"{indent}except Exception:", f"{indent}    {v} = _miss"]
         if self.what == "value":
             env[f"_gv{r}"], env[f"_gt{r}"] = self.example, type(self.example)
             same = (f"{v} is _gv{r} or ({v}.__class__ is _gt{r} and {v} == _gv{r})"
-                    if isinstance(self.example, (int, float, str, bytes, np.generic))
+                    if isinstance(self.example, (int, float, str, bytes, tuple, np.generic))
                     else f"{v} is _gv{r}")
-            return [f"{indent}{v} = {read}", f"{indent}if not ({same}):", f"{indent}    {bail}"]
+            return head + [f"{indent}if not ({same}):", f"{indent}    {bail}"]
         a = self.example
         if self.what == "contents":
             env["_same"], env[f"_gv{r}"] = _same_contents, a
-            return [f"{indent}{v} = {read}", f"{indent}if not _same({v}, _gv{r}):",
-                    f"{indent}    {bail}"]
+            return head + [f"{indent}if not _same({v}, _gv{r}):", f"{indent}    {bail}"]
         env[f"_gs{r}"], env[f"_gd{r}"] = a.shape, a.dtype
         check = (f"{v}.__class__ is not _nd or {v}.shape != _gs{r} or "
                  f"({v}.dtype is not _gd{r} and {v}.dtype != _gd{r})")
         if self.contiguous:
             env[f"_gst{r}"] = a.strides
             check += f" or {v}.strides != _gst{r}"
-        lines = [f"{indent}{v} = {read}", f"{indent}if {check}:", f"{indent}    {bail}"]
+        lines = head + [f"{indent}if {check}:", f"{indent}    {bail}"]
         if not self.contiguous:
             env["_asc"] = np.ascontiguousarray
             lines.append(f"{indent}{v} = _asc({v})")
@@ -133,6 +150,18 @@ class Read:
 
 
 _MISSING = object()
+
+
+def show_path(name: str, path: tuple[tuple[str, Any], ...]) -> str:
+    """`cfg.w`, `params['w']`, `len(xs)`: how the user wrote the read."""
+    for step, k in path:
+        if step == "attr":
+            name = f"{name}.{k}"
+        elif step == "item":
+            name = f"{name}[{k!r}]"
+        else:
+            name = f"{step}({name})"
+    return name
 
 
 def _hashable(v: Any) -> bool:
@@ -220,7 +249,8 @@ class Prelude:
             return names[v] if names and v < len(names) else f"%p{v}"
 
         return "\n".join(
-            f"%p{s.result} = {s.kind} {s.name} ({s.what})" if isinstance(s, Read) else
+            f"%p{s.result} = {s.kind} {show_path(s.name, s.path)} ({s.what})"
+            if isinstance(s, Read) else
             f"%p{s.result} = " + PY_OPS[s.op].format(*(show(k, v) for k, v in s.operands))
             + f"  ({s.kind.__name__})" for s in self.steps)
 

@@ -79,7 +79,8 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
         try:
             result = fn(*call_args)
         except TraceError as e:
-            if shadower is not None and shadower.arrays:
+            if shadower is not None and any(isinstance(v, Tracer)
+                                            for v in shadower.arrays.values()):
                 e.fusejit_captured = True  # type: ignore[attr-defined]
             raise
     if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):

@@ -38,6 +38,12 @@ Row = tuple[int, tuple[int, ...]]
 AffineMap = tuple[Row, ...]
 
 
+class NonCanonicalUse(Exception):
+    """A group member reads a reduction of its own kernel through an index map other than
+    the row it belongs to (e.g. transposed); the group must be split (lowering.rowwise
+    raises it, lowering.lower splits)."""
+
+
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """C-order element strides of `shape` (size-0 dims count as 1)."""
     strides, acc = [], 1

@@ -16,30 +16,14 @@ kernel would have. Each refusal is kept in words for `explain`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..frontend.ir import Graph, Node
 from ..frontend.ops import OPS
+from .epilogue_plan import Epilogues
 from .gemm_update import delays_operands
 from .stored import materialised_deps
 
 BLAS_DTYPES = frozenset({"float32", "float64", "complex64", "complex128"})  # gemv: reals
 INT_MAX = (1 << 31) - 1
-
-
-@dataclass
-class Epilogues:
-    """The fusion's epilogue decisions: for each matmul id whose product is not stored, the
-    stored nodes its gemm computes (graph order); why each other matmul keeps its product."""
-
-    roots: dict[int, list[Node]] = field(default_factory=dict)
-    matmul: dict[int, Node] = field(default_factory=dict)
-    refused: dict[int, str] = field(default_factory=dict)
-    sunk: dict[int, int] = field(default_factory=dict)  # matmul id -> node stored instead
-
-    def root_of(self) -> dict[int, int]:
-        """Epilogue root id -> id of the matmul whose gemm computes it."""
-        return {r.id: m for m, roots in self.roots.items() for r in roots}
 
 
 def blas_product(node: Node, blas: bool) -> bool:

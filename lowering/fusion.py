@@ -18,13 +18,16 @@ kernel `k<i>`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS
-from .epilogue import Epilogues, find_epilogues, same_index
-from .gemm_update import GemmUpdate, find_gemm_updates
+from .epilogue_plan import Epilogues
 from .narrow import narrow_stores
 from .stored import is_source, materialised_deps, strip_views, via_reshape
+
+if TYPE_CHECKING:
+    from .gemm_update import GemmUpdate
 
 __all__ = ["RECOMPUTE_BUDGET", "Group", "choose_materialised", "inline_cost", "is_source",
            "matmul_operand_store", "partition", "strip_views"]
@@ -158,6 +161,11 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             reasons[node.id] = (f"%{node.id} ({node.op}, cost {cost}) is broadcast {repeat}x "
                                 "by its consumer: stored once instead of recomputed")
     skip = {u.matmul.id for u in updates.values()}
+    if not _has_matmul(graph):  # no gemm, no epilogue (lowering.epilogue not imported)
+        narrow_stores(graph, materialised, reasons, uses, Epilogues())
+        return materialised, reasons, Epilogues()
+    from .epilogue import find_epilogues
+
     epi = find_epilogues(graph, materialised, reasons, uses, blas, skip)
     narrow_stores(graph, materialised, reasons, uses, epi)
     # Narrowing changed what the readers read: check the epilogues again (no new sinking).
@@ -170,6 +178,11 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             reasons.pop(stored, None)
     materialised -= set(final.roots)
     return materialised, reasons, final
+
+
+def _has_matmul(graph: Graph) -> bool:
+    """Whether `graph` has a matmul (the only op with gemm updates or epilogues)."""
+    return any(n.op == "matmul" for n in graph.nodes())
 
 
 def _reads(node: Node, target: Node, materialised: set[int]) -> bool:
@@ -198,7 +211,11 @@ def partition(graph: Graph, rowwise: bool = True, exclude: frozenset[int] = froz
     id is in `exclude` (lowering found that unsafe). A matmul with an epilogue (`blas`:
     float matmuls are BLAS gemms; lowering.epilogue) is one group whose roots are the
     epilogue's values, placed where its first value comes in the graph's order."""
-    updates = find_gemm_updates(graph, exclude)
+    updates: dict[int, GemmUpdate] = {}
+    if _has_matmul(graph):
+        from .gemm_update import find_gemm_updates
+
+        updates = find_gemm_updates(graph, exclude)
     materialised, reasons, epi = choose_materialised(graph, updates, blas)
     groups: list[Group] = []
     group_of: dict[int, int] = {}
@@ -272,6 +289,8 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
         g = groups[gi]
         in_group = any(group_of.get(d) == gi for d in deps)
         if g.gemm is not None and in_group and materialised is not None:
+            from .epilogue import same_index  # (a gemm or scan group: imported then)
+
             own = {r.id for r in g.roots}
             if (node.shape == g.shape and OPS[node.op].kind == "elementwise"
                     and same_index(node, own, materialised, g.shape)):
@@ -280,6 +299,8 @@ def _join(node: Node, deps: set[int], groups: list[Group], group_of: dict[int, i
         if g.scan and in_group and materialised is not None:
             # A scan's kernel computes same-shaped elementwise values that read its running
             # values at their own index (np.cumsum(x, axis=1) / n), right after each step.
+            from .epilogue import same_index  # (a gemm or scan group: imported then)
+
             own = {r.id for r in g.roots}
             if (node.shape == g.shape and OPS[node.op].kind == "elementwise"
                     and same_index(node, own, materialised, g.shape)):

@@ -12,15 +12,10 @@ unshared where the hazard check (lowering/update.py) finds one.
 from __future__ import annotations
 
 from ..frontend.ir import Graph, users
-from .builder import KernelBuilder, Lowering, contiguous_strides
+from .builder import KernelBuilder, Lowering, NonCanonicalUse, contiguous_strides
 from .fusion import LAPACK_OPS, partition
-from .lapack import build_lapack
 from .loop_ir import Buffer, OutputRef, Program
-from .matmul import build_gemm, build_gemm_epilogue
 from .prelower import LowerOptions, prelower
-from .rowwise import NonCanonicalUse, ReduceBuilder
-from .scan import build_scan
-from .sort import build_sort
 from .update import (
     buffer_hazards,
     build_scatter,
@@ -144,21 +139,33 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
     kernels: list = []
     for i, g in enumerate(groups):
         if g.gemm is not None:
+            from .matmul import build_gemm_epilogue  # (imported by graphs with a matmul)
+
             kernels.append(build_gemm_epilogue(low, f"k{i}", g.gemm, g.roots))
         elif g.matmul:
             mm = g.roots[0] if g.update is None else g.update.matmul
+            from .matmul import build_gemm
+
             kernels.append(build_gemm(low, f"k{i}", mm, blas, g.update))
         elif g.scatter:
             kernels.extend(build_scatter(low, f"k{i}", g.roots[0]))
         elif g.lapack:
+            from .lapack import build_lapack
+
             kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
         elif g.scan:
+            from .scan import build_scan
+
             kernels.append(build_scan(low, f"k{i}", g.roots))
         elif g.sort:
+            from .sort import build_sort
+
             kernels.append(build_sort(low, f"k{i}", g.roots[0]))
         elif g.axes is None:
             kernels.append(KernelBuilder(low, g.shape, g.roots).build(f"k{i}", g.roots))
         else:
+            from .rowwise import ReduceBuilder  # (imported by graphs with a reduction)
+
             builder = ReduceBuilder(low, g.shape, g.axes, g.roots, g.phase_of)
             kernels.append(builder.build_reduce(f"k{i}", g.roots))
     for node, k in zip(graph.outputs[n_res:], graph.updates):

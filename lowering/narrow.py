@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..frontend.ir import Graph, Node
 from ..frontend.ops import OPS
-from .epilogue import Epilogues
+from .epilogue_plan import Epilogues
 from .stored import is_source, materialised_deps, strip_views
 
 

@@ -11,14 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..frontend.ir import Graph
-from . import fastmath, passes, patterns, scatter_rows, simplify
+from . import fastmath, passes, patterns, simplify
 
 Pass = Callable[[Graph], Graph]
+
+
+def select_rows(graph: Graph) -> Graph:
+    """lowering.scatter_rows.select_rows, imported only for a graph with a scatter (the only
+    op it rewrites)."""
+    if not any(n.op == "scatter" for n in graph.nodes()):
+        return graph
+    from . import scatter_rows
+
+    return scatter_rows.select_rows(graph)
+
 
 DEFAULT_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
-    ("select_rows", scatter_rows.select_rows),
+    ("select_rows", select_rows),
     ("simplify", simplify.simplify),
     ("hoist_negation", patterns.hoist_negation),
     ("cse", passes.cse),
@@ -29,7 +40,7 @@ DEFAULT_PASSES: list[tuple[str, Pass]] = [
 FASTMATH_PASSES: list[tuple[str, Pass]] = [
     ("dce", passes.dce),
     ("constant_fold", passes.constant_fold),
-    ("select_rows", scatter_rows.select_rows),
+    ("select_rows", select_rows),
     ("simplify", simplify.simplify),
     ("fastmath_arith", fastmath.fastmath_arith),
     ("fuse_sigmoid", patterns.fuse_sigmoid),

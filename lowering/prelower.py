@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from ..frontend.ir import Graph, Node
 from ..frontend.reshape import reshape_strides
 from .builder import contiguous_strides
-from .matmul import matvecs_as_reductions, pack_operands
 from .passes import rewrite
 
 Strides = list[tuple[int, ...]]
@@ -117,10 +116,22 @@ def separate_outputs(graph: Graph) -> Graph:
     return graph.with_outputs(outputs) if changed else graph
 
 
+def _matmul_pass(name: str) -> PrePass:
+    """A pass of lowering.matmul, run (and that module imported) only on a graph with a
+    matmul (elsewhere it has nothing to do)."""
+    def run(g: Graph, strides: list[tuple[int, ...]], options: LowerOptions) -> Graph:
+        if not any(n.op == "matmul" for n in g.nodes()):
+            return g
+        from . import matmul
+
+        return getattr(matmul, name)(g, strides, options.blas)
+
+    return run
+
+
 PRELOWER_PASSES: list[tuple[str, PrePass]] = [
     ("separate_outputs", lambda g, strides, options: separate_outputs(g)),
     ("place_reshapes", place_reshapes),
-    ("matvecs_as_reductions", lambda g, strides, options: matvecs_as_reductions(
-        g, strides, options.blas)),
-    ("pack_operands", lambda g, strides, options: pack_operands(g, strides, options.blas)),
+    ("matvecs_as_reductions", _matmul_pass("matvecs_as_reductions")),
+    ("pack_operands", _matmul_pass("pack_operands")),
 ]

@@ -25,16 +25,11 @@ from dataclasses import replace
 
 from ..frontend.ir import Node
 from ..frontend.ops import OPS
-from .builder import AffineMap, KernelBuilder, access
+from .builder import AffineMap, KernelBuilder, NonCanonicalUse, access
 from .loop_ir import Access, Load, Reduce, ReduceKernel, Stmt, Store
 
 # Recompute a reduction operand in a later phase only when it costs less than this (op costs).
 STASH_MIN_COST = 4
-
-
-class NonCanonicalUse(Exception):
-    """A group member reads a reduction of its own kernel through an index map other than
-    the row it belongs to (e.g. transposed); the group must be split."""
 
 
 def domain_order(in_shape: tuple[int, ...], axes: tuple[int, ...]) -> list[int]:

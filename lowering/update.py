@@ -20,8 +20,6 @@ from __future__ import annotations
 from ..frontend.ir import Graph, Node, users
 from .builder import KernelBuilder, Lowering, access, collapse, identity_map, view_map
 from .loop_ir import GemmKernel, Kernel, Load, Program, Store
-from .matmul import blas_layout
-from .scatter import build_index_scatter
 
 
 def scatter_tops(graph: Graph, outputs: set[int]) -> dict[int, Node]:
@@ -76,6 +74,8 @@ def build_scatter(low: Lowering, name: str, node: Node) -> list[Kernel]:
         kernels.append(collapse(Kernel(f"{name}_fill", node.shape, fill.body, fill.nodes,
                                        fill.locs)))
     if len(node.inputs) > 2:  # through index arrays
+        from .scatter import build_index_scatter  # (imported where a graph scatters)
+
         return kernels + [build_index_scatter(low, name, node)]
     ndom = value.type.ndim
     region = KernelBuilder(low, value.shape, [])
@@ -149,6 +149,8 @@ def _c_unreadable(kern: GemmKernel) -> bool:
     (generated loops write any layout)."""
     if not kern.blas:
         return False
+    from .matmul import blas_layout  # (imported where a graph has a gemm)
+
     layout = blas_layout(kern.m, kern.n, *kern.c.strides[-2:])
     return layout is None or not layout[0]
 

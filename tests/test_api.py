@@ -547,6 +547,38 @@ def test_import_leaves_the_compiler_stages_unloaded():
     assert out == "[]", out
 
 
+def test_warm_first_call_of_an_elementwise_function_loads_only_what_it_needs(tmp_path):
+    """Issue 19 (warm first call): a function without matmul, reduction, scan, sort or scatter
+    does not load those lowering stages, the renderer (its C is cached) or numpy.random; one
+    with a reduction loads the row kernels, one with a matmul the gemm stages."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, fusejit\n"
+            "kind = sys.argv[1]\n"
+            "f = {'gelu': lambda x: 0.5 * x * (1 + np.tanh(0.79 * (x + 0.04 * x * x * x))),\n"
+            "     'rows': lambda x: x / x.sum(axis=1, keepdims=True),\n"
+            "     'mm': lambda x: np.tanh(x @ x)}[kind]\n"
+            "fusejit.jit(f)(np.ones((8, 8)))\n"
+            "mods = ['fusejit.lowering.' + m for m in ('matmul', 'matvec', 'epilogue',"
+            " 'gemm_update', 'lapack', 'scan', 'sort', 'scatter', 'scatter_rows', 'rowwise')]\n"
+            "mods += ['fusejit.codegen.c', 'numpy.random']\n"
+            "print(' '.join(m.split('.')[-1] for m in mods if m in sys.modules))\n")
+    env = dict(os.environ, FUSEJIT_CACHE_DIR=str(tmp_path))
+
+    def loaded(kind: str) -> set[str]:
+        out = subprocess.run([sys.executable, "-c", code, kind], capture_output=True,
+                             text=True, check=True, env=env).stdout
+        return set(out.split())
+
+    for kind in ("gelu", "rows", "mm"):
+        assert "c" in loaded(kind)  # cold: rendered
+    assert loaded("gelu") == set()  # warm
+    assert loaded("rows") == {"rowwise"}
+    assert {"matmul", "epilogue", "gemm_update"} <= loaded("mm")
+
+
 def test_defaults_left_to_the_function_are_constants() -> None:
     # `def f(x, axis=1, mode="sum")` works called as f(x): a default the caller does not pass
     # is a constant of the definition (one compile per set of defaulted parameters), while an

@@ -12,16 +12,16 @@ from fusejit.frontend.ir import Graph
 from fusejit.frontend.trace import trace
 from fusejit.lowering import passes
 from fusejit.lowering.builder import contiguous_strides
+from fusejit.lowering.matmul import matvecs_as_reductions as matvecs
+from fusejit.lowering.matmul import pack_operands
 from fusejit.lowering.pipeline import optimise
 from fusejit.lowering.prelower import (
     PRELOWER_PASSES,
     LowerOptions,
-    pack_operands,
     place_reshapes,
     prelower,
     separate_outputs,
 )
-from fusejit.lowering.prelower import matvecs_as_reductions as matvecs
 
 F32 = np.float32
 RNG = np.random.default_rng(3)

@@ -237,13 +237,15 @@ def test_writing_into_a_global_array_is_refused_at_the_users_line() -> None:
     assert "test_trust_tracing.py" in str(info.value)
 
 
-def test_a_global_dict_of_numbers_warns() -> None:
-    cfg = {"scale": 2.0}
+def test_a_global_set_of_numbers_warns() -> None:
+    """A set has no path to read its numbers again (no order): read once, with a warning.
+    Dicts, lists and tuples are followed (tests/test_trust_reached.py)."""
+    weights = {2.0}
 
     def f(x):
-        return x * cfg["scale"]
+        return x * max(weights)
 
-    with pytest.warns(CapturedWarning, match="'cfg'"):
+    with pytest.warns(CapturedWarning, match="'weights'"):
         jit(f)(np.ones(2))
 
 
@@ -290,14 +292,16 @@ def test_python_side_effects_run_once_per_trace(capsys) -> None:
     assert capsys.readouterr().out.count("tracing f") == 2
 
 
-def test_a_global_tuple_of_arrays_warns_and_export_bakes_globals(tmp_path) -> None:
+def test_a_global_tuple_of_arrays_is_read_and_export_bakes_globals(tmp_path) -> None:
     pair = (np.ones(2), np.zeros(2))
 
     def f(x):
         return x * pair[0] + pair[1]
 
-    with pytest.warns(CapturedWarning, match="'pair'"):
-        jit(f)(np.ones(2))
+    jf = jit(f)
+    jf(np.ones(2))
+    pair[1][:] = 5.0
+    np.testing.assert_array_equal(jf(np.ones(2)), f(np.ones(2)))
     import fusejit
 
     res = fusejit.export(_uses_g, np.ones(5), path=str(tmp_path / "libg.so"))

