@@ -188,6 +188,26 @@ def test_explain_shows_chunk_plan_and_per_chunk_program():
     assert "per-chunk program" in text and "float32[30,8]" in text
 
 
+def test_whole_axes_are_rechunked_when_other_axes_stay_split():
+    x = rand((40, 30), (10, 10))
+    y = check(lambda x: x[:, 1:] - x[:, :-1], x)
+    assert y.chunks == ((10,) * 4, (29,))  # rows stay split; axis 1 is one chunk
+    check(lambda x: np.cumsum(x, axis=1) * 2, x, rtol=1e-6)
+    check(lambda x: np.sort(x, axis=1)[:, :3], x)
+    check(lambda x: (np.argsort(x, axis=0), x.sum(axis=1)), x, rtol=1e-5, atol=1e-5)
+    text = str(fusejit.jit(lambda x: x[:, 1:] - x[:, :-1]).explain(x))
+    assert "rechunked: axis 1 of `x` (3 chunks) to one chunk, because a slice" in text
+    assert "x after rechunking: 4x1 chunks of [10, 30]" in text
+    assert "axis class" in text and "cut into 4 chunks" in text
+
+
+def test_rechunking_keeps_chunks_within_dask_chunk_size():
+    x = rand((64, 256), (32, 32))  # 4 KiB chunks; one whole row chunk would be 32 KiB
+    with dask.config.set({"array.chunk-size": "4KiB"}):
+        y = check(lambda x: np.cumsum(x, axis=1), x, rtol=1e-5)
+    assert y.chunks == ((4,) * 16, (256,))
+
+
 def test_in_place_update_gives_a_new_array():
     w, g = rand((40,), 15), rand((40,), 15, seed=1)
     w0 = w.compute()
@@ -231,8 +251,8 @@ def test_import_and_numpy_calls_never_import_dask():
 
 def test_errors_before_anything_runs():
     x = rand((40, 30), (10, 10))
-    with pytest.raises(UnsupportedError, match=r"axis 1 of Dask argument `x`.*rechunk"):
-        fusejit.jit(lambda x: x[:, 1:] * 2)(x)
+    with pytest.raises(UnsupportedError, match=r"axis 0 of Dask argument `x`.*no other axis"):
+        fusejit.jit(lambda x: x[1:] * 2)(rand((40,), 10))  # rechunking leaves nothing split
     with pytest.raises(UnsupportedError, match="rechunk"):
         fusejit.jit(lambda x: x + x.T)(rand((10, 10), 5))
     with pytest.raises(UnsupportedError, match="unknown chunk sizes"):
