@@ -242,7 +242,9 @@ class Assembly:
                       for a, ind in zip(arrays, inds)]
             key = tuple((b.shape, b.dtype.str) for b in blocks)
             if key not in fn.shipped:
-                shipped = dask_ship.ship(fn.jit().lower_for(*blocks))
+                sig = ", ".join(f"{b.dtype.name}[{','.join(map(str, b.shape))}]"
+                                for b in blocks)
+                shipped = dask_ship.ship(fn.jit().lower_for(*blocks), fn.spec.name, sig)
                 if shipped is not None:
                     fn.shipped[key] = shipped
 

@@ -403,3 +403,45 @@ def test_killed_worker_during_compute(client):
     assert not future.done()  # it died during compute()
     assert_same(future.result(timeout=120), fn(x.compute()))
     assert victim not in client.scheduler_info()["workers"]
+
+
+def test_profiler_collects_from_workers(client, monkeypatch):
+    from fusejit.runtime import profiler
+
+    monkeypatch.setenv("FUSEJIT_PROFILE", "1")  # the client builds and ships instrumented stages
+    x = rand((1000,), 100)  # 10 chunks over 2 workers
+    f = fusejit.jit(lambda x: x * 2.0 + 0.4375)  # a constant of its own: a library of its own
+    try:
+        y = client.compute(f(x)).result()
+        assert_same(y, x.compute() * 2.0 + 0.4375)
+        got = fusejit.profile_workers(client)
+        rows = [r for r in got.merged.functions if r.signature == "float32[100]" and r.calls]
+        assert len(rows) == 1 and rows[0].calls == 10 and rows[0].total_s > 0
+        per = [r for p in got.workers.values() for r in p.functions
+               if r.function == rows[0].function]
+        assert sum(r.calls for r in per) == 10 and len(got.workers) == 2
+        assert sum(k.calls for k in got.merged.kernels if k.function == rows[0].function) == 10
+        text = str(got)
+        assert "Per Dask worker" in text and rows[0].function in text
+    finally:
+        profiler.reset()
+
+
+def test_profile_cli_reports_worker_threads_once(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "daskjob.py"
+    script.write_text(
+        "import numpy as np, dask.array as da, fusejit\n"
+        "from distributed import Client, LocalCluster\n"
+        "if __name__ == '__main__':\n"
+        "    client = Client(LocalCluster(n_workers=1, processes=False, dashboard_address=None))\n"
+        "    x = da.from_array(np.arange(1000, dtype=np.float32), chunks=100)\n"
+        "    f = fusejit.jit(lambda x: x * 3.0 + 0.8125)\n"
+        "    print(float(f(x).sum().compute()))\n")
+    out = subprocess.run([sys.executable, "-m", "fusejit", "profile", str(script)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "1499312.5" in out  # 3 * 499500 + 812.5
+    row = next(line for line in out.splitlines() if "float32[100]" in line)
+    assert " 10 " in row  # ten chunks, each counted once (worker threads are this process)
