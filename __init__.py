@@ -27,6 +27,10 @@ def __getattr__(name: str) -> object:
         from . import gradients
 
         return getattr(gradients, name)
+    if name == "profile_workers":  # (Dask workers' profiler counters, merged)
+        from .runtime import dask_profile
+
+        return dask_profile.profile_workers
     if name in ("load", "ExportedFunction"):
         from .runtime import aot_load
 
@@ -41,6 +45,7 @@ __all__ = [
     "vjp",
     "load",
     "ExportedFunction",
+    "profile_workers",
     "FusejitError",
     "TraceError",
     "UnsupportedError",

@@ -120,8 +120,11 @@ class Assembly:
         graph: Graph = call.graph
         for node, pos in zip(graph.inputs, call.positions):
             a = args[pos]
-            self.env[node.id] = a if isinstance(a, da.Array) else da.from_array(
-                np.asarray(a), chunks=-1)
+            if not isinstance(a, da.Array):
+                a = da.from_array(np.asarray(a), chunks=-1)
+            elif node.id in call.plan.whole_axes:
+                a = whole_along(a, call.plan.whole_axes[node.id])
+            self.env[node.id] = a
         self.args = args
         self.made: list[tuple[S.StageSpec, S.StageFn, list[Any], Any]] = []  # for explain
         self.ship = dask_ship.wanted()
@@ -239,7 +242,9 @@ class Assembly:
                       for a, ind in zip(arrays, inds)]
             key = tuple((b.shape, b.dtype.str) for b in blocks)
             if key not in fn.shipped:
-                shipped = dask_ship.ship(fn.jit().lower_for(*blocks))
+                sig = ", ".join(f"{b.dtype.name}[{','.join(map(str, b.shape))}]"
+                                for b in blocks)
+                shipped = dask_ship.ship(fn.jit().lower_for(*blocks), fn.spec.name, sig)
                 if shipped is not None:
                     fn.shipped[key] = shipped
 
@@ -275,6 +280,26 @@ class Assembly:
                          call.factory, call.options)
         return da.reduction(partial, S.identity, comb, axis=tuple(axes), keepdims=keepdims,
                             dtype=node.dtype, combine=comb, concatenate=True, meta=meta)
+
+
+def whole_along(a: Any, axes: tuple[int, ...]) -> Any:
+    """`a` rechunked to one chunk along `axes`; the other axes keep their chunks unless a
+    chunk would outgrow both the largest chunk `a` had and Dask's `array.chunk-size`, when
+    the longest other chunked axis is cut finer to stay within that."""
+    import dask
+    from dask.utils import parse_bytes
+
+    big = [max(c) if c else 0 for c in a.chunks]
+    limit = max(int(np.prod(big)) * a.dtype.itemsize,
+                parse_bytes(dask.config.get("array.chunk-size")))
+    spec: dict[int, int] = {axis: -1 for axis in axes}
+    merged = [s if d in spec else b for d, (s, b) in enumerate(zip(a.shape, big))]
+    size = int(np.prod(merged)) * a.dtype.itemsize
+    others = [d for d in range(a.ndim) if d not in spec and len(a.chunks[d]) > 1]
+    if size > limit and others:
+        d = max(others, key=lambda d: merged[d])
+        spec[d] = max(1, merged[d] * limit // size)
+    return a.rechunk(spec)
 
 
 def call_plan(jf: Any, args: tuple) -> DaskCall:

@@ -45,6 +45,12 @@ def explain(jf: Any, args: tuple) -> DaskExplanation:
                          f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
                          f"{list(_shape(a.chunks))}")
     plan = call.plan
+    for node, pos in zip(g.inputs, call.positions):
+        if node.id in plan.whole_axes:
+            a = assembly.env[node.id]
+            lines.append(f"  {list(jf.signature.parameters)[pos]} after rechunking: "
+                         f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
+                         f"{list(_shape(a.chunks))}")
     for c, chunks in plan.chunked.items():
         lines.append(f"  axis class c{c}: cut into {len(chunks)} chunks")
     lines += describe_plan(plan)

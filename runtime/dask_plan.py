@@ -4,8 +4,11 @@ Every axis of every node gets an axis class: axes that an identity index map tie
 (elementwise operands, unsliced views, a reduction's kept axes, a matmul's batch and M/N/K)
 share a class, so they must be cut into the same chunks. A class is *chunked* when an argument
 splits one of its axes. An axis that a node reads through anything but the identity (a slice,
-a gather, a reshape that merges axes, an integer index) makes its class *whole*: a chunked
-class that must be whole cannot be split, and the plan says which argument axis to rechunk.
+a gather, a reshape that merges axes, an integer index, the axis of a cumsum or sort) makes its
+class *whole*: a chunked
+class that must be whole is rechunked to one chunk (every argument axis of that class), as long
+as another chunked class still splits the work (layernorm-like rows chunked by columns too);
+when nothing would stay split, the plan raises naming the argument axis to rechunk.
 Reductions over chunked classes and matmuls whose K is chunked are *boundaries*: Dask runs
 them (a tree reduction of compiled partials; dask.array's blocked matmul), and the compiled
 stages around them run blockwise, one compiled call per chunk.
@@ -57,6 +60,9 @@ class ChunkPlan:
     chunked: dict[int, tuple[int, ...]]  # class -> its chunks (from the first argument axis)
     boundaries: dict[int, str] = field(default_factory=dict)  # node id -> "reduce"|"matmul"
     leaf_consts: set[int] = field(default_factory=set)
+    # a chunked class that must be whole -> (argument, axis, chunks it had, the node needing it)
+    rechunked: dict[int, tuple[str, int, int, Node]] = field(default_factory=dict)
+    whole_axes: dict[int, tuple[int, ...]] = field(default_factory=dict)  # input id -> axes
 
     def classes(self, node: Node) -> tuple[int | None, ...]:
         return self.dims[node.id]
@@ -139,6 +145,13 @@ def _link(node: Node, cls: _Classes, dims: dict[int, tuple[int | None, ...]],
         cls.union(db[-1], out[-1])
         cls.union(da_[-1], db[-2])
         reduced[node.id] = [c for c in (da_[-1], db[-2]) if c is not None]
+    elif node.op in ("scan", "sort") and len(node.inputs) == 1:
+        (inp,) = node.inputs  # cumsum, sort, argsort: along one axis, each line on its own
+        for a, (c, o) in enumerate(zip(dims[inp.id], out)):
+            if a == node.attrs["axis"]:
+                mark(c, o)
+            else:
+                cls.union(c, o)
     elif node.op == "gather":
         src, index = node.inputs[0], node.inputs[1:]
         axes = node.attrs["axes"]
@@ -191,19 +204,12 @@ def analyse(graph: Graph, chunks: dict[int, tuple[tuple[int, ...], ...]],
                 chunked[c] = ch
                 owners[c] = (names[node.id], axis, len(ch))
     plan = ChunkPlan(graph, targets, order, dims, chunked)
+    _rechunk_whole(plan, graph, {cls.find(c): n for c, n in reversed(whole.items())}, owners)
     for node in order:
         if any(cls.find(c) in chunked for c in reduced.get(node.id, ())):
             plan.boundaries[node.id] = "reduce" if node.op == "reduce" else "matmul"
         if node.op == "const" and any(c in chunked for c in dims[node.id] if c is not None):
             plan.leaf_consts.add(node.id)
-    for c, node in whole.items():
-        c = cls.find(c)
-        if c in chunked:
-            name, axis, n = owners[c]
-            raise UnsupportedError(
-                f"{graph.name}(): axis {axis} of Dask argument `{name}` is split into {n} "
-                f"chunks, but {_describe(node)} needs that axis whole; rechunk it first, e.g. "
-                f"{name}.rechunk({{{axis}: -1}}), or chunk only other axes")
     inputs = {n.id for n in graph.inputs}
     for node in sorted(order, key=lambda n: n.id in inputs):  # the op that pairs them first
         seen = [c for c in dims[node.id] if c is not None and c in chunked]
@@ -216,6 +222,32 @@ def analyse(graph: Graph, chunks: dict[int, tuple[tuple[int, ...], ...]],
                 f"argument `{name}` is split into {n} chunks; rechunk those axes to one chunk "
                 f"each, e.g. {name}.rechunk(-1)")
     return plan
+
+
+def _rechunk_whole(plan: ChunkPlan, graph: Graph, whole: dict[int, Node],
+                   owners: dict[int, tuple[str, int, int]]) -> None:
+    """Chunked classes some node needs whole become one chunk (`plan.rechunked`, and the
+    argument axes to rechunk in `plan.whole_axes`); raise when no chunked class would be left
+    to split the work (the whole arrays in one task is not what the user chunked them for)."""
+    need = {c: node for c, node in whole.items() if c in plan.chunked}
+    if not need:
+        return
+    if not set(plan.chunked) - set(need):
+        c, node = next(iter(need.items()))
+        name, axis, n = owners[c]
+        raise UnsupportedError(
+            f"{graph.name}(): axis {axis} of Dask argument `{name}` is split into {n} "
+            f"chunks, but {_describe(node)} needs that axis whole, and no other axis is split "
+            f"(one chunk would hold the whole array); rechunk it first, e.g. "
+            f"{name}.rechunk({{{axis}: -1}}), and chunk another axis instead")
+    for c, node in need.items():
+        name, axis, n = owners[c]
+        plan.rechunked[c] = (name, axis, n, node)
+        del plan.chunked[c]
+    for inp in graph.inputs:
+        axes = tuple(a for a, c in enumerate(plan.dims.get(inp.id, ())) if c in need)
+        if axes:
+            plan.whole_axes[inp.id] = axes
 
 
 def stage_nodes(plan: ChunkPlan, targets: list[Node], leaves_done: set[int]) -> tuple[
@@ -241,8 +273,11 @@ def stage_nodes(plan: ChunkPlan, targets: list[Node], leaves_done: set[int]) -> 
 
 
 def describe_plan(plan: ChunkPlan) -> list[str]:
-    """Lines for `explain`: what Dask runs at each boundary."""
+    """Lines for `explain`: what is rechunked and why, what Dask runs at each boundary."""
     lines = []
+    for name, axis, n, node in plan.rechunked.values():
+        lines.append(f"  rechunked: axis {axis} of `{name}` ({n} chunks) to one chunk, because "
+                     f"{_describe(node)} needs it whole; Dask rechunks it before the stages")
     for node in plan.order:
         kind = plan.boundaries.get(node.id)
         if kind == "reduce":

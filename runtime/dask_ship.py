@@ -23,6 +23,7 @@ import numpy as np
 from .. import config
 from ..kernels_cache.keys import cpu_target
 from ..lowering.loop_ir import Program
+from . import profiler
 from .backend_c import load
 from .executor import Executable
 
@@ -42,6 +43,8 @@ class Shipped:
     positions: tuple[int, ...]
     ranges: tuple
     blas: bool
+    function: str = ""  # what the profiler calls it (the stage) and for which chunk shapes
+    signature: str = ""
 
 
 def wanted() -> bool:
@@ -57,7 +60,7 @@ def wanted() -> bool:
     return True
 
 
-def ship(compiled: Any) -> Shipped | None:
+def ship(compiled: Any, function: str = "", signature: str = "") -> Shipped | None:
     """What a worker needs to run `compiled` (a runtime.compiler.Compiled) without building
     it; None for a program that is not a plain C library (a prelude, a CUDA program)."""
     exe = compiled.executable
@@ -68,9 +71,11 @@ def ship(compiled: Any) -> Shipped | None:
 
     with open(lib.path, "rb") as f:
         data = f.read()
-    return Shipped(compiled.program, data, hashlib.sha256(data).hexdigest(), cpu_target(),
-                   tuple(compiled.positions), tuple(exe.input_ranges),
-                   uses_blas(compiled.program))
+    digest = hashlib.sha256(data).hexdigest()
+    with _lock:  # worker threads of this process run the library it has loaded already
+        _loaded.setdefault(digest, exe)
+    return Shipped(compiled.program, data, digest, cpu_target(), tuple(compiled.positions),
+                   tuple(exe.input_ranges), uses_blas(compiled.program), function, signature)
 
 
 def executable(s: Shipped) -> Executable | None:
@@ -92,8 +97,10 @@ def executable(s: Shipped) -> Executable | None:
             with open(path + ".tmp", "wb") as f:
                 f.write(s.library)
             os.replace(path + ".tmp", path)
-            exe = _loaded[s.digest] = Executable(s.program, load(path, blas=s.blas),
-                                                 list(s.ranges))
+            lib = load(path, blas=s.blas)
+            exe = _loaded[s.digest] = Executable(s.program, lib, list(s.ranges))
+            if profiler.instrumented(lib):  # the client built it under profiling
+                profiler.register(s.function, "dask stage", s.signature, s.program, lib, {})
     return exe
 
 
@@ -103,5 +110,5 @@ def run(s: Shipped, exe: Executable, args: tuple) -> list[Any]:
 
 
 def loaded() -> int:
-    """How many shipped libraries this process has loaded (tests, `client.run`)."""
+    """How many shipped libraries this process can run (loaded, or built here; tests)."""
     return len(_loaded)

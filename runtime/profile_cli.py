@@ -19,7 +19,7 @@ import time
 import traceback
 from typing import Any
 
-from . import profiler
+from . import dask_profile, profiler
 from .membw import bandwidth
 from .profile_report import SORTS, format_profile, trace_events
 from .progress import Status
@@ -127,6 +127,7 @@ def report(title: str, wall_s: float, sort: str, top: int | None,
            trace: str | None) -> int:
     """Print the profile of what ran; write the trace. 0, or 2 when the trace failed."""
     with Status("collecting the profile", delay=0.2):
+        dask_profile.fetch_default()  # Dask workers of a client still open
         prof = profiler.collect()
     peak = None
     lines = [f"fusejit profile: {title} (wall {wall_s:.2f} s)"]
@@ -140,6 +141,8 @@ def report(title: str, wall_s: float, sort: str, top: int | None,
                      "inside the compiled code")
     print("\n".join(lines) + "\n")
     print(format_profile(prof, sort, top, peak), end="")
+    if profiler.remote:
+        print("\n" + "\n".join(dask_profile.worker_lines(dict(profiler.remote))))
     sys.stdout.flush()
     if trace is None:
         return 0

@@ -127,10 +127,23 @@ def on_compile(fn: Callable[..., Any], key: Hashable, program: Program, lib: Lib
         return
     code = getattr(fn, "__code__", None)
     where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}" if code else "?"
-    reg = Registered(getattr(fn, "__qualname__", repr(fn)), where, describe_key(key), program,
-                     lib, dict(times), time.monotonic_ns(), threading.get_native_id())
+    register(getattr(fn, "__qualname__", repr(fn)), where, describe_key(key), program, lib,
+             times)
+
+
+def register(function: str, where: str, signature: str, program: Program, lib: Library,
+             times: dict[str, float]) -> None:
+    """Register a loaded program whatever this process's FUSEJIT_PROFILE says (a Dask worker
+    loading an instrumented library that its client built under profiling)."""
+    reg = Registered(function, where, signature, program, lib, dict(times),
+                     time.monotonic_ns(), threading.get_native_id())
     with _lock:
         _registered.append(reg)
+
+
+def instrumented(lib: Library) -> bool:
+    """Whether `lib` was built with profiling (it has the counters)."""
+    return hasattr(lib.handle, "fj_profile")
 
 
 def registered() -> list[Registered]:
@@ -141,6 +154,12 @@ def registered() -> list[Registered]:
 def reset() -> None:
     with _lock:
         _registered.clear()
+        remote.clear()
+
+
+# Profiles fetched from other processes (Dask workers: runtime/dask_profile.py), by worker;
+# `collect()` adds them to this process's own rows.
+remote: dict[str, Profile] = {}
 
 
 def _counters(lib: Library) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
@@ -184,7 +203,47 @@ def _compile_events(reg: Registered) -> list[Event]:
 
 
 def collect() -> Profile:
-    """Read every registered library's counters into rows and events."""
+    """This process's profile merged with the ones fetched from Dask workers (`remote`)."""
+    with _lock:
+        others = list(remote.values())
+    local = collect_local()
+    return merge([local, *others]) if others else local
+
+
+def merge(profiles: list[Profile]) -> Profile:
+    """Profiles of several processes as one: rows of the same function, signature (and
+    kernel) add their calls and times; compile times add; events are kept side by side."""
+    functions: dict[tuple, FunctionRow] = {}
+    kernels: dict[tuple, KernelRow] = {}
+    events: list[Event] = []
+    dropped = 0
+    for p in profiles:
+        for f in p.functions:
+            row = functions.get((f.function, f.signature))
+            if row is None:
+                functions[(f.function, f.signature)] = FunctionRow(
+                    f.function, f.where, f.signature, f.calls, f.total_s, f.bytes, f.flops,
+                    f.nkernels, dict(f.times))
+                continue
+            row.calls += f.calls
+            row.total_s += f.total_s
+            for stage, t in f.times.items():
+                row.times[stage] = row.times.get(stage, 0.0) + t
+        for k in p.kernels:
+            key = (k.function, k.signature, k.kernel)
+            if key in kernels:
+                kernels[key].calls += k.calls
+                kernels[key].total_s += k.total_s
+            else:
+                kernels[key] = KernelRow(k.function, k.signature, k.kernel, k.kind, k.calls,
+                                         k.total_s, k.cost, list(k.locs))
+        events += p.events
+        dropped += p.dropped
+    return Profile(list(functions.values()), list(kernels.values()), events, dropped)
+
+
+def collect_local() -> Profile:
+    """Read every registered library's counters (in this process) into rows and events."""
     functions: list[FunctionRow] = []
     kernels: list[KernelRow] = []
     events: list[Event] = []

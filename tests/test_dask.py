@@ -188,6 +188,26 @@ def test_explain_shows_chunk_plan_and_per_chunk_program():
     assert "per-chunk program" in text and "float32[30,8]" in text
 
 
+def test_whole_axes_are_rechunked_when_other_axes_stay_split():
+    x = rand((40, 30), (10, 10))
+    y = check(lambda x: x[:, 1:] - x[:, :-1], x)
+    assert y.chunks == ((10,) * 4, (29,))  # rows stay split; axis 1 is one chunk
+    check(lambda x: np.cumsum(x, axis=1) * 2, x, rtol=1e-6)
+    check(lambda x: np.sort(x, axis=1)[:, :3], x)
+    check(lambda x: (np.argsort(x, axis=0), x.sum(axis=1)), x, rtol=1e-5, atol=1e-5)
+    text = str(fusejit.jit(lambda x: x[:, 1:] - x[:, :-1]).explain(x))
+    assert "rechunked: axis 1 of `x` (3 chunks) to one chunk, because a slice" in text
+    assert "x after rechunking: 4x1 chunks of [10, 30]" in text
+    assert "axis class" in text and "cut into 4 chunks" in text
+
+
+def test_rechunking_keeps_chunks_within_dask_chunk_size():
+    x = rand((64, 256), (32, 32))  # 4 KiB chunks; one whole row chunk would be 32 KiB
+    with dask.config.set({"array.chunk-size": "4KiB"}):
+        y = check(lambda x: np.cumsum(x, axis=1), x, rtol=1e-5)
+    assert y.chunks == ((4,) * 16, (256,))
+
+
 def test_in_place_update_gives_a_new_array():
     w, g = rand((40,), 15), rand((40,), 15, seed=1)
     w0 = w.compute()
@@ -231,8 +251,8 @@ def test_import_and_numpy_calls_never_import_dask():
 
 def test_errors_before_anything_runs():
     x = rand((40, 30), (10, 10))
-    with pytest.raises(UnsupportedError, match=r"axis 1 of Dask argument `x`.*rechunk"):
-        fusejit.jit(lambda x: x[:, 1:] * 2)(x)
+    with pytest.raises(UnsupportedError, match=r"axis 0 of Dask argument `x`.*no other axis"):
+        fusejit.jit(lambda x: x[1:] * 2)(rand((40,), 10))  # rechunking leaves nothing split
     with pytest.raises(UnsupportedError, match="rechunk"):
         fusejit.jit(lambda x: x + x.T)(rand((10, 10), 5))
     with pytest.raises(UnsupportedError, match="unknown chunk sizes"):
@@ -383,3 +403,45 @@ def test_killed_worker_during_compute(client):
     assert not future.done()  # it died during compute()
     assert_same(future.result(timeout=120), fn(x.compute()))
     assert victim not in client.scheduler_info()["workers"]
+
+
+def test_profiler_collects_from_workers(client, monkeypatch):
+    from fusejit.runtime import profiler
+
+    monkeypatch.setenv("FUSEJIT_PROFILE", "1")  # the client builds and ships instrumented stages
+    x = rand((1000,), 100)  # 10 chunks over 2 workers
+    f = fusejit.jit(lambda x: x * 2.0 + 0.4375)  # a constant of its own: a library of its own
+    try:
+        y = client.compute(f(x)).result()
+        assert_same(y, x.compute() * 2.0 + 0.4375)
+        got = fusejit.profile_workers(client)
+        rows = [r for r in got.merged.functions if r.signature == "float32[100]" and r.calls]
+        assert len(rows) == 1 and rows[0].calls == 10 and rows[0].total_s > 0
+        per = [r for p in got.workers.values() for r in p.functions
+               if r.function == rows[0].function]
+        assert sum(r.calls for r in per) == 10 and len(got.workers) == 2
+        assert sum(k.calls for k in got.merged.kernels if k.function == rows[0].function) == 10
+        text = str(got)
+        assert "Per Dask worker" in text and rows[0].function in text
+    finally:
+        profiler.reset()
+
+
+def test_profile_cli_reports_worker_threads_once(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "daskjob.py"
+    script.write_text(
+        "import numpy as np, dask.array as da, fusejit\n"
+        "from distributed import Client, LocalCluster\n"
+        "if __name__ == '__main__':\n"
+        "    client = Client(LocalCluster(n_workers=1, processes=False, dashboard_address=None))\n"
+        "    x = da.from_array(np.arange(1000, dtype=np.float32), chunks=100)\n"
+        "    f = fusejit.jit(lambda x: x * 3.0 + 0.8125)\n"
+        "    print(float(f(x).sum().compute()))\n")
+    out = subprocess.run([sys.executable, "-m", "fusejit", "profile", str(script)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "1499312.5" in out  # 3 * 499500 + 812.5
+    row = next(line for line in out.splitlines() if "float32[100]" in line)
+    assert " 10 " in row  # ten chunks, each counted once (worker threads are this process)
