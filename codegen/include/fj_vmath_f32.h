@@ -111,10 +111,19 @@ static inline float fj__f32_from_bits(uint32_t u) {
 }
 
 /* c ? a : b as a bit blend: a `?:` lets gcc sink each side's work under a branch, and it
- * cannot if-convert the fmaf calls there back, so the loop would not vectorise. */
+ * cannot if-convert the fmaf calls there back, so the loop would not vectorise.  Without
+ * AVX-512, b ^ ((a ^ b) & m) is what gcc turns into one vpblendvb; (a & m) | (b & ~m) became
+ * a vpblendvb with zero, a vpand and a vpor (x86-64-v3, one Zen 5 core, L1: tanh 0.499 ->
+ * 0.473, erf 0.497 -> 0.478, gelu with x ** 3 1.039 -> 0.978 ns per element).  With AVX-512
+ * the and/or form becomes a masked blend and the xor form is slower (exp 0.172 -> 0.192). */
 static inline float fj__f32_select(int c, float a, float b) {
     const uint32_t m = 0u - (uint32_t)(c != 0);
+#if defined(__AVX512F__)
     return fj__f32_from_bits((fj__f32_bits(a) & m) | (fj__f32_bits(b) & ~m));
+#else
+    const uint32_t ub = fj__f32_bits(b);
+    return fj__f32_from_bits(ub ^ ((fj__f32_bits(a) ^ ub) & m));
+#endif
 }
 
 static inline float fj_vm_exp_f32(float x) {
