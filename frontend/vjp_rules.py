@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import adjoint as A
+from . import vjp_more
 from .ir import Node
 from .ops import OPS, set_vjp
 from .views import view_node
@@ -272,7 +273,8 @@ def _scatter(node: Node, g: Node) -> tuple:
 
 def _scan(node: Node, g: Node) -> tuple | None:
     if node.attrs["fn"] != "add":
-        return None
+        gx = vjp_more.scan(node, g)  # cumprod, running max/min, subtract
+        return None if gx is None else (gx,)
     from .context import make_node
 
     axis = node.attrs["axis"]
@@ -282,11 +284,14 @@ def _scan(node: Node, g: Node) -> tuple | None:
 
 
 def _lapack(node: Node, g: Node) -> tuple | None:
-    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient)."""
+    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient);
+    cholesky, eigh, eigvalsh: frontend/vjp_more.py."""
     from .context import make_node
 
     a = node.inputs[0]
     fn = node.attrs["fn"]
+    if fn in ("cholesky", "eigh", "eigvalsh"):
+        return getattr(vjp_more, fn)(node, g),
     if fn == "inv":
         yt = A.transpose_last(node)
         return A.neg(A.matmul(A.matmul(yt, g), yt)),

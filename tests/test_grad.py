@@ -225,6 +225,78 @@ def test_cumsum():
     _grad_check(lambda x: np.sum(np.cumsum(x, axis=1) ** 2) + np.sum(np.cumsum(x) * 0.5), [X])
 
 
+def test_cumprod_exact_with_zeros():
+    w = RNG.normal(size=(3, 5))
+    x = RNG.uniform(0.5, 1.5, (3, 5))
+    _grad_check(lambda x: np.sum(np.cumprod(x, axis=1) * w) + np.sum(np.cumprod(x) ** 2), [x])
+    xz = x.copy()
+    xz[0, 1] = xz[1, 0] = xz[1, 3] = xz[2, 4] = 0.0  # first zeros, second zeros, last
+    _grad_check(lambda x: np.sum(np.cumprod(x, axis=1) * w), [xz])
+    _grad_check(lambda x: np.sum(np.multiply.accumulate(x, axis=0) * w), [xz])
+
+
+def test_running_max_min_and_subtract_accumulate():
+    x, w = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 6))
+    _grad_check(lambda x: np.sum(np.maximum.accumulate(x, axis=1) * w)
+                + np.sum(np.minimum.accumulate(x, axis=0) ** 2)
+                + np.sum(np.fmax.accumulate(x, axis=1) * x), [x])
+    _grad_check(lambda x: np.sum(np.subtract.accumulate(x, axis=1) * w), [x])
+    # a running max that stays: every later cotangent goes to the element that set it
+    g = fusejit.grad(lambda v: np.sum(np.maximum.accumulate(v) * np.arange(1.0, 6.0)))(
+        np.array([1.0, 3.0, 2.0, 0.0, 4.0]))
+    np.testing.assert_array_equal(g, [1.0, 9.0, 0.0, 0.0, 5.0])
+    # a NaN takes over the running maximum, and the cotangent of every later value
+    g = fusejit.grad(lambda v: np.sum(np.maximum.accumulate(v)))(np.array([1.0, np.nan, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0, 0.0])
+
+
+def _spd(n, k=0):
+    a = RNG.normal(size=(k, n, n) if k else (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def test_cholesky():
+    """Only the triangle NumPy reads gets a gradient (central differences of NumPy's
+    cholesky see no other entry)."""
+    w = RNG.normal(size=(3, 3))
+    a = _spd(3)
+    skew = a + np.triu(w, 1)  # NumPy reads the lower triangle (the upper one with upper=True)
+    _grad_check(lambda m: np.sum(np.linalg.cholesky(m) * w), [skew])
+    _grad_check(lambda m: np.sum(np.linalg.cholesky(m, upper=True) ** 3), [a + np.tril(w, -1)])
+    _grad_check(lambda m: np.sum(np.log(np.diagonal(np.linalg.cholesky(m), axis1=-2,
+                                                   axis2=-1))), [_spd(4, 2)])
+
+
+def test_cholesky_upper_reads_the_upper_triangle():
+    a = _spd(3, 2)
+    a[..., 0, 2] += 0.7  # not symmetric: NumPy's upper=True reads only the upper triangle
+    for m in (a, a.astype(np.float32)):
+        got = fusejit.jit(lambda m: np.linalg.cholesky(m, upper=True))(m)
+        want = np.linalg.cholesky(m, upper=True)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if m.dtype == np.float32 else 1e-12)
+
+
+def test_eigh_and_eigvalsh():
+    w = RNG.normal(size=(3, 3))
+    a = _spd(3) + np.tril(w, -1)  # eigh reads the lower triangle (UPLO='L')
+
+    def f(m):
+        vals, vecs = np.linalg.eigh(m)
+        # a loss of the eigenvectors that does not depend on their signs
+        return np.sum(vals * np.arange(3.0)) + np.sum((vecs * vecs) @ np.arange(1.0, 4.0) * w[0])
+
+    _grad_check(f, [a], rtol=1e-5)
+    _grad_check(lambda m: np.sum(np.linalg.eigvalsh(m, UPLO="U") ** 2), [_spd(3) + np.triu(w, 1)])
+    _grad_check(lambda m: np.sum(np.linalg.eigh(m)[1][..., 0] ** 4)
+                + np.sum(np.linalg.eigvalsh(m) ** 3), [_spd(3, 2)], rtol=1e-5)
+    # repeated eigenvalues: the eigenvalues still differentiate (the eigenvectors would not)
+    g = fusejit.grad(lambda m: np.sum(np.linalg.eigh(m)[0] * np.array([1.0, 2.0, 3.0])))(
+        2.0 * np.eye(3))
+    assert np.isfinite(g).all()
+    _grad_check(lambda m: np.sum(np.linalg.eigvalsh(m)), [2.0 * np.eye(3)])
+
+
 def test_sort_and_order_statistics():
     """np.sort's cotangent goes back through the permutation: np.median, np.quantile and
     np.partition, built on the sort kernel, differentiate too."""
