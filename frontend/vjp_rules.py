@@ -120,6 +120,29 @@ def _tie(a: Node, b: Node, out: Node, g: Node) -> Node:
     return A.where(A.cmp("equal", a, out), A.where(A.cmp("equal", b, out), M(g, 0.5), g), 0.0)
 
 
+def _tie_const(x: Node, c: Node, out: Node, g: Node, beyond: str) -> Node:
+    """_tie for x against a scalar constant c, with the same values: x alone is the result
+    where `out` is `beyond` c (greater for maximum, less for minimum), the two tie where
+    x == c. Its masks read the result and `x == c`, a function of x alone that the memory
+    plan may store as bytes (lowering/narrow.py), so max(z, 0)'s backward need not keep z."""
+    return A.where(A.cmp(beyond, out, c), g, A.where(A.cmp("equal", x, c), M(g, 0.5), 0.0))
+
+
+def _scalar_const(n: Node) -> bool:
+    return n.op == "const" and n.attrs["value"].size == 1 and not np.isnan(
+        n.attrs["value"]).any()
+
+
+def _extreme(beyond: str) -> tuple:
+    def fx(x: Node, y: Node, o: Node, g: Node) -> Node:
+        return _tie_const(x, y, o, g, beyond) if _scalar_const(y) else _tie(x, y, o, g)
+
+    def fy(x: Node, y: Node, o: Node, g: Node) -> Node | None:
+        return None if _scalar_const(y) else _tie(y, x, o, g)  # a constant needs none
+
+    return fx, fy
+
+
 def _pow_x(x: Node, y: Node, out: Node, g: Node) -> Node:
     if y.op == "const" and y.attrs["value"].size == 1:
         c = float(y.attrs["value"].reshape(-1)[0])
@@ -144,10 +167,10 @@ BINARY: dict[str, tuple] = {
     "multiply": (lambda x, y, o, g: M(g, y), lambda x, y, o, g: M(g, x)),
     "divide": (lambda x, y, o, g: A.div(g, y), lambda x, y, o, g: A.neg(A.div(M(g, o), y))),
     "power": (_pow_x, _pow_y),
-    "maximum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "minimum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "fmax": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "fmin": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "maximum": _extreme("greater"),
+    "minimum": _extreme("less"),
+    "fmax": _extreme("greater"),
+    "fmin": _extreme("less"),
     "remainder": (lambda x, y, o, g: g,
                   lambda x, y, o, g: A.neg(M(g, A.ew("floor", A.div(x, y))))),
     "fmod": (lambda x, y, o, g: g, lambda x, y, o, g: A.neg(M(g, A.ew("trunc", A.div(x, y))))),
@@ -240,8 +263,11 @@ def _prod(x: Node, axes: tuple[int, ...]) -> Node:
 
 
 def _matmul(node: Node, g: Node) -> tuple:
+    """b's cotangent is made first: in h @ w2, dW2 = h^T g then comes before dh = g w2^T in
+    the graph, so h can die where dh is computed (h's block is then dh's)."""
     a, b = node.inputs
-    return A.matmul(g, A.transpose_last(b)), A.matmul(A.transpose_last(a), g)
+    gb = A.matmul(A.transpose_last(a), g)
+    return A.matmul(g, A.transpose_last(b)), gb
 
 
 def _gather(node: Node, g: Node) -> tuple:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS
-from .epilogue import Epilogues, find_epilogues, same_index
+from .epilogue import Epilogues, find_epilogues, same_index, unsink_unread
 from .gemm_update import GemmUpdate, find_gemm_updates
 from .narrow import narrow_stores
 from .stored import is_source, materialised_deps, strip_views, via_reshape
@@ -160,6 +160,7 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     skip = {u.matmul.id for u in updates.values()}
     epi = find_epilogues(graph, materialised, reasons, uses, blas, skip)
     narrow_stores(graph, materialised, reasons, uses, epi)
+    unsink_unread(epi, graph, materialised, reasons, uses)
     # Narrowing changed what the readers read: check the epilogues again (no new sinking).
     final = find_epilogues(graph, materialised, reasons, uses, blas, skip, sink=False)
     for mm, stored in epi.sunk.items():

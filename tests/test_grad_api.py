@@ -124,6 +124,49 @@ def test_training_step_inside_jit():
         np.testing.assert_allclose(got, w, rtol=1e-12)
 
 
+def test_relu_backward_keeps_a_byte_mask_not_the_preactivation():
+    """np.maximum(z, 0)'s gradient (JAX's tie rule: half at z == 0) reads h > 0 and z == 0:
+    the plan stores the bool z == 0 from the first gemm's epilogue instead of the float z,
+    and dh takes h's block, so the step's arena is the hand-written step's plus that mask
+    (not plus z). Ties still get half the gradient."""
+    rng = np.random.default_rng(4)
+    n, d, hidden, c = 64, 32, 48, 4
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    labels = rng.integers(0, c, n)
+    params = mlp_params(rng, d, hidden, c, np.float32)
+    vg = fusejit.value_and_grad(mlp_loss)
+
+    def auto(w1, b1, w2, b2, x, labels):
+        loss, grads = vg([w1, b1, w2, b2], x, labels)
+        return loss, *grads
+
+    def hand(w1, b1, w2, b2, x, labels):
+        h = np.maximum(x @ w1 + b1, 0)
+        z = h @ w2 + b2
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        dz = e / e.sum(axis=1, keepdims=True)
+        dz[np.arange(n), labels] -= 1
+        dz /= n
+        dh = (dz @ w2.T) * (h > 0)
+        return x.T @ dh, dh.sum(axis=0), h.T @ dz, dz.sum(axis=0)
+
+    args = (*params, x, labels)
+    auto_plan, hand_plan = (fusejit.jit(f).lower_for(*args).program for f in (auto, hand))
+    assert auto_plan.arena_bytes < hand_plan.arena_bytes + n * hidden * 2  # z is 4 bytes each
+    assert "(equal, bool) is a narrow function of" in str(fusejit.jit(auto).explain(*args))
+    got, want = fusejit.jit(auto)(*args)[1:], hand(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+    # exact ties: z == 0 in unit 0 for every row gets half the gradient there
+    xt = np.zeros((n, d), np.float32)
+    xt[:, 0] = 1.0
+    w1 = params[0].copy()
+    w1[0, 0] = 0.0
+    g = fusejit.grad(lambda b1: np.sum(np.maximum(xt @ w1 + b1, 0)))(np.zeros(hidden,
+                                                                              np.float32))
+    assert g[0] == 0.5 * n
+
+
 def test_vjp():
     a = np.linspace(0.1, 1.0, 6).reshape(2, 3)
     b = np.linspace(-1.0, 1.0, 3)
