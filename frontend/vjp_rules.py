@@ -134,11 +134,13 @@ def _scalar_const(n: Node) -> bool:
 
 
 def _extreme(beyond: str) -> tuple:
-    def fx(x: Node, y: Node, o: Node, g: Node) -> Node:
+    def fx(x: Node, y: Node, o: Node, g: Node) -> Node | None:
+        if _scalar_const(x):
+            return None  # a constant needs no cotangent
         return _tie_const(x, y, o, g, beyond) if _scalar_const(y) else _tie(x, y, o, g)
 
     def fy(x: Node, y: Node, o: Node, g: Node) -> Node | None:
-        return None if _scalar_const(y) else _tie(y, x, o, g)  # a constant needs none
+        return fx(y, x, o, g)
 
     return fx, fy
 

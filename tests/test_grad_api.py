@@ -165,6 +165,9 @@ def test_relu_backward_keeps_a_byte_mask_not_the_preactivation():
     g = fusejit.grad(lambda b1: np.sum(np.maximum(xt @ w1 + b1, 0)))(np.zeros(hidden,
                                                                               np.float32))
     assert g[0] == 0.5 * n
+    g = fusejit.grad(lambda b1: np.sum(np.minimum(0.0, -(xt @ w1 + b1))))(np.zeros(hidden,
+                                                                                  np.float32))
+    assert g[0] == -0.5 * n
 
 
 def test_vjp():
