@@ -110,8 +110,20 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
     "erfinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), _SQRT_PI / 2)),
     "erfcx": lambda x, y, g: M(g, A.sub(M(M(x, y), 2.0), 2 / _SQRT_PI)),
     "gammaln": lambda x, y, g: M(g, A.ew("digamma", x)),
+    # modified Bessel functions: I0' = I1, I1' = I0 - I1/x (1/2 at 0), and the scaled
+    # i0e = exp(-|x|) I0, i1e = exp(-|x|) I1 subtract sign(x) times themselves
+    "i0": lambda x, y, g: M(g, A.ew("i1", x)),
+    "i0e": lambda x, y, g: M(g, A.sub(A.ew("i1e", x), M(A.ew("sign", x), y))),
+    "i1": lambda x, y, g: M(g, _bessel1(x, y, A.ew("i0", x))),
+    "i1e": lambda x, y, g: M(g, A.sub(_bessel1(x, y, A.ew("i0e", x)), M(A.ew("sign", x), y))),
     "entr": lambda x, y, g: A.neg(M(g, A.add(A.ew("log", x), 1.0))),
 }
+
+
+def _bessel1(x: Node, y: Node, zeroth: Node) -> Node:
+    """zeroth - y / x, and 1/2 at x == 0 (the limit of I1(x)/x)."""
+    zero = A.cmp("equal", x, 0.0)
+    return A.where(zero, 0.5, A.sub(zeroth, A.div(y, A.where(zero, 1.0, x))))
 
 
 def _tie(a: Node, b: Node, out: Node, g: Node) -> Node:
@@ -371,9 +383,6 @@ def _install() -> None:
         set_vjp(name, SOURCE)
     set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
-    set_vjp("i0", Refused("its derivative (scipy.special.i1) is not computed by fusejit"))
-    for name in ("i0e", "i1", "i1e"):
-        set_vjp(name, Refused("the derivatives of the Bessel functions are not written yet"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range"):

@@ -20,7 +20,7 @@ UNARY = ["negative", "positive", "absolute", "fabs", "reciprocal", "square", "sq
          "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arctanh",
          "deg2rad", "rad2deg", "degrees", "radians", "conjugate"]
 SPECIAL = ["erf", "erfc", "expit", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri",
-           "erfinv", "erfcx", "gammaln", "entr"]
+           "erfinv", "erfcx", "gammaln", "entr", "i0e", "i1", "i1e"]
 
 
 def _grad_check(f, args, argnums=(0,), rtol=1e-6, atol=1e-7):
@@ -55,6 +55,19 @@ def test_arccosh():
 @pytest.mark.parametrize("names", _chunks(SPECIAL), ids=lambda n: "-".join(n))
 def test_scipy_special(names):
     _unary_check([getattr(sp, n) for n in names], rtol=1e-5, atol=1e-6)
+
+
+def test_bessel_functions_through_zero():
+    """scipy.special i0, i0e, i1, i1e on both signs and at 0 (where i1' is 1/2)."""
+    x = np.array([[-2.0, -0.3, 0.4, 1.7], [0.9, -1.1, 2.5, -0.05]])
+    ops = [sp.i0, sp.i0e, sp.i1, sp.i1e]
+
+    def f(*xs):
+        return sum(np.sum(op(v) * W[:2]) for op, v in zip(ops, xs))
+
+    _grad_check(f, [x + 0.01 * k for k in range(4)], (0, 1, 2, 3), rtol=1e-5, atol=1e-6)
+    g = fusejit.grad(lambda v: np.sum(sp.i1(v) + sp.i1e(v)))(np.zeros(3))
+    np.testing.assert_allclose(g, 1.0)
 
 
 BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "fmax",
