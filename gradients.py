@@ -265,13 +265,8 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple]]:
     """`(fn(*primals), vjp_fn)`: `vjp_fn(cotangent)` (the structure of fn's result) gives
-    the cotangent of every primal, a tuple. Both are compiled; `vjp_fn`'s program runs the
-    forward pass again with the backward one (no values are kept between the two calls)."""
-    n = len(primals)
-    out = _Gradient(fn, (), False, "forward")(*primals)
-    back = _Gradient(fn, tuple(range(n)), False, "vjp")
+    the cotangent of every primal, a tuple. The forward program keeps the values the
+    backward pass reads and `vjp_fn` runs the backward pass alone over them (pullback.py)."""
+    from .pullback import vjp as _vjp
 
-    def vjp_fn(cotangent: Any) -> tuple:
-        return back(*primals, cotangent)
-
-    return out, vjp_fn
+    return _vjp(fn, *primals)

@@ -3,7 +3,8 @@
 This module owns *how* each library runs a workload: numpy (the plain function), fusejit
 (``fusejit.jit`` of the plain function), numexpr and numba (the workload's hand-written
 versions), jax (``jax.jit`` of the array-API version, ``block_until_ready``) and torch.compile
-(inductor over the array-API version). Input conversion (device arrays, tensors) happens in
+(inductor over the array-API version), or a workload's ``own`` version for that library (the
+gradient workloads: jax.value_and_grad, torch autograd). Input conversion happens in
 ``prepare``, outside the timed call. Every library is imported lazily, so any subset may be
 installed; a missing library or a failing import is reported as the reason, never raised.
 """
@@ -166,6 +167,8 @@ class JaxPeer(Peer):
         return jax
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
+        if self.name in wl.own:
+            return Prepared(wl.own[self.name](self.mod, tuple(inputs)), as_arrays)
         if wl.xp_fn is None:
             raise NotApplicable("no array-API version")
         jax, xp_fn, ns = self.mod, wl.xp_fn, self.ns
@@ -200,6 +203,8 @@ class TorchCompilePeer(Peer):
         return torch
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
+        if self.name in wl.own:
+            return Prepared(wl.own[self.name](self.mod, tuple(inputs)), as_arrays)
         if wl.xp_fn is None:
             raise NotApplicable("no array-API version")
         torch, xp_fn, ns = self.mod, wl.xp_fn, self.ns

@@ -52,6 +52,11 @@ class Workload:
     # what fusejit runs instead of jit(numpy_fn) (e.g. a fusejit.grad of the function whose
     # gradient numpy_fn writes out by hand); None: jit(numpy_fn)
     fusejit_fn: Callable[..., Any] | None = None
+    # a peer's own version, by peer name: factory(module, numpy inputs) -> zero-argument call
+    # that runs one complete, synchronised evaluation (conversion and state set up outside the
+    # timed call); used instead of xp_fn where a library's own API differs (jax.value_and_grad,
+    # torch autograd)
+    own: dict[str, Callable[[Any, Arrays], Callable[[], Any]]] = field(default_factory=dict)
 
     def missing_requirement(self) -> str | None:
         if "scipy" in self.requires and _scipy_erf is None:

@@ -8,6 +8,11 @@ compared with the same gradient written out by hand.
   figure the autodiff step is held to.
 - rosenbrock_grad_auto: `fusejit.grad` of the Rosenbrock sum over 2^22 float64; NumPy runs
   the hand-derived gradient (scipy.optimize.rosen_der's formula).
+
+jax and torch.compile run the same loss written with their own arrays and differentiated by
+their own autodiff (benchmarks/peers_grad.py): `jax.jit(jax.value_and_grad(loss))` with the
+SGD update in the same jitted step, and `torch.compile(loss)` + `torch.autograd.grad` (the
+compiled forward and its AOT-compiled backward) + an in-place update.
 """
 
 from __future__ import annotations
@@ -18,16 +23,14 @@ from typing import Any
 import numpy as np
 
 if __package__:
+    from . import peers_grad
     from .workloads import Arrays, Workload, make_rng, normal, register
 else:  # run as a script from benchmarks/
+    import peers_grad  # type: ignore
     from workloads import Arrays, Workload, make_rng, normal, register  # type: ignore
 
 LR = 0.1
-_NO_GRAD_PEER = ("no adapter for {lib}'s own autodiff in benchmarks/peers.py yet "
-                 "(and {lib} is not installed on this machine)")
-_NOT_APPLICABLE = {"numexpr": "no hand-written numexpr gradient", "numba": "no numba version",
-                   "jax": _NO_GRAD_PEER.format(lib="jax"),
-                   "torch.compile": _NO_GRAD_PEER.format(lib="torch")}
+_NOT_APPLICABLE = {"numexpr": "no hand-written numexpr gradient", "numba": "no numba version"}
 
 
 def mlp_loss(params: list, x: np.ndarray, labels: np.ndarray) -> Any:
@@ -106,7 +109,8 @@ for _name, _fn, _desc in (
     register(Workload(
         name=_name, description=_desc, make_inputs=_mlp_inputs, numpy_fn=mlp_grad_step_hand,
         fusejit_fn=_fn, flops=_mlp_gemm_flops, gemm_flops=_mlp_gemm_flops, mutates=True,
-        not_applicable=dict(_NOT_APPLICABLE)))
+        not_applicable=dict(_NOT_APPLICABLE),
+        own={"jax": peers_grad.mlp_step_jax, "torch.compile": peers_grad.mlp_step_torch}))
 
 
 def rosenbrock(x: np.ndarray) -> Any:
@@ -136,4 +140,5 @@ register(Workload(
     description="fusejit.grad of the Rosenbrock sum over 2^22 float64 (NumPy: the "
                 "hand-derived gradient)",
     make_inputs=_rosen_inputs, numpy_fn=rosenbrock_grad_hand, fusejit_fn=rosenbrock_grad_auto,
-    flops=lambda a: 12.0 * a[0].size, not_applicable=dict(_NOT_APPLICABLE)))
+    flops=lambda a: 12.0 * a[0].size, not_applicable=dict(_NOT_APPLICABLE),
+    own={"jax": peers_grad.rosen_grad_jax, "torch.compile": peers_grad.rosen_grad_torch}))

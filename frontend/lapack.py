@@ -112,10 +112,12 @@ def inv(a: Any) -> T.Tracer:
 
 
 def cholesky(a: Any, /, *, upper: bool = False) -> T.Tracer:
-    """np.linalg.cholesky: the lower factor, or its transpose with upper=True."""
+    """np.linalg.cholesky: the lower factor; with upper=True the upper factor of the upper
+    triangle (the one NumPy reads then), i.e. the lower factor of a^T, transposed."""
     t = _stacked_square(a)
-    low = _lapack(t, "cholesky", t.shape)
-    return np.swapaxes(low, -1, -2) if upper else low
+    if not upper:
+        return _lapack(t, "cholesky", t.shape)
+    return np.swapaxes(_lapack(np.swapaxes(t, -1, -2), "cholesky", t.shape), -1, -2)
 
 
 def slogdet(a: Any) -> Any:

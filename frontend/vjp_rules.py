@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import adjoint as A
+from . import vjp_more
 from .ir import Node
 from .ops import OPS, set_vjp
 from .views import view_node
@@ -109,14 +110,51 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
     "erfinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), _SQRT_PI / 2)),
     "erfcx": lambda x, y, g: M(g, A.sub(M(M(x, y), 2.0), 2 / _SQRT_PI)),
     "gammaln": lambda x, y, g: M(g, A.ew("digamma", x)),
+    # modified Bessel functions: I0' = I1, I1' = I0 - I1/x (1/2 at 0), and the scaled
+    # i0e = exp(-|x|) I0, i1e = exp(-|x|) I1 subtract sign(x) times themselves
+    "i0": lambda x, y, g: M(g, A.ew("i1", x)),
+    "i0e": lambda x, y, g: M(g, A.sub(A.ew("i1e", x), M(A.ew("sign", x), y))),
+    "i1": lambda x, y, g: M(g, _bessel1(x, y, A.ew("i0", x))),
+    "i1e": lambda x, y, g: M(g, A.sub(_bessel1(x, y, A.ew("i0e", x)), M(A.ew("sign", x), y))),
     "entr": lambda x, y, g: A.neg(M(g, A.add(A.ew("log", x), 1.0))),
 }
+
+
+def _bessel1(x: Node, y: Node, zeroth: Node) -> Node:
+    """zeroth - y / x, and 1/2 at x == 0 (the limit of I1(x)/x)."""
+    zero = A.cmp("equal", x, 0.0)
+    return A.where(zero, 0.5, A.sub(zeroth, A.div(y, A.where(zero, 1.0, x))))
 
 
 def _tie(a: Node, b: Node, out: Node, g: Node) -> Node:
     """g routed to operand `a` of a max/min `out` of (a, b): all of it where a alone is the
     result, half where both are (JAX's tie rule)."""
     return A.where(A.cmp("equal", a, out), A.where(A.cmp("equal", b, out), M(g, 0.5), g), 0.0)
+
+
+def _tie_const(x: Node, c: Node, out: Node, g: Node, beyond: str) -> Node:
+    """_tie for x against a scalar constant c, with the same values: x alone is the result
+    where `out` is `beyond` c (greater for maximum, less for minimum), the two tie where
+    x == c. Its masks read the result and `x == c`, a function of x alone that the memory
+    plan may store as bytes (lowering/narrow.py), so max(z, 0)'s backward need not keep z."""
+    return A.where(A.cmp(beyond, out, c), g, A.where(A.cmp("equal", x, c), M(g, 0.5), 0.0))
+
+
+def _scalar_const(n: Node) -> bool:
+    return n.op == "const" and n.attrs["value"].size == 1 and not np.isnan(
+        n.attrs["value"]).any()
+
+
+def _extreme(beyond: str) -> tuple:
+    def fx(x: Node, y: Node, o: Node, g: Node) -> Node | None:
+        if _scalar_const(x):
+            return None  # a constant needs no cotangent
+        return _tie_const(x, y, o, g, beyond) if _scalar_const(y) else _tie(x, y, o, g)
+
+    def fy(x: Node, y: Node, o: Node, g: Node) -> Node | None:
+        return fx(y, x, o, g)
+
+    return fx, fy
 
 
 def _pow_x(x: Node, y: Node, out: Node, g: Node) -> Node:
@@ -143,10 +181,10 @@ BINARY: dict[str, tuple] = {
     "multiply": (lambda x, y, o, g: M(g, y), lambda x, y, o, g: M(g, x)),
     "divide": (lambda x, y, o, g: A.div(g, y), lambda x, y, o, g: A.neg(A.div(M(g, o), y))),
     "power": (_pow_x, _pow_y),
-    "maximum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "minimum": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "fmax": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
-    "fmin": (lambda x, y, o, g: _tie(x, y, o, g), lambda x, y, o, g: _tie(y, x, o, g)),
+    "maximum": _extreme("greater"),
+    "minimum": _extreme("less"),
+    "fmax": _extreme("greater"),
+    "fmin": _extreme("less"),
     "remainder": (lambda x, y, o, g: g,
                   lambda x, y, o, g: A.neg(M(g, A.ew("floor", A.div(x, y))))),
     "fmod": (lambda x, y, o, g: g, lambda x, y, o, g: A.neg(M(g, A.ew("trunc", A.div(x, y))))),
@@ -239,8 +277,11 @@ def _prod(x: Node, axes: tuple[int, ...]) -> Node:
 
 
 def _matmul(node: Node, g: Node) -> tuple:
+    """b's cotangent is made first: in h @ w2, dW2 = h^T g then comes before dh = g w2^T in
+    the graph, so h can die where dh is computed (h's block is then dh's)."""
     a, b = node.inputs
-    return A.matmul(g, A.transpose_last(b)), A.matmul(A.transpose_last(a), g)
+    gb = A.matmul(A.transpose_last(a), g)
+    return A.matmul(g, A.transpose_last(b)), gb
 
 
 def _gather(node: Node, g: Node) -> tuple:
@@ -272,7 +313,8 @@ def _scatter(node: Node, g: Node) -> tuple:
 
 def _scan(node: Node, g: Node) -> tuple | None:
     if node.attrs["fn"] != "add":
-        return None
+        gx = vjp_more.scan(node, g)  # cumprod, running max/min, subtract
+        return None if gx is None else (gx,)
     from .context import make_node
 
     axis = node.attrs["axis"]
@@ -282,11 +324,14 @@ def _scan(node: Node, g: Node) -> tuple | None:
 
 
 def _lapack(node: Node, g: Node) -> tuple | None:
-    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient)."""
+    """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient);
+    cholesky, eigh, eigvalsh: frontend/vjp_more.py."""
     from .context import make_node
 
     a = node.inputs[0]
     fn = node.attrs["fn"]
+    if fn in ("cholesky", "eigh", "eigvalsh"):
+        return getattr(vjp_more, fn)(node, g),
     if fn == "inv":
         yt = A.transpose_last(node)
         return A.neg(A.matmul(A.matmul(yt, g), yt)),
@@ -340,9 +385,6 @@ def _install() -> None:
         set_vjp(name, SOURCE)
     set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
-    set_vjp("i0", Refused("its derivative (scipy.special.i1) is not computed by fusejit"))
-    for name in ("i0e", "i1", "i1e"):
-        set_vjp(name, Refused("the derivatives of the Bessel functions are not written yet"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank"):

@@ -114,6 +114,25 @@ def find_epilogues(graph: Graph, materialised: set[int], reasons: dict[int, str]
     return out
 
 
+def unsink_unread(epi: Epilogues, graph: Graph, materialised: set[int],
+                  reasons: dict[int, str], uses: dict[int, list[Node]]) -> None:
+    """Take back a store sunk below a product when every user of the sunk value is itself
+    stored, elementwise and of the product's shape (after lowering.narrow stored `z == 0`
+    for max(z, 0)'s backward, z's users are h and that mask): the epilogue computes them
+    from the product directly and the sunk value needs no buffer."""
+    by_id = {n.id: n for n in graph.nodes()}
+    outputs = {o.id for o in graph.outputs}
+    for mm, stored in list(epi.sunk.items()):
+        users = uses.get(stored, [])
+        if stored in outputs or not users or not all(
+                u.id in materialised and _elementwise(u) and u.shape == by_id[mm].shape
+                for u in users):
+            continue
+        del epi.sunk[mm]
+        materialised.discard(stored)
+        reasons.pop(stored, None)
+
+
 def _product_refusal(mm: Node, blas: bool, outputs: set[int]) -> str | None:
     if not blas_product(mm, blas):
         if mm.dtype.name not in BLAS_DTYPES:

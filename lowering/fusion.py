@@ -164,10 +164,11 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
     if not _has_matmul(graph):  # no gemm, no epilogue (lowering.epilogue not imported)
         narrow_stores(graph, materialised, reasons, uses, Epilogues())
         return materialised, reasons, Epilogues()
-    from .epilogue import find_epilogues
+    from .epilogue import find_epilogues, unsink_unread
 
     epi = find_epilogues(graph, materialised, reasons, uses, blas, skip)
     narrow_stores(graph, materialised, reasons, uses, epi)
+    unsink_unread(epi, graph, materialised, reasons, uses)
     # Narrowing changed what the readers read: check the epilogues again (no new sinking).
     final = find_epilogues(graph, materialised, reasons, uses, blas, skip, sink=False)
     for mm, stored in epi.sunk.items():

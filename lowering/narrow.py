@@ -4,7 +4,9 @@
 byte an element) with `h` lets the float32 `h` die after its other readers, and its block
 holds the values computed in between. Not taken where a gemm epilogue (lowering.epilogue)
 makes it pointless: the epilogue reads the temp itself, and its value takes the temp's block
-in place.
+in place, unless that epilogue also reads another temp as big as this one that dies there
+(its value can take that block instead: the pre-activation z of `np.maximum(z, 0)`, whose
+gradient reads `z == 0` beside h).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ def narrow_stores(graph: Graph, materialised: set[int], reasons: dict[int, str],
     and the narrow copy would only add memory)."""
     outputs = {o.id for o in graph.outputs}
     by_root = {r.id: r for roots in (epi.roots.values() if epi else []) for r in roots}
+    gemm_of = epi.root_of() if epi else {}
     nodes = graph.nodes()
     by_id = {n.id: n for n in nodes}
     level: dict[int, int] = {}
@@ -50,10 +53,30 @@ def narrow_stores(graph: Graph, materialised: set[int], reasons: dict[int, str],
             last_other = max((level[m] for m in readers), default=level[node.id])
             if consumers and all(
                     m in by_root and by_root[m].shape == node.shape
-                    and by_root[m].dtype.itemsize == node.dtype.itemsize for m in consumers):
+                    and by_root[m].dtype.itemsize == node.dtype.itemsize
+                    and not _other_block(m, node, f, reads, level, by_id, outputs,
+                                         gemm_of.get(m))
+                    for m in consumers):
                 continue  # read by gemm epilogues that take node's block in place
             if consumers and first_late > last_other:
                 materialised.add(f.id)
                 reasons[f.id] = (f"%{f.id} ({f.op}, {f.dtype.name}) is a narrow function of "
                                  f"%{node.id} ({node.dtype.name}) read after %{node.id}'s "
                                  f"other readers: stored so %{node.id} can die earlier")
+
+
+def _other_block(m: int, node: Node, f: Node, reads: dict[int, set[int]],
+                 level: dict[int, int], by_id: dict[int, Node], outputs: set[int],
+                 gemm: int | None) -> bool:
+    """True when epilogue value `m` also reads another stored temp as big as `node` whose
+    last reader it is: `m` can take that temp's block in place instead of node's, so storing
+    the narrow `f` lets node's block go (max(z, 0)'s backward: h and the byte mask z == 0
+    are kept, not z, and dh takes h's block)."""
+    for d in reads[m]:
+        other = by_id[d]
+        if (d in (node.id, f.id, gemm) or d in outputs or other.shape != node.shape
+                or other.dtype.itemsize < node.dtype.itemsize or is_source(other)):
+            continue
+        if all(level[k] <= level[m] for k, deps in reads.items() if d in deps):
+            return True
+    return False

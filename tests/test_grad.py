@@ -20,7 +20,7 @@ UNARY = ["negative", "positive", "absolute", "fabs", "reciprocal", "square", "sq
          "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arctanh",
          "deg2rad", "rad2deg", "degrees", "radians", "conjugate"]
 SPECIAL = ["erf", "erfc", "expit", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri",
-           "erfinv", "erfcx", "gammaln", "entr"]
+           "erfinv", "erfcx", "gammaln", "entr", "i0e", "i1", "i1e"]
 
 
 def _grad_check(f, args, argnums=(0,), rtol=1e-6, atol=1e-7):
@@ -55,6 +55,19 @@ def test_arccosh():
 @pytest.mark.parametrize("names", _chunks(SPECIAL), ids=lambda n: "-".join(n))
 def test_scipy_special(names):
     _unary_check([getattr(sp, n) for n in names], rtol=1e-5, atol=1e-6)
+
+
+def test_bessel_functions_through_zero():
+    """scipy.special i0, i0e, i1, i1e on both signs and at 0 (where i1' is 1/2)."""
+    x = np.array([[-2.0, -0.3, 0.4, 1.7], [0.9, -1.1, 2.5, -0.05]])
+    ops = [sp.i0, sp.i0e, sp.i1, sp.i1e]
+
+    def f(*xs):
+        return sum(np.sum(op(v) * W[:2]) for op, v in zip(ops, xs))
+
+    _grad_check(f, [x + 0.01 * k for k in range(4)], (0, 1, 2, 3), rtol=1e-5, atol=1e-6)
+    g = fusejit.grad(lambda v: np.sum(sp.i1(v) + sp.i1e(v)))(np.zeros(3))
+    np.testing.assert_allclose(g, 1.0)
 
 
 BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "fmax",
@@ -223,6 +236,78 @@ def test_casts_and_float32():
 
 def test_cumsum():
     _grad_check(lambda x: np.sum(np.cumsum(x, axis=1) ** 2) + np.sum(np.cumsum(x) * 0.5), [X])
+
+
+def test_cumprod_exact_with_zeros():
+    w = RNG.normal(size=(3, 5))
+    x = RNG.uniform(0.5, 1.5, (3, 5))
+    _grad_check(lambda x: np.sum(np.cumprod(x, axis=1) * w) + np.sum(np.cumprod(x) ** 2), [x])
+    xz = x.copy()
+    xz[0, 1] = xz[1, 0] = xz[1, 3] = xz[2, 4] = 0.0  # first zeros, second zeros, last
+    _grad_check(lambda x: np.sum(np.cumprod(x, axis=1) * w), [xz])
+    _grad_check(lambda x: np.sum(np.multiply.accumulate(x, axis=0) * w), [xz])
+
+
+def test_running_max_min_and_subtract_accumulate():
+    x, w = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 6))
+    _grad_check(lambda x: np.sum(np.maximum.accumulate(x, axis=1) * w)
+                + np.sum(np.minimum.accumulate(x, axis=0) ** 2)
+                + np.sum(np.fmax.accumulate(x, axis=1) * x), [x])
+    _grad_check(lambda x: np.sum(np.subtract.accumulate(x, axis=1) * w), [x])
+    # a running max that stays: every later cotangent goes to the element that set it
+    g = fusejit.grad(lambda v: np.sum(np.maximum.accumulate(v) * np.arange(1.0, 6.0)))(
+        np.array([1.0, 3.0, 2.0, 0.0, 4.0]))
+    np.testing.assert_array_equal(g, [1.0, 9.0, 0.0, 0.0, 5.0])
+    # a NaN takes over the running maximum, and the cotangent of every later value
+    g = fusejit.grad(lambda v: np.sum(np.maximum.accumulate(v)))(np.array([1.0, np.nan, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0, 0.0])
+
+
+def _spd(n, k=0):
+    a = RNG.normal(size=(k, n, n) if k else (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def test_cholesky():
+    """Only the triangle NumPy reads gets a gradient (central differences of NumPy's
+    cholesky see no other entry)."""
+    w = RNG.normal(size=(3, 3))
+    a = _spd(3)
+    skew = a + np.triu(w, 1)  # NumPy reads the lower triangle (the upper one with upper=True)
+    _grad_check(lambda m: np.sum(np.linalg.cholesky(m) * w), [skew])
+    _grad_check(lambda m: np.sum(np.linalg.cholesky(m, upper=True) ** 3), [a + np.tril(w, -1)])
+    _grad_check(lambda m: np.sum(np.log(np.diagonal(np.linalg.cholesky(m), axis1=-2,
+                                                   axis2=-1))), [_spd(4, 2)])
+
+
+def test_cholesky_upper_reads_the_upper_triangle():
+    a = _spd(3, 2)
+    a[..., 0, 2] += 0.7  # not symmetric: NumPy's upper=True reads only the upper triangle
+    for m in (a, a.astype(np.float32)):
+        got = fusejit.jit(lambda m: np.linalg.cholesky(m, upper=True))(m)
+        want = np.linalg.cholesky(m, upper=True)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if m.dtype == np.float32 else 1e-12)
+
+
+def test_eigh_and_eigvalsh():
+    w = RNG.normal(size=(3, 3))
+    a = _spd(3) + np.tril(w, -1)  # eigh reads the lower triangle (UPLO='L')
+
+    def f(m):
+        vals, vecs = np.linalg.eigh(m)
+        # a loss of the eigenvectors that does not depend on their signs
+        return np.sum(vals * np.arange(3.0)) + np.sum((vecs * vecs) @ np.arange(1.0, 4.0) * w[0])
+
+    _grad_check(f, [a], rtol=1e-5)
+    _grad_check(lambda m: np.sum(np.linalg.eigvalsh(m, UPLO="U") ** 2), [_spd(3) + np.triu(w, 1)])
+    _grad_check(lambda m: np.sum(np.linalg.eigh(m)[1][..., 0] ** 4)
+                + np.sum(np.linalg.eigvalsh(m) ** 3), [_spd(3, 2)], rtol=1e-5)
+    # repeated eigenvalues: the eigenvalues still differentiate (the eigenvectors would not)
+    g = fusejit.grad(lambda m: np.sum(np.linalg.eigh(m)[0] * np.array([1.0, 2.0, 3.0])))(
+        2.0 * np.eye(3))
+    assert np.isfinite(g).all()
+    _grad_check(lambda m: np.sum(np.linalg.eigvalsh(m)), [2.0 * np.eye(3)])
 
 
 def test_sort_and_order_statistics():
