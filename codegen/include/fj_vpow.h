@@ -61,7 +61,7 @@
  * Why y = 3 stays in double on AVX2 (session 11, benchmarks/vpow_cube_exact.c: every float
  * against the cube rounded exactly in 128-bit integers).  The double path is correctly rounded
  * for all 2^32 inputs; glibc's powf (NumPy's float32 power without AVX-512) misses 477841 of
- * the 2^31 non-negative ones; NumPy's AVX-512 loop ~10% of random ones (by up to 1 ULP).  A
+ * the finite non-negative ones; NumPy's AVX-512 loop ~10% of random ones (by up to 1 ULP).  A
  * float32-only cube (x2 = x*x, e2 = fmaf(x, x, -x2) exact, fmaf(x2, x, e2*x)) keeps 8 lanes
  * per ymm instead of 2 x 4 doubles and is correctly rounded for |x| in [2^-33, 2^51), but
  * wrong for 2.1 million x in [2^-50, 2^-33) (e2*x drops below 2^-126 and loses bits; subnormal
