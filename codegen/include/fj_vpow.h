@@ -57,6 +57,19 @@
  * blends; a per-element latency chain when scalar).  libmvec's powf calls the scalar powf for
  * every lane with a negative base, which is what made `0.044715 * x ** 3` in gelu 28x the
  * bandwidth bound.
+ *
+ * Why y = 3 stays in double on AVX2 (session 11, benchmarks/vpow_cube_exact.c: every float
+ * against the cube rounded exactly in 128-bit integers).  The double path is correctly rounded
+ * for all 2^32 inputs; glibc's powf (NumPy's float32 power without AVX-512) misses 477841 of
+ * the finite non-negative ones; NumPy's AVX-512 loop ~10% of random ones (by up to 1 ULP).  A
+ * float32-only cube (x2 = x*x, e2 = fmaf(x, x, -x2) exact, fmaf(x2, x, e2*x)) keeps 8 lanes
+ * per ymm instead of 2 x 4 doubles and is correctly rounded for |x| in [2^-33, 2^51), but
+ * wrong for 2.1 million x in [2^-50, 2^-33) (e2*x drops below 2^-126 and loses bits; subnormal
+ * results need the product's remainder and a tie test, since scaling x up and the result down
+ * rounds twice) and for |x| >= 2^51 (overflow to NaN or -inf).  In the gelu loop
+ * (x86-64-v3, L1, one core) the bare 4-instruction float cube already costs 0.09 ns per element
+ * over x * x * x and the double path 0.24; with the clamps and the subnormal fix the float cube
+ * would cost more than the conversions it saves.
  */
 #ifndef FJ_VPOW_H
 #define FJ_VPOW_H
