@@ -106,6 +106,7 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
    of the result is thread t's own writing (no barrier needed before it reads it back). A
    stable sort has one result, so the thread count never changes it. */
 #define FJ_LSD_D 11
+#define FJ_LEAF_N 65536
 #ifdef _OPENMP
 #define FJ_THREAD_NUM omp_get_thread_num()
 #define FJ_NUM_THREADS omp_get_num_threads()
@@ -145,6 +146,47 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             flip ^= 1;                                                                       \
         }                                                                                    \
         return flip;                                                                         \
+    }                                                                                        \
+    /* a[0..m) sorted by the key bits in diff, the result in b when want, else in a: LSD   \
+       when the elements fit a core's cache (FJ_LEAF_N) or take 3 passes at most, else one  \
+       MSD pass on the top bits of diff into b (buckets of ~2^14 when uniform), each bucket \
+       sorted recursively on the bits below */                                               \
+    static inline void NAME##_hyb(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,     \
+                                  UT diff, int want) {                                       \
+        const int lo = diff ? __builtin_ctzll((uint64_t)diff) : 0;                           \
+        const int hi = diff ? 64 - __builtin_clzll((uint64_t)diff) : 0;                      \
+        if (m <= FJ_LEAF_N || hi - lo <= 3 * FJ_LSD_D) {                                     \
+            int f = 0;                                                                       \
+            if (diff && m > 1) {                                                             \
+                const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D;                          \
+                f = NAME##_lsd(a, b, xa, xb, m, diff, lo, np, (hi - lo + np - 1) / np);      \
+            }                                                                                \
+            if (f != want) {                                                                 \
+                memcpy(f ? a : b, f ? b : a, (size_t)m * sizeof(UT));                        \
+                if (CARRY) memcpy(f ? xa : xb, f ? xb : xa, (size_t)m * sizeof(uint32_t));   \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        int dm = 49 - __builtin_clzll((uint64_t)m);                                          \
+        dm = dm > FJ_LSD_D ? FJ_LSD_D : dm;                                                  \
+        const int top = hi - dm, B = 1 << dm;                                                \
+        uint32_t c[(1 << FJ_LSD_D) + 1], st[(1 << FJ_LSD_D) + 1];                           \
+        memset(c, 0, (size_t)B * sizeof(uint32_t));                                          \
+        for (int64_t i = 0; i < m; i++) c[(a[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;        \
+        uint32_t q = 0;                                                                      \
+        for (int j = 0; j < B; j++) { st[j] = q; q += c[j]; c[j] = st[j]; }                  \
+        st[B] = q;                                                                           \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const UT v = a[i];                                                               \
+            const uint32_t w = c[(v >> ((SHIFT) + top)) & (UT)(B - 1)]++;                    \
+            b[w] = v;                                                                        \
+            if (CARRY) xb[w] = xa[i];                                                        \
+        }                                                                                    \
+        const UT sub = (UT)(diff & (UT)(((UT)1 << top) - 1));                                \
+        for (int j = 0; j < B; j++)                                                          \
+            if (st[j + 1] > st[j])                                                           \
+                NAME##_hyb(b + st[j], a + st[j], CARRY ? xb + st[j] : 0,                     \
+                           CARRY ? xa + st[j] : 0, st[j + 1] - st[j], sub, !want);           \
     }                                                                                        \
     /* output positions [k0, k1) of the stable merge of A[0..la) and B[0..lb) */             \
     static inline int64_t NAME##_split(const UT *A, int64_t la, const UT *B, int64_t lb,    \
@@ -190,12 +232,10 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             }                                                                                \
             return 0;                                                                        \
         }                                                                                    \
-        const int lo = __builtin_ctzll((uint64_t)diff);                                      \
-        const int hi = 64 - __builtin_clzll((uint64_t)diff);                                 \
-        const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D, d = (hi - lo + np - 1) / np;     \
         const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                                \
-        int f = NAME##_lsd(k + c0, kt + c0, CARRY ? x + c0 : 0, CARRY ? xt + c0 : 0,         \
-                           c1 - c0, diff, lo, np, d);                                        \
+        NAME##_hyb(k + c0, kt + c0, CARRY ? x + c0 : 0, CARRY ? xt + c0 : 0, c1 - c0, diff,  \
+                   1);                                                                       \
+        int f = 1;                                                                           \
         for (int w = 1; w < nt; w *= 2) {                                                    \
             UT *const src = f ? kt : k, *const dst = f ? k : kt;                             \
             uint32_t *const xs = f ? xt : x, *const xd = f ? x : xt;                         \
