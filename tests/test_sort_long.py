@@ -112,7 +112,7 @@ def test_lengths_at_the_threaded_threshold(n, dtype) -> None:
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("kind", KINDS)
 def test_rows_past_the_cache_sized_buckets(kind) -> None:
-    """Rows longer than FJ_LEAF_N (65536) per thread: MSD passes down to cache-sized buckets
+    """Rows past FJ_LEAF_BYTES (512 KiB) per thread: MSD passes down to cache-sized buckets
     over every kind of key spread (one bucket, two, ties, narrow ranges)."""
     for dtype in (np.float64, np.float32, np.int64, np.uint32):
         x = _values(np.random.default_rng(9), 140001, dtype, kind)

@@ -106,7 +106,7 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
    of the result is thread t's own writing (no barrier needed before it reads it back). A
    stable sort has one result, so the thread count never changes it. */
 #define FJ_LSD_D 11
-#define FJ_LEAF_N 65536
+#define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
 #define FJ_THREAD_NUM omp_get_thread_num()
 #define FJ_NUM_THREADS omp_get_num_threads()
@@ -148,14 +148,15 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
         return flip;                                                                         \
     }                                                                                        \
     /* a[0..m) sorted by the key bits in diff, the result in b when want, else in a: LSD   \
-       when the elements fit a core's cache (FJ_LEAF_N) or take 3 passes at most, else one  \
+       when the elements fit a core's cache (FJ_LEAF_BYTES) or take 3 passes at most, else one  \
        MSD pass on the top bits of diff into b (buckets of ~2^14 when uniform), each bucket \
        sorted recursively on the bits below */                                               \
     static inline void NAME##_hyb(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,     \
                                   UT diff, int want) {                                       \
         const int lo = diff ? __builtin_ctzll((uint64_t)diff) : 0;                           \
         const int hi = diff ? 64 - __builtin_clzll((uint64_t)diff) : 0;                      \
-        if (m <= FJ_LEAF_N || hi - lo <= 3 * FJ_LSD_D) {                                     \
+        if (m * (int64_t)(sizeof(UT) + (CARRY ? 4 : 0)) <= FJ_LEAF_BYTES                     \
+            || hi - lo <= 3 * FJ_LSD_D) {                                                    \
             int f = 0;                                                                       \
             if (diff && m > 1) {                                                             \
                 const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D;                          \
