@@ -68,10 +68,9 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     carry = srt.mode != "sort"
     packed = carry and bits <= 32
     kt = "uint64_t" if packed else ut
-    # 32- and 64-bit keys (fj_rsort*): radix digits over the key bits that differ (fj_or ^
-    # fj_and); a single long row is filled, sorted and written out over the threads
-    long_keys = not search and bits >= 32
-    par = long_keys and units == 1 and n >= PAR_ROW
+    # a single long row of 32- or 64-bit keys is filled, sorted and written out over the
+    # threads (_row_lines)
+    par = not search and bits >= 32 and units == 1 and n >= PAR_ROW
     if not search:
         m = max(n, 1)
 
@@ -109,59 +108,90 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     body = point_lines(point, program, pointer)
     out = point_lines([store], program, pointer)
     lines += [f"        {x}" for x in decls]
-    if long_keys:
-        lines.append(f"        {ut} fj_or = 0, fj_and = ({ut})~({ut})0;")
-        if par:
-            lines.append("        #pragma omp parallel for schedule(static) "
-                         "reduction(|:fj_err, fj_or) reduction(&:fj_and)")
-    lines.append("        for (int64_t j = fj_j0; j < fj_j1; j++) {" if search else
-                 f"        for (int64_t j = 0; j < {n}; j++) {{")
-    lines += [f"            {x}" for x in body]
     if search:
         right = int(srt.mode == "right")
+        lines.append("        for (int64_t j = fj_j0; j < fj_j1; j++) {")
+        lines += [f"            {x}" for x in body]
         lines.append(f"            const int64_t {srt.var} = fj_search_{sfx}(fj_t, {srt.stride}, "
                      f"{srt.n}, {srt.value}, {right});")
         lines += [f"            {x}" for x in out]
         lines.append("        }")
     else:
-        key = f"{'fj_vkey' if srt.mode == 'sort' else 'fj_skey'}_{sfx}({srt.value})"
-        if long_keys:
-            lines.append(f"            const {ut} fj_key = {key};")
-            lines.append("            fj_or |= fj_key; fj_and &= fj_key;")
-            key = "fj_key"
-        if packed:
-            lines.append(f"            fj_k[j] = ((uint64_t){key} << 32) | (uint64_t)j;")
-        else:
-            lines.append(f"            fj_k[j] = {key};")
-        if carry and not packed:
-            lines.append("            fj_x[j] = (uint32_t)j;")
-        if srt.mode == "stable":
-            lines.append(f"            fj_v[j] = {srt.value};")
-        lines.append("        }")
-        if long_keys:
-            name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
-                    else f"fj_rsort{bits}")
-            xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
-            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {xs}, {n}, "
-                         f"fj_or ^ fj_and, {int(par)});")
-        else:  # 8- and 16-bit keys
-            name = f"fj_psort{bits}" if packed else f"fj_ksort{bits}"
-            lines.append(f"        const int fj_f = {name}(fj_k, fj_k + {n}, {n});")
-        lines.append(f"        const {kt} *const fj_ks = fj_f ? fj_k + {n} : fj_k;")
-        pos = ("(uint32_t)fj_ks[j]" if packed else
-               f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
-        value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
-                  "arg": f"(int64_t){pos}"})[srt.mode]
-        rt = ctype(program.buffers[store.access.buf].dtype)
-        if par:
-            lines.append("        #pragma omp parallel for schedule(static) reduction(|:fj_err)")
-        lines.append(f"        for (int64_t j = 0; j < {n}; j++) {{")
-        lines.append(f"            const {rt} {srt.var} = {value};")
-        lines += [f"            {x}" for x in out]
-        lines.append("        }")
+        lines += _row_lines(srt, n, body, out, program.buffers[store.access.buf].dtype, par)
     lines.append("    }")
     if not search:
         lines.append("    free(fj_k); free(fj_x); free(fj_v);")
     lines += ["    return fj_err;", "}"]
     return {"name": k.name, "fn": fn, "text": "\n".join(lines),
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {units}, {k.size * 16});"]}
+
+
+def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: Any,
+               par: bool) -> list[str]:
+    """The C sorting one row: its keys filled, sorted and written out. Where `par`, all of it
+    inside one parallel region: each thread fills slice t of the row (gathering an OR and
+    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_team) and each
+    thread writes out slice t, which it wrote itself in the last merge."""
+    sfx, bits = suffix(srt.dtype), KEY_BITS[srt.dtype.itemsize]
+    ut = f"uint{bits}_t"
+    carry = srt.mode != "sort"
+    packed = carry and bits <= 32
+    kt = "uint64_t" if packed else ut
+    long_keys = bits >= 32
+    ind = " " * (12 if par else 8)
+    lines: list[str] = []
+    if long_keys:
+        lines.append(f"        {ut} fj_or = 0, fj_and = ({ut})~({ut})0;")
+    if par:
+        lines += ["        #pragma omp parallel reduction(|:fj_err)",
+                  "        {",
+                  "            const int fj_t = FJ_THREAD_NUM, fj_nt = FJ_NUM_THREADS;",
+                  f"            const int64_t fj_j0 = (int64_t){n} * fj_t / fj_nt;",
+                  f"            const int64_t fj_j1 = (int64_t){n} * (fj_t + 1) / fj_nt;",
+                  f"            {ut} fj_o = 0, fj_a = ({ut})~({ut})0;"]
+        loop = "for (int64_t j = fj_j0; j < fj_j1; j++) {"
+    else:
+        loop = f"for (int64_t j = 0; j < {n}; j++) {{"
+    lines.append(ind + loop)
+    lines += [f"{ind}    {x}" for x in body]
+    key = f"{'fj_vkey' if srt.mode == 'sort' else 'fj_skey'}_{sfx}({srt.value})"
+    if long_keys:
+        o, a = ("fj_o", "fj_a") if par else ("fj_or", "fj_and")
+        lines.append(f"{ind}    const {ut} fj_key = {key};")
+        lines.append(f"{ind}    {o} |= fj_key; {a} &= fj_key;")
+        key = "fj_key"
+    if packed:
+        lines.append(f"{ind}    fj_k[j] = ((uint64_t){key} << 32) | (uint64_t)j;")
+    else:
+        lines.append(f"{ind}    fj_k[j] = {key};")
+    if carry and not packed:
+        lines.append(f"{ind}    fj_x[j] = (uint32_t)j;")
+    if srt.mode == "stable":
+        lines.append(f"{ind}    fj_v[j] = {srt.value};")
+    lines.append(ind + "}")
+    if par:
+        lines += [f"{ind}#pragma omp atomic", f"{ind}fj_or |= fj_o;",
+                  f"{ind}#pragma omp atomic", f"{ind}fj_and &= fj_a;", f"{ind}FJ_BARRIER"]
+    if long_keys:
+        name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
+                else f"fj_rsort{bits}")
+        xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
+        team = "_team" if par else ""
+        threads = ", fj_t, fj_nt" if par else ""
+        lines.append(f"{ind}const int fj_f = {name}{team}(fj_k, fj_k + {n}, {xs}, {n}, "
+                     f"fj_or ^ fj_and{threads});")
+    else:  # 8- and 16-bit keys
+        name = f"fj_psort{bits}" if packed else f"fj_ksort{bits}"
+        lines.append(f"{ind}const int fj_f = {name}(fj_k, fj_k + {n}, {n});")
+    lines.append(f"{ind}const {kt} *const fj_ks = fj_f ? fj_k + {n} : fj_k;")
+    pos = ("(uint32_t)fj_ks[j]" if packed else
+           f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
+    value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
+              "arg": f"(int64_t){pos}"})[srt.mode]
+    lines.append(ind + loop)
+    lines.append(f"{ind}    const {ctype(out_dtype)} {srt.var} = {value};")
+    lines += [f"{ind}    {x}" for x in out]
+    lines.append(ind + "}")
+    if par:
+        lines.append("        }")
+    return lines

@@ -24,16 +24,19 @@ FJ_INT_KEYS(i16, int16_t, uint16_t, 0x8000U)
 FJ_INT_KEYS(i32, int32_t, uint32_t, 0x80000000U)
 FJ_INT_KEYS(i64, int64_t, uint64_t, 0x8000000000000000ULL)
 
-/* floats: the bits, sign flipped for positives and all bits flipped for negatives */
+/* floats: the bits, sign flipped for positives and all bits flipped for negatives; without
+   branches (masks), so that the loops filling rows with keys vectorise */
 #define FJ_FLOAT_KEYS(SFX, T, UT, TOP)                                                       \
     static inline UT fj_fbits_##SFX(T v) { UT u; memcpy(&u, &v, sizeof u); return u; }      \
-    static inline UT fj_forder_##SFX(UT u) { return (u & (TOP)) ? (UT)~u : (UT)(u | (TOP)); } \
+    static inline UT fj_forder_##SFX(UT u) {                                               \
+        return (UT)(u ^ ((UT)(0 - (UT)(u >> (8 * sizeof(UT) - 1))) | (UT)(TOP)));          \
+    }                                                                                      \
     static inline UT fj_skey_##SFX(T v) {                                                  \
-        if (v != v) return (UT)~(UT)0;                                                     \
-        return fj_forder_##SFX(v == 0 ? (UT)0 : fj_fbits_##SFX(v));                        \
+        const UT z = fj_fbits_##SFX(v) & (UT)(0 - (UT)(v != 0)); /* -0.0 -> 0.0 */         \
+        return (UT)(fj_forder_##SFX(z) | (UT)(0 - (UT)(v != v)));                          \
     }                                                                                      \
     static inline UT fj_vkey_##SFX(T v) {                                                  \
-        return v != v ? (UT)~(UT)0 : fj_forder_##SFX(fj_fbits_##SFX(v));                   \
+        return (UT)(fj_forder_##SFX(fj_fbits_##SFX(v)) | (UT)(0 - (UT)(v != v)));          \
     }                                                                                      \
     static inline T fj_unkey_##SFX(UT k) {                                                 \
         if (k == (UT)~(UT)0) return (T)__builtin_nanf("");                                 \
@@ -89,27 +92,29 @@ FJ_RADIX(fj_ksort16, uint16_t, 16, 8, 0)
 FJ_RADIX(fj_psort8, uint64_t, 8, 8, 32)
 FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
 
-/* Rows of 32- and 64-bit keys (fj_rsort*): fj_rsort<NAME>(k, kt, x, xt, n, diff, par) sorts
+/* Rows of 32- and 64-bit keys (fj_rsort*): fj_rsort<NAME>(k, kt, x, xt, n, diff) sorts
    k[0..n) stably by the key bits (element >> SHIFT), carrying positions x when CARRY;
    returns 1 when the result is in kt (and xt), else 0. diff holds the key bits that differ
    between the elements (OR ^ AND of the keys): the digits, of at most FJ_LSD_D bits each,
    are spread evenly over the bits from its lowest to its highest set bit and a digit with
    no differing bit is skipped (so every slice of the row makes the same passes). Rows of up
    to 32: insertion sort. Otherwise an LSD radix sort that counts every digit in one read.
-   With par (long rows, called outside any parallel region: codegen/csort.py) the row is cut
-   into one slice per thread, each slice radix-sorted by its thread, then the slices merged
-   pairwise, stably (the left slice first on ties), over all the threads: each thread writes
-   its share of the output, found by binary search (merge path). A stable sort has one
-   result, so the thread count never changes it. */
+   fj_rsort<NAME>_team(..., t, nt) is called by every thread t of a team of nt (a long row,
+   codegen/csort.py): slice t of the row (n*t/nt to n*(t+1)/nt) is radix-sorted by thread t,
+   then the slices are merged pairwise, stably (the left slice first on ties), each thread
+   writing slice t of each merge's output, found by binary search (merge path); so slice t
+   of the result is thread t's own writing (no barrier needed before it reads it back). A
+   stable sort has one result, so the thread count never changes it. */
 #define FJ_LSD_D 11
+#define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
-#define FJ_MAX_THREADS omp_get_max_threads()
 #define FJ_THREAD_NUM omp_get_thread_num()
 #define FJ_NUM_THREADS omp_get_num_threads()
+#define FJ_BARRIER _Pragma("omp barrier")
 #else
-#define FJ_MAX_THREADS 1
 #define FJ_THREAD_NUM 0
 #define FJ_NUM_THREADS 1
+#define FJ_BARRIER
 #endif
 #define FJ_RSORT(NAME, UT, SHIFT, CARRY)                                                     \
     static inline int NAME##_lsd(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,       \
@@ -119,7 +124,9 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
         memset(cnt, 0, (size_t)(np << d) * sizeof(uint32_t));                                \
         for (int64_t i = 0; i < m; i++) {                                                    \
             const UT v = (UT)(a[i] >> ((SHIFT) + lo));                                       \
-            for (int p = 0; p < np; p++) cnt[(p << d) + ((v >> (d * p)) & mask)]++;          \
+            _Pragma("GCC unroll 8")                                                          \
+            for (int p = 0; p < (8 * (int)sizeof(UT) - (SHIFT) + FJ_LSD_D - 1) / FJ_LSD_D; p++) \
+                if (p < np) cnt[(p << d) + ((v >> (d * p)) & mask)]++;                       \
         }                                                                                    \
         int flip = 0;                                                                        \
         for (int p = 0; p < np; p++) {                                                       \
@@ -139,6 +146,48 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             flip ^= 1;                                                                       \
         }                                                                                    \
         return flip;                                                                         \
+    }                                                                                        \
+    /* a[0..m) sorted by the key bits in diff, the result in b when want, else in a: LSD   \
+       when the elements fit a core's cache (FJ_LEAF_BYTES) or take 3 passes at most, else one  \
+       MSD pass on the top bits of diff into b (buckets of ~2^14 when uniform), each bucket \
+       sorted recursively on the bits below */                                               \
+    static inline void NAME##_hyb(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,     \
+                                  UT diff, int want) {                                       \
+        const int lo = diff ? __builtin_ctzll((uint64_t)diff) : 0;                           \
+        const int hi = diff ? 64 - __builtin_clzll((uint64_t)diff) : 0;                      \
+        if (m * (int64_t)(sizeof(UT) + (CARRY ? 4 : 0)) <= FJ_LEAF_BYTES                     \
+            || hi - lo <= 3 * FJ_LSD_D) {                                                    \
+            int f = 0;                                                                       \
+            if (diff && m > 1) {                                                             \
+                const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D;                          \
+                f = NAME##_lsd(a, b, xa, xb, m, diff, lo, np, (hi - lo + np - 1) / np);      \
+            }                                                                                \
+            if (f != want) {                                                                 \
+                memcpy(f ? a : b, f ? b : a, (size_t)m * sizeof(UT));                        \
+                if (CARRY) memcpy(f ? xa : xb, f ? xb : xa, (size_t)m * sizeof(uint32_t));   \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        int dm = 49 - __builtin_clzll((uint64_t)m);                                          \
+        dm = dm > FJ_LSD_D ? FJ_LSD_D : dm;                                                  \
+        const int top = hi - dm, B = 1 << dm;                                                \
+        uint32_t c[(1 << FJ_LSD_D) + 1], st[(1 << FJ_LSD_D) + 1];                           \
+        memset(c, 0, (size_t)B * sizeof(uint32_t));                                          \
+        for (int64_t i = 0; i < m; i++) c[(a[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;        \
+        uint32_t q = 0;                                                                      \
+        for (int j = 0; j < B; j++) { st[j] = q; q += c[j]; c[j] = st[j]; }                  \
+        st[B] = q;                                                                           \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const UT v = a[i];                                                               \
+            const uint32_t w = c[(v >> ((SHIFT) + top)) & (UT)(B - 1)]++;                    \
+            b[w] = v;                                                                        \
+            if (CARRY) xb[w] = xa[i];                                                        \
+        }                                                                                    \
+        const UT sub = (UT)(diff & (UT)(((UT)1 << top) - 1));                                \
+        for (int j = 0; j < B; j++)                                                          \
+            if (st[j + 1] > st[j])                                                           \
+                NAME##_hyb(b + st[j], a + st[j], CARRY ? xb + st[j] : 0,                     \
+                           CARRY ? xa + st[j] : 0, st[j + 1] - st[j], sub, !want);           \
     }                                                                                        \
     /* output positions [k0, k1) of the stable merge of A[0..la) and B[0..lb) */             \
     static inline int64_t NAME##_split(const UT *A, int64_t la, const UT *B, int64_t lb,    \
@@ -167,10 +216,10 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
         for (; i < ie; i++, o++) { O[o] = A[i]; if (CARRY) XO[o] = XA[i]; }                  \
         for (; j < je; j++, o++) { O[o] = B[j]; if (CARRY) XO[o] = XB[j]; }                  \
     }                                                                                        \
-    static inline int NAME(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n, UT diff,    \
-                           int par) {                                                        \
+    static inline int NAME##_team(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,      \
+                                  UT diff, int t, int nt) {                                  \
         if (!diff || n < 2) return 0;                                                        \
-        if (n <= 32) {                                                                       \
+        if (nt == 1 && n <= 32) {                                                            \
             for (int64_t i = 1; i < n; i++) {                                                \
                 const UT v = k[i];                                                           \
                 const uint32_t xv = CARRY ? x[i] : 0;                                        \
@@ -184,37 +233,30 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             }                                                                                \
             return 0;                                                                        \
         }                                                                                    \
-        const int lo = __builtin_ctzll((uint64_t)diff);                                      \
-        const int hi = 64 - __builtin_clzll((uint64_t)diff);                                 \
-        const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D, d = (hi - lo + np - 1) / np;     \
-        const int mt = par ? FJ_MAX_THREADS : 1;                                             \
-        if (mt < 2) return NAME##_lsd(k, kt, x, xt, n, diff, lo, np, d);                     \
-        int flip = 0;                                                                        \
-        _Pragma("omp parallel num_threads(mt)")                                              \
-        {                                                                                    \
-            const int t = FJ_THREAD_NUM, nt = FJ_NUM_THREADS;                                \
-            const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                            \
-            int f = NAME##_lsd(k + c0, kt + c0, CARRY ? x + c0 : 0, CARRY ? xt + c0 : 0,     \
-                               c1 - c0, diff, lo, np, d);                                    \
-            for (int w = 1; w < nt; w *= 2) {                                                \
-                UT *const src = f ? kt : k, *const dst = f ? k : kt;                         \
-                uint32_t *const xs = f ? xt : x, *const xd = f ? x : xt;                     \
-                _Pragma("omp barrier")                                                       \
-                for (int g = 0; g < nt; g += 2 * w) {                                        \
-                    const int64_t s = n * g / nt;                                            \
-                    const int64_t mid = n * (g + w < nt ? g + w : nt) / nt;                  \
-                    const int64_t e = n * (g + 2 * w < nt ? g + 2 * w : nt) / nt;            \
-                    const int64_t a0 = s > c0 ? s : c0, a1 = e < c1 ? e : c1;                \
-                    if (a0 >= a1) continue;                                                  \
-                    NAME##_merge(src + s, CARRY ? xs + s : 0, mid - s, src + mid,            \
-                                 CARRY ? xs + mid : 0, e - mid, dst + s,                     \
-                                 CARRY ? xd + s : 0, a0 - s, a1 - s);                        \
-                }                                                                            \
-                f ^= 1;                                                                      \
+        const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                                \
+        NAME##_hyb(k + c0, kt + c0, CARRY ? x + c0 : 0, CARRY ? xt + c0 : 0, c1 - c0, diff,  \
+                   1);                                                                       \
+        int f = 1;                                                                           \
+        for (int w = 1; w < nt; w *= 2) {                                                    \
+            UT *const src = f ? kt : k, *const dst = f ? k : kt;                             \
+            uint32_t *const xs = f ? xt : x, *const xd = f ? x : xt;                         \
+            FJ_BARRIER                                                                       \
+            for (int g = 0; g < nt; g += 2 * w) {                                            \
+                const int64_t s = n * g / nt;                                                \
+                const int64_t mid = n * (g + w < nt ? g + w : nt) / nt;                      \
+                const int64_t e = n * (g + 2 * w < nt ? g + 2 * w : nt) / nt;                \
+                const int64_t a0 = s > c0 ? s : c0, a1 = e < c1 ? e : c1;                    \
+                if (a0 >= a1) continue;                                                      \
+                NAME##_merge(src + s, CARRY ? xs + s : 0, mid - s, src + mid,                \
+                             CARRY ? xs + mid : 0, e - mid, dst + s, CARRY ? xd + s : 0,     \
+                             a0 - s, a1 - s);                                                \
             }                                                                                \
-            if (t == 0) flip = f;                                                            \
+            f ^= 1;                                                                          \
         }                                                                                    \
-        return flip;                                                                         \
+        return f;                                                                            \
+    }                                                                                        \
+    static inline int NAME(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n, UT diff) {  \
+        return NAME##_team(k, kt, x, xt, n, diff, 0, 1);                                     \
     }
 FJ_RSORT(fj_rsort32, uint32_t, 0, 0)
 FJ_RSORT(fj_rsort64, uint64_t, 0, 0)
