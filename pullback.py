@@ -49,14 +49,16 @@ class _Record:
     trees: list[tuple[Any, int]] = field(default_factory=list)  # per primal: structure, count
 
 
-def _jit(flat: Any, n: int) -> JitFunction:
-    """`flat` of n positional arrays, jitted."""
+def _jit(flat: Any, n: int, like: JitFunction | None) -> JitFunction:
+    """`flat` of n positional arrays, jitted (with `like`'s backend and fastmath)."""
     flat.__signature__ = inspect.Signature(
         [inspect.Parameter(f"leaf{k}", inspect.Parameter.POSITIONAL_ONLY) for k in range(n)])
-    return JitFunction(flat, python_scalars=False)
+    if like is None:
+        return JitFunction(flat, python_scalars=False)
+    return JitFunction(flat, backend=like.backend, fastmath=like.fastmath, python_scalars=False)
 
 
-def _forward(fn: Any, primals: tuple, rec: _Record) -> JitFunction:
+def _forward(fn: Any, primals: tuple, rec: _Record, like: JitFunction | None) -> JitFunction:
     trees = [flatten(p, _is_leaf) for p in primals]
     name = getattr(fn, "__name__", "fn")
     for i, (leaves, _) in enumerate(trees):
@@ -107,10 +109,10 @@ def _forward(fn: Any, primals: tuple, rec: _Record) -> JitFunction:
         return result, tuple(Tracer(r) for r in rec.residuals)
 
     forward.__name__ = f"vjp_forward_{name}"
-    return _jit(forward, sum(len(leaves) for leaves, _ in trees))
+    return _jit(forward, sum(len(leaves) for leaves, _ in trees), like)
 
 
-def _pullback(rec: _Record, name: str) -> JitFunction:
+def _pullback(rec: _Record, name: str, like: JitFunction | None) -> JitFunction:
     def pull(*flat: Tracer) -> Any:
         n_prim, n_res = len(rec.leaf_ids), len(rec.residuals)
         mapped: dict[int, Node] = {}
@@ -142,23 +144,24 @@ def _pullback(rec: _Record, name: str) -> JitFunction:
         return tuple(per_arg)
 
     pull.__name__ = f"vjp_pullback_{name}"
-    return _jit(pull, len(rec.leaf_ids) + len(rec.residuals) + len(rec.seeds))
+    return _jit(pull, len(rec.leaf_ids) + len(rec.residuals) + len(rec.seeds), like)
 
 
 def vjp(fn: Any, *primals: Any) -> tuple[Any, Any]:
     """`(fn(*primals), vjp_fn)`: `vjp_fn(cotangent)` (the structure of fn's result) gives
     the cotangent of every primal, a tuple. The forward program keeps the values the backward
     pass reads; `vjp_fn` runs the backward pass alone over them (both compiled)."""
-    if isinstance(fn, JitFunction):
-        fn = fn.fn
+    like = fn if isinstance(fn, JitFunction) else None
+    if like is not None:
+        fn = like.fn
     if tracing():
         out = _Gradient(fn, (), False, "forward")(*primals)
         back = _Gradient(fn, tuple(range(len(primals))), False, "vjp")
         return out, lambda cotangent: back(*primals, cotangent)
     rec = _Record()
     leaves = [leaf for p in primals for leaf in flatten(p, _is_leaf)[0]]
-    out, residuals = _forward(fn, primals, rec)(*leaves)
-    pull = _pullback(rec, getattr(fn, "__name__", "fn"))
+    out, residuals = _forward(fn, primals, rec, like)(*leaves)
+    pull = _pullback(rec, getattr(fn, "__name__", "fn"), like)
     name = getattr(fn, "__name__", "fn")
 
     def vjp_fn(cotangent: Any) -> tuple:
