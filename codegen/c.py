@@ -39,7 +39,7 @@ from .ccolumns import (
     render_column_reduce,
     render_column_split,
 )
-from .cexpr import gather_terms, point_lines
+from .cexpr import buffer_types, gather_terms, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
 from .cgemv import render_gemv
@@ -234,7 +234,7 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
 def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]:
     """A reduce kernel; a full reduction big enough to split gets parts in fj_buf[slot]."""
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
-    types = {b.index: (ctype(b.dtype), b.index in stored) for b in program.buffers}
+    types = buffer_types(program, stored)
     fn = f"fj_{k.name}"
     outer = int(np.prod(k.outer, dtype=np.int64))
     nacc = sum(1 for s in k.phases[0] if isinstance(s, Reduce))

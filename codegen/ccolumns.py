@@ -24,8 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Check, Load, Reduce, ReduceKernel, Stmt, Store
-from .creduce import accumulator, combine, combine_parts, compensated, point_stmt
+from ..lowering.loop_ir import Check, Load, Reduce, ReduceKernel, Stmt
+from .cexpr import buffer_decls
+from .creduce import (
+    accumulator,
+    combine,
+    combine_parts,
+    compensated,
+    kernel_buffers,
+    point_stmt,
+)
 
 CHUNK_ROWS = 32  # rows per chunk of a float sum (then combined pairwise in double)
 ROW_BYTES = 8192  # target bytes of one row segment of a block (long unit-stride runs)
@@ -120,10 +128,7 @@ def render_column_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
            f"rows {list(k.inner)}, outer {list(k.outer[:-1])} */",
            f"static int {fn_name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
            "    int fj_err = 0;"]
-    for b in sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))}):
-        t, stored = buf_types[b]
-        const = "" if stored else "const "
-        out.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    out += buffer_decls(kernel_buffers(k), buf_types)
     out += ["    for (int64_t fj_u = fj_lo; fj_u < fj_hi; fj_u++) {",
             "        int64_t fj_r = fj_u;",
             f"        const int64_t fj_c0 = (fj_r % {nblk}) * {w};",
@@ -291,11 +296,7 @@ def render_column_split(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
     c, ncol, rows = len(k.outer) - 1, k.outer[-1], k.inner[0]
     reduces = _reduces(k)
     pw = column_part_width(k)
-    heads = []
-    for b in sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))}):
-        t, stored = buf_types[b]
-        const = "" if stored else "const "
-        heads.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    heads = buffer_decls(kernel_buffers(k), buf_types)
     heads += [f"    double *const fj_part = (double *)fj_buf[{slot}];",
               f"    const int64_t fj_c0 = 0, fj_w = {ncol};", "    (void)fj_c0; (void)fj_w;"]
     heads += [f"    const int64_t i{d} = 0; (void)i{d};" for d in range(c)]

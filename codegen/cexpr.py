@@ -116,6 +116,24 @@ def point_lines(stmts: Iterable[Stmt], program: Program,
     return lines
 
 
+def buffer_types(program: Program, stored: Iterable[int]) -> dict[int, tuple[str, bool]]:
+    """{buffer: (C element type, written by the kernel)} for every buffer of `program`."""
+    written = set(stored)
+    return {b.index: (ctype(b.dtype), b.index in written) for b in program.buffers}
+
+
+def buffer_decls(used: Iterable[int], types: dict[int, tuple[str, bool]],
+                 indent: str = "    ") -> list[str]:
+    """A kernel's prologue: `b<buf>`, the typed pointer to each buffer it uses, cast from
+    `fj_buf` (const unless the kernel writes the buffer)."""
+    lines = []
+    for b in used:
+        t, written = types[b]
+        const = "" if written else "const "
+        lines.append(f"{indent}{const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    return lines
+
+
 class RowPointers:
     """The `pointer(access, dtype)` of a row kernel (see point_lines): one `p<k>` per distinct
     (buffer, offset, outer strides), declared once as `b<buf>` plus the outer loop indices

@@ -32,7 +32,7 @@ from ..frontend.ops import OPS, ctype
 from ..lowering.loop_ir import Check, Compute, GemmKernel, Load, Program, Store
 from ..lowering.matmul import blas_layout
 from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH, GEMM_FN
-from .cexpr import point_lines
+from .cexpr import buffer_decls, buffer_types, point_lines
 
 
 def _epilogue_lines(k: GemmKernel, program: Program, stored: set[int]
@@ -89,10 +89,7 @@ def render_gemm_epilogue(k: GemmKernel, fn: str, program: Program) -> dict[str, 
            f"    const {t} *const fj_B = (const {t} *)fj_buf[{k.b.buf}];"]
     if not scratch:
         out.append(f"    {t} *const fj_C = ({t} *)fj_buf[{k.c.buf}];")
-    for b in used:
-        bt = ctype(program.buffers[b].dtype)
-        const = "" if b in stored else "const "
-        out.append(f"    {const}{bt} *const b{b} = ({const}{bt} *)fj_buf[{b}];")
+    out += buffer_decls(used, buffer_types(program, stored))
     out += [f"    if (!{gemm}) return {ERR_NO_BLAS};",
             f"    const char fj_ta = '{'N' if ra else 'T'}', fj_tb = '{'N' if rb else 'T'}';",
             f"    const int fj_n = {k.n}, fj_k = {k.k};",

@@ -31,7 +31,7 @@ from ..lowering.loop_ir import Access, Check, Compute, GemmKernel, Load, Program
 from ..lowering.matmul import blas_layout
 from ..lowering.matvec import gemv_length
 from .cblas import ERR_NO_BLAS, ERR_NO_SCRATCH, alpha_decl, batch_offsets
-from .cexpr import point_lines
+from .cexpr import buffer_decls, buffer_types, point_lines
 
 
 def _operands(k: GemmKernel) -> dict[str, Any]:
@@ -74,9 +74,8 @@ def render_gemv(k: GemmKernel, fn: str, program: Program | None = None) -> dict[
     if epi:
         assert k.epilogue is not None and not k.beta
         stored = {s.access.buf for s in k.epilogue if isinstance(s, Store)}
-        for b in sorted({s.access.buf for s in k.epilogue if isinstance(s, (Load, Store))}):
-            bt, const = ctype(program.buffers[b].dtype), "" if b in stored else "const "
-            out.append(f"    {const}{bt} *const b{b} = ({const}{bt} *)fj_buf[{b}];")
+        used = sorted({s.access.buf for s in k.epilogue if isinstance(s, (Load, Store))})
+        out += buffer_decls(used, buffer_types(program, stored))
     mat = "fj_A" if op["mat"] is k.a else "fj_B"
     vec = "fj_B" if mat == "fj_A" else "fj_A"
     out += [f"    if (!{gemv}) return {ERR_NO_BLAS};",

@@ -25,7 +25,12 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
-from .cexpr import check_expr, compute_expr, const_expr, gather_terms
+from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms
+
+
+def kernel_buffers(k: ReduceKernel) -> list[int]:
+    """The buffers a reduce kernel's body loads or stores, in order."""
+    return sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
 
 
 def accumulator(r: Reduce) -> tuple[str, str, str | None]:
@@ -110,11 +115,8 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     nouter, ninner = len(k.outer), len(k.inner)
     out = [f"static int {fn_name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
            "    int fj_err = 0;"]
-    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    for b in used:
-        t, stored = buf_types[b]
-        const = "" if stored else "const "
-        out.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    used = kernel_buffers(k)
+    out += buffer_decls(used, buf_types)
     out.append("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {")
     out.append("        int64_t fj_r = fj_o;")
     for d in reversed(range(nouter)):
@@ -344,11 +346,7 @@ def render_split_reduce(k: ReduceKernel, fn_name: str, buf_types: dict[int, tupl
     array in fj_buf[slot]; `fn_name`_fin combines them in order and runs the epilogue."""
     n, size = k.inner[-1], _part_size(k, nparts)
     reduces = [s for s in k.phases[0] if isinstance(s, Reduce)]
-    heads = []
-    for b in sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))}):
-        t, stored = buf_types[b]
-        const = "" if stored else "const "
-        heads.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    heads = buffer_decls(kernel_buffers(k), buf_types)
     heads.append(f"    double *const fj_part = (double *)fj_buf[{slot}];")
     heads += [f"    const int64_t i{d} = 0;" for d in range(len(k.outer))]
     heads += [f"    (void)i{d};" for d in range(len(k.outer))]

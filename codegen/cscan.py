@@ -14,7 +14,7 @@ import numpy as np
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Compute, Kernel, Program, Scan, Store
-from .cexpr import RowPointers, cast_expr, compute_expr, point_lines
+from .cexpr import RowPointers, buffer_decls, buffer_types, cast_expr, compute_expr, point_lines
 
 
 def binary_expr(fn: str, a: str, b: str, ins: tuple[np.dtype, np.dtype],
@@ -64,10 +64,7 @@ def render_scan(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
              f"nodes {k.nodes} */",
              f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;"]
-    for b in used:
-        const = "" if b in stored else "const "
-        t = ctype(program.buffers[b].dtype)
-        lines.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    lines += buffer_decls(used, buffer_types(program, stored))
     lines.append("    for (int64_t fj_b = fj_lo; fj_b < fj_hi; fj_b++) {")
     lines.append("        int64_t fj_r = fj_b;")
     if cols:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Kernel, Program, Scan, Store
-from .cexpr import RowPointers, point_lines
+from .cexpr import RowPointers, buffer_decls, buffer_types, point_lines
 from .cscan import binary_expr, columns
 
 BLOCKS = 16  # blocks per row at most
@@ -50,10 +50,7 @@ def render_blocked_scan(k: Kernel, fn: str, program: Program, slot: int) -> dict
         used = sorted({s.access.buf for s in body if hasattr(s, "access")})
         out = [f"static int {name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
                "    int fj_err = 0;", f"    {t} *const fj_tot = ({t} *)fj_buf[{slot}];"]
-        for b in used:
-            const = "" if b in stored else "const "
-            bt = ctype(program.buffers[b].dtype)
-            out.append(f"    {const}{bt} *const b{b} = ({const}{bt} *)fj_buf[{b}];")
+        out += buffer_decls(used, buffer_types(program, stored))
         out += ["    for (int64_t fj_u = fj_lo; fj_u < fj_hi; fj_u++) {",
                 f"        const int64_t fj_k = fj_u % {nb};",
                 f"        int64_t fj_r = fj_u / {nb};"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Kernel, Program, Store
-from .cexpr import RowPointers, cast_expr, gather_terms, point_lines
+from .cexpr import RowPointers, buffer_decls, buffer_types, cast_expr, gather_terms, point_lines
 from .cscan import binary_expr
 
 
@@ -37,10 +37,7 @@ def render_scatter(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     lines = [f"/* {k.name}: scatter, serial over {list(k.domain)}; nodes {k.nodes} */",
              f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;", "    (void)fj_lo; (void)fj_hi;"]
-    for b in used:
-        const = "" if b in stored else "const "
-        t = ctype(program.buffers[b].dtype)
-        lines.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    lines += buffer_decls(used, buffer_types(program, stored))
     outer = k.domain[:-1]
 
     def loop(body: list[str]) -> list[str]:

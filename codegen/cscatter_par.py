@@ -22,7 +22,7 @@ import numpy as np
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import Kernel, Load, Program, Store
-from .cexpr import RowPointers, literal
+from .cexpr import RowPointers, buffer_decls, buffer_types, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
 
@@ -114,9 +114,7 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
              f"{elems} elements; nodes {k.nodes} */",
              f"static int {fn}_part(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;"]
-    for b in used:
-        bt = ctype(program.buffers[b].dtype)
-        lines.append(f"    const {bt} *const b{b} = (const {bt} *)fj_buf[{b}];")
+    lines += buffer_decls(used, buffer_types(program, ()))
     lines.append("    for (int64_t fj_p = fj_lo; fj_p < fj_hi; fj_p++) {")
     lines.append(f"        {t} *const b{m} = ({t} *)fj_buf[{slot}] + fj_p * {elems}LL;")
     ident = _identity(store.fn or "", buf.dtype)

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import Status
 from ..frontend.ops import ctype, suffix
 from ..lowering.loop_ir import Kernel, Load, Program, Sort, Store
-from .cexpr import RowPointers, point_lines
+from .cexpr import RowPointers, buffer_decls, buffer_types, point_lines
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
@@ -56,10 +56,7 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
              f"nodes {k.nodes} */",
              f"static int {fn}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;"]
-    for b in used:
-        const = "" if b in stored else "const "
-        t = ctype(program.buffers[b].dtype)
-        lines.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
+    lines += buffer_decls(used, buffer_types(program, stored))
     sfx, vt = suffix(srt.dtype), ctype(srt.dtype)
     bits = KEY_BITS[srt.dtype.itemsize]
     ut = f"uint{bits}_t"
