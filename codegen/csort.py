@@ -8,6 +8,7 @@ sort (insertion sort for short rows), then written out: the values back from the
 payloads stay) or the positions (argsort). The rows are split between the threads (fj_run),
 so results do not depend on the thread count. Search modes: each point's value is looked up
 by binary search in the sorted table (fj_search), the points split between the threads.
+Complex rows sort by comparison instead (codegen/csort_complex.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import Status
 from ..frontend.ops import ctype, suffix
 from ..lowering.loop_ir import Kernel, Load, Program, Sort, Store
 from .cexpr import RowPointers, point_lines
+from .csort_complex import render_complex as _render_complex
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
@@ -56,7 +58,9 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         t = ctype(program.buffers[b].dtype)
         lines.append(f"    {const}{t} *const b{b} = ({const}{t} *)fj_buf[{b}];")
     sfx, vt = suffix(srt.dtype), ctype(srt.dtype)
-    bits = KEY_BITS[srt.dtype.itemsize]
+    if srt.dtype.kind == "c" and not search:
+        return _render_complex(k, fn, srt, lines, outer, n, units, program)
+    bits = KEY_BITS.get(srt.dtype.itemsize, 64)
     ut = f"uint{bits}_t"
     # arg and stable sorts carry positions: packed under keys of up to 32 bits (key << 32 |
     # position), beside 64-bit keys; plain sorts sort the keys alone

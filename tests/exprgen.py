@@ -56,7 +56,7 @@ def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
         return param[0] not in _COMPLEX_REDUCE
     if kind == "scan":  # cumprod: NumPy rounds some products with fma (layout-dependent)
         return param[0] != "cumsum"
-    return kind in ("clip", "round", "safecast", "matmul", "sort")
+    return kind in ("clip", "round", "safecast", "matmul")
 
 
 @dataclass(frozen=True)
