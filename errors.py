@@ -94,6 +94,11 @@ class Status(Enum):
                                       "fusejit compiled them with shape (K,) (the full-rank "
                                       "case): leave the residuals unused (then they are not "
                                       "checked) or compute ((b - a @ x) ** 2).sum(0) yourself")
+    REAL_IF_CLOSE = (32768, RuntimeFailure, "np.real_if_close: an imaginary part is not "
+                                            "below tol, so NumPy would return the complex "
+                                            "array; fusejit compiled the real part (the dtype "
+                                            "is fixed when compiling): take np.real or keep "
+                                            "the complex values yourself")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

@@ -24,7 +24,7 @@ from .cblas import batch_offsets
 from .clstsq import render_lstsq
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
-                   "dgelsd")
+                   "dgelsd", "zgelsd")
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
 # own threads, which nested OpenMP threads would oversubscribe).
 PAR_MAX_N = 128
@@ -150,7 +150,7 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
 
 def lapack_routine(k: LapackKernel) -> str:
     """The LAPACK routine kernel `k` calls (dgesv, spotrf, ...)."""
-    return ("s" if k.dtype == np.float32 else "d") + _ROUTINE[k.fn]
+    return {"float32": "s", "float64": "d", "complex128": "z"}[k.dtype.name] + _ROUTINE[k.fn]
 
 
 def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ sorted and written out over all the threads (parallel loops, and fj_rsort's slic
 merges). A stable sort has one result, so results never depend on the thread count.
 Search modes: each point's value is looked up by binary search in the sorted table
 (fj_search), the points split between the threads.
+Complex rows sort by comparison instead (codegen/csort_complex.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..errors import Status
 from ..frontend.ops import ctype, suffix
 from ..lowering.loop_ir import Kernel, Load, Program, Sort, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, point_lines
+from .csort_complex import render_complex as _render_complex
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fj_sort.h")
 KEY_BITS = {1: 8, 2: 16, 4: 32, 8: 64}
@@ -58,7 +60,9 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
              "    int fj_err = 0;"]
     lines += buffer_decls(used, buffer_types(program, stored))
     sfx, vt = suffix(srt.dtype), ctype(srt.dtype)
-    bits = KEY_BITS[srt.dtype.itemsize]
+    if srt.dtype.kind == "c" and not search:
+        return _render_complex(k, fn, srt, lines, outer, n, units, program)
+    bits = KEY_BITS.get(srt.dtype.itemsize, 64)
     ut = f"uint{bits}_t"
     # arg and stable sorts carry positions: packed under keys of up to 32 bits (key << 32 |
     # position), beside 64-bit keys; plain sorts sort the keys alone

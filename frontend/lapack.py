@@ -175,35 +175,34 @@ def _least_squares_operands(a: Any, b: Any) -> tuple[T.Tracer, T.Tracer, bool]:
 
 
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
-    """np.linalg.lstsq through LAPACK's gelsd, in float64 as NumPy computes it (results cast
-    to NumPy's result dtype). The residuals' shape NumPy decides from the computed rank: it
-    is (K,) here whenever M > N (full rank), (0,) otherwise; a rank-deficient M > N system
-    whose residuals the program uses raises LinAlgError when it runs (check_lstsq_rank)."""
+    """np.linalg.lstsq through LAPACK's dgelsd (zgelsd), in float64 (complex128) as NumPy
+    computes it (results cast to NumPy's result dtype). The residuals' shape NumPy decides
+    from the computed rank: it is (K,) here whenever M > N (full rank), (0,) otherwise; a
+    rank-deficient M > N system whose residuals the program uses raises LinAlgError when it
+    runs (check_lstsq_rank)."""
     ta, tb, vector = _least_squares_operands(a, b)
     if isinstance(rcond, T.Tracer):
         raise UnsupportedError("np.linalg.lstsq: rcond must be a constant (a Python or NumPy "
                                "number), not a traced value")
     probe = np.linalg.lstsq(np.ones((1, 1), ta.dtype), np.ones(1, tb.dtype), rcond=None)
     dtype, real = probe[0].dtype, probe[3].dtype  # NumPy's TypeError for float16 and others
-    if dtype.kind == "c":
-        raise UnsupportedError("np.linalg.lstsq of complex arrays is not compiled by fusejit "
-                               "(LAPACK's zgelsd is not wired in); compute it outside")
     (m, n), k = ta.shape, tb.shape[1]
     p = min(m, n)
     rc = float(np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond)
-    f64 = np.dtype(np.float64)
-    node = T.make_node("lapack_solve", [_operand(ta, f64), _operand(tb, f64)],
-                       (n * k + k + p + 1,), f64, fn="lstsq", rcond=rc)
+    wide = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)  # zgelsd / dgelsd
+    node = T.make_node("lapack_solve", [_operand(ta, wide), _operand(tb, wide)],
+                       (n * k + k + p + 1,), wide, fn="lstsq", rcond=rc)
     r = T.Tracer(node)
     x = r[:n * k].reshape(n, k).astype(dtype)
     if vector:
         x = x[:, 0]
-    rank = T.Tracer(r[n * k + k + p].astype(np.int32).node, scalar=True)
-    s = r[n * k + k:n * k + k + p].astype(real)
+    parts = np.real(r[n * k:])  # residuals, singular values and rank: real
+    rank = T.Tracer(parts[k + p].astype(np.int32).node, scalar=True)
+    s = parts[k:k + p].astype(real)
     if m > n:
         bad = T.Tracer(T.make_node("check_lstsq_rank", [np.not_equal(rank, n).node], (),
                                    np.dtype(bool)))
-        resid = np.where(bad, 0.0, r[n * k:n * k + k]).astype(real)
+        resid = np.where(bad, 0.0, parts[:k]).astype(real)
     else:
         resid = T.Tracer(T.const_node(np.zeros(0, real)))
     return x, resid, rank, s

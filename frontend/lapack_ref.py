@@ -9,9 +9,10 @@ views and elementwise ops:
 - `eigh`: (..., n + 1, n), row 0 the eigenvalues (ascending), rows 1.. the eigenvectors as
   columns; `eigvalsh`: (..., n) the eigenvalues.
 The `uplo` attribute names the triangle eigh and eigvalsh read.
-- `lstsq` (a of shape (m, n), b of shape (m, k), float64, attribute `rcond`): one flat array
-  [x (n, k) row-major | residuals (k) | singular values (min(m, n)) | rank]; the residuals
-  are the squared norms of b - a @ x's columns when m > n (0 otherwise), whatever the rank.
+- `lstsq` (a of shape (m, n), b of shape (m, k), float64 or complex128, attribute `rcond`):
+  one flat array of a's dtype, [x (n, k) row-major | residuals (k) | singular values
+  (min(m, n)) | rank]; the residuals are the squared norms of b - a @ x's columns when
+  m > n (0 otherwise), whatever the rank.
 """
 
 from __future__ import annotations
@@ -48,4 +49,4 @@ def lapack_solve_ref(a: np.ndarray, b: np.ndarray, fn: str = "solve", rcond: flo
     (m, n), k = a.shape, b.shape[1]
     x, _, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
     resid = (np.abs(b - a @ x) ** 2).sum(axis=0) if m > n else np.zeros(k)
-    return np.concatenate([x.ravel(), resid, s, [rank]]).astype(np.float64)
+    return np.concatenate([x.ravel(), resid, s, [rank]]).astype(a.dtype)

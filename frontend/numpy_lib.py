@@ -268,11 +268,12 @@ def numpy_code(func: Any) -> Callable[..., Any]:
 
 
 # The NumPy functions traced through their own implementation (each tested against NumPy in
-# tests/test_numpy_lib.py).
+# tests/test_numpy_lib.py; np.nan_to_num and np.real_if_close too, through
+# frontend/complex_lib.py, which handles complex arrays itself).
 _THROUGH_NUMPY = [
-    np.cov, np.corrcoef, np.polyval, np.nan_to_num, np.isposinf, np.isneginf, np.trapezoid,
+    np.cov, np.corrcoef, np.polyval, np.isposinf, np.isneginf, np.trapezoid,
     np.sinc, np.gradient, np.tensordot, np.linalg.multi_dot, np.rot90, np.nanprod,
-    np.select, np.digitize, np.fix, np.real_if_close, np.iscomplexobj,
+    np.select, np.digitize, np.fix, np.iscomplexobj,
     np.isrealobj, np.iscomplex, np.isreal, np.angle, np.real, np.imag, np.append, np.resize,
     np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,

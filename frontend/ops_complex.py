@@ -143,7 +143,8 @@ def check_complex_node(op: str, dtypes: list[np.dtype], attrs: dict, where: str)
         raise UnsupportedError(f"np.{attrs['fn']} of complex values is not supported by fusejit"
                                f"{where} (NumPy orders complex numbers lexicographically; "
                                "fusejit does not)")
-    elif (kind == "library" or kind == "scan" and attrs.get("fn") not in COMPLEX_C
+    elif (kind == "library" and attrs.get("fn") != "lstsq"
+          or kind == "scan" and attrs.get("fn") not in COMPLEX_C
           or op == "scatter" and attrs.get("fn") and attrs["fn"] not in COMPLEX_C):
         raise UnsupportedError(f"{op} ({attrs.get('fn') or attrs.get('kind') or op}) of complex "
                                f"values is not supported by fusejit{where}")

@@ -3,7 +3,8 @@ the scipy.special ufuncs computed by fusejit's own C (codegen/include/fj_special
 states each one's accuracy; float32 operands are computed in double) and the `check_*` ops
 that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanargmin of an
 all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
-with a zero endpoint, the residuals of a rank-deficient np.linalg.lstsq)."""
+with a zero endpoint, the residuals of a rank-deficient np.linalg.lstsq, np.real_if_close
+of values NumPy would leave complex)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
 ERR_GEOM_ZERO = ErrorCheck(Status.GEOM_ZERO, "({0})")
 ERR_HIST_RANGE = ErrorCheck(Status.HIST_RANGE, "({0})")
 ERR_LSTSQ_RANK = ErrorCheck(Status.LSTSQ_RANK, "({0})")
-CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK)
+ERR_REAL_IF_CLOSE = ErrorCheck(Status.REAL_IF_CLOSE, "({0})")
+CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
+          ERR_REAL_IF_CLOSE)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -48,7 +51,8 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 # check_*: a bool passed through; where it is true the program fails with the check's error.
 for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_geom_zero", ERR_GEOM_ZERO), ("check_hist_range", ERR_HIST_RANGE),
-                 ("check_lstsq_rank", ERR_LSTSQ_RANK)):
+                 ("check_lstsq_rank", ERR_LSTSQ_RANK),
+                 ("check_real_if_close", ERR_REAL_IF_CLOSE)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

@@ -76,7 +76,7 @@ def _finish(result: Any, probe: Any) -> T.Tracer:
 
 def _nan_last(s0: T.Tracer, result: T.Tracer) -> T.Tracer:
     """NaN where a slice holds one (it sorts last), as NumPy's copyto(where=) does."""
-    if s0.dtype.kind != "f":
+    if s0.dtype.kind not in "fc":  # complex: NaN in either part sorts last too
         return result
     last = s0[-1]
     return np.where(np.isnan(last), last, result)
@@ -243,7 +243,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
               keepdims: bool = False) -> T.Tracer:
     """np.nanmedian: the mean of the middle one or two non-NaN values of each slice."""
     x, probe = _nan_setup(np.nanmedian, "np.nanmedian", a, axis, out, keepdims=keepdims)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return median(a, axis, None, False, keepdims)
     if _empty(x, axis):
         return _finish(T.Tracer(T.const_node(np.asarray(probe))), probe)

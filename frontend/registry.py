@@ -30,7 +30,7 @@ from . import tracer as T
 MODULES: tuple[str, ...] = (
     "numpy_api", "composite", "concat", "reductions", "linalg", "lapack",
     "gridops", "realparts", "numpy_lib", "numpy_more", "rearrange", "scans", "scatter",
-    "numpy_tail", "spaces", "sorting", "order_stats", "array_api", "operators",
+    "numpy_tail", "spaces", "sorting", "order_stats", "array_api", "operators", "complex_lib",
 )
 
 # ndarray methods that are the NumPy function of the same meaning with the array first.

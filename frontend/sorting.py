@@ -39,10 +39,6 @@ def _check(x: T.Tracer, what: str, order: Any) -> None:
         raise UnsupportedError(f"{what}(..., order=) is not supported by fusejit"
                                f"{T.where_msg()}: it sorts structured arrays")
     O.check_dtype(x.dtype, f"the operand of {what}")
-    if x.dtype.kind == "c":
-        raise UnsupportedError(f"{what} of complex values is not supported by fusejit yet"
-                               f"{T.where_msg()}: NumPy orders them by real part, then "
-                               "imaginary part, which the sort kernel does not do")
 
 
 def _along(x: T.Tracer, axis: Any) -> tuple[T.Tracer, int]:
@@ -121,8 +117,11 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
         from .numpy_more import searchsorted as constant_table
         from .numpy_more import sorted_constant
 
-        if np.size(a) < SEARCH_MIN or np.ndim(a) != 1:
-            return constant_table(a, v, side, sorter)
+        cplx = np.result_type(np.asarray(a), np.asarray(v) if not isinstance(v, T.Tracer)
+                              else np.empty(0, v.dtype)).kind == "c"
+        if (np.size(a) < SEARCH_MIN and not cplx) or np.ndim(a) != 1:
+            return constant_table(a, v, side, sorter)  # comparisons: NumPy's < is not
+            # its sort order for complex NaNs, so complex tables take the kernel
         a, sorter = T.Tracer(T.const_node(sorted_constant(a, v, side, sorter))), None
     ta, tv = _tracer(a), _tracer(v)
     for t, what in ((ta, "a"), (tv, "v")):

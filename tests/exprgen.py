@@ -42,7 +42,7 @@ COMPLEX_DTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
 # What fusejit computes on complex values (frontend/ops_complex.py); the generator steers
 # around the rest, which fusejit refuses at trace time (tests/test_complex.py checks that).
 # matmul: Inf/NaN follow the BLAS's own formulas.
-_COMPLEX_UFUNCS = frozenset(COMPLEX_C)
+_COMPLEX_UFUNCS = frozenset(COMPLEX_C) | {"nan_to_num"}
 _COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all")
 
 
@@ -56,7 +56,7 @@ def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
         return param[0] not in _COMPLEX_REDUCE
     if kind == "scan":  # cumprod: NumPy rounds some products with fma (layout-dependent)
         return param[0] != "cumsum"
-    return kind in ("clip", "round", "safecast", "matmul", "sort")
+    return kind in ("clip", "round", "safecast", "matmul")
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,7 @@ UNARY = {s.name: s for s in [
     _spec("arctanh", True), _spec("deg2rad", True), _spec("rad2deg", True),
     _spec("erf", True, fn=sp.erf), _spec("erfc", True, fn=sp.erfc),
     _spec("expit", True, fn=sp.expit),
+    OpSpec("nan_to_num", 1, np.nan_to_num),  # a NumPy function (frontend/complex_lib.py)
     # scipy.special ufuncs in fusejit's own C (codegen/include/fj_special.h)
     *(_spec(n, True, fn=getattr(sp, n)) for n in (
         "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gammaln", "digamma",

@@ -1,9 +1,9 @@
-"""np.linalg.lstsq through LAPACK's dgelsd against NumPy: tall, wide, square and empty
-matrices, 1-D and 2-D right-hand sides (none too), float32/float64/integer operands, any
-layout, rcond values, rank-deficient systems; the residuals of a rank-deficient tall system
-(NumPy's empty array, whose shape fusejit cannot know when compiling) raise LinAlgError only
-when the program uses them; NumPy's errors for bad shapes and dtypes; the refusals (complex,
-traced rcond, gradients, targets without SciPy)."""
+"""np.linalg.lstsq through LAPACK's dgelsd (zgelsd) against NumPy: tall, wide, square and
+empty matrices, 1-D and 2-D right-hand sides (none too), float32/float64/integer/complex
+operands, any layout, rcond values, rank-deficient systems; the residuals of a
+rank-deficient tall system (NumPy's empty array, whose shape fusejit cannot know when
+compiling) raise LinAlgError only when the program uses them; NumPy's errors for bad shapes
+and dtypes; the refusals (traced rcond, gradients, targets without SciPy)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ LinAlgError = np.linalg.LinAlgError
 
 
 def _tol(dtype: Any) -> dict[str, float]:
-    return {"rtol": 1e-5, "atol": 1e-5} if np.dtype(dtype) == np.float32 else \
+    return {"rtol": 1e-5, "atol": 1e-5} if np.dtype(dtype) in (np.float32, np.complex64) else \
         {"rtol": 1e-8, "atol": 1e-10}
 
 
@@ -32,6 +32,8 @@ def _matrix(rng: np.random.Generator, m: int, n: int, rank: int, dtype: Any, how
     """An m x n matrix of the given rank (at most min(m, n)) in layout `how`."""
     r = min(rank, m, n)
     a = rng.standard_normal((m, r)) @ rng.standard_normal((r, n)) if r else np.zeros((m, n))
+    if np.dtype(dtype).kind == "c" and r:
+        a = a + 1j * (rng.standard_normal((m, r)) @ rng.standard_normal((r, n)))
     if np.dtype(dtype).kind == "i":
         a = np.round(a * 2)
     a = a.astype(dtype)
@@ -47,8 +49,9 @@ def _matrix(rng: np.random.Generator, m: int, n: int, rank: int, dtype: Any, how
 
 
 cases = st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from([None, 0, 1, 3]),
-                  st.sampled_from([np.float64, np.float32, np.int32]),
-                  st.sampled_from([np.float64, np.float32]),
+                  st.sampled_from([np.float64, np.float32, np.int32, np.complex128,
+                                   np.complex64]),
+                  st.sampled_from([np.float64, np.float32, np.complex64]),
                   st.sampled_from(["c", "fortran", "reversed", "strided"]),
                   st.sampled_from(["full", "deficient"]), st.integers(0, 2 ** 31))
 
@@ -60,7 +63,9 @@ def test_lstsq_matches_numpy(case: tuple) -> None:
     rng = np.random.default_rng(seed)
     rank = min(m, n) if kind == "full" else max(min(m, n) - 1, 0)
     a = _matrix(rng, m, n, rank, adt, how)
-    b = rng.standard_normal((m,) if k is None else (m, k)).astype(bdt)
+    shape = (m,) if k is None else (m, k)
+    b = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(bdt) \
+        if np.dtype(bdt).kind == "c" else rng.standard_normal(shape).astype(bdt)
     # a clear gap between kept and cut singular values, so both LAPACK builds cut the same
     rcond = None if kind == "full" else 1e-8
     snap = snapshot((a, b))
@@ -138,8 +143,6 @@ def test_refusals_say_why() -> None:
     a, b = np.eye(3), np.ones(3)
     with pytest.raises(UnsupportedError, match="rcond must be a constant"):
         fusejit.jit(lambda a, b, r: np.linalg.lstsq(a, b, rcond=r))(a, b, 0.1)
-    with pytest.raises(UnsupportedError, match="lstsq of complex"):
-        fusejit.jit(lambda a, b: np.linalg.lstsq(a * 1j, b))(a, b)
     with pytest.raises(UnsupportedError, match="differentiate through np.linalg.lstsq"):
         fusejit.jit(fusejit.grad(lambda a, b: np.linalg.lstsq(a, b)[0].sum()))(a, b)
     text = str(fusejit.jit(lambda a, b: np.linalg.lstsq(a, b)[0]).explain(a, b))

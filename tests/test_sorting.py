@@ -264,10 +264,10 @@ def test_searchsorted_into_large_constant_tables() -> None:
         fusejit.jit(lambda v: np.searchsorted(_table()[::-1], v))(v)
 
 
-def test_complex_sorts_are_refused_at_trace_time() -> None:
-    # NumPy orders complex values by real then imaginary part; the sort kernel does not.
+def test_complex_sorts_follow_numpys_order() -> None:
+    # NumPy orders complex values by real then imaginary part (tests/test_complex_sort.py
+    # checks NaN classes, axes and layouts)
     z = np.array([1 + 2j, 0.5 - 1j, 1 - 3j])
     for f in (lambda z: np.sort(z), lambda z: np.argsort(z), lambda z: np.median(z),
-              lambda z: np.searchsorted(z, z), lambda z: np.partition(z, 1)):
-        with pytest.raises(UnsupportedError, match="complex values"):
-            fusejit.jit(f)(z)
+              lambda z: np.searchsorted(z[[1, 2, 0]], z), lambda z: np.partition(z, 1)):
+        run_both(f, z)

@@ -5,7 +5,9 @@
    and 0.0 get one key, every NaN the largest key (NaN sorts last); a stable sort of these
    keys carrying positions is NumPy's stable argsort. fj_vkey_<sfx>(v) is a bijection on the
    non-NaN values (-0.0 before 0.0, which NumPy's unstable sort may order either way) whose
-   inverse fj_unkey_<sfx> turns sorted keys back into sorted values (NaN: the default NaN). */
+   inverse fj_unkey_<sfx> turns sorted keys back into sorted values (NaN: the default NaN).
+   Complex values (no key fits: NaN in either part makes four classes) sort by NumPy's own
+   comparison fj_cless_<sfx> in a stable merge sort of positions (fj_cmsort_<sfx>). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,3 +290,52 @@ FJ_SEARCH(i64, int64_t, uint64_t)
 FJ_SEARCH(f16, _Float16, uint16_t)
 FJ_SEARCH(f32, float, uint32_t)
 FJ_SEARCH(f64, double, uint64_t)
+
+/* Complex values in NumPy's sort order: by real part, then imaginary part; all R + Rj, then
+   R + NaNj (by real part), NaN + Rj (by imaginary part), NaN + NaNj (npysort's less). */
+#define FJ_CSORT(SFX, T, P)                                                                  \
+    static inline int fj_cless_##SFX(T a, T b) {                                           \
+        const P ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;         \
+        if (ar < br) return ai == ai || bi != bi;                                           \
+        if (ar > br) return bi != bi && ai == ai;                                           \
+        if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);   \
+        return br != br;                                                                    \
+    }                                                                                       \
+    /* Stable sort of positions a[0..n) by v[position] (b: scratch of n); returns the      \
+       buffer holding the result. Runs of 16 by insertion, then bottom-up merges. */        \
+    static inline uint32_t *fj_cmsort_##SFX(const T *v, uint32_t *a, uint32_t *b,          \
+                                            int64_t n) {                                    \
+        for (int64_t s = 0; s < n; s += 16) {                                               \
+            const int64_t e = s + 16 < n ? s + 16 : n;                                      \
+            for (int64_t i = s + 1; i < e; i++) {                                           \
+                const uint32_t x = a[i];                                                    \
+                int64_t j = i;                                                              \
+                for (; j > s && fj_cless_##SFX(v[x], v[a[j - 1]]); j--) a[j] = a[j - 1];    \
+                a[j] = x;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+        for (int64_t w = 16; w < n; w *= 2) {                                               \
+            for (int64_t s = 0; s < n; s += 2 * w) {                                        \
+                const int64_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n; \
+                int64_t i = s, j = m, o = s;                                                \
+                while (i < m && j < e)                                                      \
+                    b[o++] = fj_cless_##SFX(v[a[j]], v[a[i]]) ? a[j++] : a[i++];            \
+                while (i < m) b[o++] = a[i++];                                              \
+                while (j < e) b[o++] = a[j++];                                              \
+            }                                                                               \
+            uint32_t *const t = a; a = b; b = t;                                            \
+        }                                                                                   \
+        return a;                                                                           \
+    }                                                                                       \
+    static inline int64_t fj_search_##SFX(const T *a, int64_t s, int64_t n, T x, int right) { \
+        int64_t lo = 0, hi = n;                                                             \
+        while (lo < hi) {                                                                   \
+            const int64_t mid = lo + ((hi - lo) >> 1);                                      \
+            const T am = a[mid * s];                                                        \
+            if (right ? !fj_cless_##SFX(x, am) : fj_cless_##SFX(am, x)) lo = mid + 1;       \
+            else hi = mid;                                                                  \
+        }                                                                                   \
+        return lo;                                                                          \
+    }
+FJ_CSORT(c64, float _Complex, float)
+FJ_CSORT(c128, double _Complex, double)
