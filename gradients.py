@@ -29,21 +29,21 @@ from .jit import JitFunction
 _LEAF = (np.ndarray, np.generic, bool, int, float, Tracer)
 
 
-def _is_leaf(x: Any) -> bool:
+def is_leaf(x: Any) -> bool:
     return isinstance(x, _LEAF)
 
 
-def _frozen(tree: Any) -> Hashable:
+def frozen(tree: Any) -> Hashable:
     """A hashable key for a pytree structure (its static leaves included)."""
     if isinstance(tree, (tuple, list)):
-        return tuple(_frozen(t) for t in tree)
+        return tuple(frozen(t) for t in tree)
     if isinstance(tree, type):
         return tree
     hash(tree)
     return tree
 
 
-def _float_leaf(x: Any, fname: str, pos: int) -> None:
+def float_leaf(x: Any, fname: str, pos: int) -> None:
     """Refuse a differentiated leaf that is not float32/float64 (JAX's rule: no integers)."""
     dtype = np.asarray(x).dtype if not isinstance(x, Tracer) else x.dtype
     if isinstance(x, bool) or dtype not in (np.float32, np.float64):
@@ -52,7 +52,7 @@ def _float_leaf(x: Any, fname: str, pos: int) -> None:
                         "(leave integer and bool arguments out of argnums)")
 
 
-class _Gradient:
+class Gradient:
     """The compiled gradient of `fn` with respect to the arguments `argnums`."""
 
     def __init__(self, fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
@@ -93,9 +93,9 @@ class _Gradient:
         for i, a in enumerate(args):
             if i in self.static:
                 continue
-            for leaf in flatten(a, _is_leaf)[0]:
+            for leaf in flatten(a, is_leaf)[0]:
                 if i in argnums:
-                    _float_leaf(leaf, self.name, i)
+                    float_leaf(leaf, self.name, i)
                 elif type(leaf) in (bool, int):  # baked in (shapes, counts, flags)
                     continue
                 out.append(leaf)
@@ -108,12 +108,12 @@ class _Gradient:
             if i in self.static:
                 trees.append(("static", a))
                 continue
-            leaves, tree = flatten(a, _is_leaf)
+            leaves, tree = flatten(a, is_leaf)
             baked = tuple((k, v) for k, v in enumerate(leaves)
                           if type(v) in (bool, int) and i not in argnums)
             trees.append((tree, len(leaves), baked))
         try:
-            key = (_frozen(trees), argnums)
+            key = (frozen(trees), argnums)
         except TypeError:
             raise TypeError(f"a static argument of {self.name}() must be hashable") from None
         jf = self._compiled.get(key)
@@ -150,11 +150,11 @@ class _Gradient:
         for i, a in enumerate(args):
             if i in self.static:
                 continue
-            leaves, tree = flatten(a, _is_leaf)
+            leaves, tree = flatten(a, is_leaf)
             fresh = []
             for leaf in leaves:
                 if i in argnums:
-                    _float_leaf(leaf, self.name, i)
+                    float_leaf(leaf, self.name, i)
                 if isinstance(leaf, Tracer) or i in argnums:
                     t = leaf if isinstance(leaf, Tracer) else Tracer(const_node(leaf))
                     node = t.node
@@ -187,7 +187,7 @@ class _Gradient:
         grads = backward(ctx.created[mark:], outs, seeds, wrt_nodes)
         per_arg = []
         for tree, first, n in wrt_trees:
-            leaves = [_gradient(g, w) for g, w in zip(grads[first:first + n],
+            leaves = [gradient(g, w) for g, w in zip(grads[first:first + n],
                                                       wrt_nodes[first:first + n])]
             per_arg.append(unflatten(tree, leaves))
         g = per_arg[0] if self.single else tuple(per_arg)
@@ -201,9 +201,9 @@ class _Gradient:
 
 def _seeds(result: Any, cotangent: Any, name: str) -> tuple[list[Any], list[Any]]:
     """vjp: the float output leaves of `result` and their cotangents (same structure)."""
-    outs, tree = flatten(result, _is_leaf)
-    cts, ct_tree = flatten(cotangent, _is_leaf)
-    if _frozen(tree) != _frozen(ct_tree):
+    outs, tree = flatten(result, is_leaf)
+    cts, ct_tree = flatten(cotangent, is_leaf)
+    if frozen(tree) != frozen(ct_tree):
         raise TypeError(f"fusejit.vjp: the cotangent's structure does not match what {name}() "
                         "returns")
     nodes, seeds = [], []
@@ -237,7 +237,7 @@ def _scalar_output(out: Any, name: str) -> Any:
     return t.node
 
 
-def _gradient(g: Any, wrt: Any) -> Tracer:
+def gradient(g: Any, wrt: Any) -> Tracer:
     """The gradient leaf for variable `wrt` (zeros when the output does not depend on it)."""
     if g is None:
         zero = const_node(np.zeros((), wrt.dtype))
@@ -253,14 +253,14 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """`fn`'s value and its gradient with respect to argument(s) `argnums` (each gradient has
     its argument's structure), compiled as one program. `has_aux=True`: fn returns
     (output, aux) and the result is ((output, aux), gradient)."""
-    return _Gradient(fn, argnums, has_aux, "value_and_grad")
+    return Gradient(fn, argnums, has_aux, "value_and_grad")
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
          has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of scalar-valued `fn` with respect to argument(s) `argnums`, compiled;
     `has_aux=True`: fn returns (output, aux) and the result is (gradient, aux)."""
-    return _Gradient(fn, argnums, has_aux, "grad")
+    return Gradient(fn, argnums, has_aux, "grad")
 
 
 def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple]]:

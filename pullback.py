@@ -28,7 +28,7 @@ from .frontend.context import cast_node, current, make_node, tracing
 from .frontend.ir import Node
 from .frontend.pytree import flatten, unflatten
 from .frontend.tracer import Tracer
-from .gradients import _float_leaf, _frozen, _Gradient, _gradient, _is_leaf
+from .gradients import Gradient, float_leaf, frozen, gradient, is_leaf
 from .jit import JitFunction
 
 _REPLAYED = ("const", "empty")  # forward sources the pullback rebuilds rather than keeps
@@ -59,11 +59,11 @@ def _jit(flat: Any, n: int, like: JitFunction | None) -> JitFunction:
 
 
 def _forward(fn: Any, primals: tuple, rec: _Record, like: JitFunction | None) -> JitFunction:
-    trees = [flatten(p, _is_leaf) for p in primals]
+    trees = [flatten(p, is_leaf) for p in primals]
     name = getattr(fn, "__name__", "fn")
     for i, (leaves, _) in enumerate(trees):
         for leaf in leaves:
-            _float_leaf(leaf, name, i)
+            float_leaf(leaf, name, i)
 
     def forward(*flat: Tracer) -> Any:
         ctx = current()
@@ -83,7 +83,7 @@ def _forward(fn: Any, primals: tuple, rec: _Record, like: JitFunction | None) ->
             args.append(unflatten(tree, fresh))
         mark = len(ctx.created)
         result = fn(*args)
-        outs, rec.out_tree = flatten(result, _is_leaf)
+        outs, rec.out_tree = flatten(result, is_leaf)
         out_nodes, rec.out_specs, rec.seeds = [], [], []
         for o in outs:
             if isinstance(o, Tracer) and o.dtype.kind == "f":
@@ -137,7 +137,7 @@ def _pullback(rec: _Record, name: str, like: JitFunction | None) -> JitFunction:
             mapped[n.id] = new
         per_arg, k = [], 0
         for tree, count in rec.trees:
-            leaves = [_gradient(get(g) if g is not None else None, get(w))
+            leaves = [gradient(get(g) if g is not None else None, get(w))
                       for g, w in zip(rec.grads[k:k + count], rec.wrt[k:k + count])]
             per_arg.append(unflatten(tree, leaves))
             k += count
@@ -155,18 +155,18 @@ def vjp(fn: Any, *primals: Any) -> tuple[Any, Any]:
     if like is not None:
         fn = like.fn
     if tracing():
-        out = _Gradient(fn, (), False, "forward")(*primals)
-        back = _Gradient(fn, tuple(range(len(primals))), False, "vjp")
+        out = Gradient(fn, (), False, "forward")(*primals)
+        back = Gradient(fn, tuple(range(len(primals))), False, "vjp")
         return out, lambda cotangent: back(*primals, cotangent)
     rec = _Record()
-    leaves = [leaf for p in primals for leaf in flatten(p, _is_leaf)[0]]
+    leaves = [leaf for p in primals for leaf in flatten(p, is_leaf)[0]]
     out, residuals = _forward(fn, primals, rec, like)(*leaves)
     pull = _pullback(rec, getattr(fn, "__name__", "fn"), like)
     name = getattr(fn, "__name__", "fn")
 
     def vjp_fn(cotangent: Any) -> tuple:
-        cts, tree = flatten(cotangent, _is_leaf)
-        if _frozen(tree) != _frozen(rec.out_tree):
+        cts, tree = flatten(cotangent, is_leaf)
+        if frozen(tree) != frozen(rec.out_tree):
             raise TypeError(f"fusejit.vjp: the cotangent's structure does not match what "
                             f"{name}() returns")
         seeds = []
@@ -182,5 +182,5 @@ def vjp(fn: Any, *primals: Any) -> tuple[Any, Any]:
     vjp_fn.pullback = pull  # type: ignore[attr-defined]  # (for explain and tests)
     vjp_fn.residuals = residuals  # type: ignore[attr-defined]
     vjp_fn.arguments = lambda ct: (*leaves, *residuals, *(  # type: ignore[attr-defined]
-        np.asarray(c) for c, s in zip(flatten(ct, _is_leaf)[0], rec.out_specs) if s))
+        np.asarray(c) for c, s in zip(flatten(ct, is_leaf)[0], rec.out_specs) if s))
     return out, vjp_fn
