@@ -445,3 +445,4 @@ def test_profile_cli_reports_worker_threads_once(tmp_path):
     assert "1499312.5" in out  # 3 * 499500 + 812.5
     row = next(line for line in out.splitlines() if "float32[100]" in line)
     assert " 10 " in row  # ten chunks, each counted once (worker threads are this process)
+    assert "(daskjob.py:6)" in row  # the stage is named after the user's function
