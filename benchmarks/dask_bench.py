@@ -1,20 +1,27 @@
-"""Dask benchmark (issue 22): fusejit's compiled stages on a 2-worker LocalCluster against the
-same NumPy code on plain dask.array on the same cluster, and against one-process fusejit on the
+"""Dask benchmark (issue 22): fusejit's compiled stages on a LocalCluster against the same
+NumPy code on plain dask.array on the same cluster, and against one-process fusejit on the
 whole arrays. Workloads: gelu_tanh and black_scholes over 2^26 float32 in chunks of 2^22, and
 layernorm over [65536, 4096] float32 in chunks of 8192 rows.
 
-Inputs are made on the workers and persisted before timing; each timed run persists the
-results on the cluster (nothing returns to the client) and waits for them. The first run of
-each (compiles on the workers, or builds from the kernel cache) is not timed.
+Two clusters, both using both cores: 2 worker processes of 1 thread (what `Client()` starts
+on a 2-core machine) and 1 worker process of 2 threads. Dask's nanny sets OMP_NUM_THREADS=1,
+so each task runs on one core; the one-process run uses both cores through OpenMP.
+Inputs are made on the workers, each chunk's inputs by one task (so they sit on one worker),
+and persisted before timing; each timed run persists the results on the cluster (nothing
+returns to the client) and waits for them; best of --repeat runs after an untimed one, the
+columns interleaved run by run. One-process fusejit is timed twice: "recycled" calls it again after
+dropping the last result (its output pool reuses the buffers: no page faults), "fresh" keeps
+the last result alive (new memory for every output, as the workers' persisted results get).
+The task stream splits fusejit's wall time into compute, Dask's floor (a no-op task per
+chunk) and the rest.
 
-    python benchmarks/dask_bench.py [--repeat 3] [--quick]
+    python benchmarks/dask_bench.py [--repeat 3] [--quick] [--only NAMES] [--layouts 2x1,1x2]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -25,20 +32,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads  # noqa: E402
 import workloads_rows  # noqa: E402
-
-
-def median_time(run: Callable[[], Any], repeat: int) -> float:
-    """Median seconds of `repeat` runs after a warm one (compiles, caches, page faults); a
-    run may return a clean-up step, which runs untimed."""
-    times: list[float] = []
-    for k in range(repeat + 1):
-        t0 = time.perf_counter()
-        done = run()
-        if k:
-            times.append(time.perf_counter() - t0)
-        if callable(done):
-            done()
-    return statistics.median(times)
 
 
 def forget(client: Any, arrays: list[Any]) -> None:
@@ -73,25 +66,38 @@ def _flat(k: Any) -> list[Any]:
     return [x for y in k for x in _flat(y)] if isinstance(k, list) else [k]
 
 
+def _block(k: int, width: int, chunk: int, name: str, seed: int) -> np.ndarray:
+    """Chunk `k` of every input of `name`, stacked (one task makes them all, so a chunk's
+    inputs live on the same worker, as when a graph loads them; no transfers are timed)."""
+    rng = np.random.default_rng((seed, k))
+    if name == "gelu_tanh":
+        return (rng.standard_normal((1, chunk)) * 3.0).astype(np.float32)
+    if name == "black_scholes":
+        lo = np.array([10.0, 0.7, 0.05, 0.0, 0.1])[:, None]
+        hi = np.array([200.0, 1.3, 2.0, 0.08, 0.6])[:, None]
+        out = (lo + rng.random((5, chunk)) * (hi - lo)).astype(np.float32)
+        out[1] *= out[0]  # strikes around the money
+        return out
+    return rng.standard_normal((chunk, width)).astype(np.float32)
+
+
 def make_inputs(name: str, n: int, rows: int, seed: int = 0) -> tuple[Any, ...]:
     """Dask arrays made on the workers (float32, chunks as the issue asks)."""
+    import dask
     import dask.array as da
 
-    rng = da.random.default_rng(seed)
-    chunk = n >> 4
-
-    def uniform(lo: float, hi: float) -> Any:
-        return rng.uniform(lo, hi, n, chunks=chunk).astype(np.float32)
-
-    if name == "gelu_tanh":
-        return ((rng.standard_normal(n, chunks=chunk) * 3.0).astype(np.float32),)
-    if name == "black_scholes":
-        s = uniform(10.0, 200.0)
-        return (s, (s * uniform(0.7, 1.3)).astype(np.float32), uniform(0.05, 2.0),
-                uniform(0.0, 0.08), uniform(0.1, 0.6))
-    x = rng.standard_normal((rows, 4096), chunks=(rows >> 3, 4096)).astype(np.float32)
-    g = np.linspace(0.5, 1.5, 4096, dtype=np.float32)
-    return x, g, np.float32(0.1)
+    if name == "layernorm":
+        chunk = rows >> 3
+        x = da.concatenate([da.from_delayed(
+            dask.delayed(_block)(k, 4096, chunk, name, seed), (chunk, 4096), np.float32)
+            for k in range(8)])
+        g = np.linspace(0.5, 1.5, 4096, dtype=np.float32)
+        return x, g, np.float32(0.1)
+    chunk, width = n >> 4, 1 if name == "gelu_tanh" else 5
+    stacked = da.concatenate([da.from_delayed(
+        dask.delayed(_block)(k, 0, chunk, name, seed), (width, chunk), np.float32)
+        for k in range(16)], axis=1)
+    return tuple(stacked[i] for i in range(width))
 
 
 def load_rows(path: str, start: int, stop: int) -> np.ndarray:
@@ -152,13 +158,75 @@ def out_of_core(gib: float, folder: str) -> None:
 
 FUNCTIONS = {"gelu_tanh": workloads.gelu_tanh, "black_scholes": workloads.black_scholes,
              "layernorm": workloads_rows.layernorm_rows}
+LAYOUTS = {"2x1": (2, 1), "1x2": (1, 2)}  # workers x threads per worker, both cores each
+
+
+def _noop(block: np.ndarray) -> np.ndarray:
+    return block
+
+
+def _copy(block: np.ndarray) -> np.ndarray:
+    return block.copy()
+
+
+def stream_seconds(records: list[dict[str, Any]], action: str = "compute") -> float:
+    """Seconds the workers spent on `action` (compute, transfer, ...; the task stream)."""
+    return sum(s["stop"] - s["start"] for r in records for s in r["startstops"]
+               if s["action"] == action)
+
+
+def measure(client: Any, fn: Callable[..., Any], args: tuple, repeat: int) -> dict[str, float]:
+    """Every timing of one workload on one cluster, interleaved run by run (the machine is
+    shared: each quantity sees the same minutes); the best of `repeat` after a warm run (other
+    processes only ever add time), and for fusejit on Dask its task stream in that run."""
+    from distributed import get_task_stream
+
+    import fusejit
+
+    # one JitFunction per one-process mode: each has its own output pool
+    jf, jf_local, jf_fresh = fusejit.jit(fn), fusejit.jit(fn), fusejit.jit(fn)
+    local = [np.asarray(a.compute()) if hasattr(a, "dask") else a for a in args]
+    first = next(a for a in args if hasattr(a, "dask"))
+    kept: list[Any] = [None]
+
+    def fresh() -> Callable[[], None]:
+        out = jf_fresh(*local)  # its last result is alive: its pool has no free buffer
+        return lambda: kept.__setitem__(0, out)
+
+    runs = {"dask.array": on_cluster(client, fn, args), "fusejit": on_cluster(client, jf, args),
+            "floor": on_cluster(client, lambda x: x.map_blocks(_noop, dtype=x.dtype), (first,)),
+            "copy": on_cluster(client, lambda x: x.map_blocks(_copy, dtype=x.dtype), (first,)),
+            "one recycled": lambda: jf_local(*local), "one fresh": fresh}
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    streams: dict[str, list[list[dict[str, Any]]]] = {"fusejit": [], "copy": []}
+    for k in range(repeat + 1):
+        for what, run in runs.items():
+            with get_task_stream(client) as ts:
+                t0 = time.perf_counter()
+                done = run()
+                took = time.perf_counter() - t0
+            if callable(done):
+                done()
+            if k:
+                times[what].append(took)
+                if what in streams:
+                    streams[what].append(ts.data)
+    out = {k: min(v) for k, v in times.items()}
+    for what in streams:
+        best = streams[what][times[what].index(out[what])]
+        out[f"{what} busy"] = stream_seconds(best)
+        out[f"{what} transfer"] = stream_seconds(best, "transfer")
+        out[f"{what} tasks"] = float(len(best))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs (best of)")
     parser.add_argument("--quick", action="store_true", help="2^20 elements, 4096 rows")
     parser.add_argument("--only", default=",".join(FUNCTIONS))
+    parser.add_argument("--layouts", default=",".join(LAYOUTS),
+                        help="clusters: WORKERSxTHREADS (2x1: Client()'s default here)")
     parser.add_argument("--out-of-core", type=float, default=0.0, metavar="GIB",
                         help="only: reduce a GIB-GiB .npy on workers limited to 1 GB each")
     parser.add_argument("--folder", default="/tmp/fusejit-dask-bench")
@@ -166,52 +234,59 @@ def main() -> None:
     if opts.out_of_core:
         out_of_core(opts.out_of_core, opts.folder)
         return
-    import dask
     from distributed import Client, LocalCluster, wait
-
-    import fusejit
 
     n, rows = (1 << 20, 4096) if opts.quick else (1 << 26, 65536)
     load0 = os.getloadavg()[0]
     names = [w for w in opts.only.split(",") if w]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, memory_limit="8GB", silence_logs=40)
-    client = Client(cluster)
-    rows_out = []
-    try:
-        for name in names:
-            fn = FUNCTIONS[name]
-            jf = fusejit.jit(fn)
-            made = make_inputs(name, n, rows)
-            lazy = [a for a in made if isinstance(a, dask.array.Array)]
-            done = iter(client.persist(lazy))
-            args = tuple(next(done) if isinstance(a, dask.array.Array) else a for a in made)
-            inputs = [a for a in args if isinstance(a, dask.array.Array)]
-            wait(inputs)
-
-            t_dask = median_time(on_cluster(client, fn, args), opts.repeat)
-            t_fj = median_time(on_cluster(client, jf, args), opts.repeat)
-            local = [np.asarray(a.compute()) if isinstance(a, dask.array.Array) else a
-                     for a in args]
-            del args, inputs, lazy, made, done
-            jf_local = fusejit.jit(fn)
-            t_one = median_time(lambda f=jf_local, xs=local: f(*xs), opts.repeat)
-            del local
-            rows_out.append((name, t_dask, t_fj, t_one))
-            print(f"[dask_bench] {name}: dask.array {t_dask:.3f} s, fusejit on Dask "
-                  f"{t_fj:.3f} s, one-process fusejit {t_one:.3f} s", file=sys.stderr)
-    finally:
-        client.close()
-        cluster.close()
+    table = []
+    for layout in opts.layouts.split(","):
+        workers, threads = LAYOUTS[layout]
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                               dashboard_address=None, memory_limit=f"{16 // workers}GB",
+                               silence_logs=40)
+        client = Client(cluster)
+        try:
+            for name in names:
+                made = make_inputs(name, n, rows)
+                lazy = [a for a in made if hasattr(a, "dask")]
+                persisted = iter(client.persist(lazy))
+                args = tuple(next(persisted) if hasattr(a, "dask") else a for a in made)
+                wait([a for a in args if hasattr(a, "dask")])
+                t = measure(client, FUNCTIONS[name], args, opts.repeat)
+                table.append((layout, name, t))
+                print(f"[dask_bench] {layout} {name}: " + ", ".join(
+                    f"{k} {v:.3f} s" for k, v in t.items()), file=sys.stderr)
+                del args, made, lazy, persisted
+        finally:
+            client.close()
+            cluster.close()
     size = f"2^{n.bit_length() - 1} float32 in 16 chunks; layernorm [{rows}, 4096] in 8"
-    print(f"2-worker LocalCluster (processes, 1 thread each), {size}; median of "
-          f"{opts.repeat} after a warm-up run; load average {load0:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end on {os.cpu_count()} cores\n")
-    print("workload       dask.array  fusejit on Dask  speed-up  one-process fusejit  "
-          "Dask/one-process")
-    for name, t_dask, t_fj, t_one in rows_out:
-        print(f"{name:<14} {t_dask:>8.3f} s  {t_fj:>13.3f} s  {t_dask / t_fj:>7.2f}x  "
-              f"{t_one:>17.3f} s  {t_fj / t_one:>15.2f}x")
+    print(f"LocalCluster (processes; WxT = workers x threads each), {size}; best of "
+          f"{opts.repeat} after a warm-up run, every column interleaved run by run; load "
+          f"average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end on "
+          f"{os.cpu_count()} cores\n")
+    print("WxT  workload       dask.array  fusejit on Dask  speed-up   one-process fusejit "
+          "(recycled / fresh outputs)  Dask / one (recycled / fresh)")
+    for layout, name, t in table:
+        fj = t["fusejit"]
+        print(f"{layout:<4} {name:<14} {t['dask.array']:>8.3f} s  {fj:>13.3f} s  "
+              f"{t['dask.array'] / fj:>7.2f}x  {t['one recycled']:>10.3f} s / "
+              f"{t['one fresh']:.3f} s {'':>14} {fj / t['one recycled']:>6.2f}x / "
+              f"{fj / t['one fresh']:.2f}x")
+    print("\nWhere fusejit on Dask's time goes (task stream of the best run): compute = task "
+          "compute seconds summed over the workers' threads / 2 threads; transfer = seconds "
+          "moving data between workers; floor = Dask's own per-run cost (a no-op task per "
+          "chunk of the first argument); rest = wall - compute/2 - floor; copy = a task per "
+          "chunk copying that chunk (Dask's cost plus one fresh output the chunk's size)")
+    print("WxT  workload       tasks  wall      compute/2  transfer  floor     rest      | "
+          "copy wall  compute/2")
+    for layout, name, t in table:
+        rest = t["fusejit"] - t["fusejit busy"] / 2 - t["floor"]
+        print(f"{layout:<4} {name:<14} {t['fusejit tasks']:>5.0f}  {t['fusejit']:.3f} s  "
+              f"{t['fusejit busy'] / 2:.3f} s    {t['fusejit transfer']:.3f} s   "
+              f"{t['floor']:.3f} s  {rest:+.3f} s  | {t['copy']:.3f} s    "
+              f"{t['copy busy'] / 2:.3f} s")
 
 
 if __name__ == "__main__":

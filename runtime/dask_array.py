@@ -15,6 +15,7 @@ is not modified, and a function that returns its updated argument returns a new 
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 import weakref
@@ -81,6 +82,8 @@ class DaskCall:
         self.tokens: dict[Hashable, str] = {}
         self.prefix = re.sub(r"\W", "_", name)
         self.options = {"backend": jf.backend, "fastmath": jf.fastmath}
+        code = getattr(jf.fn, "__code__", None)
+        self.where = (code.co_filename, code.co_firstlineno) if code else ("<dask stage>", 1)
 
     def __call__(self, args: tuple) -> Any:
         return Assembly(self, args).run()
@@ -105,7 +108,7 @@ class DaskCall:
             spec = self.stages[key] = S.StageSpec(
                 f"{self.prefix}_chunk{len(self.stages)}",
                 tuple(plan.dims[n.id] for n in leaves), nodes,
-                tuple(index[t.id] for t in targets), partial)
+                tuple(index[t.id] for t in targets), partial, self.where)
         return spec, leaves
 
 
@@ -244,7 +247,9 @@ class Assembly:
             if key not in fn.shipped:
                 sig = ", ".join(f"{b.dtype.name}[{','.join(map(str, b.shape))}]"
                                 for b in blocks)
-                shipped = dask_ship.ship(fn.jit().lower_for(*blocks), fn.spec.name, sig)
+                file, line = fn.spec.where
+                shipped = dask_ship.ship(fn.jit().lower_for(*blocks), fn.spec.name, sig,
+                                         f"{os.path.basename(file)}:{line}")
                 if shipped is not None:
                     fn.shipped[key] = shipped
 

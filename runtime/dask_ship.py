@@ -43,8 +43,9 @@ class Shipped:
     positions: tuple[int, ...]
     ranges: tuple
     blas: bool
-    function: str = ""  # what the profiler calls it (the stage) and for which chunk shapes
-    signature: str = ""
+    function: str = ""  # what the profiler calls it (the stage), for which chunk shapes,
+    signature: str = ""  # and where the user's function is (file:line)
+    where: str = ""
 
 
 def wanted() -> bool:
@@ -60,7 +61,8 @@ def wanted() -> bool:
     return True
 
 
-def ship(compiled: Any, function: str = "", signature: str = "") -> Shipped | None:
+def ship(compiled: Any, function: str = "", signature: str = "",
+         where: str = "") -> Shipped | None:
     """What a worker needs to run `compiled` (a runtime.compiler.Compiled) without building
     it; None for a program that is not a plain C library (a prelude, a CUDA program)."""
     exe = compiled.executable
@@ -75,7 +77,7 @@ def ship(compiled: Any, function: str = "", signature: str = "") -> Shipped | No
     with _lock:  # worker threads of this process run the library it has loaded already
         _loaded.setdefault(digest, exe)
     return Shipped(compiled.program, data, digest, cpu_target(), tuple(compiled.positions),
-                   tuple(exe.input_ranges), uses_blas(compiled.program), function, signature)
+                   tuple(exe.input_ranges), uses_blas(compiled.program), function, signature, where)
 
 
 def executable(s: Shipped) -> Executable | None:
@@ -100,7 +102,7 @@ def executable(s: Shipped) -> Executable | None:
             lib = load(path, blas=s.blas)
             exe = _loaded[s.digest] = Executable(s.program, lib, list(s.ranges))
             if profiler.instrumented(lib):  # the client built it under profiling
-                profiler.register(s.function, "dask stage", s.signature, s.program, lib, {})
+                profiler.register(s.function, s.where, s.signature, s.program, lib, {})
     return exe
 
 

@@ -54,6 +54,7 @@ class StageSpec:
     nodes: tuple[StageNode, ...]
     outputs: tuple[int, ...]
     partial: Partial | None = None
+    where: tuple[str, int] = ("<dask stage>", 1)  # the user's function (file, line)
 
 
 def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
@@ -93,7 +94,10 @@ def stage_function(spec: StageSpec) -> Any:
     env: dict[str, Any] = {"_rebuild": _rebuild, "_spec": spec}
     comma = "," if params else ""
     exec(f"def {spec.name}({params}):\n    return _rebuild(_spec, ({params}{comma}))", env)
-    return env[spec.name]
+    fn = env[spec.name]
+    # the profiler names the file and line of the user's function, not "<string>"
+    fn.__code__ = fn.__code__.replace(co_filename=spec.where[0], co_firstlineno=spec.where[1])
+    return fn
 
 
 class Compiled:

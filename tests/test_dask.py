@@ -419,7 +419,7 @@ def test_profiler_collects_from_workers(client, monkeypatch):
         assert len(rows) == 1 and rows[0].calls == 10 and rows[0].total_s > 0
         per = [r for p in got.workers.values() for r in p.functions
                if r.function == rows[0].function]
-        assert sum(r.calls for r in per) == 10 and len(got.workers) == 2
+        assert sum(r.calls for r in per) == 10 and got.workers  # however Dask spread them
         assert sum(k.calls for k in got.merged.kernels if k.function == rows[0].function) == 10
         text = str(got)
         assert "Per Dask worker" in text and rows[0].function in text
@@ -445,3 +445,4 @@ def test_profile_cli_reports_worker_threads_once(tmp_path):
     assert "1499312.5" in out  # 3 * 499500 + 812.5
     row = next(line for line in out.splitlines() if "float32[100]" in line)
     assert " 10 " in row  # ten chunks, each counted once (worker threads are this process)
+    assert "(daskjob.py:6)" in row  # the stage is named after the user's function
