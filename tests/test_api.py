@@ -547,6 +547,7 @@ def test_import_leaves_the_compiler_stages_unloaded():
     assert out == "[]", out
 
 
+@pytest.mark.c_only
 def test_warm_first_call_of_an_elementwise_function_loads_only_what_it_needs(tmp_path):
     """Issue 19 (warm first call): a function without matmul, reduction, scan, sort or scatter
     does not load those lowering stages, the renderer (its C is cached) or numpy.random; one
