@@ -6,23 +6,15 @@ complex array (its dtype depends on the values)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from conftest import assert_same
-from test_complex import CDTYPES, special_grid
+from test_complex import CDTYPES, quiet_numpy, special_grid
 
 import fusejit
 from fusejit.errors import RuntimeFailure
 
 pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
-
-
-def _numpy(f, *args):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return f(*args)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
@@ -34,8 +26,8 @@ def test_nan_to_num_special_values(dtype: np.dtype) -> None:
                 np.nan_to_num(g, nan=1e300), np.nan_to_num(g[::-3].reshape(4, 12)),
                 np.nan_to_num(g[7]), np.nan_to_num(g.real), g * 1)
 
-    got = _numpy(fusejit.jit(f), g)
-    assert_same(got, _numpy(f, g), rtol=0.0)
+    got = quiet_numpy(fusejit.jit(f), g)
+    assert_same(got, quiet_numpy(f, g), rtol=0.0)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
@@ -45,7 +37,7 @@ def test_nan_to_num_copy_false_writes_the_argument(dtype: np.dtype) -> None:
         return z + 1
 
     g1, g2 = special_grid(dtype), special_grid(dtype)
-    assert_same(_numpy(fusejit.jit(f), g1), _numpy(f, g2), rtol=0.0)
+    assert_same(quiet_numpy(fusejit.jit(f), g1), quiet_numpy(f, g2), rtol=0.0)
     assert_same(g1, g2, rtol=0.0)
 
 
@@ -58,7 +50,7 @@ def test_real_if_close(dtype: np.dtype) -> None:
         return np.real_if_close(z), np.real_if_close(z * 1j + 3, tol=10 ** 17), \
             np.real_if_close(z[:0] * 5j), np.real_if_close(z.real)
 
-    assert_same(_numpy(fusejit.jit(f), z), _numpy(f, z), rtol=0.0)
+    assert_same(quiet_numpy(fusejit.jit(f), z), quiet_numpy(f, z), rtol=0.0)
     far = z + 0.5j
     assert np.real_if_close(far).dtype == dtype  # NumPy keeps it complex
     with pytest.raises(RuntimeFailure, match="NumPy would return the complex array"):
