@@ -56,7 +56,7 @@ def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
         return param[0] not in _COMPLEX_REDUCE
     if kind == "scan":  # cumprod: NumPy rounds some products with fma (layout-dependent)
         return param[0] != "cumsum"
-    return kind in ("clip", "round", "safecast", "matmul")
+    return kind in ("clip", "round", "safecast", "matmul", "linalg")
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,12 @@ BINARY = {s.name: s for s in [
 ]}
 
 
-STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan", "scatter", "sort")
+STRUCTURAL = ("reduce", "concat", "stack", "matmul", "scan", "scatter", "sort", "linalg")
+LINALG = ("solve", "inv", "det", "slogdet", "cholesky", "eigvalsh", "lstsq")
+# A program with a linalg node compares every float output to this relative tolerance (at
+# least): NumPy's single-precision LAPACK and fusejit's may differ by cond * n * eps; the
+# operands are built with a condition number below ~15 and n <= 8.
+LINALG_RTOL = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-10}
 
 
 def known_bug(kind: str, param: Any, dtype: np.dtype,
@@ -126,6 +131,11 @@ def known_bug(kind: str, param: Any, dtype: np.dtype,
     if kind == "ufunc" and param[0] == "nextafter" and dtype == np.float16:
         return "nextafter in float16 is refused (UnsupportedError): no float16 step in C"
     return None
+
+
+def linalg_approx(e: Expr) -> bool:
+    """Whether a linalg node's result is rounded (all but slogdet's sign, exactly +-1)."""
+    return e.kind == "linalg" and e.param != ("slogdet", 0)
 
 
 def is_approx(name: str, dtype: np.dtype) -> bool:
@@ -244,6 +254,13 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
         return np.stack(vals, axis=e.param)
     if k == "matmul":
         return vals[0] @ vals[1]
+    if k == "linalg":
+        fn, which = e.param
+        out = getattr(np.linalg, fn)(*vals)
+        out = out[which] if fn in ("slogdet", "lstsq") else out
+        if hook is not None and linalg_approx(e):
+            out = hook(out, "linalg")
+        return out
     raise AssertionError(f"unknown expression kind {k}")
 
 
@@ -545,15 +562,19 @@ class Generator:
         return self.array_leaf(sub_shape(ch, shape))
 
     # nodes ----------------------------------------------------------------------------------
-    def node(self, kind: str, children: list[Expr], param: Any) -> Expr | None:
-        """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it."""
+    def node(self, kind: str, children: list[Expr], param: Any,
+             generic_ok: bool = False) -> Expr | None:
+        """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it.
+        `generic_ok`: accept a NumPy-scalar probe (np.float64 and np.complex128 subclass
+        Python's float and complex, so a float64 ufunc's 0-d probe reads as Python-scalar
+        arithmetic; NOTE: without it no ufunc/clip node of float64 or complex128 result is
+        ever drawn -- left as is for the other draws, used by the linalg draw)."""
         probe_expr = Expr(kind, tuple(children), param)
         if kind in STRUCTURAL or (kind == "view" and param[0] == "reshape"):
             try:
                 with np.errstate(all="ignore"):
-                    out = np.asarray(_eval(probe_expr, (), lambda c: np.ones(c.shape, c.dtype),
-                                           None))
-            except (TypeError, ValueError, np.exceptions.AxisError):
+                    out = np.asarray(_eval(probe_expr, (), _probe_value, None))
+            except (TypeError, ValueError, np.exceptions.AxisError, np.linalg.LinAlgError):
                 return None
             if out.dtype not in DTYPES and not (self.complex_ok and out.dtype.kind == "c"):
                 return None
@@ -571,7 +592,8 @@ class Generator:
         except (TypeError, ValueError, OverflowError, IndexError, AttributeError,
                 np.exceptions.AxisError):
             return None
-        if isinstance(probe, (bool, int, float, complex)):
+        if isinstance(probe, (bool, int, float, complex)) and not (
+                generic_ok and isinstance(probe, np.generic)):
             return None  # Python-scalar arithmetic: not a NumPy program
         probe = np.asarray(probe)
         if probe.dtype not in DTYPES and probe.dtype != np.float16 and not (
@@ -767,7 +789,9 @@ class Generator:
         nd = len(target)
         exact = lambda s: self.strong(self.expr_exact(s, depth + 1), s)  # noqa: E731
         how = ch.choice(["reduce", "reduce", "reshape", "concat", "stack", "matmul", "scan",
-                         "scatter", "sort"])
+                         "scatter", "sort", "linalg"])
+        if how == "linalg":
+            return self._linalg(target, depth)
         if how == "sort" and nd >= 1:
             fn = ch.choice(["sort", "argsort"])
             return self.node("sort", [exact(target)], (fn, ch.integer(-nd, nd - 1)))
@@ -825,6 +849,93 @@ class Generator:
             return self.node("matmul", [a, b], None)
         return None
 
+    def _linalg(self, target: tuple[int, ...], depth: int) -> Expr | None:
+        """np.linalg.solve/inv/det/slogdet/cholesky/eigvalsh/lstsq(a, b)[0] whose result is
+        `target`, on float32/float64 matrices built well conditioned from random expressions
+        (see _matrix); not over complex values."""
+        ch = self.ch
+        nd = len(target)
+        fn = ch.choice(list(LINALG))
+        dtype = ch.choice([np.dtype(np.float32), np.dtype(np.float64)])
+        k = ch.choice([1, 2, 3, 5])
+        if fn in ("det", "slogdet"):
+            a = self._matrix(target, k, k, dtype, ch.chance(0.5), depth)
+            if a is None:
+                return None
+            return self.node("linalg", [a], (fn, ch.integer(0, 1) if fn == "slogdet" else None))
+        if fn == "eigvalsh" and nd >= 1:
+            a = self._matrix(target[:-1], target[-1], target[-1], dtype, True, depth)
+            return None if a is None else self.node("linalg", [a], (fn, None))
+        if fn in ("inv", "cholesky") and nd >= 2 and target[-1] == target[-2]:
+            a = self._matrix(target[:-2], target[-1], target[-1], dtype,
+                             fn == "cholesky" or ch.chance(0.5), depth)
+            return None if a is None else self.node("linalg", [a], (fn, None))
+        if fn == "solve" and nd >= 1:
+            n = target[0] if nd == 1 else target[-2]
+            a = self._matrix(target[:-2], n, n, dtype, ch.chance(0.5), depth)
+            b = self._rhs(target, dtype, depth)
+            if a is None or b is None:
+                return None
+            return self.node("linalg", [a, b], (fn, None))
+        if fn == "lstsq" and nd in (1, 2):  # 2-d a only; b (m,) or (m, k)
+            n = target[0]
+            m = n + ch.choice([0, 1, 3])
+            a = self._matrix((), m, n, dtype, False, depth)
+            b_shape = (m,) + target[1:]
+            b = self._rhs(b_shape, dtype, depth)
+            if a is None or b is None:
+                return None
+            return self.node("linalg", [a, b], (fn, 0))
+        return None
+
+    def _rhs(self, shape: tuple[int, ...], dtype: np.dtype, depth: int) -> Expr | None:
+        """A right-hand side: a random expression as `dtype`, clipped to [-1e4, 1e4]. Values
+        near the dtype's max overflow inside the LU substitution in an order-dependent way
+        (float32 5x5 solve of b ~ +-3.4e38: NumPy's sgesv finite, fusejit's inf/NaN); that
+        is the float range's edge, not the condition of the system this draw checks."""
+        b = self._cast_to(self.strong(self.expr_exact(shape, depth + 1), shape), dtype)
+        if b is None:
+            return None
+        lim = lambda v: Expr("lit", (), v, np.dtype(np.float64), (), weak=True,  # noqa: E731
+                             probe=v)
+        return self.node("clip", [b, lim(-1e4), lim(1e4)], "fn", True)
+
+    def _cast_to(self, x: Expr, dtype: np.dtype) -> Expr | None:
+        """`x` as finite `dtype` values (None for complex `x`)."""
+        if x.dtype.kind == "c":
+            return None
+        if x.dtype != dtype:
+            x = self.node("astype", [x], dtype)
+        return None if x is None else self.node("ufunc", [x], ("nan_to_num", "fn"), True)
+
+    def _matrix(self, batch: tuple[int, ...], m: int, n: int, dtype: np.dtype, spd: bool,
+                depth: int) -> Expr | None:
+        """A well-conditioned (batch..., m, n) matrix from a random expression s clipped to
+        [-1, 1]: s @ swapaxes(s) / n + (n + 1) * I (symmetric positive definite, eigenvalues in
+        [n + 1, 2n + 1]) or s + (n + 1) * I (diagonally dominant, singular values in
+        [1, n + 1 + sqrt(m n)])."""
+        shape = batch + (m, n)
+        s = self._cast_to(self.strong(self.expr_exact(shape, depth + 1), shape), dtype)
+        one = lambda v: Expr("lit", (), v, np.dtype(np.float64), (), weak=True,  # noqa: E731
+                             probe=v)
+        if s is None:
+            return None
+        s = self.node("clip", [s, one(-1.0), one(1.0)], "fn", True)
+        if s is None:
+            return None
+        if spd and m == n:
+            perm = tuple(range(len(batch))) + (len(shape) - 1, len(shape) - 2)
+            t = self.node("view", [s], ("transpose", perm))
+            s = None if t is None else self.node("matmul", [s, t], None)
+            s = None if s is None else self.node("ufunc", [s, Expr(
+                "lit", (), n, np.dtype(np.int64), (), weak=True, probe=n)], ("divide", "op"),
+                True)
+            if s is None:
+                return None
+        eye = (np.eye(m, n) * (n + 1)).astype(dtype)
+        return self.node("ufunc", [s, Expr("lit", (), eye, dtype, (m, n),
+                                           probe=np.zeros((), dtype))], ("add", "op"), True)
+
     def _scatter(self, target: tuple[int, ...], depth: int) -> Expr | None:
         """A scatter into a copy of an expression of `target`'s shape (exprgen._scatter): its
         index a constant with repeats and negative values, or computed from an expression."""
@@ -876,6 +987,13 @@ class Generator:
         return e
 
 
+def _probe_value(c: Expr) -> np.ndarray:
+    """Ones of `c`'s shape; an identity in the last two axes (so a linalg probe is regular)."""
+    if len(c.shape) < 2:
+        return np.ones(c.shape, c.dtype)
+    return np.zeros(c.shape, c.dtype) + np.eye(c.shape[-2], c.shape[-1], dtype=c.dtype)
+
+
 def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
     if len(small) > len(big):
         return False
@@ -904,6 +1022,13 @@ def make_hook(mode: str, seed: int = 0) -> Hook:
             sign = rng.choice(np.array([-1.0, 1.0]), size=arr.shape)
         else:
             sign = np.full(arr.shape, 1.0 if mode == "up" else -1.0)
+        if name == "linalg":  # a norm-wise error: an absolute nudge, on the non-zeros
+            if arr.size == 0:
+                return v
+            big = float(np.max(np.abs(arr), initial=0.0, where=np.isfinite(arr)))
+            delta = LINALG_RTOL[arr.dtype] / 64 * big
+            out = np.where(arr != 0, arr + sign * delta, arr).astype(arr.dtype)
+            return out[()] if isinstance(v, np.generic) else out
         if name in ZERO_SIGN_UNSPECIFIED:
             out = np.where(arr == 0, np.copysign(arr, sign).astype(arr.dtype), arr)
             return out[()] if isinstance(v, np.generic) else out
@@ -928,10 +1053,22 @@ def has_approx(result: Any) -> bool:
             continue
         seen.add(id(e))
         if e.kind == "ufunc" and (is_approx(e.param[0], e.dtype)
-                                  or e.param[0] in ZERO_SIGN_UNSPECIFIED):
+                                  or e.param[0] in ZERO_SIGN_UNSPECIFIED) or linalg_approx(e):
             return True
         stack.extend(e.children)
     return False
+
+
+def linalg_rtol(result: Any) -> float:
+    """The relative tolerance (at least) for every float output of a program with linalg
+    nodes (LINALG_RTOL of the loosest one); 0.0 without them."""
+    return max((LINALG_RTOL[e.dtype] for e in _nodes(result) if linalg_approx(e)),
+               default=0.0)
+
+
+def _rtol(dtype: np.dtype, floor: float) -> float:
+    """`dtype`'s tolerance (a complex dtype's: its parts'), at least `floor`."""
+    return max(rtol_for(np.empty(0, dtype).real.dtype), floor)
 
 
 def evaluate(result: Any, args: list[Any], hook: Hook | None = None) -> Any:
@@ -946,16 +1083,19 @@ def stable_masks(result: Any, args: list[Any], expected: Any) -> list[np.ndarray
     if not has_approx(result):
         return [None] * len(exp_leaves)
     masks = [np.ones(v.shape, bool) for v in exp_leaves]
+    floor = linalg_rtol(result)
     for mode, seed in [("up", 0), ("down", 0), ("random", 1), ("random", 2)]:
         pert = [np.asarray(v) for v in leaves(evaluate(result, args, make_hook(mode, seed)))]
         for m, p, e in zip(masks, pert, exp_leaves):
-            m &= np.broadcast_to(match_mask(p.astype(e.dtype), e), m.shape)
+            m &= np.broadcast_to(match_mask(p.astype(e.dtype), e, _rtol(e.dtype, floor)),
+                                 m.shape)
     return masks
 
 
 def assert_matches(got_leaves: list[Any], exp_leaves: list[Any],
-                   masks: list[np.ndarray | None], what: str) -> None:
-    """Values of flat outputs (dtype and shape checked separately) on the stable elements."""
+                   masks: list[np.ndarray | None], what: str, rtol_floor: float = 0.0) -> None:
+    """Values of flat outputs (dtype and shape checked separately) on the stable elements, to
+    their dtype's tolerance but at least `rtol_floor` (linalg_rtol)."""
     assert len(got_leaves) == len(exp_leaves), f"{what}: {len(got_leaves)} outputs"
     for i, (g, e, m) in enumerate(zip(got_leaves, exp_leaves, masks)):
         g, e = np.asarray(g), np.asarray(e)
@@ -963,8 +1103,7 @@ def assert_matches(got_leaves: list[Any], exp_leaves: list[Any],
         assert g.shape == e.shape, f"{what} output {i}: shape {g.shape} != {e.shape}"
         # complex outputs: each part to its float dtype's tolerance (a real transcendental's
         # value may flow into a complex result)
-        part = np.empty(0, e.dtype).real.dtype
-        ok = match_mask(g, e, rtol_for(part))
+        ok = match_mask(g, e, _rtol(e.dtype, rtol_floor))
         if m is not None:
             ok = ok | ~m
         if not np.all(ok):
@@ -1023,11 +1162,12 @@ def check_program(result: Any, specs: list[ArgSpec], seed: int, *, interpreter: 
         assert_unmodified(snap)
         return jf
     masks = stable_masks(result, args, expected)
+    floor = linalg_rtol(result)
     got = jf(*args)
     assert_unmodified(snap)
     assert_types(got, expected)
     exp_leaves = leaves(expected)
-    assert_matches(leaves(got), exp_leaves, masks, "compiled vs NumPy")
+    assert_matches(leaves(got), exp_leaves, masks, "compiled vs NumPy", floor)
     got2 = jf(*args)
     assert jf.trace_count == 1, "second call with the same signature retraced"
     assert_same(got2, got, rtol=0.0)
@@ -1038,8 +1178,9 @@ def check_program(result: Any, specs: list[ArgSpec], seed: int, *, interpreter: 
         with np.errstate(all="ignore"):
             flat = interpret(graph, inputs)
             flat_opt = interpret(optimise(graph), inputs)
-        assert_matches(flat, exp_leaves, masks, "interpret(trace) vs NumPy")
-        assert_matches(flat_opt, exp_leaves, masks, "interpret(optimise(trace)) vs NumPy")
+        assert_matches(flat, exp_leaves, masks, "interpret(trace) vs NumPy", floor)
+        assert_matches(flat_opt, exp_leaves, masks, "interpret(optimise(trace)) vs NumPy",
+                       floor)
     return jf
 
 

@@ -8,7 +8,9 @@ constant index arrays), and one to four outputs of different broadcast shapes re
 value, tuple, list or dict. The structural
 programs add reductions (axis, negative axis, keepdims), reshapes (splitting and merging),
 concatenate/stack, matmul, scans and scatters (`x[i] = v`, `x[i] += v`, np.add.at,
-`x[np.arange(n), i] -= v`; constant or computed indices) anywhere in the DAG. The compiled
+`x[np.arange(n), i] -= v`; constant or computed indices) and np.linalg (solve, inv, det,
+slogdet, cholesky, eigvalsh, lstsq on well-conditioned float matrices, compared at
+exprgen.LINALG_RTOL) anywhere in the DAG. The compiled
 result must equal NumPy's, and `interpret(trace(f))` and `interpret(optimise(trace(f)))` must
 equal NumPy's too (see exprgen.check_program). Set FUSEJIT_FUZZ_SEEDS=N to run more seeds.
 """
@@ -81,7 +83,7 @@ def test_fuzz_structural(seed: int) -> None:
     try:
         check_program(result, specs, seed, interpreter=True, share=share)
     except UnsupportedError as e:
-        if on_cuda() and ("scan" in str(e) or "scatter" in str(e)
+        if on_cuda() and ("scan" in str(e) or "scatter" in str(e) or "LAPACK" in str(e)
                           or "sorts or searches" in str(e)):  # the CUDA backend refuses them
             pytest.skip(f"structural seed {seed}: {e}")
         raise
@@ -126,7 +128,7 @@ def test_fuzz_structural_programs_are_varied() -> None:
     from exprgen import leaves
 
     kinds: dict[str, int] = {}
-    for seed in range(N_STRUCTURAL):
+    for seed in range(max(N_STRUCTURAL, 80)):  # building is cheap: at least 80 seeds
         result, _, _ = random_program(seed, structural=True)
         stack, seen = list(leaves(result)), set()
         while stack:
@@ -139,6 +141,22 @@ def test_fuzz_structural_programs_are_varied() -> None:
             stack.extend(e.children)
     for kind in ("reduce", "reshape", "concat", "stack", "matmul", "scan", "scatter"):
         assert kinds.get(kind, 0) >= 3, (kind, kinds)
+
+
+def test_fuzz_structural_programs_use_linalg() -> None:
+    """Some structural programs do contain np.linalg nodes, of several functions (not
+    vacuous); the complex programs draw none (exprgen.complex_refused)."""
+    from exprgen import _nodes
+
+    fns: dict[str, int] = {}
+    with_linalg = 0
+    for seed in range(120):  # building programs is cheap: more seeds than are run
+        result, _, _ = random_program(seed, structural=True)
+        found = [e.param[0] for e in _nodes(result) if e.kind == "linalg"]
+        with_linalg += bool(found)
+        for fn in found:
+            fns[fn] = fns.get(fn, 0) + 1
+    assert with_linalg >= 8 and len(fns) >= 5, (with_linalg, fns)
 
 
 def test_fuzz_programs_are_varied() -> None:
