@@ -42,7 +42,8 @@ DIMS = [1, 2, 3, 5, 8]
 
 def random_program(seed: int, structural: bool = False, complex_ok: bool = False):
     ch = SeededChooser(seed + (1 << 20 if structural else 0) + (1 << 21 if complex_ok else 0))
-    pool = list({ch.choice(DTYPES) for _ in range(ch.integer(1, 3))})
+    # an ordered pool (not a set): a seed draws the same program whatever PYTHONHASHSEED is
+    pool = list(dict.fromkeys(ch.choice(DTYPES) for _ in range(ch.integer(1, 3))))
     if complex_ok:  # one or both complex dtypes beside the real ones
         pool = list(dict.fromkeys([ch.choice(COMPLEX_DTYPES), *pool, ch.choice(COMPLEX_DTYPES)]))
     ndim = ch.integer(0, 3)
