@@ -30,6 +30,17 @@ def _shape(chunks: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
     return tuple(c[0] if c else 0 for c in chunks)
 
 
+def _count(c: int, chunks: tuple[int, ...], g: Any, plan: Any, assembly: Any) -> int:
+    """How many chunks class `c` has as the stages see it: after any rechunk (which may cut
+    the class finer than the arguments came), read off the first argument axis of the class."""
+    for node in g.inputs:
+        a = assembly.env.get(node.id)
+        dims = plan.dims.get(node.id, ())
+        if a is not None and hasattr(a, "chunks") and c in dims:
+            return len(a.chunks[list(dims).index(c)])
+    return len(chunks)
+
+
 def explain(jf: Any, args: tuple) -> DaskExplanation:
     """Build (not run) the Dask graph of `jf(*args)` and describe it; each stage's program
     is compiled for its first chunk's shapes (chunks of other shapes compile alike)."""
@@ -52,7 +63,7 @@ def explain(jf: Any, args: tuple) -> DaskExplanation:
                          f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
                          f"{list(_shape(a.chunks))}")
     for c, chunks in plan.chunked.items():
-        lines.append(f"  axis class c{c}: cut into {len(chunks)} chunks")
+        lines.append(f"  axis class c{c}: cut into {_count(c, chunks, g, plan, assembly)} chunks")
     lines += describe_plan(plan)
     stages = []
     for spec, fn, arrays, partial in assembly.made:

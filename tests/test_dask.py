@@ -206,6 +206,10 @@ def test_rechunking_keeps_chunks_within_dask_chunk_size():
     with dask.config.set({"array.chunk-size": "4KiB"}):
         y = check(lambda x: np.cumsum(x, axis=1), x, rtol=1e-5)
     assert y.chunks == ((4,) * 16, (256,))
+    with dask.config.set({"array.chunk-size": "4KiB"}):
+        text = str(fusejit.jit(lambda x: np.cumsum(x, axis=1)).explain(x))
+    assert "x after rechunking: 16x1 chunks of [4, 256]" in text
+    assert "cut into 16 chunks" in text  # the rows as the stages get them, not the 2 of x
 
 
 def test_in_place_update_gives_a_new_array():
