@@ -116,6 +116,31 @@ def point_lines(stmts: Iterable[Stmt], program: Program,
     return lines
 
 
+def invariant_stmts(body: list[Stmt], fixed_load: Callable[[Load], bool]
+                    ) -> tuple[set[int], set[str]]:
+    """ids of the statements whose value is the same at every point of a row, and the
+    variables they define: constants, loads for which `fixed_load` says the access does not
+    move along the row (and whose gather indices are such values), and what is computed or
+    checked from them. The renderers run them once per row, before the point loop: gcc does
+    not move them out itself when they hold a check (fj_err) or a gather."""
+    fixed: set[str] = set()
+    out: set[int] = set()
+    for s in body:
+        if isinstance(s, Const):
+            ok = True
+        elif isinstance(s, Load):
+            ok = fixed_load(s) and all(t.var in fixed for t in s.index)
+        elif isinstance(s, (Compute, Check)):
+            ok = all(a in fixed for a in s.args)
+        else:
+            ok = False
+        if ok:
+            out.add(id(s))
+            if not isinstance(s, Check):
+                fixed.add(s.var)
+    return out, fixed
+
+
 def buffer_types(program: Program, stored: Iterable[int]) -> dict[int, tuple[str, bool]]:
     """{buffer: (C element type, written by the kernel)} for every buffer of `program`."""
     written = set(stored)

@@ -25,7 +25,7 @@ from ..lowering.loop_ir import (
     Stmt,
     Store,
 )
-from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms
+from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -154,28 +154,11 @@ def _float_total(r: Reduce, one_chunk: bool) -> str:
 
 
 def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
-    """ids of a phase's statements whose value is the same at every point of a row (loads
-    that do not move along the row, constants, and what is computed or checked from them):
-    they run once per row. gcc does not move them out itself when they hold a check or a
-    gather: the label's column in the cross-entropy gradient (lowering/scatter_rows.py),
-    gathered by vector gather instructions at every point, cost 2 ms of 9 a core."""
-    fixed: set[str] = set()
-    out: set[int] = set()
-    for s in body:
-        if isinstance(s, Const):
-            ok = True
-        elif isinstance(s, Load):
-            ok = (not any(s.access.strides[nouter:])
-                  and all(t.var in fixed for t in s.index))
-        elif isinstance(s, (Compute, Check)):
-            ok = all(a in fixed for a in s.args)
-        else:
-            ok = False
-        if ok:
-            out.add(id(s))
-            if not isinstance(s, Check):
-                fixed.add(s.var)
-    return out
+    """A phase's statements that are the same at every point of a row (`invariant_stmts`:
+    loads that do not move along the inner dims). Hoisting matters for a gather: the label's
+    column in the cross-entropy gradient (lowering/scatter_rows.py), gathered by vector
+    gather instructions at every point, cost 2 ms of 9 a core."""
+    return invariant_stmts(body, lambda s: not any(s.access.strides[nouter:]))[0]
 
 
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
