@@ -34,6 +34,13 @@ import workloads  # noqa: E402
 import workloads_rows  # noqa: E402
 
 
+def _rss() -> int:
+    """Run on a worker: its process's resident memory in bytes."""
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
 def forget(client: Any, arrays: list[Any]) -> None:
     """Release results and wait until the scheduler has dropped them, so the next run (the
     same keys) computes them again instead of finding them in memory."""
@@ -115,7 +122,7 @@ def out_of_core(gib: float, folder: str) -> None:
     import fusejit
 
     cols, chunk_rows = 4096, 8192
-    rows = int(gib * (1 << 30)) // (4 * cols) // chunk_rows * chunk_rows
+    rows = max(1, int(gib * (1 << 30)) // (4 * cols) // chunk_rows) * chunk_rows  # >= 1 chunk
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "big.npy")
     t0 = time.perf_counter()
@@ -135,13 +142,13 @@ def out_of_core(gib: float, folder: str) -> None:
                            dashboard_address=None, memory_limit="1GB", silence_logs=40)
     client = Client(cluster)
     try:
-        workers = set(client.scheduler_info()["workers"])
+        workers = set(client.nthreads())  # asked now (scheduler_info() can come back empty)
         t0 = time.perf_counter()
         total = client.compute(f(x), sync=True)
         took = time.perf_counter() - t0
-        info = client.scheduler_info()["workers"]
-        same = set(info) == workers
-        memory = [w["metrics"]["memory"] for w in info.values()]
+        rss = client.run(_rss)
+        same = set(rss) == workers
+        memory = list(rss.values())
     finally:
         client.close()
         cluster.close()
