@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import ops as O
+from .ir import Node
 from .ops_complex import check_complex
 from .tracer import (
     Tracer,
@@ -78,9 +79,32 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
         if exact is not None:
             return exact
     inputs = [to_node(a, _compute_dtype(d)) for a, d in zip(args, loop)]
-    node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
+    if op.name in _FIRST_ON_TIES_F16 and loop[0] == np.float16:
+        node = _half_extreme(op.name, inputs, shape)
+    else:
+        node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
+
+
+# Their float16 loops in NumPy return the first operand on a +0.0/-0.0 tie: _half_extreme.
+_FIRST_ON_TIES_F16 = frozenset({"maximum", "minimum", "fmax", "fmin"})
+
+
+
+def _half_extreme(name: str, inputs: list[Node], shape: tuple[int, ...]) -> Node:
+    """NumPy's float16 maximum/minimum/fmax/fmin loops: `a >= b` (`<=` for the minimums)
+    or a NaN in a (maximum/minimum) resp. in b (fmax/fmin) picks a, else b; so a tie of
+    +0.0 and -0.0 gives the first operand (fusejit's float helpers give the second, as
+    NumPy's float32/float64 SIMD loops do)."""
+    a, b = inputs
+    f32, b8 = np.dtype(np.float32), np.dtype(bool)
+    compare = "greater_equal" if name in ("maximum", "fmax") else "less_equal"
+    nan_of = a if name in ("maximum", "minimum") else b
+    pick_a = make_node("logical_or", [make_node(compare, [a, b], shape, b8),
+                                      make_node("isnan", [nan_of], nan_of.shape, b8)],
+                       shape, b8)
+    return make_node("where", [pick_a, a, b], shape, f32)
 
 
 # Comparison -> the same comparison with its operands swapped.

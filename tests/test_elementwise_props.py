@@ -288,6 +288,23 @@ def test_float_int64_float_round_trip_keeps_the_sign_of_zero(dtype: type) -> Non
     assert_same(fusejit.jit(f)(x), f(x))
 
 
+def test_float16_extremes_pick_the_first_operand_on_a_signed_zero_tie() -> None:
+    """Was a bug (found by test_binary_sweep with a newer hypothesis): NumPy's float16
+    maximum/minimum/fmax/fmin return the first operand when +0.0 and -0.0 tie (its float32 and
+    float64 SIMD loops, the second); fusejit gave the second for float16 too."""
+    from conftest import assert_same
+
+    import fusejit
+
+    def f(a, b):
+        return (np.maximum(a, b), np.minimum(a, b), np.fmax(a, b), np.fmin(a, b),
+                np.maximum(a > 0, b), np.fmin(b, a))
+
+    vals = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5], np.float16)
+    a, b = np.meshgrid(vals, vals)
+    assert_same(fusejit.jit(f)(a, b), f(a, b))
+
+
 def test_known_bug_nextafter_float16() -> None:
     """A float16 nextafter cannot be computed in float32 (the step is a float16 ulp): fusejit
     refuses it at trace time instead of returning a different answer."""
