@@ -43,7 +43,7 @@ COMPLEX_DTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
 # around the rest, which fusejit refuses at trace time (tests/test_complex.py checks that).
 # matmul: Inf/NaN follow the BLAS's own formulas.
 _COMPLEX_UFUNCS = frozenset(COMPLEX_C) | {"nan_to_num"}
-_COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all")
+_COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all", "max", "min", "argmax")
 
 
 def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
@@ -55,8 +55,8 @@ def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
     if kind == "reduce":
         return param[0] not in _COMPLEX_REDUCE
     if kind == "scan":  # cumprod: NumPy rounds some products with fma (layout-dependent)
-        return param[0] != "cumsum"
-    return kind in ("clip", "round", "safecast", "matmul", "linalg")
+        return param[0] == "cumprod"
+    return kind in ("round", "safecast", "matmul", "linalg")
 
 
 @dataclass(frozen=True)

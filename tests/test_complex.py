@@ -284,10 +284,8 @@ def test_random_complex_programs(steps, ops) -> None:
 
 
 @pytest.mark.parametrize("fn", [
-    lambda z: np.max(z), lambda z: z.min(axis=0), lambda z: np.argmax(z),
-    lambda z: np.maximum(z, 0), lambda z: np.clip(z, 0, 1), np.maximum.accumulate,
-    lambda z: np.linalg.inv(z.reshape(2, 2)),
-], ids=["max", "min", "argmax", "maximum", "clip", "maximum_accumulate", "inv"])
+    lambda z: np.linalg.inv(z.reshape(2, 2)), lambda z: np.linalg.det(z.reshape(2, 2)),
+], ids=["inv", "det"])
 def test_refused_clearly(fn) -> None:
     z = np.array([1 + 1j, 2 - 1j, -1j, 3], np.complex64)
     with pytest.raises(UnsupportedError, match="not supported"):
