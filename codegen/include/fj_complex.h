@@ -69,6 +69,21 @@ FJ_LM(double _Complex, cpow, double _Complex, double _Complex)
 /* A product that gcc may not fuse into an add/sub: see the header comment. */
 #define FJ_NOFMA(x) __builtin_assoc_barrier(x)
 
+/* complex128 -> complex64 (astype): each part rounded to float. gcc 12's SLP vectoriser folds
+ * (double _Complex)(float _Complex)z back to z at -O2 and above, the rounding lost (also when
+ * the parts are rounded one by one into __builtin_complex); an empty asm on the rounded parts
+ * keeps them. */
+#if defined(__x86_64__)
+#define FJ_KEEP_F32(r, i) __asm__("" : "+x"(r), "+x"(i))
+#else
+#define FJ_KEEP_F32(r, i) __asm__("" : "+g"(r), "+g"(i))
+#endif
+static inline float _Complex fj_cnarrow_c64(double _Complex a) {
+    float r = (float)__real__ a, i = (float)__imag__ a;
+    FJ_KEEP_F32(r, i);
+    return __builtin_complex(r, i);
+}
+
 #define FJ_CDEF(S, T, F)                                                                  \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
 static inline T _Complex fj_cmul_##S(T _Complex a, T _Complex b) {                        \
