@@ -145,8 +145,8 @@ def check_complex_node(op: str, dtypes: list[np.dtype], attrs: dict, where: str)
         check_complex(op, dtypes, where)
     elif op == "reduce" and attrs.get("fn") in ORDERED:
         raise UnsupportedError(f"np.{attrs['fn']} of complex values is not supported by fusejit"
-                               f"{where} (NumPy orders complex numbers lexicographically; "
-                               "fusejit does not)")
+                               f"{where} (as one reduce node: np.max/min/argmax/argmin compose "
+                               "it of real reductions, frontend/complex_order.py)")
     elif (kind == "library" and attrs.get("fn") != "lstsq"
           or kind == "scan" and attrs.get("fn") not in COMPLEX_C
           or op == "scatter" and attrs.get("fn") and attrs["fn"] not in COMPLEX_C):
