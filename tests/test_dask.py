@@ -95,6 +95,26 @@ def test_gather_by_chunked_indices_and_constants_cut_into_chunks():
     check(lambda x: x * np.arange(6) + np.arange(20)[:, None], x)  # constants, chunked
 
 
+SCALE = np.arange(6.0)
+
+
+def test_global_arrays_the_function_reads():
+    """A module-level array the function reads is an input read at each call, as on NumPy
+    arguments (it raised IndexError: the plan looked for it among the arguments)."""
+    global SCALE
+    x = rand((4, 6), (2, 6), np.float64)
+    f = fusejit.jit(lambda x: x * SCALE)
+    old = SCALE
+    try:
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+        SCALE = old * 2  # a new value, then a new dtype (traced again)
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+        SCALE = old.astype(np.float32)
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+    finally:
+        SCALE = old
+
+
 def test_same_function_on_numpy_then_dask_and_by_keyword():
     f = fusejit.jit(lambda x, y: x * y + 1)
     assert_same(f(np.ones(4), 2.0), np.full(4, 3.0))
