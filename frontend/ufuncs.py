@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import ops as O
+from .ir import Node
 from .ops_complex import check_complex
 from .tracer import (
     Tracer,
@@ -78,9 +79,28 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
         if exact is not None:
             return exact
     inputs = [to_node(a, _compute_dtype(d)) for a, d in zip(args, loop)]
-    node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
+    if op.name in HALF_PICK and out_dtype == np.float16:
+        node = half_pick(op.name, inputs[0], inputs[1], shape)
+    else:
+        node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
+
+
+# NumPy's float16 loops of these pick an operand with a plain comparison (ties, +0 against -0,
+# keep the first; its float32/float64 SIMD loops do not): op -> (comparison, NaN-tested side)
+HALF_PICK = {"minimum": ("less_equal", 0), "maximum": ("greater_equal", 0),
+             "fmin": ("less_equal", 1), "fmax": ("greater_equal", 1)}
+
+
+def half_pick(name: str, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
+    """`name` of float16 values (computed in float32) as NumPy's half loop: x where
+    `x cmp y` or the tested operand is NaN, else y."""
+    cmp, side = HALF_PICK[name]
+    b = np.dtype(bool)
+    nan = make_node("isnan", [(x, y)[side]], (x, y)[side].shape, b)
+    keep = make_node("logical_or", [make_node(cmp, [x, y], shape, b), nan], shape, b)
+    return make_node("where", [keep, x, y], shape, x.dtype)
 
 
 # Comparison -> the same comparison with its operands swapped.

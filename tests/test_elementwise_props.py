@@ -300,3 +300,26 @@ def test_known_bug_nextafter_float16() -> None:
     y = np.array([1.0, 2.0, 0.0], np.float16)
     with pytest.raises(fusejit.UnsupportedError, match="nextafter"):
         fusejit.jit(f)(x, y)
+
+
+def test_float16_extremes_and_clip_keep_numpys_ties() -> None:
+    """NumPy's float16 maximum/minimum/fmax/fmin/clip compare plainly, so of +0 and -0 the
+    first operand wins (its float32 loops differ, and fusejit computes float16 in float32);
+    found by test_binary_sweep: np.minimum(False, float16(-0.0)) is +0.0."""
+    from conftest import assert_same
+
+    import fusejit
+
+    v = np.array([np.nan, -np.inf, -1.0, -0.0, 0.0, 1.0, np.inf], np.float16)
+    x, lo, hi = (a.ravel() for a in np.meshgrid(v, v, v, indexing="ij"))
+
+    def f(x, lo, hi, m):
+        return (np.minimum(x, lo), np.maximum(x, lo), np.fmin(x, lo), np.fmax(x, lo),
+                np.clip(x, lo, hi), np.minimum(m, np.float16(-0.0)))
+
+    with np.errstate(invalid="ignore"):
+        want = f(x, lo, hi, x > 0)
+        got = fusejit.jit(f)(x, lo, hi, x > 0)
+    assert_same(got, want)
+    for g, w in zip(got, want):  # +0 and -0 compare equal: the signs too
+        assert (np.signbit(g) == np.signbit(w)).all()
