@@ -36,10 +36,11 @@ def _describe(node: Node) -> str:
 
 
 def active_nodes(created: list[Node], wrt: list[Node]) -> set[int]:
-    """Ids of the float nodes that depend on a `wrt` node (and the wrt nodes themselves)."""
+    """Ids of the float (and complex: `backward` refuses them) nodes that depend on a `wrt`
+    node, and the wrt nodes themselves."""
     active = {n.id for n in wrt}
     for n in created:
-        if n.dtype.kind == "f" and any(i.id in active for i in n.inputs):
+        if n.dtype.kind in "fc" and any(i.id in active for i in n.inputs):
             active.add(n.id)
     return active
 
@@ -86,6 +87,10 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
         g = combine(parts)
         op = OPS[node.op]
         rule = op.vjp
+        if any(i.dtype.kind == "c" and i.id in active for i in (node, *node.inputs)):
+            raise UnsupportedError(f"fusejit.grad: cannot differentiate through "
+                                   f"{_describe(node)}{_where(node)}: its value is complex, and "
+                                   "fusejit.grad differentiates float32/float64 values only")
         if isinstance(rule, Marker):
             if rule.kind in ("zero", "integer", "source"):
                 continue

@@ -2,8 +2,9 @@
 lstsq.
 
 Each becomes one `lapack` (or `lapack_solve`) node over operands cast to the dtype NumPy
-computes in (float32 when every operand is float32, else float64; NumPy's own TypeError for
-float16 and others), batched over the leading dims, whose stored result
+computes in (float64, float32 operands included: NumPy's linalg always calls the double
+LAPACK routines and casts the results back to float32; NumPy's own TypeError for float16 and
+others), batched over the leading dims, whose stored result
 (frontend/lapack_ref.py) the caller's values are views and elementwise ops of: det is
 sign * exp(log|det|) from slogdet, as NumPy computes it; eigh's eigenvalues and vectors are
 rows of one array. Shape errors are NumPy's LinAlgError / ValueError with NumPy's messages;
@@ -62,14 +63,23 @@ def _dtype1(t: T.Tracer) -> np.dtype:
     return np.linalg.inv(np.eye(1, dtype=t.dtype)).dtype
 
 
+def _wide(dtype: np.dtype) -> np.dtype:
+    """The dtype NumPy's linalg computes a `dtype` result in (its _commonType: double)."""
+    return np.dtype(np.float64) if dtype.kind == "f" else dtype
+
+
 def _scalar(t: T.Tracer) -> T.Tracer:
     return T.Tracer(t.node, scalar=True) if t.ndim == 0 else t
 
 
-def _lapack(t: T.Tracer, fn: str, shape: tuple[int, ...], uplo: str = "L") -> T.Tracer:
+def _lapack(t: T.Tracer, fn: str, shape: tuple[int, ...], uplo: str = "L",
+            wide: bool = False) -> T.Tracer:
+    """The `fn` node computed in NumPy's dtype (float64), its result cast to NumPy's result
+    dtype unless `wide`."""
     dtype = _dtype1(t)
-    node = T.make_node("lapack", [_operand(t, dtype)], shape, dtype, fn=fn, uplo=uplo)
-    return T.Tracer(node)
+    node = T.make_node("lapack", [_operand(t, _wide(dtype))], shape, _wide(dtype), fn=fn,
+                       uplo=uplo)
+    return T.Tracer(node if wide else T.cast_node(node, dtype))
 
 
 def solve(a: Any, b: Any) -> T.Tracer:
@@ -99,9 +109,9 @@ def solve(a: Any, b: Any) -> T.Tracer:
     k = tb.shape[-1]
     ta = np.broadcast_to(ta, batch + (n, n))
     tb = np.broadcast_to(tb, batch + (n, k))
-    node = T.make_node("lapack_solve", [_operand(ta, dtype), _operand(tb, dtype)],
-                       batch + (n, k), dtype, fn="solve")
-    x = T.Tracer(node)
+    node = T.make_node("lapack_solve", [_operand(ta, _wide(dtype)), _operand(tb, _wide(dtype))],
+                       batch + (n, k), _wide(dtype), fn="solve")
+    x = T.Tracer(T.cast_node(node, dtype))
     return x[..., 0] if vector else x
 
 
@@ -129,10 +139,11 @@ def slogdet(a: Any) -> Any:
 
 
 def det(a: Any) -> T.Tracer:
-    """np.linalg.det as NumPy computes it: sign * exp(log|det|)."""
+    """np.linalg.det as NumPy computes it: sign * exp(log|det|) in float64, then cast."""
     t = _stacked_square(a)
-    r = _lapack(t, "slogdet", t.shape[:-2] + (2,))
-    return _scalar(np.multiply(r[..., 0], np.exp(r[..., 1])))
+    r = _lapack(t, "slogdet", t.shape[:-2] + (2,), wide=True)
+    d = np.multiply(r[..., 0], np.exp(r[..., 1]))
+    return _scalar(T.Tracer(T.cast_node(d.node, _dtype1(t))))
 
 
 def _uplo(UPLO: Any) -> str:

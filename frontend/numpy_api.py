@@ -100,6 +100,10 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     shape = T.broadcast(*(T.shape_of(v) for v in (a, a_min, a_max)))
     compute = U._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
     nodes = [T.to_node(v, compute) for v in (a, a_min, a_max)]
+    if dtype == np.float16:  # NumPy's half clip: plain comparisons, ties keep the value
+        x = U.half_pick("maximum", nodes[0], nodes[1], shape)
+        node = T.cast_node(U.half_pick("minimum", x, nodes[2], shape), dtype)
+        return T.Tracer(node, scalar=shape == ())
     node = T.cast_node(T.make_node("clip", nodes, shape, compute), dtype)
     return T.Tracer(node, scalar=shape == ())
 

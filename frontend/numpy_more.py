@@ -243,9 +243,9 @@ def _nanarg(fn: str, a: Any, axis: Any, out: Any, keepdims: Any) -> Any:
     keep = False if keepdims is np._NoValue else bool(keepdims)
     t = _tracer(a)
     arg = np.argmax if fn == "argmax" else np.argmin
-    if t.dtype.kind != "f":
+    if t.dtype.kind not in "fc":
         return arg(t, axis=axis, keepdims=keep)
-    nan = np.isnan(t)
+    nan = np.isnan(t)  # complex: a NaN in either part becomes -inf+0j / inf+0j, as in NumPy
     fill = t.dtype.type(-np.inf if fn == "argmax" else np.inf)
     res = arg(np.where(nan, fill, t), axis=axis, keepdims=keep)
     if t.size == 0:

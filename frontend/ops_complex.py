@@ -68,6 +68,9 @@ COMPLEX_C: dict[str, Render] = {
     "less_equal": _fj("cle", 2),
     "greater": _fj("cgt", 2),
     "greater_equal": _fj("cge", 2),
+    "maximum": _fj("cmaximum", 2), "minimum": _fj("cminimum", 2),
+    "fmax": _fj("cfmax", 2), "fmin": _fj("cfmin", 2),
+    "clip": _fj("cclip", 3),
     "isnan": _parts("isnan(R) || isnan(I)"),
     "isinf": _parts("isinf(R) || isinf(I)"),
     "isfinite": _parts("isfinite(R) && isfinite(I)"),
@@ -113,8 +116,8 @@ def install(ops: dict, opdef: type) -> None:
         ops[name] = dataclasses.replace(op, c=_dispatch(op.c, render))
 
 
-# Reductions and other non-elementwise ops that order values: NumPy orders complex numbers
-# lexicographically; fusejit does not implement those orderings.
+# Reductions that order values: complex ones are composed of real reductions before a node is
+# made (frontend/complex_order.py), so a complex `reduce` node with one of these is refused.
 ORDERED = frozenset({"max", "min", "argmax", "argmin"})
 
 
@@ -126,8 +129,9 @@ def check_complex(op_name: str, dtypes: list[np.dtype], where: str) -> None:
                            " (complex numbers support + - * / **, abs, angle, conj, real, imag,"
                            " exp, log, sqrt, square, reciprocal, the trigonometric and "
                            "hyperbolic functions and their inverses, log2/log10/exp2/log1p/"
-                           "expm1, sign, rint, comparisons, isnan/isinf/isfinite, sum/prod/"
-                           "mean and matmul); compute it outside the compiled function")
+                           "expm1, sign, rint, comparisons, maximum/minimum/fmax/fmin, clip, "
+                           "isnan/isinf/isfinite, sum/prod/mean, max/min/argmax/argmin and "
+                           "matmul); compute it outside the compiled function")
 
 
 def check_complex_node(op: str, dtypes: list[np.dtype], attrs: dict, where: str) -> None:
@@ -141,8 +145,8 @@ def check_complex_node(op: str, dtypes: list[np.dtype], attrs: dict, where: str)
         check_complex(op, dtypes, where)
     elif op == "reduce" and attrs.get("fn") in ORDERED:
         raise UnsupportedError(f"np.{attrs['fn']} of complex values is not supported by fusejit"
-                               f"{where} (NumPy orders complex numbers lexicographically; "
-                               "fusejit does not)")
+                               f"{where} (as one reduce node: np.max/min/argmax/argmin compose "
+                               "it of real reductions, frontend/complex_order.py)")
     elif (kind == "library" and attrs.get("fn") != "lstsq"
           or kind == "scan" and attrs.get("fn") not in COMPLEX_C
           or op == "scatter" and attrs.get("fn") and attrs["fn"] not in COMPLEX_C):

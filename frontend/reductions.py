@@ -15,6 +15,7 @@ import numpy as np
 
 from . import ops as O
 from . import tracer as T
+from .complex_order import ORDERING, lexicographic
 
 # The reductions a `reduce` node performs, and the NumPy function that defines each.
 REDUCE_FNS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
@@ -57,6 +58,8 @@ def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
                             fn=fn, axes=axes, keepdims=keepdims) for p in ("real", "imag")]
         node = T.make_node("complex_pack", sums, shape, out_dtype)
         return T.Tracer(node, scalar=shape == ())
+    if t.dtype.kind == "c" and fn in ORDERING:  # NumPy's lexicographic order, NaN first
+        return lexicographic(t, fn, axes, keepdims, out_dtype)
     node = T.make_node("reduce", [t.node], shape, out_dtype, fn=fn, axes=axes, keepdims=keepdims)
     return T.Tracer(node, scalar=shape == ())
 
@@ -275,14 +278,18 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 def _nan_extreme(fn: str, a: Any, axis: Any, keepdims: bool) -> Any:
     t = _as_tracer(a)
-    if t.dtype.kind != "f":
-        return (max_ if fn == "max" else min_)(t, axis, None, keepdims)
-    # fmax/fmin ignore NaN; an all-NaN slice gives NaN, as NumPy's nanmax does.
-    fill = t.dtype.type(-np.inf if fn == "max" else np.inf)
+    extreme = max_ if fn == "max" else min_
+    if t.dtype.kind not in "fc":
+        return extreme(t, axis, None, keepdims)
+    # fmax/fmin ignore NaN; an all-NaN slice gives NaN, as NumPy's nanmax does: for complex
+    # values (lexicographic, NaN in either part) the first of its elements, as fmax.reduce.
+    inf = -np.inf if fn == "max" else np.inf
+    fill = t.dtype.type(complex(inf, inf) if t.dtype.kind == "c" else inf)
     masked = np.where(np.isnan(t), fill, t)
-    r = (max_ if fn == "max" else min_)(masked, axis, None, keepdims)
+    r = extreme(masked, axis, None, keepdims)
     all_nan = all_(np.isnan(t), axis, None, keepdims)
-    out = np.where(all_nan, t.dtype.type(np.nan), r)
+    nan = extreme(t, axis, None, keepdims) if t.dtype.kind == "c" else t.dtype.type(np.nan)
+    out = np.where(all_nan, nan, r)
     out.scalar = out.shape == ()  # a reduction to 0-d gives a NumPy scalar
     return out
 

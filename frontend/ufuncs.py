@@ -79,32 +79,28 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
         if exact is not None:
             return exact
     inputs = [to_node(a, _compute_dtype(d)) for a, d in zip(args, loop)]
-    if op.name in _FIRST_ON_TIES_F16 and loop[0] == np.float16:
-        node = _half_extreme(op.name, inputs, shape)
+    if op.name in HALF_PICK and out_dtype == np.float16:
+        node = half_pick(op.name, inputs[0], inputs[1], shape)
     else:
         node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
 
 
-# Their float16 loops in NumPy return the first operand on a +0.0/-0.0 tie: _half_extreme.
-_FIRST_ON_TIES_F16 = frozenset({"maximum", "minimum", "fmax", "fmin"})
+# NumPy's float16 loops of these pick an operand with a plain comparison (ties, +0 against -0,
+# keep the first; its float32/float64 SIMD loops do not): op -> (comparison, NaN-tested side)
+HALF_PICK = {"minimum": ("less_equal", 0), "maximum": ("greater_equal", 0),
+             "fmin": ("less_equal", 1), "fmax": ("greater_equal", 1)}
 
 
-
-def _half_extreme(name: str, inputs: list[Node], shape: tuple[int, ...]) -> Node:
-    """NumPy's float16 maximum/minimum/fmax/fmin loops: `a >= b` (`<=` for the minimums)
-    or a NaN in a (maximum/minimum) resp. in b (fmax/fmin) picks a, else b; so a tie of
-    +0.0 and -0.0 gives the first operand (fusejit's float helpers give the second, as
-    NumPy's float32/float64 SIMD loops do)."""
-    a, b = inputs
-    f32, b8 = np.dtype(np.float32), np.dtype(bool)
-    compare = "greater_equal" if name in ("maximum", "fmax") else "less_equal"
-    nan_of = a if name in ("maximum", "minimum") else b
-    pick_a = make_node("logical_or", [make_node(compare, [a, b], shape, b8),
-                                      make_node("isnan", [nan_of], nan_of.shape, b8)],
-                       shape, b8)
-    return make_node("where", [pick_a, a, b], shape, f32)
+def half_pick(name: str, x: Node, y: Node, shape: tuple[int, ...]) -> Node:
+    """`name` of float16 values (computed in float32) as NumPy's half loop: x where
+    `x cmp y` or the tested operand is NaN, else y."""
+    cmp, side = HALF_PICK[name]
+    b = np.dtype(bool)
+    nan = make_node("isnan", [(x, y)[side]], (x, y)[side].shape, b)
+    keep = make_node("logical_or", [make_node(cmp, [x, y], shape, b), nan], shape, b)
+    return make_node("where", [keep, x, y], shape, x.dtype)
 
 
 # Comparison -> the same comparison with its operands swapped.

@@ -71,6 +71,8 @@ class DaskCall:
         params = list(jf.signature.parameters)
         chunks, names = {}, {}
         for node, pos in zip(graph.inputs, positions):
+            if pos >= len(args):  # a global array the function reads: a NumPy value
+                continue
             a = args[pos]
             names[node.id] = params[pos]
             if isinstance(a, da.Array):
@@ -85,8 +87,15 @@ class DaskCall:
         code = getattr(jf.fn, "__code__", None)
         self.where = (code.co_filename, code.co_firstlineno) if code else ("<dask stage>", 1)
 
+    def values(self, args: tuple) -> tuple | None:
+        """The graph inputs' values: the arguments, then the global arrays the function
+        reads, read now (None when one changed type or shape: the caller traces again)."""
+        return args if self.graph.prelude is None else self.graph.prelude.evaluate(args)
+
     def __call__(self, args: tuple) -> Any:
-        return Assembly(self, args).run()
+        vals = self.values(args)
+        assert vals is not None, "call_plan traces again when a global changed"
+        return Assembly(self, vals).run()
 
     def token(self, key: Hashable) -> str:
         if key not in self.tokens:
@@ -318,7 +327,7 @@ def call_plan(jf: Any, args: tuple) -> DaskCall:
         plan = per_fn.get(key)
     except TypeError:  # an unhashable argument: trace says what is wrong with it
         plan, key = None, None
-    if plan is None:
+    if plan is None or plan.values(args) is None:
         plan = DaskCall(jf, args)
         if key is not None:
             per_fn[key] = plan

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..frontend import tracer as T
+from ..frontend.ops_complex import check_complex_node
 from . import dask_ship
 
 _local: dict[str, Any] = {}  # token -> this process's JitFunction of that stage
@@ -57,6 +58,18 @@ class StageSpec:
     where: tuple[str, int] = ("<dask stage>", 1)  # the user's function (file, line)
 
 
+def _node(op: str, inputs: list, shape: tuple[int, ...], dtype: np.dtype, attrs: dict,
+          loc: str | None) -> Any:
+    """make_node for a stage node, stamped with (and refusing in the name of) the user's
+    line of the node it rebuilds, not the line of the generated stage function."""
+    if np.dtype(dtype).kind == "c" or any(i.dtype.kind == "c" for i in inputs):
+        check_complex_node(op, [i.dtype for i in inputs] + [np.dtype(dtype)], attrs,
+                           f" at {loc}" if loc else "")
+    node = T.make_node(op, inputs, shape, dtype, **attrs)
+    node.loc = loc
+    return node
+
+
 def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
     """Run inside a trace: the stage's nodes again, each axis of a chunked class as long as
     the chunk (every other axis as traced on the whole arrays)."""
@@ -68,9 +81,7 @@ def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
     vals = [t.node for t in leaves]
     for n in spec.nodes:
         shape = tuple(s if c is None else size.get(c, s) for s, c in zip(n.shape, n.classes))
-        node = T.make_node(n.op, [vals[i] for i in n.inputs], shape, n.dtype, **n.attrs)
-        node.loc = n.loc
-        vals.append(node)
+        vals.append(_node(n.op, [vals[i] for i in n.inputs], shape, n.dtype, n.attrs, n.loc))
     outs = [vals[i] for i in spec.outputs]
     if spec.partial is not None:
         fn, axes, dtype, loc = spec.partial
@@ -78,13 +89,13 @@ def _rebuild(spec: StageSpec, leaves: tuple) -> Any:
         keep = tuple(1 if a in axes else s for a, s in enumerate(x.shape))
         if fn in ("argmax", "argmin"):
             extreme = "max" if fn == "argmax" else "min"
-            v = T.make_node("reduce", [x], keep, x.dtype, fn=extreme, axes=axes, keepdims=True)
-            i = T.make_node("reduce", [x], keep, dtype, fn=fn, axes=axes, keepdims=True)
-            outs = [v, i]
+            outs = [_node("reduce", [x], keep, x.dtype, {"fn": extreme, "axes": axes,
+                                                          "keepdims": True}, loc),
+                    _node("reduce", [x], keep, dtype, {"fn": fn, "axes": axes,
+                                                       "keepdims": True}, loc)]
         else:
-            outs = [T.make_node("reduce", [x], keep, dtype, fn=fn, axes=axes, keepdims=True)]
-        for node in outs:
-            node.loc = loc
+            outs = [_node("reduce", [x], keep, dtype, {"fn": fn, "axes": axes,
+                                                       "keepdims": True}, loc)]
     return tuple(T.Tracer(o) for o in outs)
 
 
@@ -93,7 +104,9 @@ def stage_function(spec: StageSpec) -> Any:
     params = ", ".join(f"x{i}" for i in range(len(spec.leaves)))
     env: dict[str, Any] = {"_rebuild": _rebuild, "_spec": spec}
     comma = "," if params else ""
-    exec(f"def {spec.name}({params}):\n    return _rebuild(_spec, ({params}{comma}))", env)
+    # one line: the body's frame is at co_firstlineno itself, so an error raised while a stage
+    # is traced or built names the user's function line (a second line named the line below)
+    exec(f"def {spec.name}({params}): return _rebuild(_spec, ({params}{comma}))", env)
     fn = env[spec.name]
     # the profiler names the file and line of the user's function, not "<string>"
     fn.__code__ = fn.__code__.replace(co_filename=spec.where[0], co_firstlineno=spec.where[1])

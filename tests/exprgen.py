@@ -43,7 +43,7 @@ COMPLEX_DTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
 # around the rest, which fusejit refuses at trace time (tests/test_complex.py checks that).
 # matmul: Inf/NaN follow the BLAS's own formulas.
 _COMPLEX_UFUNCS = frozenset(COMPLEX_C) | {"nan_to_num"}
-_COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all")
+_COMPLEX_REDUCE = ("sum", "mean", "prod", "any", "all", "max", "min", "argmax")
 
 
 def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
@@ -55,8 +55,8 @@ def complex_refused(kind: str, param: Any, dtypes: list[np.dtype]) -> bool:
     if kind == "reduce":
         return param[0] not in _COMPLEX_REDUCE
     if kind == "scan":  # cumprod: NumPy rounds some products with fma (layout-dependent)
-        return param[0] != "cumsum"
-    return kind in ("clip", "round", "safecast", "matmul", "linalg")
+        return param[0] == "cumprod"
+    return kind in ("round", "safecast", "matmul", "linalg")
 
 
 @dataclass(frozen=True)
@@ -303,6 +303,24 @@ def leaves(s: Any) -> list[Any]:
     out: list[Any] = []
     map_structure(out.append, s)
     return out
+
+
+def nonfinite_inside(result: Any, args: list[Any]) -> bool:
+    """Whether evaluating `result` on `args` (as NumPy, shared subexpressions once) makes a
+    NaN or an infinity anywhere, an intermediate value included."""
+    memo: dict[int, Any] = {}
+    found = [False]
+
+    def ev(e: Expr) -> Any:
+        if id(e) not in memo:
+            v = memo[id(e)] = _eval(e, tuple(args), ev, None)
+            a = np.asarray(v)
+            found[0] |= a.dtype.kind in "fc" and not bool(np.all(np.isfinite(a)))
+        return memo[id(e)]
+
+    with np.errstate(all="ignore"):
+        map_structure(ev, result)
+    return found[0]
 
 
 def build(result: Any, hook: Hook | None = None, share: bool = True,
@@ -562,13 +580,10 @@ class Generator:
         return self.array_leaf(sub_shape(ch, shape))
 
     # nodes ----------------------------------------------------------------------------------
-    def node(self, kind: str, children: list[Expr], param: Any,
-             generic_ok: bool = False) -> Expr | None:
-        """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it.
-        `generic_ok`: accept a NumPy-scalar probe (np.float64 and np.complex128 subclass
-        Python's float and complex, so a float64 ufunc's 0-d probe reads as Python-scalar
-        arithmetic; NOTE: without it no ufunc/clip node of float64 or complex128 result is
-        ever drawn -- left as is for the other draws, used by the linalg draw)."""
+    def node(self, kind: str, children: list[Expr], param: Any) -> Expr | None:
+        """The node, with dtype/shape asked of NumPy, or None if NumPy rejects it (or it is
+        Python-scalar arithmetic: a plain float or complex, not a NumPy scalar, which
+        np.float64 and np.complex128 are even though they subclass Python's float/complex)."""
         probe_expr = Expr(kind, tuple(children), param)
         if kind in STRUCTURAL or (kind == "view" and param[0] == "reshape"):
             try:
@@ -592,8 +607,7 @@ class Generator:
         except (TypeError, ValueError, OverflowError, IndexError, AttributeError,
                 np.exceptions.AxisError):
             return None
-        if isinstance(probe, (bool, int, float, complex)) and not (
-                generic_ok and isinstance(probe, np.generic)):
+        if isinstance(probe, (bool, int, float, complex)) and not isinstance(probe, np.generic):
             return None  # Python-scalar arithmetic: not a NumPy program
         probe = np.asarray(probe)
         if probe.dtype not in DTYPES and probe.dtype != np.float16 and not (
@@ -898,7 +912,7 @@ class Generator:
             return None
         lim = lambda v: Expr("lit", (), v, np.dtype(np.float64), (), weak=True,  # noqa: E731
                              probe=v)
-        return self.node("clip", [b, lim(-1e4), lim(1e4)], "fn", True)
+        return self.node("clip", [b, lim(-1e4), lim(1e4)], "fn")
 
     def _cast_to(self, x: Expr, dtype: np.dtype) -> Expr | None:
         """`x` as finite `dtype` values (None for complex `x`)."""
@@ -906,7 +920,7 @@ class Generator:
             return None
         if x.dtype != dtype:
             x = self.node("astype", [x], dtype)
-        return None if x is None else self.node("ufunc", [x], ("nan_to_num", "fn"), True)
+        return None if x is None else self.node("ufunc", [x], ("nan_to_num", "fn"))
 
     def _matrix(self, batch: tuple[int, ...], m: int, n: int, dtype: np.dtype, spd: bool,
                 depth: int) -> Expr | None:
@@ -920,7 +934,7 @@ class Generator:
                              probe=v)
         if s is None:
             return None
-        s = self.node("clip", [s, one(-1.0), one(1.0)], "fn", True)
+        s = self.node("clip", [s, one(-1.0), one(1.0)], "fn")
         if s is None:
             return None
         if spd and m == n:
@@ -928,13 +942,12 @@ class Generator:
             t = self.node("view", [s], ("transpose", perm))
             s = None if t is None else self.node("matmul", [s, t], None)
             s = None if s is None else self.node("ufunc", [s, Expr(
-                "lit", (), n, np.dtype(np.int64), (), weak=True, probe=n)], ("divide", "op"),
-                True)
+                "lit", (), n, np.dtype(np.int64), (), weak=True, probe=n)], ("divide", "op"))
             if s is None:
                 return None
         eye = (np.eye(m, n) * (n + 1)).astype(dtype)
         return self.node("ufunc", [s, Expr("lit", (), eye, dtype, (m, n),
-                                           probe=np.zeros((), dtype))], ("add", "op"), True)
+                                           probe=np.zeros((), dtype))], ("add", "op"))
 
     def _scatter(self, target: tuple[int, ...], depth: int) -> Expr | None:
         """A scatter into a copy of an expression of `target`'s shape (exprgen._scatter): its

@@ -103,6 +103,20 @@ def test_uncommon_casts_to_unsigned_in_range() -> None:
                         z.astype(np.uint64)), z)
 
 
+def test_complex128_to_complex64_rounds_before_widening_again() -> None:
+    # gcc 12's SLP vectoriser folded (double _Complex)(float _Complex)z back to z (found by
+    # the fuzzer once it drew complex128 nodes): fj_cnarrow_c64 keeps the rounding
+    z = np.array([0.14693437888070093 + 0.5447934137805772j, 1 / 3 - 2j / 3, 1e300 + 1e-300j])
+
+    def f(z, s):
+        return (z.astype(np.complex64).astype(np.complex128) * 1, z.astype(np.complex64) + z,
+                s.astype(np.complex64) + np.zeros(3))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # 1e300 overflows complex64, as NumPy
+        assert_same(fusejit.jit(f)(z, z[0]), f(z, z[0]), rtol=0.0)
+
+
 def test_complex_to_real_cast_warns() -> None:
     z = np.array([1 + 2j], np.complex64)
     with pytest.warns(np.exceptions.ComplexWarning):
@@ -284,10 +298,8 @@ def test_random_complex_programs(steps, ops) -> None:
 
 
 @pytest.mark.parametrize("fn", [
-    lambda z: np.max(z), lambda z: z.min(axis=0), lambda z: np.argmax(z),
-    lambda z: np.maximum(z, 0), lambda z: np.clip(z, 0, 1), np.maximum.accumulate,
-    lambda z: np.linalg.inv(z.reshape(2, 2)),
-], ids=["max", "min", "argmax", "maximum", "clip", "maximum_accumulate", "inv"])
+    lambda z: np.linalg.inv(z.reshape(2, 2)), lambda z: np.linalg.det(z.reshape(2, 2)),
+], ids=["inv", "det"])
 def test_refused_clearly(fn) -> None:
     z = np.array([1 + 1j, 2 - 1j, -1j, 3], np.complex64)
     with pytest.raises(UnsupportedError, match="not supported"):

@@ -95,6 +95,26 @@ def test_gather_by_chunked_indices_and_constants_cut_into_chunks():
     check(lambda x: x * np.arange(6) + np.arange(20)[:, None], x)  # constants, chunked
 
 
+SCALE = np.arange(6.0)
+
+
+def test_global_arrays_the_function_reads():
+    """A module-level array the function reads is an input read at each call, as on NumPy
+    arguments (it raised IndexError: the plan looked for it among the arguments)."""
+    global SCALE
+    x = rand((4, 6), (2, 6), np.float64)
+    f = fusejit.jit(lambda x: x * SCALE)
+    old = SCALE
+    try:
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+        SCALE = old * 2  # a new value, then a new dtype (traced again)
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+        SCALE = old.astype(np.float32)
+        assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+    finally:
+        SCALE = old
+
+
 def test_same_function_on_numpy_then_dask_and_by_keyword():
     f = fusejit.jit(lambda x, y: x * y + 1)
     assert_same(f(np.ones(4), 2.0), np.full(4, 3.0))
@@ -141,6 +161,10 @@ def test_argmax_ties_and_nan_match_numpy():
     a[7, 5] = a[11, 0] = np.nan
     check(lambda x: (np.argmax(x), np.argmin(x, axis=1), x.max()),
           da.from_array(a, chunks=(5, 4)))
+    if not on_cuda():  # complex: lexicographic, first NaN in either part (CUDA refuses them)
+        z = a + 1j * (np.arange(72).reshape(12, 6) % 3)
+        z[2, 1] = complex(5, np.nan)
+        check(lambda z: z.max(axis=0), da.from_array(z, chunks=(6, 3)))  # argmax inside
 
 
 def test_float32_sum_of_a_large_array_is_accurate():
@@ -271,6 +295,23 @@ def test_errors_before_anything_runs():
         fusejit.jit(lambda x: x.reshape(-1) + 1)(x)
     x1 = rand((40, 30), (10, 30))
     assert fusejit.jit(lambda x: x[:, 1:] * 2)(x1).shape == (40, 29)  # rows only: fine
+
+
+def test_stage_errors_name_the_users_line():
+    """An error raised while a stage is rebuilt for a chunk names the user's line of the node
+    (it named the generated stage function, one line below the user's `def`), and the stage
+    function's frame in the traceback is the user's `def` line itself."""
+    node = dask_stage.StageNode("reduce", (0,), (1,), (None,), np.dtype(np.complex64),
+                                {"fn": "max", "axes": (0,), "keepdims": True}, "user.py:12")
+    spec = dask_stage.StageSpec("f_chunk0", ((0,),), (node,), (1,), None, ("user.py", 10))
+    with pytest.raises(UnsupportedError, match=r"fusejit at user\.py:12 \(") as err:
+        fusejit.jit(dask_stage.stage_function(spec))(np.ones(4, np.complex64))
+    tb, lines = err.value.__traceback__, []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "f_chunk0":
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    assert lines == [10]
 
 
 def _own_cache_dir() -> str:

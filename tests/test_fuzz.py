@@ -124,6 +124,26 @@ def test_fuzz_complex_programs_use_complex() -> None:
     assert with_complex >= N_COMPLEX // 2, with_complex
 
 
+def test_fuzz_programs_draw_float64_and_complex128_ufuncs() -> None:
+    """Ufunc and clip nodes of every float and complex dtype are drawn (np.float64 and
+    np.complex128 probes subclass Python's float and complex; the generator once took them
+    for Python-scalar arithmetic and never drew a float64 or complex128 ufunc node)."""
+    from exprgen import leaves
+
+    seen: set[str] = set()
+    for seed in range(N_COMPLEX):
+        result, _, _ = random_program(seed, structural=seed % 2 == 1, complex_ok=True)
+        stack, done = list(leaves(result)), set()
+        while stack:
+            e = stack.pop()
+            if id(e) not in done:
+                done.add(id(e))
+                if e.kind in ("ufunc", "clip") and e.dtype is not None:
+                    seen.add(e.dtype.name)
+                stack.extend(e.children)
+    assert {"float32", "float64", "complex64", "complex128"} <= seen, seen
+
+
 def test_fuzz_structural_programs_are_varied() -> None:
     """The structural programs do contain every kind of structural node."""
     from exprgen import leaves

@@ -115,6 +115,21 @@ def test_broadcast_batches_and_fused_neighbours() -> None:
            tol=_tol(np.float64))
 
 
+def test_float32_is_computed_in_float64_as_numpy_does() -> None:
+    # Entries near float32's largest value: sgesv's elimination overflows to inf (and NaN
+    # results), NumPy's dgesv of the same matrices does not; results equal NumPy's bits.
+    a = np.array([[[-7.9099263e37, 3.3810276e38], [3.2696804e38, 1.2616855e38]],
+                  [[2.9380058e38, -2.6184581e38], [2.9064827e38, 3.1818981e38]]], np.float32)
+    b = np.array([[3.0091855e37, 3.7689347e37], [-2.3884046e38, 3.2138760e38]], np.float32)
+
+    def f(a, b):
+        return (np.linalg.solve(a, b[..., None])[..., 0], np.linalg.inv(a), np.linalg.det(a),
+                np.linalg.slogdet(a * 1e-38)[1], np.linalg.eigvalsh(a * 1e-38))
+
+    with np.errstate(over="ignore"):  # det overflows float32 in NumPy too: inf
+        assert_same(fusejit.jit(f)(a, b), f(a, b), rtol=0.0)
+
+
 @pytest.mark.parametrize("fn", ["solve", "inv", "cholesky", "eigh", "det"])
 def test_linalg_errors_after_the_call(fn: str) -> None:
     a = np.zeros((3, 3, 3))
@@ -155,7 +170,8 @@ def test_explain_cuda_and_export_refuse() -> None:
     a = _spd(np.random.default_rng(2), (4, 3, 3), np.float32)
     jf = fusejit.jit(lambda a: np.linalg.cholesky(a * 2) + 1)
     text = str(jf.explain(a))
-    assert "np.linalg cholesky batch [4] x [3x3] float32: SciPy LAPACK spotrf" in text
+    # float32 in, float64 LAPACK (NumPy's linalg computes in double and casts back)
+    assert "np.linalg cholesky batch [4] x [3x3] float64: SciPy LAPACK dpotrf" in text
     from fusejit.frontend.trace import trace
     from fusejit.lowering.lower import contiguous_strides, lower
     from fusejit.lowering.pipeline import optimise

@@ -20,6 +20,13 @@
  *                     fj_cpowi_T; b == 0 -> 1; a == 0 -> 0 where b's real part is > 0, else NaN;
  *                     else libm's cpow, as NumPy's npy_cpow calls it)
  *   fj_clt_T etc.     np.less ... : lexicographic, NaN-aware as NumPy's CLT/CLE/CGT/CGE
+ *   fj_cmaximum_T(a,b) np.maximum / np.minimum (fj_cminimum_T): a where a has a NaN part or
+ *                     CGE(a, b) (CLE), else b, as NumPy's loop: a NaN in either operand wins,
+ *                     the first one on ties; fj_cfmax_T / fj_cfmin_T: a where b has a NaN part
+ *                     or CGE(a, b) (CLE), else b (the non-NaN operand wins)
+ *   fj_cclip_T(x,lo,hi) np.clip (NumPy's clip loop, not maximum/minimum): t = x where x has a
+ *                     NaN part or x > lo in plain lexicographic order, else lo; then t where t
+ *                     has a NaN part or t < hi, else hi (ties go to the bound)
  *   fj_cabs_T(a)      np.abs: hypot of the parts (libm / libmvec), a real result
  *   cexp / clog / csqrt of libm: NumPy's own loops call them too (npy_cexp -> cexp), and so
  *                     csin ccos ctan csinh ccosh ctanh casin cacos catan casinh cacosh catanh
@@ -61,6 +68,21 @@ FJ_LM(double _Complex, cpow, double _Complex, double _Complex)
 
 /* A product that gcc may not fuse into an add/sub: see the header comment. */
 #define FJ_NOFMA(x) __builtin_assoc_barrier(x)
+
+/* complex128 -> complex64 (astype): each part rounded to float. gcc 12's SLP vectoriser folds
+ * (double _Complex)(float _Complex)z back to z at -O2 and above, the rounding lost (also when
+ * the parts are rounded one by one into __builtin_complex); an empty asm on the rounded parts
+ * keeps them. */
+#if defined(__x86_64__)
+#define FJ_KEEP_F32(r, i) __asm__("" : "+x"(r), "+x"(i))
+#else
+#define FJ_KEEP_F32(r, i) __asm__("" : "+g"(r), "+g"(i))
+#endif
+static inline float _Complex fj_cnarrow_c64(double _Complex a) {
+    float r = (float)__real__ a, i = (float)__imag__ a;
+    FJ_KEEP_F32(r, i);
+    return __builtin_complex(r, i);
+}
 
 #define FJ_CDEF(S, T, F)                                                                  \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
@@ -174,6 +196,25 @@ static inline int fj_cgt_##S(T _Complex a, T _Complex b) {                      
 static inline int fj_cge_##S(T _Complex a, T _Complex b) {                                \
     const T xr = __real__ a, xi = __imag__ a, yr = __real__ b, yi = __imag__ b;           \
     return (xr > yr && !isnan(xi) && !isnan(yi)) || (xr == yr && xi >= yi);               \
+}                                                                                          \
+static inline int fj_cnan_##S(T _Complex a) { return isnan(__real__ a) || isnan(__imag__ a); } \
+static inline T _Complex fj_cmaximum_##S(T _Complex a, T _Complex b) {                    \
+    return fj_cnan_##S(a) || fj_cge_##S(a, b) ? a : b;                                    \
+}                                                                                         \
+static inline T _Complex fj_cminimum_##S(T _Complex a, T _Complex b) {                    \
+    return fj_cnan_##S(a) || fj_cle_##S(a, b) ? a : b;                                    \
+}                                                                                         \
+static inline T _Complex fj_cfmax_##S(T _Complex a, T _Complex b) {                       \
+    return fj_cnan_##S(b) || fj_cge_##S(a, b) ? a : b;                                    \
+}                                                                                         \
+static inline T _Complex fj_cfmin_##S(T _Complex a, T _Complex b) {                       \
+    return fj_cnan_##S(b) || fj_cle_##S(a, b) ? a : b;                                    \
+}                                                                                         \
+static inline T _Complex fj_cclip_##S(T _Complex x, T _Complex lo, T _Complex hi) {       \
+    const T xr = __real__ x, xi = __imag__ x, lr = __real__ lo, li = __imag__ lo;         \
+    const T _Complex t = fj_cnan_##S(x) || xr > lr || (xr == lr && xi > li) ? x : lo;     \
+    const T tr = __real__ t, ti = __imag__ t, hr = __real__ hi, hi_ = __imag__ hi;        \
+    return fj_cnan_##S(t) || tr < hr || (tr == hr && ti < hi_) ? t : hi;                  \
 }
 
 FJ_CDEF(c64, float, f)
