@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..codegen.clapack import lapack_routine
 from ..codegen.cscan_blocks import blocks as scan_blocks
+from ..codegen.cscan_tiles import tile_rows
 from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
@@ -209,6 +210,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
         return (f"scan along rows of {k.domain[-1]} in {scan_blocks(k)} blocks per row, "
                 f"for each of {list(k.domain[:-1])} (blocks in parallel: their totals "
                 "first, then each block from the totals before it, in block order)")
+    if k.scan and tile_rows(k):
+        return (f"scan along rows of {k.domain[-1]}, in order, for each of "
+                f"{list(k.domain[:-1])} ({tile_rows(k)} rows at a time through tiles "
+                "transposed in registers; groups of rows in parallel)")
     if k.scan:
         return (f"scan along rows of {k.domain[-1]}, in order, for each of "
                 f"{list(k.domain[:-1])} (rows in parallel)")
