@@ -26,6 +26,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
+from .cprefetch import next_row_prefetch
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -123,6 +124,7 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         out.append(f"        const int64_t i{d} = fj_r % {k.outer[d]};")
         out.append(f"        fj_r /= {k.outer[d]};")
     out.append("        (void)fj_r;")
+    out += ["        " + line for line in next_row_prefetch(k)]
     for phase in k.phases:
         out.extend("        " + line for line in _phase(phase, k, nouter, ninner))
     for s in k.epilogue:
