@@ -13,6 +13,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import fusejit
+from fusejit.codegen.c import COptions, render
 
 # The CUDA backend refuses scan kernels (tested below), so a CUDA run skips the module.
 pytestmark = [pytest.mark.c_only,  # test bodies read drawn constants from their closures
@@ -212,3 +213,16 @@ def test_tiled_row_scans_are_numpys_order() -> None:
         assert got.dtype == want.dtype and np.array_equal(got, want)
     text = str(jf.explain(x32, x64, ints))
     assert text.count("rows at a time") == 4  # not the last: a column-layout scan
+
+
+def test_tiled_scan_streams_large_outputs() -> None:
+    """An output of 16 MiB or more is written with non-temporal stores from the line
+    boundary its rows share (the columns before it stored as usual); rows whose starts sit
+    at different offsets in their cache lines (2047 float32 columns) store as usual."""
+    x = RNG.standard_normal((2048, 2049)).astype(np.float32)
+    jf = fusejit.jit(lambda x: np.cumsum(x[:, 1:] * 2.0, axis=1))
+    assert np.array_equal(jf(x), np.cumsum(x[:, 1:] * 2.0, axis=1))
+    jg = fusejit.jit(lambda x: np.cumsum(x[:, :2048], axis=1) - 1.0)
+    assert np.array_equal(jg(x), np.cumsum(x[:, :2048], axis=1) - 1.0)
+    src = render(jg.lower_for(x).program, COptions())
+    assert "fj_stream(p" in src and "__builtin_ia32_movntdq" in src
