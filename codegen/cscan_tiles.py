@@ -37,35 +37,9 @@ from ..lowering.loop_ir import (
 )
 from .cexpr import buffer_decls, buffer_types, literal, point_lines
 from .cscan import columns, render_scan
+from .cstream import STREAM_BYTES, STREAM_C
 
 VECTOR_BYTES = 32  # one vector of R row totals (R = 8 float32 or 4 float64 rows)
-STREAM_BYTES = 16 << 20  # outputs this large are written with non-temporal stores
-STREAM_C = """#ifndef FJ_STREAM_DEFINED
-#define FJ_STREAM_DEFINED
-typedef long long fj_v2di __attribute__((vector_size(16)));
-/* `bytes` from src to dst; when nt, past the caches (dst 16-byte aligned, bytes a multiple
-   of 16): no read of dst's lines before they are written. fj_sfence orders such stores. */
-static inline void fj_stream(void *dst, const void *src, int64_t bytes, int nt) {
-#if defined(__SSE2__)
-    if (nt) {
-        for (int64_t b = 0; b < bytes; b += 16) {
-            fj_v2di v;
-            __builtin_memcpy(&v, (const char *)src + b, 16);
-            __builtin_ia32_movntdq((fj_v2di *)((char *)dst + b), v);
-        }
-        return;
-    }
-#endif
-    (void)nt;
-    __builtin_memcpy(dst, src, bytes);
-}
-static inline void fj_sfence(void) {
-#if defined(__SSE2__)
-    __builtin_ia32_sfence();
-#endif
-}
-#endif
-""".splitlines()
 _OPS = {"add": "+", "multiply": "*"}
 
 
