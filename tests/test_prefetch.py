@@ -43,3 +43,32 @@ def test_scatter_pieces_prefetch_their_streams() -> None:
     assert src.count("__builtin_prefetch(p") == 6  # 2 lines of w, 4 of i per 32 points
     jf = fusejit.jit(hist)
     np.testing.assert_allclose(jf(i, w), hist(i, w), rtol=1e-12, atol=1e-9)
+
+
+def test_row_max_min_fast_fold_keeps_nan_aware_results() -> None:
+    """A phase of float max/min alone folds with plain selects and reruns a row that held a
+    NaN with the NaN-aware fold (codegen/creduce.py): NaN rows, signed zeros and infinities
+    give NumPy's extremes exactly, a fused softmax NumPy's values."""
+    x = RNG.standard_normal((9, 70)).astype(np.float32)
+    x[1, 3] = np.nan
+    x[2, 69] = np.nan  # in the rest after the last whole lane group
+    x[3] = 0.0
+    x[3, ::2] = -0.0
+    x[4, 5] = np.inf
+    x[5, :] = -np.inf
+    x[6, 10] = np.nan
+    x[6, 11] = np.inf
+
+    def f(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return x.max(axis=1), x.min(axis=1), np.maximum.reduce(x * 2, axis=1), e / e.sum(
+            axis=1, keepdims=True)
+
+    with np.errstate(invalid="ignore"):
+        want = f(x)
+        got = fusejit.jit(f)(x)
+    for g, w in zip(got[:3], want[:3]):  # the extremes exactly, the sign of zero too
+        assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True)
+        assert np.array_equal(np.signbit(g), np.signbit(w))
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-5, atol=1e-7)  # NaN rows: NaN
+    run_both(lambda a: a.max(axis=1), x.astype(np.float64))
