@@ -27,6 +27,7 @@ from ..lowering.loop_ir import Kernel, Load, Program, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
+from .cscatter_own import owned, render_owned
 
 PARTS = 16  # pieces of the domain at most (fixed: the result must not depend on threads)
 PART_MIN = 1 << 15  # domain points per piece at least
@@ -93,12 +94,14 @@ def plan(k: Kernel, program: Program) -> tuple[Store, int, int] | None:
 
 
 def render_scatter_kernel(k: Kernel, fn: str, program: Program, slot: int) -> dict[str, Any]:
-    """The template view of scatter kernel `k`: in parallel pieces when `plan` allows,
-    else serial (codegen/cscatter.py). `slot`: the fj_buf entry free for the copies."""
-    serial = render_scatter(k, fn, program)
+    """The template view of scatter kernel `k`: in parallel pieces when `plan` allows, else by
+    owners of a large array's elements (codegen/cscatter_own.py), else serial
+    (codegen/cscatter.py). `slot`: the fj_buf entry free for the copies."""
     chosen = plan(k, program)
     if chosen is None:
-        return serial
+        return render_owned(k, fn, program) if owned(k, program) else render_scatter(
+            k, fn, program)
+    serial = render_scatter(k, fn, program)
     return _render_parallel(k, fn, program, slot, serial, *chosen)
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from ..codegen.clapack import lapack_routine
 from ..codegen.cscan_blocks import blocks as scan_blocks
 from ..codegen.cscan_tiles import tile_rows
+from ..codegen.cscatter_own import OWNERS
+from ..codegen.cscatter_own import owned as scatter_owned
 from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
@@ -223,6 +225,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
             return (f"scatter, accumulating in {chosen[1]} pieces in parallel over "
                     f"{list(k.domain)} (each into a private copy of the buffer; the copies "
                     "combined in piece order)")
+        if scatter_owned(k, program):
+            return (f"scatter by owners of {OWNERS} ranges of its array, in parallel over "
+                    f"{list(k.domain)} (each thread stores the points its ranges hold, in "
+                    "index order: the serial result)")
         return f"scatter, serial in index order over {list(k.domain)}"
     return f"elementwise over {list(k.domain)}"
 
