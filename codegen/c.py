@@ -46,6 +46,7 @@ from .clapack import lapack_decls, render_lapack
 from .creduce import part_doubles, render_reduce_kernel, render_split_reduce, split_parts
 from .cscan import render_scan
 from .cscan_blocks import blocks, render_blocked_scan
+from .cscan_tiles import render_tiled_scan, tile_rows
 from .cscatter_par import render_scatter_kernel
 from .csort import header as sort_header
 from .csort import render_sort
@@ -270,6 +271,7 @@ def render(program: Program, opts: COptions) -> str:
                if k.serial else
                render_blocked_scan(k, f"fj_{k.name}", program, len(program.buffers) + i)
                if k.scan and blocks(k) else
+               render_tiled_scan(k, f"fj_{k.name}", program) if k.scan and tile_rows(k) else
                render_scan(k, f"fj_{k.name}", program) if k.scan else
                render_sort(k, f"fj_{k.name}", program) if k.sort else
                _kernel_view(k, i, program, opts)

@@ -6,7 +6,9 @@ reductions; float64 sums are compensated in 4-16 lanes (FJ_KADD of fj_reduce.h),
 ones accumulate in double through its pairwise cascade (a row of one chunk needs none),
 arg-reductions follow FJ_LANES lanes, each keeping its first extreme with
 branch-free selects, and combine them at the end (first occurrence wins, NaN counts as the
-extreme, as in NumPy). Then the epilogue computes and stores the per-point results.
+extreme, as in NumPy); a phase of float max/min alone folds with plain selects and only
+notes NaNs, rerunning a row that held one with the NaN-aware selects. Then the epilogue
+computes and stores the per-point results.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
+from .cprefetch import next_row_prefetch
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -123,6 +126,7 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         out.append(f"        const int64_t i{d} = fj_r % {k.outer[d]};")
         out.append(f"        fj_r /= {k.outer[d]};")
     out.append("        (void)fj_r;")
+    out += ["        " + line for line in next_row_prefetch(k)]
     for phase in k.phases:
         out.extend("        " + line for line in _phase(phase, k, nouter, ninner))
     for s in k.epilogue:
@@ -205,28 +209,53 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             lines += [f"{t} fj_lm_{r.var}[FJ_LANES];",
                       f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) fj_lm_{r.var}[fj_l] = {ident};"]
     lines += before  # once per row: the same at every point of it
-    indent = ""
-    for d in range(nouter, nouter + ninner - 1):
-        lines.append(f"{indent}for (int64_t i{d} = 0; i{d} < {k.domain[d]}; i{d}++) {{")
-        indent += "    "
-    lo, hi = span or ("0", str(k.domain[-1]))
-    lines.append(f"{indent}for (int64_t fj_c = {lo}; fj_c < {hi}; fj_c += FJ_CHUNK) {{")
-    lines.append(f"{indent}    const int64_t fj_cn = {hi} - fj_c < FJ_CHUNK ? "
-                 f"{hi} - fj_c : FJ_CHUNK;")
-    clauses = []
-    for r in reduces:
-        op = accumulator(r)[2]
-        if r in ksums:
-            continue
-        if r.fn == "sum" and r.in_dtype.kind == "f":
-            lines.append(f"{indent}    double fj_a_{r.var} = 0.0;")
-        if op is not None and r not in lanes:
-            clauses.append(f"reduction({op}:fj_a_{r.var})")
-    if any(isinstance(s, Check) for s in body):
-        clauses.append("reduction(|:fj_err)")
-    point = []  # the statements at point j of the chunk
-    for s in body:
-        point.append(point_stmt(s, nouter, "fj_c + j"))
+
+    def nest(point: list[str], extra: list[str]) -> list[str]:
+        """The loop nest over the row with the statements `point` at each point of it."""
+        out: list[str] = []
+        indent = ""
+        for d in range(nouter, nouter + ninner - 1):
+            out.append(f"{indent}for (int64_t i{d} = 0; i{d} < {k.domain[d]}; i{d}++) {{")
+            indent += "    "
+        lo, hi = span or ("0", str(k.domain[-1]))
+        out.append(f"{indent}for (int64_t fj_c = {lo}; fj_c < {hi}; fj_c += FJ_CHUNK) {{")
+        out.append(f"{indent}    const int64_t fj_cn = {hi} - fj_c < FJ_CHUNK ? "
+                   f"{hi} - fj_c : FJ_CHUNK;")
+        clauses = list(extra)
+        for r in reduces:
+            op = accumulator(r)[2]
+            if r in ksums:
+                continue
+            if r.fn == "sum" and r.in_dtype.kind == "f":
+                out.append(f"{indent}    double fj_a_{r.var} = 0.0;")
+            if op is not None and r not in lanes:
+                clauses.append(f"reduction({op}:fj_a_{r.var})")
+        if any(isinstance(s, Check) for s in body):
+            clauses.append("reduction(|:fj_err)")
+        pragma = f"#pragma omp simd {' '.join(clauses)}".rstrip()
+        if lane_loop:  # groups of `nl` points, one per lane (a vector), then the rest
+            loops = ["int64_t fj_q = 0;",
+                     f"for (; fj_q + {nl} <= fj_cn; fj_q += {nl}) {{", f"    {pragma}",
+                     f"    for (int64_t fj_l = 0; fj_l < {nl}; fj_l++) {{",
+                     "        const int64_t j = fj_q + fj_l;", *(f"        {p}" for p in point),
+                     "    }", "}",
+                     "for (int64_t fj_l = 0; fj_l < fj_cn - fj_q; fj_l++) {",
+                     "    const int64_t j = fj_q + fj_l;", *(f"    {p}" for p in point), "}"]
+        else:
+            loops = [pragma, "for (int64_t j = 0; j < fj_cn; j++) {",
+                     *(f"    {p}" for p in point), "}"]
+        out += [f"{indent}    {line}" for line in loops]
+        for r in reduces:
+            if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
+                out.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else
+                           f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
+        out.append(f"{indent}}}")
+        for _ in range(ninner - 1):
+            indent = indent[:-4]
+            out.append(f"{indent}}}")
+        return out
+
+    point = [point_stmt(s, nouter, "fj_c + j") for s in body]  # at point j of the chunk
     for r in reduces:
         if r.fn in ("argmax", "argmin"):
             flat = "fj_c + j"
@@ -239,27 +268,23 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             point.append(f"FJ_KADD(fj_ks_{r.var}[fj_l], fj_kc_{r.var}[fj_l], {r.value});")
         else:
             point.append(combine(r, f"fj_a_{r.var}", r.value))
-    pragma = f"#pragma omp simd {' '.join(clauses)}".rstrip()
-    if lane_loop:  # groups of `nl` points, one per lane (a vector), then the rest
-        loops = ["int64_t fj_q = 0;",
-                 f"for (; fj_q + {nl} <= fj_cn; fj_q += {nl}) {{", f"    {pragma}",
-                 f"    for (int64_t fj_l = 0; fj_l < {nl}; fj_l++) {{",
-                 "        const int64_t j = fj_q + fj_l;", *(f"        {p}" for p in point),
-                 "    }", "}",
-                 "for (int64_t fj_l = 0; fj_l < fj_cn - fj_q; fj_l++) {",
-                 "    const int64_t j = fj_q + fj_l;", *(f"    {p}" for p in point), "}"]
+    if lanes and lanes == reduces and span is None and part is None and not any(
+            isinstance(s, (Store, Check)) for s in body):
+        # Float max/min alone: a plain compare-and-select per point (a short chain), NaNs
+        # only noted; a row that held one runs again with the NaN-aware fold above.
+        fast = [point_stmt(s, nouter, "fj_c + j") for s in body]
+        nan = f"fj_nan_{reduces[0].var}"
+        for r in reduces:
+            lm, op = f"fj_lm_{r.var}[fj_l]", ">" if r.fn == "max" else "<"
+            fast += [f"{lm} = {lm} {op} {r.value} ? {lm} : {r.value};",  # fj_rmax's order
+                     f"{nan} |= {r.value} != {r.value};"]
+        lines += [f"int {nan} = 0;"] + nest(fast, [f"reduction(|:{nan})"]) + [f"if ({nan}) {{"]
+        for r in reduces:
+            lines.append(f"    for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
+                         f"fj_lm_{r.var}[fj_l] = {accumulator(r)[1]};")
+        lines += [f"    {x}" for x in nest(point, [])] + ["}"]
     else:
-        loops = [pragma, "for (int64_t j = 0; j < fj_cn; j++) {",
-                 *(f"    {p}" for p in point), "}"]
-    lines += [f"{indent}    {line}" for line in loops]
-    for r in reduces:
-        if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
-            lines.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else
-                         f"{indent}    fj_pw_push(&fj_pw_{r.var}, fj_a_{r.var});")
-    lines.append(f"{indent}}}")
-    for _ in range(ninner - 1):
-        indent = indent[:-4]
-        lines.append(f"{indent}}}")
+        lines += nest(point, [])
     for r in reduces:
         if r.fn in ("argmax", "argmin"):
             lines += _arg_lanes_combine(r)

@@ -10,8 +10,10 @@ results are NumPy's exactly (the ops chosen are associative and commutative in w
 integer arithmetic), float sums differ from NumPy's sequential order only by rounding.
 The index checks run inside the pieces (an out-of-range store lands at element 0 of a
 private copy), and the buffer is left untouched when one fails, so the IndexError still
-comes before anything is written. Used when the copies are small next to the domain
-(np.bincount's histogram); otherwise the kernel stays serial (codegen/cscatter.py).
+comes before anything is written. A piece walks its rows in blocks of BLOCK points and
+prefetches its contiguous input streams AHEAD points ahead (the updates keep the core busy,
+so the streams' memory would otherwise wait on them). Used when the copies are small next to
+the domain (np.bincount's histogram); otherwise the kernel stays serial (codegen/cscatter.py).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from ..lowering.loop_ir import Kernel, Load, Program, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
+from .cscatter_own import owned, render_owned
 
 PARTS = 16  # pieces of the domain at most (fixed: the result must not depend on threads)
 PART_MIN = 1 << 15  # domain points per piece at least
 COPY_BYTES = 16 << 20  # the private copies together at most
 COMBINE_BLOCK = 4096  # buffer elements per block of the combine pass
+BLOCK = 32  # points per block of a piece's row (prefetches issued once per block)
+AHEAD = 2048  # points ahead that a piece prefetches its contiguous input streams
 
 _INT_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "bitwise_and", "bitwise_or",
             "bitwise_xor")
@@ -89,12 +94,14 @@ def plan(k: Kernel, program: Program) -> tuple[Store, int, int] | None:
 
 
 def render_scatter_kernel(k: Kernel, fn: str, program: Program, slot: int) -> dict[str, Any]:
-    """The template view of scatter kernel `k`: in parallel pieces when `plan` allows,
-    else serial (codegen/cscatter.py). `slot`: the fj_buf entry free for the copies."""
-    serial = render_scatter(k, fn, program)
+    """The template view of scatter kernel `k`: in parallel pieces when `plan` allows, else by
+    owners of a large array's elements (codegen/cscatter_own.py), else serial
+    (codegen/cscatter.py). `slot`: the fj_buf entry free for the copies."""
     chosen = plan(k, program)
     if chosen is None:
-        return serial
+        return render_owned(k, fn, program) if owned(k, program) else render_scatter(
+            k, fn, program)
+    serial = render_scatter(k, fn, program)
     return _render_parallel(k, fn, program, slot, serial, *chosen)
 
 
@@ -133,8 +140,14 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
         a, b = (lo, hi) if d == split else ("0", str(k.domain[d]))
         loops.append(f"for (int64_t i{d} = {a}; i{d} < {b}; i{d}++) {{")
     a, b = (lo, hi) if split == nd - 1 else ("0", str(k.domain[-1]))
-    body = ["{"] + loops + decls + [f"for (int64_t j = {a}; j < {b}; j++) {{"]
-    body += ["    " + x for x in inner] + ["}"] * (len(loops) + 2)
+    fetch = _prefetch_lines(k, program, pointer)
+    body = ["{"] + loops + decls + [
+        f"const int64_t fj_je = {b};",
+        f"for (int64_t fj_jb = {a}; fj_jb < fj_je; fj_jb += {BLOCK}) {{"]
+    body += ["    " + x for x in fetch]
+    body += [f"    const int64_t fj_jn = fj_jb + {BLOCK} < fj_je ? fj_jb + {BLOCK} : fj_je;",
+             "    for (int64_t j = fj_jb; j < fj_jn; j++) {"]
+    body += ["        " + x for x in inner] + ["    }"] + ["}"] * (len(loops) + 2)
     lines += ["        " + x for x in body]
     lines += ["    }", "    return fj_err;", "}", ""]
     comb = f"fj_q[fj_t] = {_combine_expr(store, buf.dtype, 'fj_q[fj_t]', 'fj_c[fj_t]')}"
@@ -158,6 +171,25 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
              f"{elems * parts});",
              "        free(fj_copies);", "    }", "}"]
     return {"name": k.name, "fn": fn, "slot": slot, "text": "\n".join(lines), "calls": calls}
+
+
+def _prefetch_lines(k: Kernel, program: Program, pointer: Any) -> list[str]:
+    """Prefetches, AHEAD points ahead, of the cache lines that the next BLOCK points of the
+    row read from each contiguous stream (a load with unit stride along the row and no index
+    terms). The scattered updates keep the core busy, so the hardware alone leaves the
+    streams' memory waiting; fetched ahead they overlap with the updates."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for s in k.body:
+        if not isinstance(s, Load) or s.index:
+            continue
+        p, st = pointer(s.access, s.dtype)
+        if st != 1 or p in seen:
+            continue
+        seen.add(p)
+        step = max(1, 64 // s.dtype.itemsize)
+        out += [f"__builtin_prefetch({p} + fj_jb + {AHEAD + o});" for o in range(0, BLOCK, step)]
+    return out
 
 
 def _combine_expr(store: Store, dtype: np.dtype, a: str, b: str) -> str:

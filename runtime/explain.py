@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 from ..codegen.clapack import lapack_routine
 from ..codegen.cscan_blocks import blocks as scan_blocks
+from ..codegen.cscan_tiles import tile_rows
+from ..codegen.cscatter_own import OWNERS
+from ..codegen.cscatter_own import owned as scatter_owned
 from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, format_graph, format_node
 from ..lowering.fusion import Group, partition
@@ -209,6 +212,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
         return (f"scan along rows of {k.domain[-1]} in {scan_blocks(k)} blocks per row, "
                 f"for each of {list(k.domain[:-1])} (blocks in parallel: their totals "
                 "first, then each block from the totals before it, in block order)")
+    if k.scan and tile_rows(k):
+        return (f"scan along rows of {k.domain[-1]}, in order, for each of "
+                f"{list(k.domain[:-1])} ({tile_rows(k)} rows at a time through tiles "
+                "transposed in registers; groups of rows in parallel)")
     if k.scan:
         return (f"scan along rows of {k.domain[-1]}, in order, for each of "
                 f"{list(k.domain[:-1])} (rows in parallel)")
@@ -218,6 +225,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
             return (f"scatter, accumulating in {chosen[1]} pieces in parallel over "
                     f"{list(k.domain)} (each into a private copy of the buffer; the copies "
                     "combined in piece order)")
+        if scatter_owned(k, program):
+            return (f"scatter by owners of {OWNERS} ranges of its array, in parallel over "
+                    f"{list(k.domain)} (each thread stores the points its ranges hold, in "
+                    "index order: the serial result)")
         return f"scatter, serial in index order over {list(k.domain)}"
     return f"elementwise over {list(k.domain)}"
 

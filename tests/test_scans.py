@@ -13,6 +13,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import fusejit
+from fusejit.codegen.c import COptions, render
 
 # The CUDA backend refuses scan kernels (tested below), so a CUDA run skips the module.
 pytestmark = [pytest.mark.c_only,  # test bodies read drawn constants from their closures
@@ -191,3 +192,37 @@ def test_blocked_scan_does_not_depend_on_thread_count(tmp_path) -> None:
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_tiled_row_scans_are_numpys_order() -> None:
+    """Many rows advance R at a time (codegen/cscan_tiles.py): 8 float32/int32 rows or 4
+    float64/int64 rows per vector; each row is still folded in NumPy's order, so results are
+    bit-identical, with the leftover rows and a partial last block of columns, fused
+    producers and consumers, 3-D and strided inputs."""
+    x32 = RNG.standard_normal((2, 11, 37)).astype(np.float32)  # 22 rows: 2 groups + 6 left
+    x64 = RNG.standard_normal((19, 45))[:, ::-1]  # strided rows, 4 groups + 3 left
+    ints = RNG.integers(-9, 9, (21, 33)).astype(np.int32)  # cumsum in int64: 4 per vector
+
+    def f(a, b, c):
+        return (np.cumsum(a * 2.0, axis=2) + a, np.cumprod(b * 0.5 + 0.75, axis=1),
+                np.cumsum(c, axis=1), np.cumprod(c.astype(np.float32), axis=1),
+                np.cumsum(b.T, axis=0))
+
+    jf = fusejit.jit(f)
+    for got, want in zip(jf(x32, x64, ints), f(x32, x64, ints)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    text = str(jf.explain(x32, x64, ints))
+    assert text.count("rows at a time") == 4  # not the last: a column-layout scan
+
+
+def test_tiled_scan_streams_large_outputs() -> None:
+    """An output of 16 MiB or more is written with non-temporal stores from the line
+    boundary its rows share (the columns before it stored as usual); rows whose starts sit
+    at different offsets in their cache lines (2047 float32 columns) store as usual."""
+    x = RNG.standard_normal((2048, 2049)).astype(np.float32)
+    jf = fusejit.jit(lambda x: np.cumsum(x[:, 1:] * 2.0, axis=1))
+    assert np.array_equal(jf(x), np.cumsum(x[:, 1:] * 2.0, axis=1))
+    jg = fusejit.jit(lambda x: np.cumsum(x[:, :2048], axis=1) - 1.0)
+    assert np.array_equal(jg(x), np.cumsum(x[:, :2048], axis=1) - 1.0)
+    src = render(jg.lower_for(x).program, COptions())
+    assert "fj_stream(p" in src and "__builtin_ia32_movntdq" in src

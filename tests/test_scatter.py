@@ -371,17 +371,27 @@ def addat(x, i, v):
     return x
 x = rng.integers(-9, 9, (300, 3)).astype(np.int32)
 v = rng.integers(-(1 << 30), 1 << 30, (n, 3)).astype(np.int32)
+big = rng.standard_normal(1 << 19)  # 4 MiB: scattered into by owners of its elements
+bidx = rng.integers(-(1 << 19), 1 << 19, n)
+def assign(y, i, w):
+    y[i] = w * 2.0  # repeated indices: the last assignment wins
+    return y
+def bigat(y, i, w):
+    np.add.at(y, i, w)
+    return y
 """
 _PIECES_RUN = """
-outs = [fusejit.jit(hist)(idx, w), fusejit.jit(counts)(idx), fusejit.jit(addat)(x, idx, v)]
+outs = [fusejit.jit(hist)(idx, w), fusejit.jit(counts)(idx), fusejit.jit(addat)(x, idx, v),
+        fusejit.jit(assign)(big.copy(), bidx, w), fusejit.jit(bigat)(big.copy(), bidx, w)]
 print(repr(tuple(o.tobytes() for o in outs)))
 """
 
 
 @pytest.mark.filterwarnings("ignore")
 def test_parallel_accumulation_does_not_depend_on_thread_count(tmp_path) -> None:
-    """np.bincount and ufunc.at run in pieces fixed by the shapes alone: 1, 2 and 3 threads
-    give bit-identical results, and the integer ones are NumPy's exactly."""
+    """np.bincount and ufunc.at run in pieces fixed by the shapes alone, scatters into large
+    arrays by owners of their elements: 1, 2 and 3 threads give bit-identical results, the
+    integer ones and the owners' ones NumPy's exactly."""
     import os
     import subprocess
     import sys
@@ -400,6 +410,16 @@ def test_parallel_accumulation_does_not_depend_on_thread_count(tmp_path) -> None
     np.testing.assert_allclose(fusejit.jit(hist)(idx, w), hist(idx, w), rtol=1e-9, atol=1e-6)
     check(counts, idx)
     check(addat, x, idx, v)
+    big, bidx = ns["big"], ns["bidx"]
+    for f in (ns["assign"], ns["bigat"]):  # by owners: NumPy's own results, bit for bit
+        assert "by owners" in str(fusejit.jit(f).explain(big.copy(), bidx, w))
+        assert np.array_equal(fusejit.jit(f)(big.copy(), bidx, w), f(big.copy(), bidx, w))
+    bad = bidx.copy()
+    bad[-1] = 1 << 19
+    y = big.copy()
+    with pytest.raises(IndexError):
+        fusejit.jit(ns["assign"])(y, bad, w)
+    assert np.array_equal(y, big)  # nothing written before the error
 
 
 def test_parallel_accumulation_in_explain_and_errors() -> None:

@@ -1,0 +1,95 @@
+"""C for a scatter kernel into a large array (`x[idx] = v`, `x[idx] += v`, ufunc.at;
+lowering/scatter.py) run in parallel by owners of the array's elements.
+
+The array's elements are cut into OWNERS contiguous ranges; each thread takes the ranges
+fj_run gives it (one span of elements) and walks every point of the domain in C order,
+computing the value and the position, and stores only the points whose position lies in its
+span. Every element thus receives the same updates in the same order as in the serial
+kernel (codegen/cscatter.py): the last assignment to a repeated position wins, ufunc.at's
+updates apply once per occurrence in order, and the results are bit-identical to the serial
+kernel's at every thread count. Each thread reads the index and value streams whole, but its
+scattered stores, the misses into an array larger than the caches, are its own share only.
+Used for one store through index terms into a contiguous array of OWN_BYTES or more that
+the kernel does not otherwise read; the error checks still run first, before any store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend.ops import ctype
+from ..lowering.loop_ir import Check, Kernel, Load, Program, Store
+from .cexpr import RowPointers, buffer_decls, buffer_types, gather_terms
+from .cscatter import body_line, store_line
+
+OWNERS = 64  # element ranges of the array (a thread stores into its ranges' one span)
+OWN_BYTES = 4 << 20  # arrays at least this large (their stores miss the caches)
+OWN_MIN = 1 << 16  # domain points at least
+
+
+def owned(k: Kernel, program: Program) -> bool:
+    """Whether scatter kernel `k` runs by owners: one store through index terms into a
+    contiguous buffer of OWN_BYTES or more that no load of the body reads."""
+    stores = [s for s in k.body if isinstance(s, Store)]
+    if len(stores) != 1 or not stores[0].index or k.size < OWN_MIN:
+        return False
+    buf = program.buffers[stores[0].access.buf]
+    if buf.nbytes < OWN_BYTES or any(isinstance(s, Load) and s.access.buf == buf.index
+                                     for s in k.body):
+        return False
+    step = 1
+    for n, st in zip(reversed(buf.shape), reversed(buf.strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
+def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
+    """The template view of kernel `k` by owners: a serial pass of its error checks, then the
+    owners' store pass."""
+    store = next(s for s in k.body if isinstance(s, Store))
+    m = store.access.buf
+    elems = program.buffers[m].nbytes // program.buffers[m].dtype.itemsize
+    used = sorted({s.access.buf for s in k.body if hasattr(s, "access")})
+    outer = k.domain[:-1]
+
+    def function(name: str, stmts: list[Any], own: bool) -> list[str]:
+        out = [f"static int {name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
+               "    int fj_err = 0;"]
+        out += [f"    const int64_t fj_e0 = {elems}LL * fj_lo / {OWNERS}, "
+                f"fj_e1 = {elems}LL * fj_hi / {OWNERS};"] if own else [
+                    "    (void)fj_lo; (void)fj_hi;"]
+        out += buffer_decls(used, buffer_types(program, {m}))
+        out += [f"    {ctype(program.buffers[m].dtype)} fj_sink = 0;"] if own else []
+        decls: list[str] = []
+        pointer = RowPointers(program, {m}, decls)
+        inner = []
+        for s in stmts:
+            if isinstance(s, Store):
+                p, st = pointer(s.access, program.buffers[m].dtype)
+                at = ("0" if st == 0 else "j" if st == 1 else f"j * {st}") + gather_terms(s)
+                # branch-free: a point another thread owns updates this thread's sink
+                mine = (f"((&{p}[{at}]) - b{m} >= fj_e0 && (&{p}[{at}]) - b{m} < fj_e1 ? "
+                        f"&{p}[{at}] : &fj_sink)")
+                line = store_line(s, program, pointer)
+                inner.append(line.replace(f"&{p}[{at}]", mine) if s.fn is not None else
+                             f"*{mine} = {s.var};")
+            else:
+                inner.append(body_line(s, program, pointer))
+        body = ["{"] + [f"for (int64_t i{d} = 0; i{d} < {n}; i{d}++) {{"
+                        for d, n in enumerate(outer)]
+        body += decls + [f"for (int64_t j = 0; j < {k.domain[-1]}; j++) {{"]
+        body += ["    " + x for x in inner] + ["}"] * (len(outer) + 2)
+        return out + ["    " + x for x in body] + ["    return fj_err;", "}", ""]
+
+    lines = [f"/* {k.name}: scatter over {list(k.domain)} by owners of {OWNERS} ranges of "
+             f"the {elems} elements, each point's update in domain order; nodes {k.nodes} */"]
+    checks = [s for s in k.body if not isinstance(s, Store)]
+    calls = []
+    if any(isinstance(s, Check) for s in k.body):
+        lines += function(f"{fn}_chk", checks, False)
+        calls += [f"fj_err = {fn}_chk(fj_buf, 0, 1);", "if (fj_err) return fj_err;"]
+    lines += function(f"{fn}_own", [s for s in k.body if not isinstance(s, Check)], True)
+    calls.append(f"fj_err = fj_run({fn}_own, fj_buf, {OWNERS}, {k.size});")
+    return {"name": k.name, "fn": fn, "text": "\n".join(lines), "calls": calls}

@@ -1,0 +1,74 @@
+"""Prefetch hints (codegen/cprefetch.py, codegen/cscatter_par.py): a row kernel of 2+
+phases fetches the next row while it computes from cache, the pieces of a parallel
+accumulating scatter fetch their input streams ahead; the hints never change a result
+(the last row's and the last piece's hints reach past the arrays, which prefetches may)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import run_both
+
+import fusejit
+from fusejit.codegen.c import COptions, render
+
+pytestmark = pytest.mark.c_only  # the C source's prefetches
+RNG = np.random.default_rng(12)
+
+
+def _source(f, *args) -> str:
+    return render(fusejit.jit(f).lower_for(*args).program, COptions())
+
+
+def test_multi_phase_rows_prefetch_the_next_row() -> None:
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    x = RNG.standard_normal((37, 300)).astype(np.float32)
+    assert "__builtin_prefetch(b0 + 0 + i0 * 300 + 300 + fj_f, 0)" in _source(softmax, x)
+    run_both(softmax, x)
+    assert "__builtin_prefetch(b" not in _source(lambda x: x.sum(axis=1), x)  # one phase
+    wide = RNG.standard_normal((3, 5000))  # 40 KB rows: more than PREFETCH_BYTES
+    assert "__builtin_prefetch(b" not in _source(softmax, wide)
+
+
+def test_scatter_pieces_prefetch_their_streams() -> None:
+    def hist(i, w):
+        return np.bincount(i, weights=w * 2.0, minlength=64)
+
+    i = RNG.integers(0, 64, (1 << 18) + 5)
+    w = RNG.standard_normal((1 << 18) + 5).astype(np.float32)
+    src = _source(hist, i, w)
+    assert src.count("__builtin_prefetch(p") == 6  # 2 lines of w, 4 of i per 32 points
+    jf = fusejit.jit(hist)
+    np.testing.assert_allclose(jf(i, w), hist(i, w), rtol=1e-12, atol=1e-9)
+
+
+def test_row_max_min_fast_fold_keeps_nan_aware_results() -> None:
+    """A phase of float max/min alone folds with plain selects and reruns a row that held a
+    NaN with the NaN-aware fold (codegen/creduce.py): NaN rows, signed zeros and infinities
+    give NumPy's extremes exactly, a fused softmax NumPy's values."""
+    x = RNG.standard_normal((9, 70)).astype(np.float32)
+    x[1, 3] = np.nan
+    x[2, 69] = np.nan  # in the rest after the last whole lane group
+    x[3] = 0.0
+    x[3, ::2] = -0.0
+    x[4, 5] = np.inf
+    x[5, :] = -np.inf
+    x[6, 10] = np.nan
+    x[6, 11] = np.inf
+
+    def f(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return x.max(axis=1), x.min(axis=1), np.maximum.reduce(x * 2, axis=1), e / e.sum(
+            axis=1, keepdims=True)
+
+    with np.errstate(invalid="ignore"):
+        want = f(x)
+        got = fusejit.jit(f)(x)
+    for g, w in zip(got[:3], want[:3]):  # the extremes exactly, the sign of zero too
+        assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True)
+        assert np.array_equal(np.signbit(g), np.signbit(w))
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-5, atol=1e-7)  # NaN rows: NaN
+    run_both(lambda a: a.max(axis=1), x.astype(np.float64))
