@@ -120,6 +120,5 @@ def report(path: str | None, chosen: Plan) -> str:
     hint = ""
     if (chosen.why.endswith("set by the user") and core.lower() not in AVX512_CORES
             and all(f in cpu_features() for f in AVX512)):
-        hint = (f"; this CPU has AVX-512, which OPENBLAS_CORETYPE={AVX512_CORE} (or leaving it "
-                "unset where OpenBLAS knows the CPU) lets OpenBLAS use")
+        hint = f"; this CPU has AVX-512, which OPENBLAS_CORETYPE={AVX512_CORE} lets it use"
     return f"{line} ({chosen.why}{hint})"

@@ -106,3 +106,19 @@ def test_scipy_blas_loaded_with_the_plan_subprocess() -> None:
         assert core == "SkylakeX" and "SkylakeX kernels (fusejit set" in report, report
     else:
         assert core == "None" and "OpenBLAS chose" in report, report
+
+
+def test_report_names_the_core_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = "OpenBLAS 0.3.30 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
+    monkeypatch.setattr(blas_core, "describe_library", lambda p: ("Haswell", conf))
+    monkeypatch.setattr(blas_core, "cpu_features", lambda: AVX512)
+    user = blas_core.decide(AVX512, ["Haswell"], "Haswell", "auto")
+    text = blas_core.report("/x/libscipy_openblas.so", user)
+    assert text.startswith("SciPy's BLAS: OpenBLAS 0.3.30, Haswell kernels (OPENBLAS_CORETYPE="
+                           "Haswell set by the user; this CPU has AVX-512"), text
+    named = blas_core.decide(AVX512, ["Haswell"], None, "auto")
+    assert "was loaded before fusejit" in blas_core.report("/x/lib.so", named)
+    monkeypatch.setattr(blas_core, "cpu_features", lambda: AVX2)
+    assert "AVX-512" not in blas_core.report("/x/lib.so", user)
+    monkeypatch.setattr(blas_core, "describe_library", lambda p: (None, None))
+    assert "not an OpenBLAS" in blas_core.report("/x/mkl.so", user)
