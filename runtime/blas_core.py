@@ -90,8 +90,11 @@ def _text(lib: ctypes.CDLL, names: tuple[str, ...]) -> str | None:
 def describe_library(path: str) -> tuple[str | None, str | None]:
     """(core name, configuration string) of the loaded OpenBLAS at `path`; (None, None) when
     it is not loaded or not an OpenBLAS."""
+    noload = getattr(os, "RTLD_NOLOAD", 0)
+    if not noload:  # pragma: no cover - not a dlopen platform
+        return None, None
     try:
-        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        lib = ctypes.CDLL(path, mode=noload | os.RTLD_NOW)
     except OSError:
         return None, None
     return _text(lib, _CORENAME), _text(lib, _CONFIG)
