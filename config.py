@@ -13,7 +13,9 @@ FUSEJIT_DEBUG (to stderr, as compilation happens; each level adds to the ones be
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 
@@ -44,6 +46,10 @@ class Config:
     # FUSEJIT_DASK_SHIP: "auto" ships built stage libraries from a dask.distributed client to
     # its workers (runtime/dask_ship.py); "0": each worker builds its own
     dask_ship: str = "auto"
+    # FUSEJIT_BLAS_CORETYPE: "auto" lets fusejit name OpenBLAS's AVX-512 kernels when it loads
+    # SciPy's OpenBLAS on a CPU with AVX-512 that this OpenBLAS does not recognise
+    # (runtime/blas_core.py); "0" (or "off"): leave OpenBLAS to choose
+    blas_coretype: str = "auto"
 
 
 def current() -> Config:
@@ -59,6 +65,7 @@ def current() -> Config:
         progress=os.environ.get("FUSEJIT_PROGRESS", "auto"),
         march=os.environ.get("FUSEJIT_MARCH", "").strip() or "native",
         dask_ship=os.environ.get("FUSEJIT_DASK_SHIP", "auto"),
+        blas_coretype=os.environ.get("FUSEJIT_BLAS_CORETYPE", "auto").strip().lower() or "auto",
     )
 
 
@@ -73,3 +80,23 @@ def apply_openmp_defaults() -> None:
     GOMP_SPINCOUNT). Takes effect only before the OpenMP runtime is first loaded."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["GOMP_SPINCOUNT"] = OMP_SPIN_DEFAULT
+
+
+def user_openblas_coretype() -> str | None:
+    """OPENBLAS_CORETYPE as the user set it (None: not set)."""
+    return os.environ.get("OPENBLAS_CORETYPE")
+
+
+@contextlib.contextmanager
+def openblas_coretype(core: str | None) -> Iterator[None]:
+    """OPENBLAS_CORETYPE=`core` in the environment while the block runs (an OpenBLAS loaded
+    meanwhile reads it when it starts), then the environment as it was; `core` None, or a
+    value the user set already: nothing changes."""
+    if core is None or "OPENBLAS_CORETYPE" in os.environ:
+        yield
+        return
+    os.environ["OPENBLAS_CORETYPE"] = core
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_CORETYPE", None)

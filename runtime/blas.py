@@ -4,7 +4,9 @@
 SciPy publishes its BLAS routines to native code as PyCapsules (the Cython C-API table
 `__pyx_capi__`); each capsule holds the address of a Fortran-ABI routine with 32-bit integer
 arguments. Importing it costs ~0.2 s, so it happens only when a program with a float matmul is
-loaded.
+loaded. When fusejit's import is the one that loads SciPy's OpenBLAS, runtime/blas_core.py may
+name OpenBLAS's AVX-512 kernels for it (OPENBLAS_CORETYPE around that import only);
+`blas_report` says which kernels run (explain, FUSEJIT_DEBUG=1).
 
 `thread_control` finds, in the same OpenBLAS, its get/set thread-count functions (the name
 may carry SciPy's `scipy_` prefix) and a small shared state (a mutex, a depth counter and the
@@ -21,8 +23,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 
+from .. import config
 from ..errors import CompileError
+from . import blas_core
 
 BLAS_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv", "cgemm", "zgemm")
 
@@ -31,10 +36,13 @@ BLAS_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv", "cgemm", "zgemm")
 def blas_pointers() -> tuple[int, ...]:
     """Addresses of the BLAS_ROUTINES (sgemm, dgemm, sgemv, dgemv, cgemm, zgemm), in that
     order."""
+    chosen = blas_core.plan()
     try:
-        from scipy.linalg import cython_blas
+        with config.openblas_coretype(chosen.core):
+            from scipy.linalg import cython_blas
     except ImportError as e:  # pragma: no cover - scipy is a dependency
         raise CompileError(f"matmul needs SciPy's BLAS (scipy.linalg.cython_blas): {e}") from e
+    _PLAN[:] = [chosen]
     api = ctypes.pythonapi
     api.PyCapsule_GetName.restype = ctypes.c_char_p
     api.PyCapsule_GetName.argtypes = [ctypes.py_object]
@@ -44,7 +52,18 @@ def blas_pointers() -> tuple[int, ...]:
     for name in BLAS_ROUTINES:
         capsule = cython_blas.__pyx_capi__[name]
         out.append(int(api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))))
+    if config.current().debug >= 1:
+        print(f"[fusejit] {blas_report(tuple(out))}", file=sys.stderr)
     return tuple(out)
+
+
+_PLAN: list[blas_core.Plan] = []  # the Plan SciPy's BLAS was loaded under (blas_pointers)
+
+
+def blas_report(pointers: tuple[int, ...] | None = None) -> str:
+    """Which BLAS compiled programs call and whose kernels it runs (one line; loads it)."""
+    path = library_of((pointers or blas_pointers())[0])
+    return blas_core.report(path, _PLAN[0] if _PLAN else blas_core.plan())
 
 
 @functools.lru_cache(maxsize=1)

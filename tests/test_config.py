@@ -31,3 +31,24 @@ def test_bad_integer_knob_falls_back_to_default(monkeypatch: pytest.MonkeyPatch)
     assert config.current().debug == 0
     monkeypatch.setenv("FUSEJIT_DEBUG", "3")
     assert config.current().debug == 3
+
+
+def test_import_sets_the_spin_default_before_openmp_loads() -> None:
+    """`import fusejit` sets it (a library imported next, such as torch, may load libgomp
+    before fusejit's first compiled call) and loads no OpenMP runtime itself; the user's
+    OMP_WAIT_POLICY is left alone."""
+    import subprocess
+    import sys
+
+    code = ("import os, fusejit; print(os.environ.get('GOMP_SPINCOUNT'), "
+            "any('libgomp' in line for line in open('/proc/self/maps')))")
+    for preset, want in ((None, f"{config.OMP_SPIN_DEFAULT} False"),
+                         ("passive", "None False")):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+        if preset:
+            env["OMP_WAIT_POLICY"] = preset
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == want, (preset, out.stdout)

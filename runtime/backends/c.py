@@ -54,4 +54,11 @@ class CBackend:
             on_compile(fn, key, program, built.library, times)
 
     def describe_kernel(self, kernel: AnyKernel) -> list[str]:
+        """A BLAS kernel: which BLAS runs it and with which CPU kernels (runtime/blas.py)."""
+        from ...lowering.loop_ir import GemmKernel
+
+        if isinstance(kernel, GemmKernel) and kernel.blas:
+            from ..blas import blas_report
+
+            return [f"runs {blas_report()}"]
         return []
