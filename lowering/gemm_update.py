@@ -152,14 +152,17 @@ def find_gemm_updates(graph: Graph, exclude: frozenset[int] = frozenset()
     (updates whose id is in `exclude` are left alone)."""
     n_res = graph.n_results
     results = {n.id for n in graph.outputs[:n_res]}
+    outputs = {n.id for n in graph.outputs}
     uses = users(graph.nodes())
     found: dict[int, GemmUpdate] = {}
     for update, k in zip(graph.outputs[n_res:], graph.updates):
         if update.id in exclude or update.id in results or update.id in found:
             continue
         match = match_update(update, graph.inputs[k], uses)
-        if match is not None and _scale_ok(match.scale) and not _delays(match, graph.inputs[k],
-                                                                           uses):
+        if match is None or any(i in outputs for i in (match.matmul.id, *match.fused)
+                                if i != update.id):
+            continue  # the product (or a step to the update) is itself returned: stored
+        if _scale_ok(match.scale) and not _delays(match, graph.inputs[k], uses):
             found[update.id] = GemmUpdate(match.update, match.matmul, k, match.sign,
                                           match.scale, match.fused)
     return found

@@ -183,6 +183,24 @@ def test_old_value_read_later_falls_back():
     run_both(f, w, a, b, 0.1, atol=_tol(w, a, b, 0.1))
 
 
+def test_returned_product_is_stored_not_fused():
+    """Was a crash (KeyError in lowering): the product, or the scaled product, is both the
+    update's term and a result, so the gemm cannot write it into w alone."""
+    w, a, b = _operands(sgd, np.float32)
+
+    def f(w, a, b):
+        w -= 0.1 * (a @ b)
+        return a @ b
+
+    def g(w, a, b):
+        step = 0.1 * (a @ b)
+        w -= step
+        return step
+
+    for fn in (f, g):
+        run_both(fn, w, a, b, atol=_tol(w, a, b, 0.1))
+
+
 def test_layouts_fall_back_or_stay_exact():
     w, a, b = _operands(sgd, np.float32)
     # BLAS writes C row-major only: falls back; the CUDA kernel writes any layout in place
