@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import run_both
+from conftest import assert_same, run_both
+
+import fusejit
+from fusejit.errors import UnsupportedError
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -24,3 +27,116 @@ def test_round_with_many_decimals_scales_by_numpys_power_of_ten():
                 np.round(x32, 23), np.round(x32, 40), np.round(big, -23), np.round(big, -309))
 
     run_both(f, x, x32, big)
+
+
+def test_split_and_block_forms():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 6))
+    t = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    v = np.arange(6)
+
+    def f(a, t, v):
+        return (np.hsplit(a, 3), np.hsplit(a, [1, 4]), np.vsplit(a, [3]), np.dsplit(t, 2),
+                np.hsplit(v, [2, 5]), np.block([[a, a], [a, a]]), np.block([v, 1.5, v]),
+                np.block([[[t]], [[t]]]), np.block(t), np.block([[a[:, :2], a], [v]]))
+
+    run_both(f, a, t, v)
+    run_both(lambda v: np.vsplit(v, 2), v)  # NumPy's ValueError (1-D)
+    run_both(lambda a: np.dsplit(a, 2), a)
+    run_both(lambda a: np.block([[a], a]), a)  # depths differ: ValueError
+    run_both(lambda a: np.hsplit(a, 4), a)
+
+
+def test_i0_diagflat_and_order_f():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4)) * 6
+    x32 = x.astype(np.float32)
+    i = rng.integers(-9, 9, (3, 4)).astype(np.int16)
+
+    def f(x, x32, i):
+        return (np.i0(x), np.i0(x32), np.i0(i), np.i0(x[0, 0]), np.diagflat(x[:2]),
+                np.diagflat(i[0], -2), np.diagflat(x32[0, 0], 1), np.ravel(x, "F"),
+                x.flatten("F"), x.T.ravel("F"), np.reshape(x, (2, 6), order="F"),
+                x.reshape(2, 2, 3, order="F") * 2, np.reshape(i, -1, order="F"))
+
+    run_both(f, x, x32, i)
+
+
+def test_reshape_order_f_is_a_view_where_numpys_is():
+    def f(x):
+        y = x.reshape((2, 2, 5), order="F")  # splits axis 0: a view, as in NumPy
+        y[0, 1] = -1.0
+        return x
+
+    x = np.arange(20.0).reshape(4, 5)
+    assert_same(fusejit.jit(f)(x.copy()), f(x.copy()))
+
+
+def test_ufuncs_float_power_divmod_modf():
+    rng = np.random.default_rng(4)
+    x = np.array([-2.5, -0.0, 0.0, 0.5, 3.75, np.inf, -np.inf, np.nan, 1e300, -7.0])
+    y = np.array([2.0, 3.0, -1.5, 0.0, -0.0, 2.0, 3.0, 1.0, 1e-300, 2.5])
+    i8 = rng.integers(-9, 9, 10).astype(np.int8)
+    j = rng.integers(-4, 5, 10)
+    f32 = x.astype(np.float32)
+
+    def f(x, y, i8, j, f32):
+        return (np.float_power(x, y), np.float_power(i8, 2), np.float_power(f32, 0.5),
+                np.float_power(j, -1), np.float_power(x, 0.5), np.float_power(x * 1j, 0.5),
+                np.float_power(x, 2), np.float_power(x, 1.0), np.divmod(x, y), np.divmod(i8, 3),
+                np.divmod(j, 7),
+                np.divmod(f32, 1.5), np.modf(x), np.modf(f32), np.modf(i8), np.modf(j),
+                divmod(x, 2.0))
+
+    run_both(f, x, y, i8, j, f32)
+
+
+def test_fill_diagonal_place_and_fill_write_in_place():
+    rng = np.random.default_rng(5)
+
+    def f(sq, tall, cube, ints, p, m):
+        np.fill_diagonal(sq, 7.0)
+        np.fill_diagonal(tall, np.array([1.0, 2.0, 3.0]), wrap=True)
+        np.fill_diagonal(cube, -1)
+        np.fill_diagonal(ints, 2.9)
+        q = p.copy()
+        np.place(q, q > 0, [10.0, 20.0, 30.0])
+        r = p.copy()
+        np.place(r, m, p[0, 0])
+        s = np.empty_like(ints)
+        s.fill(-3.7)
+        t = np.zeros_like(p[:2, :3])
+        t.fill(p[1, 1])
+        return q, r, s, t
+
+    args = (rng.standard_normal((4, 4)), rng.standard_normal((11, 3)),
+            rng.standard_normal((3, 3, 3)), rng.integers(0, 9, (3, 5)),
+            rng.standard_normal((4, 5)), rng.random((4, 5)) > 0.5)
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    got_args = [a.copy() for a in args]
+    assert_same(fusejit.jit(f)(*got_args), want)
+    for g, w in zip(got_args, want_args):
+        assert_same(g, w)
+    run_both(lambda a: np.fill_diagonal(a[:, :, :2], 0), rng.standard_normal((3, 3, 3)))
+    run_both(lambda a: np.place(a, np.ones(3, bool), 1.0), rng.standard_normal((2, 2)))
+
+
+def test_put_along_axis_and_clip_method():
+    rng = np.random.default_rng(6)
+
+    def f(x, i):
+        y = x.copy()
+        np.put_along_axis(y, np.argmax(y, axis=1)[:, None], 0.0, axis=1)
+        z = np.zeros_like(x)
+        np.put_along_axis(z, i, x[:, :2] * 2, axis=1)
+        np.put_along_axis(x, np.array([[0], [3], [1]]), -5.0, axis=-1)
+        return (y, z, x, x.clip(0), x.clip(None, 0.5), x.clip(max=0.1), x.clip(min=-0.1),
+                i.clip(1), x.clip(), i.clip(-10**30))
+
+    x = rng.standard_normal((3, 4))
+    i = rng.integers(0, 4, (3, 2))
+    assert_same(fusejit.jit(f)(x.copy(), i), f(x.copy(), i))
+    run_both(lambda x: x.clip(0, 1, min=2), x)  # NumPy's TypeError
+    with pytest.raises(UnsupportedError, match="axis=None"):
+        fusejit.jit(lambda x: np.put_along_axis(x, np.array([0, 7]), -5.0, None))(x)

@@ -1,0 +1,168 @@
+"""Everyday NumPy calls that benchmarks/survey_calls.py found refused, written from traced
+operations or run through NumPy's own code: np.hsplit/vsplit/dsplit, np.block,
+np.put_along_axis, np.i0 (NumPy's own code), np.diagflat (np.diag of the flattened array),
+np.fill_diagonal and ndarray.fill (np.copyto), ndarray.clip (NumPy's method signature),
+np.place (a select of values cycled by the mask's running count), and the ufuncs
+np.float_power (power in the dtype NumPy's loops give), np.divmod (floor_divide, remainder)
+and np.modf (trunc and the exact difference). Dtypes, shapes and errors are NumPy's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import tracer as T
+from .numpy_lib import asarray, numpy_code
+
+
+def _no_kwargs(name: str, kwargs: dict[str, Any]) -> None:
+    if kwargs.get("out") is None:
+        kwargs.pop("out", None)
+    if kwargs:
+        raise T.UnsupportedError(f"np.{name}(..., {', '.join(kwargs)}=) is not supported by "
+                                 f"fusejit{T.where_msg()}")
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    """The dtype NumPy's type resolution sees for an operand (a Python scalar as its default
+    array dtype: only complex vs real matters for the float64-or-wider loops below)."""
+    if isinstance(x, T.Tracer):
+        return x.dtype
+    return np.asarray(x).dtype
+
+
+def float_power(x1: Any, x2: Any, **kwargs: Any) -> T.Tracer:
+    """np.float_power: np.power in float64 (complex128 for complex operands), NumPy's loops."""
+    _no_kwargs("float_power", kwargs)
+    dtype = np.float_power(np.empty(0, _dtype_of(x1)), np.empty(0, _dtype_of(x2))).dtype
+    base = asarray(x1).astype(dtype)
+    if not isinstance(x2, T.Tracer) and np.ndim(x2) == 0 and x2 == 0.5 and dtype.kind == "f":
+        # np.power's scalar fast path (sqrt) is not float_power's: C's pow(-0.0, 0.5) is
+        # +0.0 and pow(-inf, 0.5) is +inf
+        return np.where(base == -np.inf, np.inf, np.sqrt(base) + 0.0)
+    return np.power(base, asarray(x2).astype(dtype))
+
+
+def divmod_(x1: Any, x2: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """np.divmod: (np.floor_divide, np.remainder), which NumPy's loops compute alike."""
+    _no_kwargs("divmod", kwargs)
+    return np.floor_divide(x1, x2), np.remainder(x1, x2)
+
+
+def modf(x: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """np.modf: (fractional, integral) parts as C's modf, both with the sign of x; the
+    fractional part of an infinity is a signed zero. x - trunc(x) is exact."""
+    _no_kwargs("modf", kwargs)
+    t = asarray(x) if not isinstance(x, T.Tracer) else x
+    dtype = np.modf(np.empty(0, _dtype_of(x)))[0].dtype  # ints: the smallest safe float
+    t = t.astype(dtype, copy=False)
+    whole = np.trunc(t)
+    frac = np.copysign(np.where(np.isinf(t), 0, t - whole), t)
+    return frac, whole
+
+
+def diagflat(v: Any, k: int = 0) -> T.Tracer:
+    """np.diagflat: the flattened input on the k-th diagonal of a square matrix."""
+    return np.diag(np.ravel(asarray(v)), k)
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
+    """np.fill_diagonal: NumPy's flat positions (a.flat[:end:step]) as a constant mask, the
+    values (cycled as a flat assignment cycles them) written with np.copyto."""
+    if not isinstance(a, T.Tracer):
+        raise T.UnsupportedError(f"np.fill_diagonal of an array that is not traced is not "
+                                 f"supported by fusejit{T.where_msg()}")
+    labels = np.full(a.shape, -1, dtype=np.intp)
+    np.fill_diagonal(labels, np.arange(labels.size), wrap=wrap)  # NumPy's positions, errors
+    mask = labels >= 0
+    v = asarray(val) if isinstance(val, T.Tracer) else np.asarray(val)
+    if v.size == 1 or not mask.any():
+        values = v.reshape(()) if v.size == 1 else np.zeros((), a.dtype)
+    elif v.size == 0:
+        return  # NumPy: a flat assignment of nothing writes nothing
+    else:  # the k-th diagonal element gets val.flat[k % val.size]
+        which = np.where(mask, labels % v.size, 0)
+        values = np.take(np.ravel(v), which)
+    np.copyto(a, values.astype(a.dtype) if isinstance(values, T.Tracer)
+              else np.asarray(values).astype(a.dtype), where=mask)
+
+
+def place(arr: Any, mask: Any, vals: Any) -> None:
+    """np.place: the i-th True position of `mask` (C order) gets vals.flat[i % len(vals)];
+    the index is the mask's running count, so the shape does not depend on the data."""
+    if not isinstance(arr, T.Tracer):
+        raise T.UnsupportedError(f"np.place into an array that is not traced is not supported "
+                                 f"by fusejit{T.where_msg()}")
+    m = asarray(mask) if isinstance(mask, T.Tracer) else np.asarray(mask)
+    if m.size != arr.size:
+        raise ValueError("place: mask and data must be the same size")
+    m = m.astype(bool).reshape(arr.shape)
+    v = np.ravel(asarray(vals) if isinstance(vals, T.Tracer) else np.asarray(vals))
+    if v.size == 0:  # NumPy: an error only when some position is to be written
+        if isinstance(m, T.Tracer):
+            raise T.UnsupportedError(f"np.place with empty `vals` and a traced mask is not "
+                                     f"supported by fusejit{T.where_msg()}: NumPy raises "
+                                     "only when the mask has a True element")
+        if m.any():
+            raise ValueError("Cannot insert from an empty array!")
+        return
+    if v.size == 1:
+        values = v.reshape(())
+    else:
+        rank = np.cumsum(np.ravel(m).astype(np.intp)) - 1
+        table = v if isinstance(v, T.Tracer) else T.Tracer(T.const_node(v))
+        values = np.take(table, np.reshape(rank % v.size, arr.shape))
+    values = values.astype(arr.dtype) if isinstance(values, T.Tracer) else np.asarray(
+        values).astype(arr.dtype)
+    np.copyto(arr, values, where=m)
+
+
+def _method_fill(self: T.Tracer, value: Any) -> None:
+    """ndarray.fill: every element set to `value` cast to the array's dtype."""
+    v = asarray(value) if isinstance(value, T.Tracer) else np.asarray(value)
+    if v.ndim:
+        v = v.reshape(())  # NumPy: only a size-1 value converts to a scalar
+    np.copyto(self, v.astype(self.dtype) if isinstance(v, T.Tracer)
+              else v.astype(self.dtype), casting="unsafe")
+
+
+def _method_clip(self: T.Tracer, min: Any = None, max: Any = None, out: Any = None,
+                 **kwargs: Any) -> Any:
+    """ndarray.clip(min=None, max=None): one bound may be left out, unlike np.clip's."""
+    return np.clip(self, min, max, out=out, **kwargs)
+
+
+_put_along_axis = numpy_code(np.put_along_axis)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
+    """np.put_along_axis through NumPy's own code (a scatter through index arrays)."""
+    if axis is None:
+        raise T.UnsupportedError(
+            f"np.put_along_axis(..., axis=None) is not supported by fusejit{T.where_msg()}: "
+            "NumPy 2.4 writes into a flattened copy and leaves `arr` unchanged; write "
+            "arr.reshape(-1)[indices] = values, or pass an axis")
+    _put_along_axis(arr, indices, values, axis)
+
+
+HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.hsplit: numpy_code(np.hsplit),
+    np.vsplit: numpy_code(np.vsplit),
+    np.dsplit: numpy_code(np.dsplit),
+    np.block: numpy_code(np.block),
+    np.put_along_axis: put_along_axis,
+    np.i0: numpy_code(np.i0),
+    np.diagflat: diagflat,
+    np.fill_diagonal: fill_diagonal,
+    np.place: place,
+}
+
+UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
+    np.float_power: float_power,
+    np.divmod: divmod_,
+    np.modf: modf,
+}
+
+METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip}
