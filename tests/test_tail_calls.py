@@ -140,3 +140,30 @@ def test_put_along_axis_and_clip_method():
     run_both(lambda x: x.clip(0, 1, min=2), x)  # NumPy's TypeError
     with pytest.raises(UnsupportedError, match="axis=None"):
         fusejit.jit(lambda x: np.put_along_axis(x, np.array([0, 7]), -5.0, None))(x)
+
+
+def test_pad_statistic_ramp_and_odd_modes_run_numpys_code():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 5))
+    i = rng.integers(-50, 50, (3, 4)).astype(np.int16)
+    v = rng.standard_normal(5).astype(np.float32)
+
+    def f(x, i, v):
+        return (np.pad(x, 2, "maximum"), np.pad(x, ((1, 2), (0, 3)), "minimum", stat_length=2),
+                np.pad(x, 1, "mean"), np.pad(i, 2, "mean", stat_length=((1, 3), (2, 2))),
+                np.pad(i, (1, 2), "median"), np.pad(x, 2, "median", stat_length=3),
+                np.pad(v, 3, "linear_ramp"), np.pad(i, 2, "linear_ramp", end_values=(5, -7)),
+                np.pad(x, ((2, 1), (1, 3)), "linear_ramp", end_values=1.5),
+                np.pad(v, (2, 3), "reflect", reflect_type="odd"),
+                np.pad(v, 12, "reflect", reflect_type="odd"),
+                np.pad(x, 2, "symmetric", reflect_type="odd"),
+                np.pad(i, 9, "symmetric", reflect_type="odd"),
+                np.pad(x[:1], 2, "reflect", reflect_type="odd"),
+                np.pad(v, 1, "reflect", reflect_type="other"),
+                np.pad(x, {1: (1, 2)}), np.pad(i, {-1: 2, 0: (0, 1)}, "mean"))
+
+    run_both(f, x, i, v)
+    run_both(lambda x: np.pad(x, 1, "maximum", stat_length=0), x)  # NumPy's ValueError
+    run_both(lambda x: np.pad(x, 1, "mean", end_values=0), x)
+    run_both(lambda x: np.pad(x[:0], 1, "median"), x)
+    run_both(lambda x: np.pad(x, {0: 1.5}), x)
