@@ -230,6 +230,8 @@ class Tracer:
     def transpose(self, *axes: Any) -> Tracer:
         from .views import transpose
 
+        if len(axes) == 1 and isinstance(axes[0], np.ndarray) and axes[0].ndim == 1:
+            axes = tuple(axes[0].tolist())  # x.transpose(np.argsort(axes)), as NumPy takes
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return transpose(self, axes or None)

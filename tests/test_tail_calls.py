@@ -167,3 +167,27 @@ def test_pad_statistic_ramp_and_odd_modes_run_numpys_code():
     run_both(lambda x: np.pad(x, 1, "mean", end_values=0), x)
     run_both(lambda x: np.pad(x[:0], 1, "median"), x)
     run_both(lambda x: np.pad(x, {0: 1.5}), x)
+
+
+def test_average_with_traced_weights_raises_numpys_error_when_run():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 4))
+    w = rng.random(4) + 0.1
+    w2 = rng.random((3, 4))
+    i = rng.integers(0, 9, (3, 4))
+
+    def f(x, w, w2, i):
+        return (np.average(x, axis=1, weights=w), np.average(x, weights=w2),
+                np.average(i, axis=-1, weights=w, returned=True),
+                np.average(x, weights=w2, returned=True),
+                np.average(x.astype(np.float32), axis=(0, 1), weights=w2.astype(np.float32),
+                           keepdims=True),
+                np.average(x, axis=0, weights=w2[:, 0], returned=True, keepdims=True))
+
+    run_both(f, x, w, w2, i)
+    jf = fusejit.jit(lambda x, w: np.average(x, axis=1, weights=w))
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        jf(x, np.array([1.0, -1.0, 0.0, 0.0]))
+    run_both(lambda x, w: np.average(x, weights=w), x, w)  # NumPy's TypeError (no axis)
+    run_both(lambda x, w: np.average(x, axis=0, weights=w), x, w)  # ValueError (shape)
+    run_both(lambda x, w: np.average(x, axis=0, weights=w), np.ones((0, 3)), np.ones(0))
