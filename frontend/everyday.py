@@ -1,7 +1,8 @@
 """Everyday NumPy calls that benchmarks/survey_calls.py found refused, written from traced
 operations or run through NumPy's own code: np.hsplit/vsplit/dsplit, np.block,
 np.put_along_axis, np.i0 (NumPy's own code), np.diagflat (np.diag of the flattened array),
-np.fill_diagonal and ndarray.fill (np.copyto), ndarray.clip (NumPy's method signature),
+np.fill_diagonal and ndarray.fill (np.copyto), np.put (a scatter at the unravelled flat
+indices), ndarray.clip (NumPy's method signature),
 np.place (a select of values cycled by the mask's running count), and the ufuncs
 np.float_power (power in the dtype NumPy's loops give), np.divmod (floor_divide, remainder)
 and np.modf (trunc and the exact difference). Dtypes, shapes and errors are NumPy's."""
@@ -119,6 +120,48 @@ def place(arr: Any, mask: Any, vals: Any) -> None:
     np.copyto(arr, values, where=m)
 
 
+def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
+    """np.put / a.put: a[np.unravel_index(ind)] = v cycled to len(ind), one scatter (a repeated
+    index keeps its last value, as NumPy's sequential loop does). Out-of-range indices raise
+    NumPy's IndexError (constant ones when traced, traced ones when the program runs)."""
+    if not isinstance(a, T.Tracer):
+        raise T.UnsupportedError(f"np.put into an array that is not traced is not supported "
+                                 f"by fusejit{T.where_msg()}")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    values = np.ravel(asarray(v) if isinstance(v, T.Tracer) else np.asarray(v))
+    if isinstance(ind, T.Tracer):
+        flat = np.ravel(ind).astype(np.intp)
+    else:
+        flat = np.ravel(np.asarray(ind)).astype(np.intp)
+        if values.size:  # NumPy's own index errors, on an array of a's size
+            np.put(np.zeros(a.size, np.int8), flat, 0, mode=mode)
+    if flat.size == 0 or values.size == 0:
+        return
+    if values.size != flat.size:  # NumPy repeats v to the length of ind
+        table = values if isinstance(values, T.Tracer) else T.Tracer(T.const_node(values))
+        values = np.take(table, np.arange(flat.size) % values.size)
+    values = values.astype(a.dtype) if isinstance(values, T.Tracer) else values.astype(a.dtype)
+    target = a if a.ndim else a[None]
+    size = target.size
+    if mode == "wrap":
+        flat = np.mod(flat, size)
+    elif mode == "clip":
+        flat = np.clip(flat, 0, size - 1)
+    if not isinstance(flat, T.Tracer):
+        target[np.unravel_index(np.where(flat < 0, flat + size, flat), target.shape)] = values
+        return
+    j = np.where(flat < 0, flat + size, flat)
+    strides = [int(np.prod(target.shape[k + 1:], dtype=np.int64)) for k in range(target.ndim)]
+    index = [np.where(j < 0, target.shape[0], j // strides[0])]  # out of range: IndexError
+    index += [(j // st) % n for st, n in zip(strides[1:], target.shape[1:])]
+    target[tuple(index)] = values
+
+
+def _method_put(self: T.Tracer, indices: Any, values: Any, mode: str = "raise") -> None:
+    put(self, indices, values, mode)
+
+
 def _method_fill(self: T.Tracer, value: Any) -> None:
     """ndarray.fill: every element set to `value` cast to the array's dtype."""
     v = asarray(value) if isinstance(value, T.Tracer) else np.asarray(value)
@@ -142,8 +185,8 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     if axis is None:
         raise T.UnsupportedError(
             f"np.put_along_axis(..., axis=None) is not supported by fusejit{T.where_msg()}: "
-            "NumPy 2.4 writes into a flattened copy and leaves `arr` unchanged; write "
-            "arr.reshape(-1)[indices] = values, or pass an axis")
+            "NumPy 2.4 writes into a flattened copy and leaves `arr` unchanged; np.put(arr, "
+            "indices, values) writes at flat indices")
     _put_along_axis(arr, indices, values, axis)
 
 
@@ -157,6 +200,18 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diagflat: diagflat,
     np.fill_diagonal: fill_diagonal,
     np.place: place,
+    np.put: put,
+}
+
+REFUSED: dict[Any, str] = {
+    np.array_equal: "it returns a Python bool, which a compiled function cannot compute from "
+                    "traced arrays: use (a == b).all() (a NumPy bool), with a shape check "
+                    "of your own where the shapes may differ",
+    np.array_equiv: "it returns a Python bool, which a compiled function cannot compute from "
+                    "traced arrays: use (a == b).all() (a NumPy bool)",
+    np.polyfit: "NumPy's code warns when the Vandermonde matrix is rank-deficient, a Python "
+                "branch on the data: fit with np.linalg.lstsq(np.vander(x, deg + 1), y, "
+                "rcond=None) inside, or call np.polyfit outside the compiled function",
 }
 
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
@@ -165,4 +220,4 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.modf: modf,
 }
 
-METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip}
+METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put}

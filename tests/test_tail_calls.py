@@ -191,3 +191,46 @@ def test_average_with_traced_weights_raises_numpys_error_when_run():
     run_both(lambda x, w: np.average(x, weights=w), x, w)  # NumPy's TypeError (no axis)
     run_both(lambda x, w: np.average(x, axis=0, weights=w), x, w)  # ValueError (shape)
     run_both(lambda x, w: np.average(x, axis=0, weights=w), np.ones((0, 3)), np.ones(0))
+
+
+def test_put_flat_indices_constant_and_traced():
+    rng = np.random.default_rng(9)
+
+    def f(x, i, v, t):
+        y = x.copy()
+        np.put(y, [0, 7, -1, 7], [1.0, 2.0])  # cycled values, repeated index: the last wins
+        z = x.copy()
+        z.put(i, v * 10)
+        w = x.copy()
+        np.put(w, i * 5 - 20, -1.0, mode="wrap")
+        u = x.copy()
+        np.put(u, i * 5 - 20, v, mode="clip")
+        np.put(t, 0, x[0, 0])
+        n = (x * 0).astype(np.int32)
+        np.put(n, [3], 2.7)
+        return y, z, w, u, t, n
+
+    args = (rng.standard_normal((3, 4)), rng.integers(-12, 12, 5), rng.standard_normal(5),
+            np.array(1.5))
+    want_t = args[3].copy()
+    want = f(args[0], args[1], args[2], want_t)
+    got_t = args[3].copy()
+    assert_same(fusejit.jit(f)(args[0], args[1], args[2], got_t), want)
+    assert_same(got_t, want_t)
+    jf = fusejit.jit(lambda x, i: np.put(x, i, 0.0))
+    for bad in (np.array([12]), np.array([-13])):
+        with pytest.raises(IndexError):
+            jf(args[0].copy(), bad)
+    run_both(lambda x: np.put(x.copy(), [12], 1.0), args[0])
+    run_both(lambda x: np.put(x.copy(), [1], 1.0, mode="other"), args[0])
+
+
+def test_refusals_name_the_line_and_the_way_out():
+    x = np.ones((2, 3))
+    for f, what in ((lambda x: np.array_equal(x, x), r"\(a == b\).all\(\)"),
+                    (lambda x: np.polyfit(x[0], x[1], 1), "lstsq"),
+                    (lambda x: np.put_along_axis(x, np.array([0]), 1.0, None), "axis=None"),
+                    (lambda x: x.reshape(6, order="A"), "order='A'")):
+        with pytest.raises(UnsupportedError, match=what) as info:
+            fusejit.jit(f)(x)
+        assert "test_tail_calls.py:" in str(info.value)
