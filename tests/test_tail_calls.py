@@ -234,3 +234,21 @@ def test_refusals_name_the_line_and_the_way_out():
         with pytest.raises(UnsupportedError, match=what) as info:
             fusejit.jit(f)(x)
         assert "test_tail_calls.py:" in str(info.value)
+
+
+def test_float_to_integer_casts_give_numpys_results_out_of_range():
+    # NumPy (x86): int32 and narrower through the 32-bit truncation (INT_MIN for NaN and out
+    # of range, then wrapped); uint64 through int64 (also on AVX-512, whose unsigned
+    # conversion gives all ones for negative values); uint32 as NumPy's scalar loop
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, -3e9, 2.0**31,
+                  -2.0**31, -2.0**31 - 1, 2.0**32, 2.0**63, -2.0**63, 2.0**64, 1e300, -1e300,
+                  -1.0, -129.5, 255.7, 300.0, 65535.9, 65536.0, -32769.0, 0.5, -0.5, 7.0])
+    dtypes = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64)
+
+    def f(x):
+        x32 = x.astype(np.float32)
+        return tuple(x.astype(d) for d in dtypes) + tuple(x32.astype(d) for d in dtypes) + (
+            x[-7:].astype(np.uint32), x[:2].astype(np.uint32))
+
+    with np.errstate(invalid="ignore"):
+        run_both(f, x)
