@@ -2,13 +2,16 @@
 operations or run through NumPy's own code: np.hsplit/vsplit/dsplit, np.block,
 np.put_along_axis, np.i0 (NumPy's own code), np.diagflat (np.diag of the flattened array),
 np.fill_diagonal and ndarray.fill (np.copyto), np.put (a scatter at the unravelled flat
-indices), ndarray.clip (NumPy's method signature),
-np.place (a select of values cycled by the mask's running count), and the ufuncs
-np.float_power (power in the dtype NumPy's loops give), np.divmod (floor_divide, remainder)
-and np.modf (trunc and the exact difference). Dtypes, shapes and errors are NumPy's."""
+indices), np.unravel_index (floor divisions; NumPy's ValueError when the program runs),
+sliding_window_view (a view), np.place (a select of values cycled by the mask's running
+count), ndarray.clip (NumPy's method signature), ndarray.choose, round() of a traced NumPy
+scalar, and the ufuncs np.float_power (power in the dtype NumPy's loops give), np.divmod
+(floor_divide, remainder) and np.modf (trunc and the exact difference). Dtypes, shapes and
+errors are NumPy's."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +19,7 @@ import numpy as np
 
 from . import tracer as T
 from .numpy_lib import asarray, numpy_code
+from .views import make_view
 
 
 def _no_kwargs(name: str, kwargs: dict[str, Any]) -> None:
@@ -162,6 +166,71 @@ def _method_put(self: T.Tracer, indices: Any, values: Any, mode: str = "raise") 
     put(self, indices, values, mode)
 
 
+def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Any, ...]:
+    """np.unravel_index of traced indices (a constant shape): each coordinate a floor
+    division and remainder; an index outside [0, size) raises NumPy's ValueError when the
+    program runs."""
+    dims = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(
+        operator.index(d) for d in shape)
+    i = asarray(indices)
+    if i.dtype.kind not in "biu":
+        raise TypeError("only int indices permitted")
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    np.unravel_index(np.zeros(0, np.intp), dims, order)  # NumPy's errors about the shape
+    size = int(np.prod(dims, dtype=np.int64))
+    i = i.astype(np.intp)
+    bad = np.any((i < 0) | (i >= size))
+    check = T.Tracer(T.make_node("check_unravel_range", [bad.node], (), np.dtype(bool)))
+    i = np.where(check, np.zeros((), np.intp), i)
+    axes = range(len(dims)) if order == "F" else range(len(dims) - 1, -1, -1)
+    out: list[Any] = [None] * len(dims)
+    for ax in axes:  # the fastest-varying axis first
+        out[ax] = np.remainder(i, dims[ax]) if dims[ax] else i
+        i = np.floor_divide(i, dims[ax]) if dims[ax] else i
+    if isinstance(indices, T.Tracer) and indices.ndim == 0:
+        for t in out:
+            t.scalar = True
+    return tuple(out)
+
+
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
+                        writeable: bool = False) -> T.Tracer:
+    """np.lib.stride_tricks.sliding_window_view: a read-only view whose window dims index
+    the same axes again (out[i, k] = x[i + k]), fused into the loop that reads it."""
+    t = asarray(x) if not isinstance(x, T.Tracer) else x
+    if writeable:
+        raise T.UnsupportedError(
+            f"sliding_window_view(..., writeable=True) is not supported by fusejit"
+            f"{T.where_msg()}: its windows overlap, so a write reaches several of them")
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), t.shape, (0,) * t.ndim)
+    probe = np.lib.stride_tricks.sliding_window_view(fake, window_shape, axis)  # NumPy's errors
+    axes = tuple(range(t.ndim)) if axis is None else (
+        tuple(axis) if np.iterable(axis) else (axis,))
+    axes = tuple(np.lib.array_utils.normalize_axis_index(a, t.ndim) for a in axes)
+    dims = tuple((a, 1) for a in range(t.ndim)) + tuple((a, 1) for a in axes)
+    return make_view(t, (0,) * t.ndim, dims, probe.shape, readonly=True)
+
+
+def _method_round(self: T.Tracer, ndigits: Any = None) -> Any:
+    """round(x, n) of a NumPy scalar is np.round(x, n); round(x) a Python int; an array (and
+    a NumPy bool) has no __round__."""
+    if self.weak is not None:
+        raise T.UnsupportedError(
+            f"round() of a Python-scalar argument is not supported by fusejit{T.where_msg()}: "
+            "Python rounds its decimal value; use np.round(x, n)")
+    if not self.scalar or self.dtype.kind == "b":
+        name = "numpy.bool" if self.scalar else "numpy.ndarray"
+        raise TypeError(f"type {name} doesn't define __round__ method")
+    if ndigits is None:
+        return self._concrete("round() (a Python int)")
+    return np.round(self, operator.index(ndigits))
+
+
+def _method_choose(self: T.Tracer, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    return np.choose(self, choices, out=out, mode=mode)
+
+
 def _method_fill(self: T.Tracer, value: Any) -> None:
     """ndarray.fill: every element set to `value` cast to the array's dtype."""
     v = asarray(value) if isinstance(value, T.Tracer) else np.asarray(value)
@@ -201,6 +270,8 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.fill_diagonal: fill_diagonal,
     np.place: place,
     np.put: put,
+    np.unravel_index: unravel_index,
+    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
 }
 
 REFUSED: dict[Any, str] = {
@@ -220,4 +291,5 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.modf: modf,
 }
 
-METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put}
+METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put,
+                           "choose": _method_choose, "__round__": _method_round}

@@ -252,3 +252,30 @@ def test_float_to_integer_casts_give_numpys_results_out_of_range():
 
     with np.errstate(invalid="ignore"):
         run_both(f, x)
+
+
+def test_unravel_index_sliding_windows_choose_and_round():
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((3, 4))
+    v = rng.standard_normal(9).astype(np.float32)
+    i = rng.integers(0, 2, (3, 4))
+    swv = np.lib.stride_tricks.sliding_window_view
+
+    def f(x, v, i):
+        return (np.unravel_index(np.argmax(x), x.shape), np.unravel_index(x.argmin(1), (2, 2)),
+                np.unravel_index(i * 5, (3, 2, 2), order="F"), np.unravel_index(i[0], 7),
+                swv(v, 4).mean(axis=-1), swv(x, (2, 3)) * 2, swv(x, 2, axis=0).sum(-1),
+                swv(x, (2, 2), axis=(1, 1)), i.choose([x, -x]), i.choose((x, 0.5), mode="wrap"),
+                round(x.sum(), 2), round(v[0], -1), round(i.sum(), -1))
+
+    run_both(f, x, v, i)
+    jf = fusejit.jit(lambda i: np.unravel_index(i, (3, 4)))
+    for bad in (np.array([12]), np.array([-1, 2])):
+        with pytest.raises(ValueError, match="unravel_index"):
+            jf(bad)
+    run_both(lambda x: np.unravel_index(x, (3, 4)), x)  # NumPy's TypeError (float indices)
+    run_both(lambda v: swv(v, 10), v)  # NumPy's ValueError (window too large)
+    run_both(lambda x: round(x, 2), x)  # TypeError: arrays have no __round__
+    run_both(lambda x: round(x[0, 0] > 0, 2), x)  # nor NumPy bools
+    with pytest.raises(UnsupportedError, match="writeable"):
+        fusejit.jit(lambda v: swv(v, 3, writeable=True))(v)
