@@ -99,6 +99,10 @@ class Status(Enum):
                                             "array; fusejit compiled the real part (the dtype "
                                             "is fixed when compiling): take np.real or keep "
                                             "the complex values yourself")
+    WEIGHTS_ZERO = (65536, ZeroDivisionError, "Weights sum to zero, can't be normalized")
+    UNRAVEL_RANGE = (131072, ValueError, "np.unravel_index: an index is out of bounds for an "
+                                         "array of the given shape (negative, or not below "
+                                         "its size)")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

@@ -51,8 +51,19 @@ def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
     if src.kind == "c" and dst.kind != "c":  # NumPy drops the imaginary part
         part = np.dtype(np.float32 if src == np.complex64 else np.float64)
         return cast_expr(part, dst, f"__real__ ({arg})")
-    if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 8:
-        return f"(({ctype(dst)})(int64_t)({arg}))"
+    if src.kind == "f" and dst.kind in "iu" and (dst.itemsize < 4 or dst == np.int32):
+        # NumPy's (x86's) result: truncation to int32 (cvttsd2si; INT_MIN for NaN and out of
+        # range, which C leaves undefined), then wrap-around to the narrower type
+        return f"(({ctype(dst)})(int32_t)({arg}))"
+    if src.kind == "f" and dst == np.uint32:
+        # NumPy's scalar loop (its SIMD loop differs beyond 2**31: NumPy itself answers by
+        # array length there): through int64, wrapped
+        return f"((uint32_t)(int64_t)({arg}))"
+    if src.kind == "f" and dst == np.uint64:
+        # NumPy's (gcc's generic) conversion through int64, not AVX-512's vcvttsd2usi, which
+        # gives all ones for negative values
+        return (f"((double)({arg}) >= 0x1p63 ? ((uint64_t)(int64_t)((double)({arg}) - 0x1p63) "
+                f"^ 0x8000000000000000ULL) : (uint64_t)(int64_t)({arg}))")
     if src.kind in "biu" and src.itemsize < 4 and dst.kind == "f":
         # Exact through int32; GCC does not vectorise a uint8 -> float conversion of a value
         # computed in the same loop (`acc * (h > 0)`), but does through int32.

@@ -111,7 +111,8 @@ def compute(s: Compute) -> str:
         return compute_expr(s)
     src, dst = np.dtype(s.in_dtypes[0]), np.dtype(s.dtype)
     if src.kind == "f" and dst.kind in "iu":
-        fn = "fj_f2u64" if dst == np.uint64 else "fj_f2i64"
+        fn = ("fj_f2u64" if dst == np.uint64 else "fj_f2i32"
+              if dst.itemsize < 4 or dst == np.int32 else "fj_f2i64")
         return f"(({ctype(dst)}){fn}((double)({s.args[0]})))"
     return cast_expr(src, dst, s.args[0])
 

@@ -183,9 +183,8 @@ def allclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
             keepdims: Any = np._NoValue) -> Any:
-    """numpy.average. Weights must be known when the function is traced (not traced arrays):
-    NumPy raises ZeroDivisionError when they sum to zero, which is checked here, at trace
-    time; a compiled function could not raise it from traced weights."""
+    """numpy.average. NumPy raises ZeroDivisionError when the weights sum to zero: checked
+    here for constant weights, and when the program runs for traced ones."""
     t = _array(a)
     if axis is not None:
         axis = normalize_axis_tuple(axis, t.ndim, argname="axis")
@@ -194,24 +193,33 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         avg = np.mean(t, axis, **keepdims_kw)
         scl = avg.dtype.type(t.size / avg.size)
     else:
-        if isinstance(weights, T.Tracer):
-            raise T.UnsupportedError(
-                f"np.average(..., weights=) with traced weights is not supported by fusejit"
-                f"{T.where_msg()}: NumPy raises ZeroDivisionError when they sum to zero, which "
-                "compiled code cannot; pass the weights as a NumPy array (a constant or a "
-                "static argument), or write (a * w).sum(axis) / w.sum(axis)")
-        wgt = _weights_are_valid(np.asanyarray(weights), t.shape, axis)
+        traced = isinstance(weights, T.Tracer)
+        wgt = _weights_are_valid(weights if traced else np.asanyarray(weights), t.shape, axis)
         if t.dtype.kind in "biu":
             result_dtype = np.result_type(t.dtype, wgt.dtype, "f8")
         else:
             result_dtype = np.result_type(t.dtype, wgt.dtype)
         scl = wgt.sum(axis=axis, dtype=result_dtype, **keepdims_kw)
-        if np.any(scl == 0.0):
+        if traced and scl.size and (wgt.size == 0 or t.size == 0):
+            if wgt.size == 0:  # every sum is over nothing: zero, whatever the data
+                raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+            raise T.UnsupportedError(
+                f"np.average(..., weights=) with traced weights and an empty result is not "
+                f"supported by fusejit{T.where_msg()}: NumPy raises ZeroDivisionError when "
+                "the weights sum to zero, which a program computing nothing cannot check")
+        if traced:  # the program raises NumPy's ZeroDivisionError when any sum is zero
+            zero = T.Tracer(T.make_node("check_weights_zero", [np.any(scl == 0.0).node], (),
+                                        np.dtype(bool)))
+            scl = _scalar_if_0d(np.where(zero, np.ones((), scl.dtype), scl))
+        elif np.any(scl == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         total = np.multiply(t, wgt, dtype=result_dtype).sum(axis, **keepdims_kw)
         avg = _scalar_if_0d(np.divide(total, scl))
     if not returned:
         return avg
+    if isinstance(scl, T.Tracer):
+        return avg, (np.broadcast_to(scl, avg.shape).copy() if scl.shape != avg.shape
+                     else scl)
     if np.shape(scl) != avg.shape:
         scl = np.broadcast_to(scl, avg.shape).copy()
     node = T.const_node(np.asarray(scl))

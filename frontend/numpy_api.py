@@ -6,6 +6,7 @@ nodes (or views); anything not listed here raises UnsupportedError naming the fu
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -158,6 +159,20 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> T.Tracer:
     return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype))  # always an array
 
 
+def _power_of_ten(n: int) -> float:
+    """NumPy's power_of_ten (the factor np.round scales by): exact table up to 1e8, then
+    repeated multiplication by 10 in double, which differs from the correctly rounded 10.0 ** n
+    in the last bit for most n >= 23 (and overflows to inf above 1e308)."""
+    if n < 9:
+        return 10.0 ** n
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+        if ret == math.inf:
+            break
+    return ret
+
+
 def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
     if out is not None:
         raise T.UnsupportedError(f"np.round(..., out=) is not supported yet{T.where_msg()}")
@@ -172,14 +187,15 @@ def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
             return T.Tracer(T.make_node("copy", [t.node], t.shape, t.dtype),
                             scalar=t.shape == ())
         # NumPy: in float64, x / 10**-decimals, rint, times 10**-decimals, cast back
-        factor = np.float64(10.0 ** -decimals)
+        factor = np.float64(_power_of_ten(-decimals))
         wide = np.multiply(np.rint(np.divide(t.astype(np.float64), factor)), factor)
         out = wide.astype(t.dtype)
         out.scalar = t.scalar or t.shape == ()
         return out
     if decimals == 0:
         return np.rint(t)
-    factor = t.dtype.type(10.0 ** abs(decimals))
+    with np.errstate(over="ignore"):  # 1e39 is inf in float32, as NumPy's weak cast gives
+        factor = t.dtype.type(_power_of_ten(abs(decimals)))
     if decimals > 0:
         return np.divide(np.rint(np.multiply(t, factor)), factor)
     return np.multiply(np.rint(np.divide(t, factor)), factor)

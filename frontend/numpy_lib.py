@@ -162,6 +162,10 @@ _REPLACED: dict[int, Callable[..., Any]] = {
     id(np.ascontiguousarray): ascontiguousarray, id(np.full): full,
     id(_array_converter): array_converter,
 }
+# NumPy's undispatched concatenate (np.block calls it): the dispatching one, which traces.
+_RAW_CONCATENATE = getattr(np.concatenate, "__wrapped__", None)
+if _RAW_CONCATENATE is not None:
+    _REPLACED[id(_RAW_CONCATENATE)] = np.concatenate
 
 
 class TracingModule(types.ModuleType):

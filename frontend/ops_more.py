@@ -4,7 +4,8 @@ states each one's accuracy; float32 operands are computed in double) and the `ch
 that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanargmin of an
 all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
 with a zero endpoint, the residuals of a rank-deficient np.linalg.lstsq, np.real_if_close
-of values NumPy would leave complex)."""
+of values NumPy would leave complex, np.average's traced weights that sum to zero,
+np.unravel_index of an index outside the shape)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ ERR_GEOM_ZERO = ErrorCheck(Status.GEOM_ZERO, "({0})")
 ERR_HIST_RANGE = ErrorCheck(Status.HIST_RANGE, "({0})")
 ERR_LSTSQ_RANK = ErrorCheck(Status.LSTSQ_RANK, "({0})")
 ERR_REAL_IF_CLOSE = ErrorCheck(Status.REAL_IF_CLOSE, "({0})")
+ERR_WEIGHTS_ZERO = ErrorCheck(Status.WEIGHTS_ZERO, "({0})")
+ERR_UNRAVEL_RANGE = ErrorCheck(Status.UNRAVEL_RANGE, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
-          ERR_REAL_IF_CLOSE)
+          ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -52,7 +55,9 @@ def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
 for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_geom_zero", ERR_GEOM_ZERO), ("check_hist_range", ERR_HIST_RANGE),
                  ("check_lstsq_rank", ERR_LSTSQ_RANK),
-                 ("check_real_if_close", ERR_REAL_IF_CLOSE)):
+                 ("check_real_if_close", ERR_REAL_IF_CLOSE),
+                 ("check_weights_zero", ERR_WEIGHTS_ZERO),
+                 ("check_unravel_range", ERR_UNRAVEL_RANGE)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

@@ -112,21 +112,24 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> T.Tracer:
 
 def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.Tracer:
     """np.pad in the modes 'constant' (and 'empty', filled with zeros), 'edge', 'wrap',
-    'reflect' and 'symmetric' (reflect_type 'even')."""
+    'reflect' and 'symmetric' (reflect_type 'even') as gathers and concatenations; the modes
+    'maximum', 'minimum', 'mean', 'median', 'linear_ramp' and reflect_type 'odd' through
+    NumPy's own code on a traced zero-padded array."""
     array = _tracer(array)
+    pad_width = _dict_widths(pad_width, array.ndim)
+    if mode in _NUMPY_MODES or (mode in ("reflect", "symmetric")
+                                and kwargs.get("reflect_type", "even") == "odd"):
+        return _numpy_pad()(array, pad_width, mode, **kwargs)
     if callable(mode) or mode not in ("constant", "empty") + _INDEX_MODES:
         raise T.UnsupportedError(
             f"np.pad(mode={mode!r}) is not supported by fusejit{T.where_msg()}: supported "
-            "modes are 'constant', 'empty', 'edge', 'wrap', 'reflect' and 'symmetric'")
+            "modes are 'constant', 'empty', 'edge', 'wrap', 'reflect', 'symmetric', "
+            "'maximum', 'minimum', 'mean', 'median' and 'linear_ramp'")
     allowed = {"constant": {"constant_values"}, "empty": set(), "edge": set(), "wrap": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}[mode]
     unknown = set(kwargs) - allowed
     if unknown:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unknown}")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise T.UnsupportedError(
-            f"np.pad(..., reflect_type={kwargs['reflect_type']!r}) is not supported by "
-            f"fusejit{T.where_msg()}: only reflect_type='even'")
     widths = _pairs(pad_width, array.ndim)
     if (widths < 0).any():
         raise ValueError("index can't contain negative values")
@@ -153,6 +156,53 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.
         if b or e:
             out = concatenate((pieces[0], out, pieces[1]), axis=ax)
     return out if out is not array else np.copy(array)
+
+
+def _dict_widths(pad_width: Any, ndim: int) -> Any:
+    """NumPy 2.4's {axis: width or (before, after)} form of pad_width, as a list of pairs."""
+    if not isinstance(pad_width, dict):
+        return pad_width
+    seq = [(0, 0)] * ndim
+    for axis, width in pad_width.items():
+        if isinstance(width, int):
+            seq[axis] = width, width
+        elif isinstance(width, tuple) and len(width) == 2 and all(
+                isinstance(w, int) for w in width):
+            seq[axis] = width
+        else:  # NumPy's typing.assert_never
+            raise AssertionError(f"Expected code to be unreachable, but got: {width!r}")
+    return seq
+
+
+# np.pad modes run through NumPy's own code (frontend.numpy_lib), with its two in-place
+# helpers replaced by traced equivalents
+_NUMPY_MODES = ("maximum", "minimum", "mean", "median", "linear_ramp")
+_NUMPY_PAD: list[Callable[..., Any]] = []
+
+
+def _pad_simple(array: Any, pad_width: Any, fill_value: Any = None) -> tuple[Any, tuple]:
+    """NumPy's _pad_simple: the array inside a zero-filled traced array of the padded shape
+    (NumPy's is np.empty; every padded element is written before it is read)."""
+    padded = pad(array, pad_width) if np.asarray(pad_width).any() else np.copy(array)
+    area = tuple(slice(int(b), int(b) + n) for n, (b, _) in zip(array.shape, pad_width))
+    return padded, area
+
+
+def _round_if_needed(arr: Any, dtype: np.dtype) -> None:
+    """NumPy's arr.round(out=arr) for integer dtypes, as an assignment."""
+    if np.issubdtype(dtype, np.integer):
+        arr[...] = np.round(arr)
+
+
+def _numpy_pad() -> Callable[..., Any]:
+    if not _NUMPY_PAD:
+        from .numpy_lib import traced_function
+
+        fn = traced_function(np.pad._implementation)  # type: ignore[attr-defined]
+        fn.__globals__["_pad_simple"] = _pad_simple
+        fn.__globals__["_round_if_needed"] = _round_if_needed
+        _NUMPY_PAD.append(fn)
+    return _NUMPY_PAD[0]
 
 
 def _pairs(x: Any, ndim: int, integers: bool = True) -> np.ndarray:

@@ -31,12 +31,13 @@ MODULES: tuple[str, ...] = (
     "numpy_api", "composite", "concat", "reductions", "linalg", "lapack",
     "gridops", "realparts", "numpy_lib", "numpy_more", "rearrange", "scans", "scatter",
     "numpy_tail", "spaces", "sorting", "order_stats", "array_api", "operators", "complex_lib",
+    "everyday",
 )
 
 # ndarray methods that are the NumPy function of the same meaning with the array first.
 ARRAY_METHODS: dict[str, Callable[..., Any]] = {
     "ravel": np.ravel, "squeeze": np.squeeze, "swapaxes": np.swapaxes, "repeat": np.repeat,
-    "cumsum": np.cumsum, "cumprod": np.cumprod, "take": np.take, "clip": np.clip,
+    "cumsum": np.cumsum, "cumprod": np.cumprod, "take": np.take,
     "round": np.round, "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
     "mean": np.mean, "var": np.var, "std": np.std, "any": np.any, "all": np.all,
     "argmax": np.argmax, "argmin": np.argmin, "dot": np.dot, "diagonal": np.diagonal,

@@ -117,10 +117,15 @@ def reshape_node(base: Any, shape: tuple[int, ...]) -> Any:
 
 
 def reshape(t: T.Tracer, newshape: Any, order: str = "C") -> T.Tracer:
-    """x.reshape(newshape) / np.reshape(x, newshape)."""
+    """x.reshape(newshape) / np.reshape(x, newshape); order='F' is the C-order reshape of the
+    reversed axes, reversed back (a view wherever NumPy's is one)."""
+    if order == "F":
+        shape = target_shape(t.shape, newshape)
+        return V.transpose(reshape(V.transpose(t, None), shape[::-1]), None)
     if order != "C":
         raise T.UnsupportedError(f"reshape with order={order!r} is not supported by fusejit"
-                                 f"{T.where_msg()}; only order='C' (the default) is")
+                                 f"{T.where_msg()}; only order='C' (the default) and 'F' are: "
+                                 "'A' depends on the argument's memory layout")
     shape = target_shape(t.shape, newshape)
     dims = split_dims(t.shape, shape)
     if dims is not None:  # a view, linked to t so that writes go both ways
@@ -145,10 +150,11 @@ def rederive(base: Any, shape: tuple[int, ...]) -> Any:
 
 def ravel(t: T.Tracer, order: str = "C") -> T.Tracer:
     """np.ravel / x.ravel(): a view where NumPy's is one (split-only), else a reshape."""
-    if order != "C":
+    if order not in ("C", "F"):
         raise T.UnsupportedError(f"ravel with order={order!r} is not supported by fusejit"
-                                 f"{T.where_msg()}; only order='C' (the default) is")
-    return reshape(t, (-1,))
+                                 f"{T.where_msg()}; only order='C' (the default) and 'F' are: "
+                                 f"{order!r} depends on the argument's memory layout")
+    return reshape(t, (-1,), order)
 
 
 def atleast(t: T.Tracer, n: int) -> T.Tracer:

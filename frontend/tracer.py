@@ -160,9 +160,12 @@ class Tracer:
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
-        return self._concrete("np.asarray()/np.array() (conversion to a real ndarray; also "
-                              "indexing a NumPy array with it, table[i] or np.take(table, i): "
-                              "pass the table as an argument of the compiled function)")
+        return self._concrete("np.asarray()/np.array() (conversion to a real ndarray: for "
+                              "np.array([a, b]) of traced values write np.stack([a, b]), for "
+                              "np.asarray(x, dtype) x.astype(dtype); np.vectorize, np.r_ and "
+                              "np.c_ convert too; also indexing a NumPy array with it, "
+                              "table[i] or np.take(table, i): pass the table as an argument "
+                              "of the compiled function)")
 
     def item(self, *args: Any) -> Any:
         return self._concrete(".item()")
@@ -230,6 +233,8 @@ class Tracer:
     def transpose(self, *axes: Any) -> Tracer:
         from .views import transpose
 
+        if len(axes) == 1 and isinstance(axes[0], np.ndarray) and axes[0].ndim == 1:
+            axes = tuple(axes[0].tolist())  # x.transpose(np.argsort(axes)), as NumPy takes
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return transpose(self, axes or None)

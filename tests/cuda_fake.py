@@ -120,6 +120,9 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             extent = int(np.broadcast_to(env[s.args[1]], (n,))[0]) if n else 0
             if ((i < -extent) | (i >= extent)).any() and err is not None:
                 mem.write(np.array([err]), np.array([s.code], np.uint32))
+        elif isinstance(s, Check) and len(s.args) == 1:  # check_*: the flag itself
+            if np.broadcast_to(env[s.args[0]], (n,)).astype(bool).any() and err is not None:
+                mem.write(np.array([err]), np.array([s.code], np.uint32))
         elif isinstance(s, Check):
             if (np.broadcast_to(env[s.args[1]], (n,)) < 0).any() and err is not None:
                 mem.write(np.array([err]), np.array([s.code], np.uint32))

@@ -104,6 +104,18 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2")
     ],
+    "Everyday calls added from benchmarks/survey_calls.py (frontend/everyday.py, np.pad)": [
+        ("np.hsplit(x, 2)", lambda x: np.hsplit(x, 2), (X,)),
+        ("np.block([[x, x], [x, x]])", lambda x: np.block([[x, x], [x, x]]), (X,)),
+        ("np.pad(x, 2, 'mean')", lambda x: np.pad(x, 2, "mean"), (X,)),
+        ("np.float_power(x, 2)", lambda x: np.float_power(x, 2), (X,)),
+        ("np.modf(x)", lambda x: np.modf(x), (X,)),
+        ("np.unravel_index(np.argmax(x), x.shape)",
+         lambda x: np.unravel_index(np.argmax(x), x.shape), (X,)),
+        ("sliding_window_view(v, 4).mean(-1)",
+         lambda v: np.lib.stride_tricks.sliding_window_view(v, 4).mean(-1), (V,)),
+        ("np.average(v, weights=p)", lambda v, p: np.average(v, weights=p), (V, P)),
+    ],
     "Raise: a data-dependent shape or a Python bool": [
         ("np.allclose(x, 0)", lambda x: np.allclose(x, 0), (X,)),
         ("np.apply_along_axis(f, 1, x)", lambda x: np.apply_along_axis(np.sum, 1, x), (X,)),

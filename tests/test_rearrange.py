@@ -77,8 +77,7 @@ def test_errors_match_numpy() -> None:
               lambda x: np.pad(x, 1, mode="edge", constant_values=3),
               lambda x: np.pad(x[:0], 1, mode="wrap")):
         run_both(f, x)
-    for f, what in ((lambda x: np.pad(x, 1, mode="mean"), "mode='mean'"),
-                    (lambda x: np.pad(x, 1, "reflect", reflect_type="odd"), "reflect_type"),
+    for f, what in ((lambda x: np.pad(x, 1, mode=lambda *a: None), "mode=<function"),
                     (lambda x, r: np.repeat(x, r), "traced repeats")):
         with pytest.raises(UnsupportedError, match=f"{what}.*test_rearrange.py"):
             fusejit.jit(f)(x, np.array(2)) if f.__code__.co_argcount == 2 else \
