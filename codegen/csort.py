@@ -80,11 +80,14 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
             return f"    {t} *const {name} = {alloc};"
 
         lines += [scratch("fj_k", kt, 2, True),
+                  "    uint32_t *const fj_sh = " + ("(uint32_t *)malloc(FJ_PAR_SHARED("
+                                                      "FJ_MAX_THREADS) * sizeof(uint32_t));"
+                                                      if par else "NULL;"),
                   scratch("fj_x", "uint32_t", 2, carry and not packed),
                   scratch("fj_v", vt, 1, srt.mode == "stable"),
-                  "    if (!fj_k || (!fj_x && "
+                  f"    if (!fj_k || (!fj_sh && {int(par)}) || (!fj_x && "
                   f"{int(carry and not packed)}) || (!fj_v && {int(srt.mode == 'stable')})) {{",
-                  "        free(fj_k); free(fj_x); free(fj_v);",
+                  "        free(fj_k); free(fj_x); free(fj_v); free(fj_sh);",
                   f"        return {Status.NO_SCRATCH.code};",
                   "    }"]
     else:
@@ -121,7 +124,7 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines += _row_lines(srt, n, body, out, program.buffers[store.access.buf].dtype, par)
     lines.append("    }")
     if not search:
-        lines.append("    free(fj_k); free(fj_x); free(fj_v);")
+        lines.append("    free(fj_k); free(fj_x); free(fj_v); free(fj_sh);")
     lines += ["    return fj_err;", "}"]
     return {"name": k.name, "fn": fn, "text": "\n".join(lines),
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {units}, {k.size * 16});"]}
@@ -177,8 +180,8 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
         name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
                 else f"fj_rsort{bits}")
         xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
-        team = "_team" if par else ""
-        threads = ", fj_t, fj_nt" if par else ""
+        team = "_par" if par else ""
+        threads = ", fj_sh, fj_t, fj_nt" if par else ""
         lines.append(f"{ind}const int fj_f = {name}{team}(fj_k, fj_k + {n}, {xs}, {n}, "
                      f"fj_or ^ fj_and{threads});")
     else:  # 8- and 16-bit keys

@@ -110,14 +110,21 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
 #define FJ_LSD_D 11
 #define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
+#define FJ_MAX_THREADS omp_get_max_threads()
 #define FJ_THREAD_NUM omp_get_thread_num()
 #define FJ_NUM_THREADS omp_get_num_threads()
 #define FJ_BARRIER _Pragma("omp barrier")
 #else
+#define FJ_MAX_THREADS 1
 #define FJ_THREAD_NUM 0
 #define FJ_NUM_THREADS 1
 #define FJ_BARRIER
 #endif
+#define FJ_MSD_D 11      /* the widest MSD digit (2048 buckets) */
+#define FJ_BKT_EXTRA 3   /* a bucket of m sorted on its top bitlen(m) + 3 differing bits */
+#define FJ_INS 24        /* buckets up to this long: insertion sort */
+#define FJ_CLAIM 8192    /* elements of buckets a thread claims at a time (NAME##_par) */
+#define FJ_PAR_SHARED(nt) (2 + (size_t)(nt) * (1 << FJ_MSD_D))
 #define FJ_RSORT(NAME, UT, SHIFT, CARRY)                                                     \
     static inline int NAME##_lsd(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,       \
                                  UT diff, int lo, int np, int d) {                           \
@@ -259,6 +266,134 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
     }                                                                                        \
     static inline int NAME(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n, UT diff) {  \
         return NAME##_team(k, kt, x, xt, n, diff, 0, 1);                                     \
+    }                                                                                        \
+    /* stable insertion sort of a[0..m) by the key bits */                                   \
+    static inline void NAME##_ins(UT *a, uint32_t *xa, int64_t m) {                          \
+        for (int64_t i = 1; i < m; i++) {                                                    \
+            const UT v = a[i];                                                               \
+            const uint32_t xv = CARRY ? xa[i] : 0;                                           \
+            int64_t j = i;                                                                   \
+            for (; j > 0 && (UT)(a[j - 1] >> (SHIFT)) > (UT)(v >> (SHIFT)); j--) {           \
+                a[j] = a[j - 1];                                                             \
+                if (CARRY) xa[j] = xa[j - 1];                                                \
+            }                                                                                \
+            a[j] = v;                                                                        \
+            if (CARRY) xa[j] = xv;                                                           \
+        }                                                                                    \
+    }                                                                                        \
+    /* a[0..m) sorted stably by the key bits, in place (b, xb: scratch of m). Two (or four) \
+       LSD passes on the top bitlen(m) + FJ_BKT_EXTRA of the bits that differ in the bucket \
+       (its own OR ^ AND): uniform keys then differ in those bits but for a few neighbours, \
+       and the runs that agree in all of them are finished by insertion sort (up to FJ_INS) \
+       or sorted the same way on the bits below (longer runs: ties, narrow low bits). */    \
+    static void NAME##_bkt(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m) {           \
+        if (m <= FJ_INS) { NAME##_ins(a, xa, m); return; }                                   \
+        UT o = 0, z = (UT)~(UT)0;                                                            \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const UT v = (UT)(a[i] >> (SHIFT));                                              \
+            o |= v; z &= v;                                                                  \
+        }                                                                                    \
+        const UT r = o ^ z;                                                                  \
+        if (!r) return;                                                                      \
+        const int hi = 64 - __builtin_clzll((uint64_t)r), lo = __builtin_ctzll((uint64_t)r); \
+        int K = 64 - __builtin_clzll((uint64_t)m) + FJ_BKT_EXTRA;                            \
+        K = K > hi - lo ? hi - lo : K;                                                       \
+        const int P = 2 * ((K + 2 * FJ_LSD_D - 1) / (2 * FJ_LSD_D)), d = (K + P - 1) / P;    \
+        const int bot = hi - P * d > 0 ? hi - P * d : 0;                                     \
+        const UT mask = (UT)((1u << d) - 1);                                                 \
+        uint32_t c[1 << d];                                                                  \
+        UT *pa = a, *pb = b;                                                                 \
+        uint32_t *xpa = xa, *xpb = xb;                                                       \
+        for (int p = 0; p < P; p++) {                                                        \
+            const int sh = (SHIFT) + bot + d * p;                                            \
+            memset(c, 0, sizeof c);                                                          \
+            for (int64_t i = 0; i < m; i++) c[(pa[i] >> sh) & mask]++;                       \
+            uint32_t q = 0;                                                                  \
+            for (int j = 0; j < (1 << d); j++) { const uint32_t e = c[j]; c[j] = q; q += e; } \
+            for (int64_t i = 0; i < m; i++) {                                                \
+                const UT v = pa[i];                                                          \
+                const uint32_t w = c[(v >> sh) & mask]++;                                    \
+                pb[w] = v;                                                                   \
+                if (CARRY) xpb[w] = xpa[i];                                                  \
+            }                                                                                \
+            UT *const tk = pa; pa = pb; pb = tk;                                             \
+            uint32_t *const tx = xpa; xpa = xpb; xpb = tx;                                   \
+        }                                                                                    \
+        if (bot <= lo) return;                                                               \
+        const int sb = (SHIFT) + bot;                                                        \
+        int64_t s = 0;                                                                       \
+        UT pv = (UT)(a[0] >> sb);                                                            \
+        for (int64_t i = 1; i <= m; i++) {                                                   \
+            const UT v = i < m ? (UT)(a[i] >> sb) : (UT)~pv;                                 \
+            if (v == pv) continue;                                                           \
+            if (i - s > FJ_INS) NAME##_bkt(a + s, b + s, CARRY ? xa + s : 0, CARRY ? xb + s : 0, i - s); \
+            else if (i - s > 1) NAME##_ins(a + s, CARRY ? xa + s : 0, i - s);                \
+            s = i; pv = v;                                                                   \
+        }                                                                                    \
+    }                                                                                        \
+    /* A long row over a team (every thread t of nt calls it): one parallel MSD pass on the \
+       top FJ_MSD_D differing bits (each thread counts its slice, then moves it into the    \
+       buckets, slice 0's elements first: stable), then the buckets, claimed FJ_CLAIM       \
+       elements at a time, sorted by NAME##_bkt; the result in kt (returns 1). sh: shared   \
+       scratch of FJ_PAR_SHARED(nt) uint32. A row whose largest bucket exceeds 3/4 of a     \
+       thread's share falls back to NAME##_team (slices sorted, then merged): balanced.     \
+       Barriers: all threads return together, so any thread may read any of the result. */  \
+    static inline int NAME##_par(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,       \
+                                 UT diff, uint32_t *sh, int t, int nt) {                     \
+        if (!diff || n < 2) return 0;                                                        \
+        const int hi = 64 - __builtin_clzll((uint64_t)diff), lo = __builtin_ctzll((uint64_t)diff); \
+        const int d = hi - lo < FJ_MSD_D ? hi - lo : FJ_MSD_D, top = hi - d, B = 1 << d;     \
+        int64_t *const claim = (int64_t *)(void *)sh;                                        \
+        uint32_t *const cnt = sh + 2, *const c = cnt + (size_t)t * B;                        \
+        const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                                \
+        memset(c, 0, (size_t)B * sizeof(uint32_t));                                          \
+        for (int64_t i = c0; i < c1; i++) c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;      \
+        if (t == 0) *claim = 0;                                                              \
+        FJ_BARRIER                                                                           \
+        uint32_t st[B + 1], off[B];                                                          \
+        uint32_t q = 0, big = 0;                                                             \
+        for (int j = 0; j < B; j++) {                                                        \
+            st[j] = q;                                                                       \
+            uint32_t o = q;                                                                  \
+            for (int u = 0; u < nt; u++) {                                                   \
+                const uint32_t e = cnt[(size_t)u * B + j];                                   \
+                if (u < t) o += e;                                                           \
+                q += e;                                                                      \
+            }                                                                                \
+            off[j] = o;                                                                      \
+            big = q - st[j] > big ? q - st[j] : big;                                         \
+        }                                                                                    \
+        st[B] = q;                                                                           \
+        if (nt > 1 && (int64_t)big * 4 > n * 3 / nt) {                                       \
+            FJ_BARRIER /* every thread has read the counts */                                \
+            const int f = NAME##_team(k, kt, x, xt, n, diff, t, nt);                         \
+            FJ_BARRIER                                                                       \
+            if (!f) { /* the result wanted in kt */                                          \
+                memcpy(kt + c0, k + c0, (size_t)(c1 - c0) * sizeof(UT));                     \
+                if (CARRY) memcpy(xt + c0, x + c0, (size_t)(c1 - c0) * sizeof(uint32_t));    \
+                FJ_BARRIER                                                                   \
+            }                                                                                \
+            return 1;                                                                        \
+        }                                                                                    \
+        for (int64_t i = c0; i < c1; i++) {                                                  \
+            const UT v = k[i];                                                               \
+            const uint32_t w = off[(v >> ((SHIFT) + top)) & (UT)(B - 1)]++;                  \
+            kt[w] = v;                                                                       \
+            if (CARRY) xt[w] = x[i];                                                         \
+        }                                                                                    \
+        FJ_BARRIER                                                                           \
+        int j = 0;                                                                           \
+        for (;;) {                                                                           \
+            const int64_t p = __atomic_fetch_add(claim, FJ_CLAIM, __ATOMIC_RELAXED);         \
+            if (p >= n) break;                                                               \
+            while (j < B && st[j] < p) j++;                                                  \
+            for (; j < B && st[j] < p + FJ_CLAIM; j++)                                       \
+                if (st[j + 1] > st[j])                                                       \
+                    NAME##_bkt(kt + st[j], k + st[j], CARRY ? xt + st[j] : 0,                \
+                               CARRY ? x + st[j] : 0, st[j + 1] - st[j]);                    \
+        }                                                                                    \
+        FJ_BARRIER                                                                           \
+        return 1;                                                                            \
     }
 FJ_RSORT(fj_rsort32, uint32_t, 0, 0)
 FJ_RSORT(fj_rsort64, uint64_t, 0, 0)
