@@ -321,14 +321,14 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
         }                                                                                    \
         if (bot <= lo) return;                                                               \
         const int sb = (SHIFT) + bot;                                                        \
-        int64_t s = 0;                                                                       \
-        UT pv = (UT)(a[0] >> sb);                                                            \
-        for (int64_t i = 1; i <= m; i++) {                                                   \
-            const UT v = i < m ? (UT)(a[i] >> sb) : (UT)~pv;                                 \
-            if (v == pv) continue;                                                           \
-            if (i - s > FJ_INS) NAME##_bkt(a + s, b + s, CARRY ? xa + s : 0, CARRY ? xb + s : 0, i - s); \
-            else if (i - s > 1) NAME##_ins(a + s, CARRY ? xa + s : 0, i - s);                \
-            s = i; pv = v;                                                                   \
+        for (int64_t i = 1; i < m; i++) {                                                    \
+            if ((a[i] ^ a[i - 1]) >> sb) continue; /* a run starts at i - 1 */               \
+            const int64_t s = i - 1;                                                         \
+            int64_t e = i + 1;                                                               \
+            while (e < m && !((a[e] ^ a[s]) >> sb)) e++;                                     \
+            if (e - s > FJ_INS) NAME##_bkt(a + s, b + s, CARRY ? xa + s : 0, CARRY ? xb + s : 0, e - s); \
+            else NAME##_ins(a + s, CARRY ? xa + s : 0, e - s);                               \
+            i = e;                                                                           \
         }                                                                                    \
     }                                                                                        \
     /* A long row over a team (every thread t of nt calls it): one parallel MSD pass on the \
