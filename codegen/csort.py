@@ -8,8 +8,9 @@ while the row is filled; 8/16-bit keys by fj_ksort*/fj_psort*), then written out
 values back from their keys ("sort"), the values at the sorted positions ("stable": ties
 keep their order, -0.0 and NaN payloads stay) or the positions (argsort). The rows are split
 between the threads (fj_run); a single row of at least PAR_ROW elements is instead filled,
-sorted and written out over all the threads (parallel loops, and fj_rsort's slices and
-merges). A stable sort has one result, so results never depend on the thread count.
+sorted and written out over all the threads (parallel loops, and fj_rsort*_par's parallel
+MSD pass and buckets). A stable sort has one result, so results never depend on the thread
+count.
 Search modes: each point's value is looked up by binary search in the sorted table
 (fj_search), the points split between the threads.
 Complex rows sort by comparison instead (codegen/csort_complex.py).
@@ -134,8 +135,8 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
                par: bool) -> list[str]:
     """The C sorting one row: its keys filled, sorted and written out. Where `par`, all of it
     inside one parallel region: each thread fills slice t of the row (gathering an OR and
-    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_team) and each
-    thread writes out slice t, which it wrote itself in the last merge."""
+    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_par, which
+    returns after a barrier) and each thread writes out slice t of the result."""
     sfx, bits = suffix(srt.dtype), KEY_BITS[srt.dtype.itemsize]
     ut = f"uint{bits}_t"
     carry = srt.mode != "sort"

@@ -105,8 +105,11 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
    codegen/csort.py): slice t of the row (n*t/nt to n*(t+1)/nt) is radix-sorted by thread t,
    then the slices are merged pairwise, stably (the left slice first on ties), each thread
    writing slice t of each merge's output, found by binary search (merge path); so slice t
-   of the result is thread t's own writing (no barrier needed before it reads it back). A
-   stable sort has one result, so the thread count never changes it. */
+   of the result is thread t's own writing (no barrier needed before it reads it back).
+   fj_rsort<NAME>_par(..., sh, t, nt), what codegen/csort.py calls for a long row: one
+   parallel MSD pass, then cache-sized buckets sorted by the threads, no merge (it keeps
+   _team for rows whose keys crowd into one bucket). A stable sort has one result, so the
+   thread count never changes it. */
 #define FJ_LSD_D 11
 #define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
