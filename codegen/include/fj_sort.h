@@ -123,7 +123,10 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
 #define FJ_NUM_THREADS 1
 #define FJ_BARRIER
 #endif
-#define FJ_MSD_D 11      /* the widest MSD digit (2048 buckets) */
+#define FJ_MSD_D 11      /* the top MSD digit of 64-bit keys (2048 buckets; float64: sign and 10
+                            exponent bits) */
+#define FJ_MSD_D32 9     /* of 32-bit keys (float32: sign and exponent; faster than 11 bits
+                            for float32, uint32 and packed argsort keys, 1e6 of them) */
 #define FJ_BKT_EXTRA 3   /* a bucket of m sorted on its top bitlen(m) + 3 differing bits */
 #define FJ_INS 24        /* buckets up to this long: insertion sort */
 #define FJ_CLAIM 8192    /* elements of buckets a thread claims at a time (NAME##_par) */
@@ -345,7 +348,8 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
                                  UT diff, uint32_t *sh, int t, int nt) {                     \
         if (!diff || n < 2) return 0;                                                        \
         const int hi = 64 - __builtin_clzll((uint64_t)diff), lo = __builtin_ctzll((uint64_t)diff); \
-        const int d = hi - lo < FJ_MSD_D ? hi - lo : FJ_MSD_D, top = hi - d, B = 1 << d;     \
+        const int dt = 8 * (int)sizeof(UT) - (SHIFT) > 32 ? FJ_MSD_D : FJ_MSD_D32;         \
+        const int d = hi - lo < dt ? hi - lo : dt, top = hi - d, B = 1 << d;                 \
         int64_t *const claim = (int64_t *)(void *)sh;                                        \
         uint32_t *const cnt = sh + 2, *const c = cnt + (size_t)t * B;                        \
         const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                                \
