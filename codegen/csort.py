@@ -135,8 +135,8 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
                par: bool) -> list[str]:
     """The C sorting one row: its keys filled, sorted and written out. Where `par`, all of it
     inside one parallel region: each thread fills slice t of the row (gathering an OR and
-    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_par, which
-    returns after a barrier) and each thread writes out slice t of the result."""
+    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_par) and each
+    thread writes out the ranges of the result it sorted (fj_rsort*_next) as it sorts them."""
     sfx, bits = suffix(srt.dtype), KEY_BITS[srt.dtype.itemsize]
     ut = f"uint{bits}_t"
     carry = srt.mode != "sort"
@@ -181,8 +181,10 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
         name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
                 else f"fj_rsort{bits}")
         xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
+        if par:
+            lines.append(f"{ind}fj_pstate fj_ps;")
         team = "_par" if par else ""
-        threads = ", fj_sh, fj_t, fj_nt" if par else ""
+        threads = ", fj_sh, fj_t, fj_nt, &fj_ps" if par else ""
         lines.append(f"{ind}const int fj_f = {name}{team}(fj_k, fj_k + {n}, {xs}, {n}, "
                      f"fj_or ^ fj_and{threads});")
     else:  # 8- and 16-bit keys
@@ -193,10 +195,18 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
            f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
     value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
               "arg": f"(int64_t){pos}"})[srt.mode]
+    if par:  # the ranges of the result this thread sorted (fj_rsort*_next), while in cache
+        lines += [f"{ind}int64_t fj_ja, fj_jb;",
+                  f"{ind}while ({name}_next(fj_k, fj_k + {n}, {xs}, {n}, fj_sh, &fj_ps, "
+                  "&fj_ja, &fj_jb)) {"]
+        ind += "    "
+        loop = "for (int64_t j = fj_ja; j < fj_jb; j++) {"
     lines.append(ind + loop)
     lines.append(f"{ind}    const {ctype(out_dtype)} {srt.var} = {value};")
     lines += [f"{ind}    {x}" for x in out]
     lines.append(ind + "}")
     if par:
+        ind = ind[:-4]
+        lines.append(ind + "}")
         lines.append("        }")
     return lines

@@ -131,6 +131,8 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
 #define FJ_INS 24        /* buckets up to this long: insertion sort */
 #define FJ_CLAIM 8192    /* elements of buckets a thread claims at a time (NAME##_par) */
 #define FJ_PAR_SHARED(nt) (2 + (size_t)(nt) * (1 << FJ_MSD_D))
+/* one thread's state between fj_rsort*_par and fj_rsort*_next */
+typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mode; } fj_pstate;
 #define FJ_RSORT(NAME, UT, SHIFT, CARRY)                                                     \
     static inline int NAME##_lsd(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,       \
                                  UT diff, int lo, int np, int d) {                           \
@@ -337,27 +339,32 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             i = e;                                                                           \
         }                                                                                    \
     }                                                                                        \
-    /* A long row over a team (every thread t of nt calls it): one parallel MSD pass on the \
-       top FJ_MSD_D differing bits (each thread counts its slice, then moves it into the    \
-       buckets, slice 0's elements first: stable), then the buckets, claimed FJ_CLAIM       \
-       elements at a time, sorted by NAME##_bkt; the result in kt (returns 1). sh: shared   \
-       scratch of FJ_PAR_SHARED(nt) uint32. A row whose largest bucket exceeds 3/4 of a     \
-       thread's share falls back to NAME##_team (slices sorted, then merged): balanced.     \
-       Barriers: all threads return together, so any thread may read any of the result. */  \
+    /* A long row over a team (every thread t of nt calls NAME##_par, then NAME##_next until \
+       it returns 0): one parallel MSD pass on the top FJ_MSD_D (32-bit keys: FJ_MSD_D32)  \
+       differing bits (each thread counts its slice, then moves it into the buckets, slice \
+       0's elements first: stable); then each NAME##_next claims FJ_CLAIM elements' worth  \
+       of buckets, sorts them (NAME##_bkt) and returns their range [*a, *b) of the result, \
+       for the caller to write out while it is in cache (no barrier: a range is one        \
+       thread's). NAME##_par returns 1 when the result is in kt (xt), else 0. sh: shared    \
+       scratch of FJ_PAR_SHARED(nt) uint32; ps: the thread's own state. A row whose largest \
+       bucket would exceed 3/4 of a thread's share is sorted by NAME##_team instead (slices \
+       sorted, then merged: balanced); NAME##_next then gives thread t its slice t, which  \
+       it wrote itself in the last merge (so does a row with nothing to sort). */           \
     static inline int NAME##_par(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,       \
-                                 UT diff, uint32_t *sh, int t, int nt) {                     \
+                                 UT diff, uint32_t *sh, int t, int nt, fj_pstate *ps) {      \
+        ps->c0 = n * t / nt; ps->c1 = n * (t + 1) / nt; ps->mode = 0;                       \
         if (!diff || n < 2) return 0;                                                        \
         const int hi = 64 - __builtin_clzll((uint64_t)diff), lo = __builtin_ctzll((uint64_t)diff); \
         const int dt = 8 * (int)sizeof(UT) - (SHIFT) > 32 ? FJ_MSD_D : FJ_MSD_D32;         \
         const int d = hi - lo < dt ? hi - lo : dt, top = hi - d, B = 1 << d;                 \
         int64_t *const claim = (int64_t *)(void *)sh;                                        \
         uint32_t *const cnt = sh + 2, *const c = cnt + (size_t)t * B;                        \
-        const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;                                \
+        const int64_t c0 = ps->c0, c1 = ps->c1;                                              \
         memset(c, 0, (size_t)B * sizeof(uint32_t));                                          \
         for (int64_t i = c0; i < c1; i++) c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;      \
         if (t == 0) *claim = 0;                                                              \
         FJ_BARRIER                                                                           \
-        uint32_t st[B + 1], off[B];                                                          \
+        uint32_t *const st = ps->st, off[B];                                                 \
         uint32_t q = 0, big = 0;                                                             \
         for (int j = 0; j < B; j++) {                                                        \
             st[j] = q;                                                                       \
@@ -373,14 +380,7 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
         st[B] = q;                                                                           \
         if (nt > 1 && (int64_t)big * 4 > n * 3 / nt) {                                       \
             FJ_BARRIER /* every thread has read the counts */                                \
-            const int f = NAME##_team(k, kt, x, xt, n, diff, t, nt);                         \
-            FJ_BARRIER                                                                       \
-            if (!f) { /* the result wanted in kt */                                          \
-                memcpy(kt + c0, k + c0, (size_t)(c1 - c0) * sizeof(UT));                     \
-                if (CARRY) memcpy(xt + c0, x + c0, (size_t)(c1 - c0) * sizeof(uint32_t));    \
-                FJ_BARRIER                                                                   \
-            }                                                                                \
-            return 1;                                                                        \
+            return NAME##_team(k, kt, x, xt, n, diff, t, nt);                                \
         }                                                                                    \
         for (int64_t i = c0; i < c1; i++) {                                                  \
             const UT v = k[i];                                                               \
@@ -388,19 +388,33 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
             kt[w] = v;                                                                       \
             if (CARRY) xt[w] = x[i];                                                         \
         }                                                                                    \
+        ps->mode = 1; ps->B = B; ps->j = 0;                                                  \
         FJ_BARRIER                                                                           \
-        int j = 0;                                                                           \
+        return 1;                                                                            \
+    }                                                                                        \
+    static inline int NAME##_next(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,      \
+                                  uint32_t *sh, fj_pstate *ps, int64_t *a, int64_t *b) {     \
+        if (ps->mode != 1) {                                                                 \
+            *a = ps->c0; *b = ps->c1;                                                        \
+            const int first = ps->mode == 0;                                                 \
+            ps->mode = 2;                                                                    \
+            return first && *b > *a;                                                         \
+        }                                                                                    \
+        const uint32_t *const st = ps->st;                                                   \
+        const int B = ps->B;                                                                 \
+        int j = ps->j;                                                                       \
         for (;;) {                                                                           \
-            const int64_t p = __atomic_fetch_add(claim, FJ_CLAIM, __ATOMIC_RELAXED);         \
-            if (p >= n) break;                                                               \
+            const int64_t p = __atomic_fetch_add((int64_t *)(void *)sh, FJ_CLAIM,           \
+                                                 __ATOMIC_RELAXED);                          \
+            if (p >= n) { ps->j = j; return 0; }                                             \
             while (j < B && st[j] < p) j++;                                                  \
+            const int j0 = j;                                                                \
             for (; j < B && st[j] < p + FJ_CLAIM; j++)                                       \
                 if (st[j + 1] > st[j])                                                       \
                     NAME##_bkt(kt + st[j], k + st[j], CARRY ? xt + st[j] : 0,                \
                                CARRY ? x + st[j] : 0, st[j + 1] - st[j]);                    \
+            if (j > j0) { ps->j = j; *a = st[j0]; *b = st[j]; return 1; }                    \
         }                                                                                    \
-        FJ_BARRIER                                                                           \
-        return 1;                                                                            \
     }
 FJ_RSORT(fj_rsort32, uint32_t, 0, 0)
 FJ_RSORT(fj_rsort64, uint64_t, 0, 0)
