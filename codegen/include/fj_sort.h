@@ -360,8 +360,19 @@ typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mod
         int64_t *const claim = (int64_t *)(void *)sh;                                        \
         uint32_t *const cnt = sh + 2, *const c = cnt + (size_t)t * B;                        \
         const int64_t c0 = ps->c0, c1 = ps->c1;                                              \
-        memset(c, 0, (size_t)B * sizeof(uint32_t));                                          \
-        for (int64_t i = c0; i < c1; i++) c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;      \
+        { /* two tables, even and odd elements: two chains of updates where neighbours     \
+             share a bucket (floats' exponents) */                                           \
+            uint32_t c2[B];                                                                  \
+            memset(c, 0, (size_t)B * sizeof(uint32_t));                                      \
+            memset(c2, 0, (size_t)B * sizeof(uint32_t));                                     \
+            int64_t i = c0;                                                                  \
+            for (; i + 1 < c1; i += 2) {                                                     \
+                c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                                \
+                c2[(k[i + 1] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                           \
+            }                                                                                \
+            if (i < c1) c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                        \
+            for (int j = 0; j < B; j++) c[j] += c2[j];                                       \
+        }                                                                                    \
         if (t == 0) *claim = 0;                                                              \
         FJ_BARRIER                                                                           \
         uint32_t *const st = ps->st, off[B];                                                 \
