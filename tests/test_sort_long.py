@@ -172,6 +172,7 @@ def test_a_long_row_is_sorted_over_the_threads() -> None:
     x = np.random.default_rng(8).standard_normal(csort.PAR_ROW)
     text = fusejit.jit(lambda x: np.argsort(x, kind="stable")).lower_for(x).source
     assert "#pragma omp parallel reduction" in text and "fj_rcsort64_par(" in text
+    assert "fj_rcsort64_next(" in text  # each thread writes out the ranges it sorted
     short = fusejit.jit(lambda x: np.argsort(x, kind="stable")).lower_for(x[:100]).source
     assert "#pragma omp parallel reduction(|:fj_err)" not in short
     assert "fj_rcsort64(" in short
