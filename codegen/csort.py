@@ -8,8 +8,9 @@ while the row is filled; 8/16-bit keys by fj_ksort*/fj_psort*), then written out
 values back from their keys ("sort"), the values at the sorted positions ("stable": ties
 keep their order, -0.0 and NaN payloads stay) or the positions (argsort). The rows are split
 between the threads (fj_run); a single row of at least PAR_ROW elements is instead filled,
-sorted and written out over all the threads (parallel loops, and fj_rsort's slices and
-merges). A stable sort has one result, so results never depend on the thread count.
+sorted and written out over all the threads (parallel loops, and fj_rsort*_par's parallel
+MSD pass and buckets). A stable sort has one result, so results never depend on the thread
+count.
 Search modes: each point's value is looked up by binary search in the sorted table
 (fj_search), the points split between the threads.
 Complex rows sort by comparison instead (codegen/csort_complex.py).
@@ -80,11 +81,14 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
             return f"    {t} *const {name} = {alloc};"
 
         lines += [scratch("fj_k", kt, 2, True),
+                  "    uint32_t *const fj_sh = " + ("(uint32_t *)malloc(FJ_PAR_SHARED("
+                                                      "FJ_MAX_THREADS) * sizeof(uint32_t));"
+                                                      if par else "NULL;"),
                   scratch("fj_x", "uint32_t", 2, carry and not packed),
                   scratch("fj_v", vt, 1, srt.mode == "stable"),
-                  "    if (!fj_k || (!fj_x && "
+                  f"    if (!fj_k || (!fj_sh && {int(par)}) || (!fj_x && "
                   f"{int(carry and not packed)}) || (!fj_v && {int(srt.mode == 'stable')})) {{",
-                  "        free(fj_k); free(fj_x); free(fj_v);",
+                  "        free(fj_k); free(fj_x); free(fj_v); free(fj_sh);",
                   f"        return {Status.NO_SCRATCH.code};",
                   "    }"]
     else:
@@ -121,7 +125,7 @@ def render_sort(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         lines += _row_lines(srt, n, body, out, program.buffers[store.access.buf].dtype, par)
     lines.append("    }")
     if not search:
-        lines.append("    free(fj_k); free(fj_x); free(fj_v);")
+        lines.append("    free(fj_k); free(fj_x); free(fj_v); free(fj_sh);")
     lines += ["    return fj_err;", "}"]
     return {"name": k.name, "fn": fn, "text": "\n".join(lines),
             "calls": [f"fj_err = fj_run({fn}, fj_buf, {units}, {k.size * 16});"]}
@@ -131,8 +135,8 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
                par: bool) -> list[str]:
     """The C sorting one row: its keys filled, sorted and written out. Where `par`, all of it
     inside one parallel region: each thread fills slice t of the row (gathering an OR and
-    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_team) and each
-    thread writes out slice t, which it wrote itself in the last merge."""
+    an AND of its keys), then, past one barrier, the team sorts (fj_rsort*_par) and each
+    thread writes out the ranges of the result it sorted (fj_rsort*_next) as it sorts them."""
     sfx, bits = suffix(srt.dtype), KEY_BITS[srt.dtype.itemsize]
     ut = f"uint{bits}_t"
     carry = srt.mode != "sort"
@@ -177,8 +181,10 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
         name = ("fj_rcsort64" if carry and not packed else "fj_rpsort32" if packed
                 else f"fj_rsort{bits}")
         xs = f"fj_x, fj_x + {n}" if carry and not packed else "NULL, NULL"
-        team = "_team" if par else ""
-        threads = ", fj_t, fj_nt" if par else ""
+        if par:
+            lines.append(f"{ind}fj_pstate fj_ps;")
+        team = "_par" if par else ""
+        threads = ", fj_sh, fj_t, fj_nt, &fj_ps" if par else ""
         lines.append(f"{ind}const int fj_f = {name}{team}(fj_k, fj_k + {n}, {xs}, {n}, "
                      f"fj_or ^ fj_and{threads});")
     else:  # 8- and 16-bit keys
@@ -189,10 +195,18 @@ def _row_lines(srt: Sort, n: int, body: list[str], out: list[str], out_dtype: An
            f"(fj_f ? fj_x + {n} : fj_x)[j]" if carry else "0")
     value = ({"sort": f"fj_unkey_{sfx}(fj_ks[j])", "stable": f"fj_v[{pos}]",
               "arg": f"(int64_t){pos}"})[srt.mode]
+    if par:  # the ranges of the result this thread sorted (fj_rsort*_next), while in cache
+        lines += [f"{ind}int64_t fj_ja, fj_jb;",
+                  f"{ind}while ({name}_next(fj_k, fj_k + {n}, {xs}, {n}, fj_sh, &fj_ps, "
+                  "&fj_ja, &fj_jb)) {"]
+        ind += "    "
+        loop = "for (int64_t j = fj_ja; j < fj_jb; j++) {"
     lines.append(ind + loop)
     lines.append(f"{ind}    const {ctype(out_dtype)} {srt.var} = {value};")
     lines += [f"{ind}    {x}" for x in out]
     lines.append(ind + "}")
     if par:
+        ind = ind[:-4]
+        lines.append(ind + "}")
         lines.append("        }")
     return lines

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.c_only,
 DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint64, np.uint32]
 LENGTHS = [0, 1, 2, 3, 31, 32, 33, 34, 100, 2047, 2049]
 KINDS = ["normal", "ties", "specials", "small", "constant", "low-bit", "high-bit", "sorted",
-         "reversed"]
+         "reversed", "clustered"]
 
 
 def _values(rng: np.random.Generator, n: int, dtype, kind: str) -> np.ndarray:
@@ -55,6 +55,13 @@ def _values(rng: np.random.Generator, n: int, dtype, kind: str) -> np.ndarray:
         x = np.array([np.iinfo(dtype).min, 0] if dtype.kind == "i" else
                      [-2.0, 2.0] if dtype.kind == "f" else [0, np.iinfo(dtype).max // 2 + 1],
                      dtype=dtype)[rng.integers(0, 2, n)]
+    elif kind == "clustered":  # 1024 top buckets; in each, 1% far above the rest, which
+        w = 8 * dtype.itemsize  # differ in their low bits only: runs to sort on those bits
+        u = np.dtype(f"u{dtype.itemsize}")
+        bits = ((rng.integers(0, 1024, n).astype(u) << u.type(w - 12))
+                | rng.integers(0, 1 << (w // 4), n).astype(u)
+                | ((rng.random(n) < 0.01).astype(u) << u.type(w - 16)))
+        x = bits.view(dtype)
     elif kind == "sorted":
         x = np.sort(x)
     elif kind == "reversed":
@@ -164,7 +171,8 @@ def test_same_result_on_one_two_and_three_threads(tmp_path) -> None:
 def test_a_long_row_is_sorted_over_the_threads() -> None:
     x = np.random.default_rng(8).standard_normal(csort.PAR_ROW)
     text = fusejit.jit(lambda x: np.argsort(x, kind="stable")).lower_for(x).source
-    assert "#pragma omp parallel reduction" in text and "fj_rcsort64_team(" in text
+    assert "#pragma omp parallel reduction" in text and "fj_rcsort64_par(" in text
+    assert "fj_rcsort64_next(" in text  # each thread writes out the ranges it sorted
     short = fusejit.jit(lambda x: np.argsort(x, kind="stable")).lower_for(x[:100]).source
     assert "#pragma omp parallel reduction(|:fj_err)" not in short
     assert "fj_rcsort64(" in short

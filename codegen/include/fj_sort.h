@@ -105,19 +105,34 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
    codegen/csort.py): slice t of the row (n*t/nt to n*(t+1)/nt) is radix-sorted by thread t,
    then the slices are merged pairwise, stably (the left slice first on ties), each thread
    writing slice t of each merge's output, found by binary search (merge path); so slice t
-   of the result is thread t's own writing (no barrier needed before it reads it back). A
-   stable sort has one result, so the thread count never changes it. */
+   of the result is thread t's own writing (no barrier needed before it reads it back).
+   fj_rsort<NAME>_par(..., sh, t, nt), what codegen/csort.py calls for a long row: one
+   parallel MSD pass, then cache-sized buckets sorted by the threads, no merge (it keeps
+   _team for rows whose keys crowd into one bucket). A stable sort has one result, so the
+   thread count never changes it. */
 #define FJ_LSD_D 11
 #define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
+#define FJ_MAX_THREADS omp_get_max_threads()
 #define FJ_THREAD_NUM omp_get_thread_num()
 #define FJ_NUM_THREADS omp_get_num_threads()
 #define FJ_BARRIER _Pragma("omp barrier")
 #else
+#define FJ_MAX_THREADS 1
 #define FJ_THREAD_NUM 0
 #define FJ_NUM_THREADS 1
 #define FJ_BARRIER
 #endif
+#define FJ_MSD_D 11      /* the top MSD digit of 64-bit keys (2048 buckets; float64: sign and 10
+                            exponent bits) */
+#define FJ_MSD_D32 9     /* of 32-bit keys (float32: sign and exponent; faster than 11 bits
+                            for float32, uint32 and packed argsort keys, 1e6 of them) */
+#define FJ_BKT_EXTRA 3   /* a bucket of m sorted on its top bitlen(m) + 3 differing bits */
+#define FJ_INS 24        /* buckets up to this long: insertion sort */
+#define FJ_CLAIM 8192    /* elements of buckets a thread claims at a time (NAME##_par) */
+#define FJ_PAR_SHARED(nt) (2 + (size_t)(nt) * (1 << FJ_MSD_D))
+/* one thread's state between fj_rsort*_par and fj_rsort*_next */
+typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mode; } fj_pstate;
 #define FJ_RSORT(NAME, UT, SHIFT, CARRY)                                                     \
     static inline int NAME##_lsd(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m,       \
                                  UT diff, int lo, int np, int d) {                           \
@@ -259,6 +274,158 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
     }                                                                                        \
     static inline int NAME(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n, UT diff) {  \
         return NAME##_team(k, kt, x, xt, n, diff, 0, 1);                                     \
+    }                                                                                        \
+    /* stable insertion sort of a[0..m) by the key bits */                                   \
+    static inline void NAME##_ins(UT *a, uint32_t *xa, int64_t m) {                          \
+        for (int64_t i = 1; i < m; i++) {                                                    \
+            const UT v = a[i];                                                               \
+            const uint32_t xv = CARRY ? xa[i] : 0;                                           \
+            int64_t j = i;                                                                   \
+            for (; j > 0 && (UT)(a[j - 1] >> (SHIFT)) > (UT)(v >> (SHIFT)); j--) {           \
+                a[j] = a[j - 1];                                                             \
+                if (CARRY) xa[j] = xa[j - 1];                                                \
+            }                                                                                \
+            a[j] = v;                                                                        \
+            if (CARRY) xa[j] = xv;                                                           \
+        }                                                                                    \
+    }                                                                                        \
+    /* a[0..m) sorted stably by the key bits, in place (b, xb: scratch of m). Two (or four) \
+       LSD passes on the top bitlen(m) + FJ_BKT_EXTRA of the bits that differ in the bucket \
+       (its own OR ^ AND): uniform keys then differ in those bits but for a few neighbours, \
+       and the runs that agree in all of them are finished by insertion sort (up to FJ_INS) \
+       or sorted the same way on the bits below (longer runs: ties, narrow low bits). */    \
+    static void NAME##_bkt(UT *a, UT *b, uint32_t *xa, uint32_t *xb, int64_t m) {           \
+        if (m <= FJ_INS) { NAME##_ins(a, xa, m); return; }                                   \
+        UT o = 0, z = (UT)~(UT)0;                                                            \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const UT v = (UT)(a[i] >> (SHIFT));                                              \
+            o |= v; z &= v;                                                                  \
+        }                                                                                    \
+        const UT r = o ^ z;                                                                  \
+        if (!r) return;                                                                      \
+        const int hi = 64 - __builtin_clzll((uint64_t)r), lo = __builtin_ctzll((uint64_t)r); \
+        int K = 64 - __builtin_clzll((uint64_t)m) + FJ_BKT_EXTRA;                            \
+        K = K > hi - lo ? hi - lo : K;                                                       \
+        const int P = 2 * ((K + 2 * FJ_LSD_D - 1) / (2 * FJ_LSD_D)), d = (K + P - 1) / P;    \
+        const int bot = hi - P * d > 0 ? hi - P * d : 0;                                     \
+        const UT mask = (UT)((1u << d) - 1);                                                 \
+        uint32_t c[1 << d];                                                                  \
+        UT *pa = a, *pb = b;                                                                 \
+        uint32_t *xpa = xa, *xpb = xb;                                                       \
+        for (int p = 0; p < P; p++) {                                                        \
+            const int sh = (SHIFT) + bot + d * p;                                            \
+            memset(c, 0, sizeof c);                                                          \
+            for (int64_t i = 0; i < m; i++) c[(pa[i] >> sh) & mask]++;                       \
+            uint32_t q = 0;                                                                  \
+            for (int j = 0; j < (1 << d); j++) { const uint32_t e = c[j]; c[j] = q; q += e; } \
+            for (int64_t i = 0; i < m; i++) {                                                \
+                const UT v = pa[i];                                                          \
+                const uint32_t w = c[(v >> sh) & mask]++;                                    \
+                pb[w] = v;                                                                   \
+                if (CARRY) xpb[w] = xpa[i];                                                  \
+            }                                                                                \
+            UT *const tk = pa; pa = pb; pb = tk;                                             \
+            uint32_t *const tx = xpa; xpa = xpb; xpb = tx;                                   \
+        }                                                                                    \
+        if (bot <= lo) return;                                                               \
+        const int sb = (SHIFT) + bot;                                                        \
+        for (int64_t i = 1; i < m; i++) {                                                    \
+            if ((a[i] ^ a[i - 1]) >> sb) continue; /* a run starts at i - 1 */               \
+            const int64_t s = i - 1;                                                         \
+            int64_t e = i + 1;                                                               \
+            while (e < m && !((a[e] ^ a[s]) >> sb)) e++;                                     \
+            if (e - s > FJ_INS) NAME##_bkt(a + s, b + s, CARRY ? xa + s : 0, CARRY ? xb + s : 0, e - s); \
+            else NAME##_ins(a + s, CARRY ? xa + s : 0, e - s);                               \
+            i = e;                                                                           \
+        }                                                                                    \
+    }                                                                                        \
+    /* A long row over a team (every thread t of nt calls NAME##_par, then NAME##_next until \
+       it returns 0): one parallel MSD pass on the top FJ_MSD_D (32-bit keys: FJ_MSD_D32)  \
+       differing bits (each thread counts its slice, then moves it into the buckets, slice \
+       0's elements first: stable); then each NAME##_next claims FJ_CLAIM elements' worth  \
+       of buckets, sorts them (NAME##_bkt) and returns their range [*a, *b) of the result, \
+       for the caller to write out while it is in cache (no barrier: a range is one        \
+       thread's). NAME##_par returns 1 when the result is in kt (xt), else 0. sh: shared    \
+       scratch of FJ_PAR_SHARED(nt) uint32; ps: the thread's own state. A row whose largest \
+       bucket would exceed 3/4 of a thread's share is sorted by NAME##_team instead (slices \
+       sorted, then merged: balanced); NAME##_next then gives thread t its slice t, which  \
+       it wrote itself in the last merge (so does a row with nothing to sort). */           \
+    static inline int NAME##_par(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,       \
+                                 UT diff, uint32_t *sh, int t, int nt, fj_pstate *ps) {      \
+        ps->c0 = n * t / nt; ps->c1 = n * (t + 1) / nt; ps->mode = 0;                       \
+        if (!diff || n < 2) return 0;                                                        \
+        const int hi = 64 - __builtin_clzll((uint64_t)diff), lo = __builtin_ctzll((uint64_t)diff); \
+        const int dt = 8 * (int)sizeof(UT) - (SHIFT) > 32 ? FJ_MSD_D : FJ_MSD_D32;         \
+        const int d = hi - lo < dt ? hi - lo : dt, top = hi - d, B = 1 << d;                 \
+        int64_t *const claim = (int64_t *)(void *)sh;                                        \
+        uint32_t *const cnt = sh + 2, *const c = cnt + (size_t)t * B;                        \
+        const int64_t c0 = ps->c0, c1 = ps->c1;                                              \
+        { /* two tables, even and odd elements: two chains of updates where neighbours     \
+             share a bucket (floats' exponents) */                                           \
+            uint32_t c2[B];                                                                  \
+            memset(c, 0, (size_t)B * sizeof(uint32_t));                                      \
+            memset(c2, 0, (size_t)B * sizeof(uint32_t));                                     \
+            int64_t i = c0;                                                                  \
+            for (; i + 1 < c1; i += 2) {                                                     \
+                c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                                \
+                c2[(k[i + 1] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                           \
+            }                                                                                \
+            if (i < c1) c[(k[i] >> ((SHIFT) + top)) & (UT)(B - 1)]++;                        \
+            for (int j = 0; j < B; j++) c[j] += c2[j];                                       \
+        }                                                                                    \
+        if (t == 0) *claim = 0;                                                              \
+        FJ_BARRIER                                                                           \
+        uint32_t *const st = ps->st, off[B];                                                 \
+        uint32_t q = 0, big = 0;                                                             \
+        for (int j = 0; j < B; j++) {                                                        \
+            st[j] = q;                                                                       \
+            uint32_t o = q;                                                                  \
+            for (int u = 0; u < nt; u++) {                                                   \
+                const uint32_t e = cnt[(size_t)u * B + j];                                   \
+                if (u < t) o += e;                                                           \
+                q += e;                                                                      \
+            }                                                                                \
+            off[j] = o;                                                                      \
+            big = q - st[j] > big ? q - st[j] : big;                                         \
+        }                                                                                    \
+        st[B] = q;                                                                           \
+        if (nt > 1 && (int64_t)big * 4 > n * 3 / nt) {                                       \
+            FJ_BARRIER /* every thread has read the counts */                                \
+            return NAME##_team(k, kt, x, xt, n, diff, t, nt);                                \
+        }                                                                                    \
+        for (int64_t i = c0; i < c1; i++) {                                                  \
+            const UT v = k[i];                                                               \
+            const uint32_t w = off[(v >> ((SHIFT) + top)) & (UT)(B - 1)]++;                  \
+            kt[w] = v;                                                                       \
+            if (CARRY) xt[w] = x[i];                                                         \
+        }                                                                                    \
+        ps->mode = 1; ps->B = B; ps->j = 0;                                                  \
+        FJ_BARRIER                                                                           \
+        return 1;                                                                            \
+    }                                                                                        \
+    static inline int NAME##_next(UT *k, UT *kt, uint32_t *x, uint32_t *xt, int64_t n,      \
+                                  uint32_t *sh, fj_pstate *ps, int64_t *a, int64_t *b) {     \
+        if (ps->mode != 1) {                                                                 \
+            *a = ps->c0; *b = ps->c1;                                                        \
+            const int first = ps->mode == 0;                                                 \
+            ps->mode = 2;                                                                    \
+            return first && *b > *a;                                                         \
+        }                                                                                    \
+        const uint32_t *const st = ps->st;                                                   \
+        const int B = ps->B;                                                                 \
+        int j = ps->j;                                                                       \
+        for (;;) {                                                                           \
+            const int64_t p = __atomic_fetch_add((int64_t *)(void *)sh, FJ_CLAIM,           \
+                                                 __ATOMIC_RELAXED);                          \
+            if (p >= n) { ps->j = j; return 0; }                                             \
+            while (j < B && st[j] < p) j++;                                                  \
+            const int j0 = j;                                                                \
+            for (; j < B && st[j] < p + FJ_CLAIM; j++)                                       \
+                if (st[j + 1] > st[j])                                                       \
+                    NAME##_bkt(kt + st[j], k + st[j], CARRY ? xt + st[j] : 0,                \
+                               CARRY ? x + st[j] : 0, st[j + 1] - st[j]);                    \
+            if (j > j0) { ps->j = j; *a = st[j0]; *b = st[j]; return 1; }                    \
+        }                                                                                    \
     }
 FJ_RSORT(fj_rsort32, uint32_t, 0, 0)
 FJ_RSORT(fj_rsort64, uint64_t, 0, 0)
