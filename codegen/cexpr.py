@@ -191,6 +191,14 @@ class RowPointers:
             self.names[key] = name = f"p{len(self.names)}"
             terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(strides[:-1]) if s]
             const = "" if acc.buf in self.stored else "const "
-            self.decls.append(f"{self.indent}{const}{ctype(self.program.buffers[acc.buf].dtype)}"
-                              f" *const {name} = b{acc.buf} + ({' + '.join(terms)});")
-        return self.names[key], strides[-1]
+            self.declare(name, const, ctype(self.program.buffers[acc.buf].dtype),
+                         f"b{acc.buf} + ({' + '.join(terms)})")
+        return self.ref(self.names[key]), strides[-1]
+
+    def declare(self, name: str, const: str, ctype_: str, base: str) -> None:
+        """Declare pointer `name` (`const` or ""; element type `ctype_`) at `base`."""
+        self.decls.append(f"{self.indent}{const}{ctype_} *const {name} = {base};")
+
+    def ref(self, name: str) -> str:
+        """How the statements name pointer `name`."""
+        return name

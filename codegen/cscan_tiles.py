@@ -25,7 +25,6 @@ import numpy as np
 
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
-    Access,
     Check,
     Compute,
     Const,
@@ -35,7 +34,7 @@ from ..lowering.loop_ir import (
     Scan,
     Store,
 )
-from .cexpr import buffer_decls, buffer_types, literal, point_lines
+from .cexpr import RowPointers, buffer_decls, buffer_types, literal, point_lines
 from .cscan import columns, render_scan
 from .cstream import STREAM_BYTES, STREAM_C
 
@@ -87,28 +86,22 @@ def _transpose(name: str, vec: str, mask: str, r: int) -> list[str]:
     return out + ["}", ""]
 
 
-class _GroupPointers:
+class _GroupPointers(RowPointers):
     """The `pointer(access, dtype)` of point_lines for the rows of a group: one array
     `p<k>[R]` per distinct (buffer, offset, outer strides), declared in `decls` and filled in
     `fills` (inside the loop over the group's rows `fj_q`); the statements index it by fj_q."""
 
     def __init__(self, program: Program, stored: set[int], r: int) -> None:
-        self.program, self.stored, self.r = program, stored, r
-        self.names: dict[tuple[int, int, tuple[int, ...]], str] = {}
-        self.decls: list[str] = []
+        super().__init__(program, stored, [])
+        self.r = r
         self.fills: list[str] = []
 
-    def __call__(self, acc: Access, dtype: Any) -> tuple[str, int]:
-        strides = acc.strides or (0,)
-        key = (acc.buf, acc.offset, strides[:-1])
-        if key not in self.names:
-            self.names[key] = name = f"p{len(self.names)}"
-            terms = [str(acc.offset)] + [f"i{d} * {s}" for d, s in enumerate(strides[:-1]) if s]
-            const = "" if acc.buf in self.stored else "const "
-            t = ctype(self.program.buffers[acc.buf].dtype)
-            self.decls.append(f"{const}{t} *{name}[{self.r}];")
-            self.fills.append(f"{name}[fj_q] = b{acc.buf} + ({' + '.join(terms)});")
-        return f"{self.names[key]}[fj_q]", strides[-1]
+    def declare(self, name: str, const: str, ctype_: str, base: str) -> None:
+        self.decls.append(f"{const}{ctype_} *{name}[{self.r}];")
+        self.fills.append(f"{name}[fj_q] = {base};")
+
+    def ref(self, name: str) -> str:
+        return f"{name}[fj_q]"
 
 
 def render_tiled_scan(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
