@@ -7,8 +7,9 @@ ones accumulate in double through its pairwise cascade (a row of one chunk needs
 arg-reductions follow FJ_LANES lanes, each keeping its first extreme with
 branch-free selects, and combine them at the end (first occurrence wins, NaN counts as the
 extreme, as in NumPy); a phase of float max/min alone folds with plain selects and only
-notes NaNs, rerunning a row that held one with the NaN-aware selects. Then the epilogue
-computes and stores the per-point results.
+notes NaNs, rerunning a row that held one with the NaN-aware selects; a float sum (in
+double) of a value the phase stores is taken from the stored chunk (creread.py). Then the
+epilogue computes and stores the per-point results.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..lowering.loop_ir import (
 )
 from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
 from .cprefetch import next_row_prefetch
+from .creread import reread_sums
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -128,7 +130,8 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     out.append("        (void)fj_r;")
     out += ["        " + line for line in next_row_prefetch(k)]
     for phase in k.phases:
-        out.extend("        " + line for line in _phase(phase, k, nouter, ninner))
+        out.extend("        " + line for line in _phase(phase, k, nouter, ninner,
+                                                         buf_types=buf_types))
     for s in k.epilogue:
         out.append("        " + point_stmt(s, nouter, None))
     out += ["    }", "    return fj_err;", "}"]
@@ -166,9 +169,11 @@ def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
 
 
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
-           span: tuple[str, str] | None = None, part: str | None = None) -> list[str]:
+           span: tuple[str, str] | None = None, part: str | None = None,
+           buf_types: dict[int, tuple[str, bool]] | None = None) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
-    double array to which the raw accumulators are written instead of final values."""
+    double array to which the raw accumulators are written instead of final values; with
+    `buf_types`, a sum of a value the phase stores may re-read it (creread.py)."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     hoisted = _row_invariant(body, nouter) if k.size else set()
@@ -187,6 +192,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     # Rows of one chunk: the cascade would hold a single chunk sum, so that sum is the total
     # (the same bits, without the cascade's bookkeeping per row).
     one_chunk = ninner == 1 and span is None and k.domain[-1] <= FJ_CHUNK
+    reread = {} if lane_loop or buf_types is None else reread_sums(reduces, body, buf_types)
     lines: list[str] = []
     for r in reduces:
         t, ident, _op = accumulator(r)
@@ -228,7 +234,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
                 continue
             if r.fn == "sum" and r.in_dtype.kind == "f":
                 out.append(f"{indent}    double fj_a_{r.var} = 0.0;")
-            if op is not None and r not in lanes:
+            if op is not None and r not in lanes and r.var not in reread:
                 clauses.append(f"reduction({op}:fj_a_{r.var})")
         if any(isinstance(s, Check) for s in body):
             clauses.append("reduction(|:fj_err)")
@@ -244,6 +250,10 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         else:
             loops = [pragma, "for (int64_t j = 0; j < fj_cn; j++) {",
                      *(f"    {p}" for p in point), "}"]
+        for var, acc in reread.items():  # sums of stored values: the chunk again, from L1
+            loops += [f"#pragma omp simd reduction(+:fj_a_{var})",
+                      f"for (int64_t j = 0; j < fj_cn; j++) "
+                      f"fj_a_{var} += b{acc.buf}[{_index(acc, nouter, 'fj_c + j')}];"]
         out += [f"{indent}    {line}" for line in loops]
         for r in reduces:
             if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
@@ -266,7 +276,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             point.append(combine(r, f"fj_lm_{r.var}[fj_l]", r.value))
         elif r in ksums:
             point.append(f"FJ_KADD(fj_ks_{r.var}[fj_l], fj_kc_{r.var}[fj_l], {r.value});")
-        else:
+        elif r.var not in reread:
             point.append(combine(r, f"fj_a_{r.var}", r.value))
     if lanes and lanes == reduces and span is None and part is None and not any(
             isinstance(s, (Store, Check)) for s in body):

@@ -1,0 +1,64 @@
+"""Row kernels' speed paths (codegen/creduce.py, creread.py): float max/min over long rows
+(NaN anywhere in a row, both signs, infinities, rows of -inf and of NaN, the lanes' tail),
+softmax- and layernorm-like rows of several chunks, and a sum of stored values taken from
+the stored chunk; results as NumPy's. The next-row prefetch: tests/test_prefetch.py."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import assert_same
+
+import fusejit
+
+RNG = np.random.default_rng(16)
+
+
+def _rows(x, y):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    m = y.mean(axis=-1, keepdims=True)
+    v = ((y - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x.max(axis=1), np.min(x, axis=1), y.max(axis=1), np.min(y, axis=-1),
+            e / e.sum(axis=1, keepdims=True), (y - m) / np.sqrt(v + 1e-5))
+
+
+def _long_rows(dtype, n: int = 2100) -> np.ndarray:
+    """Rows of n points (two whole chunks of whole lane groups and a tail) with NaN at the
+    first point, in the tail, in the middle (two NaNs of either sign), rows of -inf and of
+    NaN, and infinities beside finite values."""
+    x = (RNG.standard_normal((10, n)) * 3).astype(dtype)
+    x[1, 0] = np.nan
+    x[2, n - 1] = np.nan
+    x[3, 700], x[3, 1500] = -np.nan, np.nan
+    x[4] = -np.inf
+    x[5, 5], x[5, 2000] = np.inf, -np.inf
+    x[6] = np.nan
+    x[7, 1030] = 1e30 if dtype == np.float32 else 1e300  # the extreme in the second chunk
+    x[8, n - 2] = -1e30 if dtype == np.float32 else -1e300  # ... in the tail
+    return x
+
+
+ROWS = fusejit.jit(_rows)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_long_rows_extremes_softmax_and_layernorm_match_numpy() -> None:
+    x, y = _long_rows(np.float32), _long_rows(np.float64)
+    with np.errstate(all="ignore"):
+        want = _rows(x, y)
+    assert_same(ROWS(x, y), want)
+    assert_same(ROWS(x[:, :2048], y[:, :2048]), _rows(x[:, :2048], y[:, :2048]))
+
+
+@pytest.mark.c_only  # the C source's sums
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_softmax_sum_rereads_the_stored_exp() -> None:
+    jf = fusejit.jit(lambda a: _rows(a, a)[4])  # softmax alone
+    for x in (_long_rows(np.float32), RNG.standard_normal((40, 64)).astype(np.float32)):
+        with np.errstate(all="ignore"):
+            assert_same(jf(x), _rows(x, x)[4])
+        source = jf.lower_for(x).source
+        kernels = source[source.index("static int fj_k0"):]
+        assert re.search(r"fj_a_\w+ \+= b\d+\[", kernels)  # the sum re-reads the stored e
