@@ -3,9 +3,10 @@
 An OpenBLAS built with DYNAMIC_ARCH (the one SciPy's and NumPy's wheels ship) picks its
 kernels for the CPU once, when the library is loaded, from a table of the CPUs it knows; it
 reads OPENBLAS_CORETYPE first, when set. A CPU newer than its table falls back to an older
-core: SciPy 1.17's OpenBLAS 0.3.30 runs AMD Zen 5 (which has AVX-512) with its Haswell (AVX2)
-kernels, and one sgemm takes 1.75x as long as with its SkylakeX (AVX-512) ones
-(benchmarks/RESULTS.md, session 10 and 12).
+core, and on an AVX-512 CPU run with the Haswell (AVX2) kernels one sgemm takes 1.75x as long
+as with the SkylakeX (AVX-512) ones (AMD Zen 5, benchmarks/RESULTS.md, sessions 10 and 12;
+there the Haswell kernels came from an OPENBLAS_CORETYPE=Haswell set in the environment:
+OpenBLAS 0.3.30 itself knows Zen 5, older releases fall back).
 
 `plan` decides, before fusejit loads SciPy's BLAS (runtime/blas.py), whether to load it with
 OPENBLAS_CORETYPE=SkylakeX (set around that load only, config.openblas_coretype): when
