@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -210,20 +211,29 @@ class Store:
             self._warn_private(self.read_only)
         return self._build_private(k + suffix, build)
 
+    def _private_dir(self) -> tuple[str, bool]:
+        """This process's private directory, and whether this call created it (threads that
+        compile at once, e.g. a C source and a library, must share one directory and one
+        warning)."""
+        with _PRIVATE_LOCK:
+            created = self._private is None
+            if created:
+                self._private = _private_tmpdir()
+            return self._private, created
+
     def _warn_private(self, why: str) -> None:
-        if self._private is None:
-            self._private = _private_tmpdir()
+        private, created = self._private_dir()
+        if created:
             _warn(f"cannot write to the cache directory {self.root} ({why}); entries found "
                   f"there are still used, new ones are built in the private temporary "
-                  f"directory {self._private} for this process")
+                  f"directory {private} for this process")
 
     def _build_private(self, name: str, build: Callable[[str], None]) -> str:
-        if self._private is None:
-            self._private = _private_tmpdir()
-        out = os.path.join(self._private, name)
+        private, _ = self._private_dir()
+        out = os.path.join(private, name)
         if os.path.exists(out):
             return out
-        fd, tmp = tempfile.mkstemp(dir=self._private, prefix=entries.TMP_PREFIX,
+        fd, tmp = tempfile.mkstemp(dir=private, prefix=entries.TMP_PREFIX,
                                    suffix=os.path.splitext(name)[1])
         os.close(fd)
         try:
@@ -280,6 +290,7 @@ class Store:
 
 
 _default: Store | None = None
+_PRIVATE_LOCK = threading.Lock()
 
 
 def default_store(root: str | None = None) -> Store:

@@ -273,3 +273,33 @@ def test_clear_keeps_files_that_are_not_fusejit_entries(tmp_path: Path) -> None:
     assert cleared.returncode == 0, cleared.stderr
     assert lookalike.exists() and (foreign.exists() or os.getuid() != 0)
     assert _programs(cache) == []
+
+
+def test_threads_falling_back_at_once_share_one_directory_and_warning(tmp_path: Path) -> None:
+    """Was a race (a CI run): the C source of a program (main thread) and the call dispatcher
+    (built in the background) both fell back to a private directory at once, and each made its
+    own directory and warned."""
+    import threading
+    import warnings
+
+    from fusejit.kernels_cache.store import Store
+
+    store = Store(str(tmp_path / "cache"))
+    store.read_only = "No space left on device"
+    start = threading.Barrier(8)
+    paths: list[str] = []
+
+    def put(i: int) -> None:
+        start.wait()
+        paths.append(store.put(f"key{i}", ".txt", lambda out: Path(out).write_text(str(i))))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len({os.path.dirname(p) for p in paths}) == 1 and len(paths) == 8
+    assert sum("cannot write to the cache directory" in str(w.message) for w in caught) == 1
+    assert sorted(Path(p).read_text() for p in paths) == [str(i) for i in range(8)]
