@@ -282,7 +282,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             isinstance(s, (Store, Check)) for s in body):
         # Float max/min alone: a plain compare-and-select per point (a short chain), NaNs
         # only noted; a row that held one runs again with the NaN-aware fold above.
-        fast = [point_stmt(s, nouter, "fj_c + j") for s in body]
+        fast = point[:len(body)]  # the statements, without the NaN-aware combines
         nan = f"fj_nan_{reduces[0].var}"
         for r in reduces:
             lm, op = f"fj_lm_{r.var}[fj_l]", ">" if r.fn == "max" else "<"
