@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import half_ties
 from . import ops as O
 from . import tracer as T
 from .complex_order import ORDERING, lexicographic
@@ -61,7 +62,10 @@ def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
     if t.dtype.kind == "c" and fn in ORDERING:  # NumPy's lexicographic order, NaN first
         return lexicographic(t, fn, axes, keepdims, out_dtype)
     node = T.make_node("reduce", [t.node], shape, out_dtype, fn=fn, axes=axes, keepdims=keepdims)
-    return T.Tracer(node, scalar=shape == ())
+    result = T.Tracer(node, scalar=shape == ())
+    if fn in ("max", "min") and out_dtype == half_ties.HALF:  # NumPy keeps the first zero
+        return half_ties.reduce_sign(t, result, axes, keepdims)
+    return result
 
 
 def _as_tracer(x: Any) -> T.Tracer:
@@ -109,7 +113,8 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
     result = reduce_node(x, fn, axes, keepdims, out_dtype)
     if initial is not np._NoValue:
         combine = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[fn]
-        result = combine(result, np.asarray(initial).astype(out_dtype))
+        # initial is NumPy's first accumulator: float16 keeps it on a tie (+0 against -0)
+        result = combine(np.asarray(initial).astype(out_dtype), result)
         result = T.Tracer(T.cast_node(result.node, out_dtype), scalar=result.scalar)
     return result
 

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import UnsupportedError
+from . import half_ties
 from . import ops as O
 from . import tracer as T
 
@@ -40,6 +41,8 @@ def _scan(x: T.Tracer, ufunc: np.ufunc, axis: int, dtype: np.dtype, what: str) -
                                f": its loop is {loop}")
     node = T.make_node("scan", [T.cast_node(x.node, dtype)], x.shape, dtype, fn=op.name,
                        axis=axis)
+    if dtype == half_ties.HALF and op.name in ("maximum", "minimum", "fmax", "fmin"):
+        return half_ties.scan_sign(T.Tracer(T.cast_node(x.node, dtype)), T.Tracer(node), axis)
     return T.Tracer(node)
 
 
