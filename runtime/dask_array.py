@@ -92,11 +92,6 @@ class DaskCall:
         reads, read now (None when one changed type or shape: the caller traces again)."""
         return args if self.graph.prelude is None else self.graph.prelude.evaluate(args)
 
-    def __call__(self, args: tuple) -> Any:
-        vals = self.values(args)
-        assert vals is not None, "call_plan traces again when a global changed"
-        return Assembly(self, vals).run()
-
     def token(self, key: Hashable) -> str:
         if key not in self.tokens:
             self.tokens[key] = f"{self.prefix}-{uuid.uuid4().hex}"
@@ -316,8 +311,9 @@ def whole_along(a: Any, axes: tuple[int, ...]) -> Any:
     return a.rechunk(spec)
 
 
-def call_plan(jf: Any, args: tuple) -> DaskCall:
-    """The DaskCall for this argument signature of `jf` (cached per JitFunction)."""
+def plan_and_values(jf: Any, args: tuple) -> tuple[DaskCall, tuple]:
+    """The DaskCall for this argument signature of `jf` (cached per JitFunction) and its
+    graph inputs' values for `args` (the global arrays read once, here)."""
     key = tuple(("dask", a.shape, a.dtype.str, a.chunks) if hasattr(a, "dask") and
                 hasattr(a, "chunks") else
                 ("np", a.shape, a.dtype.str) if isinstance(a, np.ndarray) else
@@ -327,13 +323,22 @@ def call_plan(jf: Any, args: tuple) -> DaskCall:
         plan = per_fn.get(key)
     except TypeError:  # an unhashable argument: trace says what is wrong with it
         plan, key = None, None
-    if plan is None or plan.values(args) is None:
+    vals = None if plan is None else plan.values(args)
+    if plan is None or vals is None:
         plan = DaskCall(jf, args)
         if key is not None:
             per_fn[key] = plan
-    return plan
+        vals = plan.values(args)
+        assert vals is not None, "a fresh trace reads the globals as they are"
+    return plan, vals
+
+
+def call_plan(jf: Any, args: tuple) -> DaskCall:
+    """The DaskCall for this argument signature of `jf` (cached per JitFunction)."""
+    return plan_and_values(jf, args)[0]
 
 
 def call(jf: Any, args: tuple) -> Any:
     """`jf(*args)` where some arguments are Dask arrays: Dask arrays out."""
-    return call_plan(jf, args)(args)
+    plan, vals = plan_and_values(jf, args)
+    return Assembly(plan, vals).run()

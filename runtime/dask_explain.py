@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .dask_array import Assembly, DaskCall, call_plan
+from .dask_array import Assembly, plan_and_values
 from .dask_plan import describe_plan
 
 
@@ -41,25 +41,35 @@ def _count(c: int, chunks: tuple[int, ...], g: Any, plan: Any, assembly: Any) ->
     return len(chunks)
 
 
+def _input_names(jf: Any, graph: Any, nargs: int) -> dict[int, str]:
+    """Value position -> what the user calls it: a parameter, or a global the function reads."""
+    names = dict(enumerate(list(jf.signature.parameters)[:nargs]))
+    for step in getattr(graph.prelude, "steps", ()):
+        if getattr(step, "result", -1) >= nargs:
+            names[step.result] = f"global {step.name}"
+    return names
+
+
 def explain(jf: Any, args: tuple) -> DaskExplanation:
     """Build (not run) the Dask graph of `jf(*args)` and describe it; each stage's program
     is compiled for its first chunk's shapes (chunks of other shapes compile alike)."""
-    call: DaskCall = call_plan(jf, args)
-    assembly = Assembly(call, args)
+    call, vals = plan_and_values(jf, args)
+    assembly = Assembly(call, vals)
     assembly.run()
     g = call.graph
     lines = [f"Dask plan for {g.name}():"]
+    names = _input_names(jf, g, len(args))
     for pos in call.positions:
-        a = args[pos]
+        a = vals[pos]
         if hasattr(a, "chunks") and hasattr(a, "dask"):
-            lines.append(f"  {list(jf.signature.parameters)[pos]}: {a.dtype}{list(a.shape)} in "
+            lines.append(f"  {names[pos]}: {a.dtype}{list(a.shape)} in "
                          f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
                          f"{list(_shape(a.chunks))}")
     plan = call.plan
     for node, pos in zip(g.inputs, call.positions):
         if node.id in plan.whole_axes:
             a = assembly.env[node.id]
-            lines.append(f"  {list(jf.signature.parameters)[pos]} after rechunking: "
+            lines.append(f"  {names[pos]} after rechunking: "
                          f"{'x'.join(str(len(c)) for c in a.chunks)} chunks of "
                          f"{list(_shape(a.chunks))}")
     for c, chunks in plan.chunked.items():

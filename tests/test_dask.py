@@ -111,6 +111,7 @@ def test_global_arrays_the_function_reads():
         assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
         SCALE = old.astype(np.float32)
         assert_same(np.asarray(f(x).compute()), x.compute() * SCALE)
+        assert "per-chunk program" in str(f.explain(x))  # explain reads the global too
     finally:
         SCALE = old
 
