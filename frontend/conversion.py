@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
-from .numpy_patch import NAMES, ORIGINALS, patched
+from .numpy_patch import NAMES, ORIGINALS, WRAPPERS, patched
 from .views import basic_index
 
 _SCALARS = (bool, int, float, complex, str, bytes, np.generic, type(None))
@@ -322,6 +322,7 @@ def _like(name: str) -> Any:
     return handler
 
 
-# np.asarray(x, like=t) and friends dispatch through `__array_function__` (with NumPy's own
-# function; frontend/numpy_patch.py's wrappers are for the calls without like=).
-HANDLERS = {ORIGINALS[n]: _like(n) for n in NAMES if n != "asarray_chkfinite"}
+# np.asarray(x, like=t) and friends dispatch through `__array_function__`, naming the
+# function that numpy's module holds then: NumPy's own, or frontend/numpy_patch.py's wrapper.
+HANDLERS = {f[n]: _like(n) for n in NAMES if n != "asarray_chkfinite"
+            for f in (ORIGINALS, WRAPPERS)}
