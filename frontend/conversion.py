@@ -148,6 +148,15 @@ def _lead(t: T.Tracer, ndim: int) -> T.Tracer:
     return basic_index(t, (None,) * k + (Ellipsis,)) if k > 0 else t
 
 
+def _node(t: T.Tracer, dtype: np.dtype) -> Any:
+    """`t` converted to `dtype` as NumPy converts it. A Python int is int64 to NumPy only
+    while an int64 holds it (uint64 or an error beyond): the compiled function accepts only
+    those, and jit compiles a larger one as the literal (jit.JitFunction._huge_ints)."""
+    if t.weak is int:
+        T.to_node(t, np.dtype(np.int64))  # (records the int64 range the call checks)
+    return T.to_node(t, dtype)
+
+
 def _fresh(node: Any, t: T.Tracer) -> T.Tracer:
     """A new array holding `node` (a copy node when `node` is `t`'s own value)."""
     if node is t.node or node.op == "input":
@@ -177,7 +186,7 @@ def _from_tracer(name: str, t: T.Tracer, call: Any, params: dict) -> T.Tracer:
                 raise ValueError(COPY_MESSAGE)
             kind = "copy"
     if kind == "copy":
-        res = _fresh(T.to_node(t, dtype), t)
+        res = _fresh(_node(t, dtype), t)
     else:
         res = _guarded(t) if guard else t
     return _lead(res, out.ndim)
@@ -221,7 +230,7 @@ def _full_stand_in(x: Any) -> Any:
 def _build(x: Any, dtype: np.dtype, make: Any) -> T.Tracer:
     """The traced array for a regular nesting `x` (NumPy's conversion of each element)."""
     if isinstance(x, T.Tracer):
-        return T.Tracer(T.to_node(x, dtype))
+        return T.Tracer(_node(x, dtype))
     if not holds_tracer(x):
         return T.Tracer(T.const_node(make(x, dtype=dtype)))
     parts = [_build(e, dtype, make) for e in x]
