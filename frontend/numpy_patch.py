@@ -8,7 +8,9 @@ numpy module's attributes of those names are wrappers: each calls NumPy's functi
 unchanged, and only when that fails because the array argument holds a Tracer (the
 ConcretizationError of `Tracer.__array__`) converts it as NumPy would
 (frontend/conversion.py). Plain calls, from this thread or any other, run NumPy's own
-function with the same arguments: same result, same errors.
+function with the same arguments: same result, same errors (one frame deeper: a warning
+NumPy emits inside one of these calls, such as ComplexWarning for dtype=float of complex
+values, is attributed to the wrapper's line while a trace runs).
 
 `patched()` is reference-counted and thread-safe: the first trace to start installs the
 wrappers, the last to end (normally or by an exception) puts back exactly the objects that

@@ -59,7 +59,8 @@ def _lists(x32, a, n, f, b):
             np.asanyarray([[1, 2, 3], x32]), np.ascontiguousarray([x32.max()]),
             np.asfortranarray([[a], [a]]), np.array([np.float32(1.0), x32[1]]),
             np.array([[x32[0], x32[1]], (x32[2], 0)], dtype=np.int64),
-            np.array([a, a], ndmin=1), np.array([x32]))
+            np.array([a, a], ndmin=1), np.array([x32]),
+            np.concatenate([x32, [a, 1.0]]), np.stack([x32[:2], (n, a)]))
 
 
 def test_nested_lists_with_numpy_dtype_discovery() -> None:
@@ -199,6 +200,26 @@ def test_restored_after_an_exception_and_nested_traces() -> None:
     with pytest.raises(KeyError):
         trace(fails, [x])
     _numpy_untouched()
+
+
+def test_what_numpy_held_is_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function put in numpy's place before the trace (a spy; another copy of fusejit) is
+    what the wrapper calls, and what numpy holds again afterwards."""
+    calls: list = []
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return numpy_patch.ORIGINALS["asarray"](*args, **kwargs)
+
+    monkeypatch.setattr(np, "asarray", spy)
+
+    def f(x):
+        assert np.asarray is not spy
+        return np.asarray(x) + np.asarray(2.0)
+
+    trace(f, [np.ones(2)])
+    assert np.asarray is spy
+    assert len(calls) >= 2 and any(type(c) is float for c in calls)
 
 
 def test_plain_calls_in_another_thread_during_a_trace() -> None:
