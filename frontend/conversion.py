@@ -222,22 +222,21 @@ def _full_stand_in(x: Any) -> Any:
         return _point(x) if x.scalar or x.weak is not None else np.broadcast_to(
             np.zeros((), x.dtype), x.shape)
     if isinstance(x, (list, tuple)):
-        return type(x)(_full_stand_in(e) for e in x) if type(x) in (list, tuple) else [
-            _full_stand_in(e) for e in x]
+        return [_full_stand_in(e) for e in x]
     return x
 
 
-def _build(x: Any, dtype: np.dtype, make: Any) -> T.Tracer:
+def _build(x: Any, dtype: np.dtype) -> T.Tracer:
     """The traced array for a regular nesting `x` (NumPy's conversion of each element)."""
     if isinstance(x, T.Tracer):
         return T.Tracer(_node(x, dtype))
     if not holds_tracer(x):
-        return T.Tracer(T.const_node(make(x, dtype=dtype)))
-    parts = [_build(e, dtype, make) for e in x]
+        return T.Tracer(T.const_node(ORIGINALS["array"](x, dtype=dtype)))
+    parts = [_build(e, dtype) for e in x]
     return np.stack(parts)
 
 
-def _from_sequence(name: str, seq: Any, call: Any, params: dict, make: Any) -> T.Tracer:
+def _from_sequence(name: str, seq: Any, call: Any, params: dict) -> T.Tracer:
     shape = _shape(seq)
     ndmax = params.get("ndmax") or 0
     if shape is None or (ndmax and len(shape) > ndmax):
@@ -250,7 +249,7 @@ def _from_sequence(name: str, seq: Any, call: Any, params: dict, make: Any) -> T
     leaves = [_point(e) for e in _leaves(seq, [])]
     out = call(leaves)  # NumPy's dtype for these elements; its errors for the keywords
     dtype = O.check_dtype(out.dtype, f"np.{name}() of this list{T.where_msg()}")
-    res = _build(seq, dtype, make)
+    res = _build(seq, dtype)
     if res.parent is not None or res.node.op in ("input", "view"):
         res = T.Tracer(T.make_node("copy", [res.node], res.shape, res.dtype))
     return _lead(res, max(len(shape), params.get("ndmin") or 0))
@@ -265,9 +264,9 @@ def _point(e: Any) -> Any:
     return e
 
 
-def convert(name: str, original: Any, args: tuple, kwargs: dict, make: Any) -> Any:
-    """np.<name>(*args, **kwargs) where the array argument holds a Tracer. `original` is
-    NumPy's function, `make` NumPy's np.array (for the constant parts of a list)."""
+def convert(name: str, original: Any, args: tuple, kwargs: dict) -> Any:
+    """np.<name>(*args, **kwargs) where the array argument holds a Tracer (or, from like=,
+    where `like` is one); `original` is NumPy's function."""
     params = _bind(original, args, kwargs)
     first = "object" if "object" in params else "a"
     obj = params[first]
@@ -281,12 +280,12 @@ def convert(name: str, original: Any, args: tuple, kwargs: dict, make: Any) -> A
         return original(stand_in, *rest_args, **rest)
 
     if name == "asarray_chkfinite":
-        return _chkfinite(obj, call, params, make)
+        return _chkfinite(obj, call, params)
     if not holds_tracer(obj):  # np.<name>(values, like=<traced>): NumPy's array, traced
         return T.Tracer(T.const_node(call(obj)))
     if isinstance(obj, T.Tracer):
         return _from_tracer(name, obj, call, params)
-    return _from_sequence(name, obj, call, params, make)
+    return _from_sequence(name, obj, call, params)
 
 
 def _bind(original: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -305,13 +304,13 @@ def _bind(original: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
-def _chkfinite(obj: Any, call: Any, params: dict, make: Any) -> Any:
+def _chkfinite(obj: Any, call: Any, params: dict) -> Any:
     """np.asarray_chkfinite: np.asarray, whose float or complex result NumPy checks for inf
     and NaN when the function runs, which fusejit does not compile: refused then."""
     if isinstance(obj, T.Tracer):
         res = _from_tracer("asarray_chkfinite", obj, call, params)
     else:
-        res = _from_sequence("asarray_chkfinite", obj, call, params, make)
+        res = _from_sequence("asarray_chkfinite", obj, call, params)
     if res.dtype.kind in "fc":
         raise UnsupportedError(
             f"np.asarray_chkfinite of a traced {res.dtype} array is not supported by fusejit"
@@ -324,7 +323,7 @@ def _chkfinite(obj: Any, call: Any, params: dict, make: Any) -> Any:
 
 def _like(name: str) -> Any:
     def handler(*args: Any, **kwargs: Any) -> Any:
-        return convert(name, ORIGINALS[name], args, kwargs, ORIGINALS["array"])
+        return convert(name, ORIGINALS[name], args, kwargs)
 
     handler.__name__ = name
     handler.__doc__ = f"np.{name}(..., like=<traced array>): a traced array, as NumPy hands over."

@@ -91,7 +91,7 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
             owner = _traced_owner(obj)
             if owner is None:
                 raise
-        return owner.convert(name, original, args, kwargs, ORIGINALS["array"])
+        return owner.convert(name, original, args, kwargs)
 
     functools.update_wrapper(wrapper, original)  # name, docstring; inspect.signature
     wrapper.__fusejit_original__ = original  # type: ignore[attr-defined]

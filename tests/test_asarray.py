@@ -310,3 +310,35 @@ def test_property_constructors(data) -> None:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         run_both(f, x)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_property_lists(data) -> None:
+    """Lists and tuples of traced arrays of two dtypes, Python scalars and constants: NumPy's
+    dtype discovery, shape, dtype= casts (OverflowError for a Python int out of range),
+    ndmin=, and its ValueError for ragged nesting."""
+    shape = data.draw(st.sampled_from([(), (2,), (2, 3)]))
+    da, db = data.draw(st.sampled_from(DTYPES)), data.draw(st.sampled_from(DTYPES))
+    a = (np.arange(int(np.prod(shape))).reshape(shape) % 3 - 1).astype(da)
+    b = (np.arange(int(np.prod(shape))).reshape(shape) % 4).astype(db)
+    py = data.draw(st.sampled_from([True, 3, -2.5, 2**40, 1j]))
+    const = py if shape == () else np.full(shape, py)
+    dst = data.draw(st.sampled_from([None, np.float32, np.int16, np.uint8, np.complex128]))
+    nest = data.draw(st.sampled_from(["flat", "tuple", "nested", "ragged"]))
+    ndmin = data.draw(st.integers(0, 3))
+
+    def f(a, b):
+        if nest == "flat":
+            obj = [a, b, const]
+        elif nest == "tuple":
+            obj = (b, const, a * 2)
+        elif nest == "nested":
+            obj = [[a, const], (b, b)]
+        else:
+            obj = [a, [b, b]]
+        return np.array(obj, dtype=dst, ndmin=ndmin)
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        run_both(f, a, b)
