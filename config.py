@@ -50,6 +50,11 @@ class Config:
     # SciPy's OpenBLAS on a CPU with AVX-512 that this OpenBLAS does not recognise
     # (runtime/blas_core.py); "0" (or "off"): leave OpenBLAS to choose
     blas_coretype: str = "auto"
+    # FUSEJIT_PATCH_NUMPY: while a function is traced, np.asarray/np.array/np.asanyarray/
+    # np.ascontiguousarray/np.asfortranarray/np.asarray_chkfinite accept traced values
+    # (frontend/numpy_patch.py); "0" (or "off", "false"): NumPy's own functions stay in place
+    # and such a call raises ConcretizationError
+    patch_numpy: bool = True
 
 
 def current() -> Config:
@@ -66,6 +71,8 @@ def current() -> Config:
         march=os.environ.get("FUSEJIT_MARCH", "").strip() or "native",
         dask_ship=os.environ.get("FUSEJIT_DASK_SHIP", "auto"),
         blas_coretype=os.environ.get("FUSEJIT_BLAS_CORETYPE", "auto").strip().lower() or "auto",
+        patch_numpy=os.environ.get("FUSEJIT_PATCH_NUMPY", "1").strip().lower()
+        not in ("0", "off", "false", "no"),
     )
 
 

@@ -18,6 +18,8 @@ every name its code loads (and the code of the functions it calls, recursively):
 * a random-number source (np.random's legacy functions, a Generator or RandomState that
   is not created inside the function, an unseeded default_rng()): refused with a TraceError
   naming the line, since its draws would be frozen at trace time;
+* NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py bound
+  to a name (`from numpy import asarray`): the wrapper that accepts traced values;
 * anything else (modules, functions, classes, other objects): the value itself. A called
   Python function is shadowed the same way.
 """
@@ -37,6 +39,7 @@ import numpy as np
 from ..errors import TraceError
 from . import ops as O
 from .ir import Node, TensorType
+from .numpy_patch import enabled, replacement
 from .pyscalar import Prelude, Read, show_path
 from .reached import Path, Reached, copy_container, copyable, proxyable
 from .tracer import TraceContext, Tracer, where_msg
@@ -229,6 +232,9 @@ class Shadower:
         """What the shadow holds for `name` (a global of namespace `where`, or a cell), or for
         the value reached from it along `path`."""
         shown = show_path(name, path)
+        wrapper = replacement(v)  # `from numpy import asarray` (frontend/numpy_patch.py)
+        if wrapper is not None and enabled():
+            return wrapper
         rng = _rng_types()
         if isinstance(v, rng) or isinstance(getattr(v, "__self__", None), rng):
             return _RefusedDraw(shown)  # a random state outside the function: its draws

@@ -98,6 +98,8 @@ def const_node(value: Any, dtype: np.dtype | None = None) -> Node:
     if dtype is not None and type(value) is int and np.dtype(dtype).kind in "fc":
         value = np.array(value, np.float64)  # NumPy converts a Python int through a double
     arr = np.asarray(value) if dtype is None else np.asarray(value).astype(dtype)
+    if not isinstance(arr, np.ndarray):  # a list holding traced values: a traced array
+        return arr.node  # (np.asarray of it while tracing: frontend/conversion.py)
     O.check_dtype(arr.dtype, "a constant")
     arr = np.array(arr, copy=True)
     arr.setflags(write=False)

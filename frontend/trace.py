@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ArgumentTypeError, TraceError, UnsupportedError
 from . import ops as O
 from .captures import Shadower
+from .conversion import converting
 from .ir import Graph, Node, TensorType
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
@@ -71,11 +72,12 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
         tracers.append(t)
         kinds[t.node.id] = (t.scalar, t.weak)
         call_args.append(t)
+    arrays = [(t, args[i]) for t, i in zip(tracers, ctx.sources)]
     shadower = None
     if frozen is not None:
         shadower = Shadower(ctx, ctx.prelude, name, frozen)
         fn = shadower.function(fn)
-    with ctx:
+    with ctx, converting(arrays):  # np.asarray & co accept Tracers (frontend.conversion)
         try:
             result = fn(*call_args)
         except TraceError as e:

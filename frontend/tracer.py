@@ -4,7 +4,8 @@ A Tracer stands for an array (or NumPy scalar) whose value is not known at trace
 through NumPy via `__array_ufunc__` / `__array_function__`, Python operators and ndarray-like
 attributes; every operation becomes a Node of the graph, with its dtype and shape asked of
 NumPy itself (frontend.ops.resolve_ufunc). Using a traced value where Python needs a concrete
-one (`if`, `int()`, `np.asarray`) raises a ConcretizationError naming the user's file:line.
+one (`if`, `int()`) raises a ConcretizationError naming the user's file:line (np.asarray and
+the other array constructors trace: frontend/numpy_patch.py).
 """
 
 from __future__ import annotations
@@ -160,12 +161,17 @@ class Tracer:
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
-        return self._concrete("np.asarray()/np.array() (conversion to a real ndarray: for "
-                              "np.array([a, b]) of traced values write np.stack([a, b]), for "
-                              "np.asarray(x, dtype) x.astype(dtype); np.vectorize, np.r_ and "
-                              "np.c_ convert too; also indexing a NumPy array with it, "
-                              "table[i] or np.take(table, i): pass the table as an argument "
-                              "of the compiled function)")
+        return self._concrete("conversion to a real ndarray (np.asarray/np.array/"
+                              "np.ascontiguousarray... trace only as fusejit's versions, "
+                              "which are not in place with FUSEJIT_PATCH_NUMPY=0, nor for a "
+                              "name bound to NumPy's function in code fusejit does not "
+                              "shadow: `from numpy import asarray` in an installed library "
+                              "or in a function traced for export; there write "
+                              "np.stack([a, b]) for np.array([a, b]) and x.astype(dtype) for "
+                              "np.asarray(x, dtype); np.vectorize, np.r_ and np.c_ convert "
+                              "too; also indexing a NumPy array with it, table[i] or "
+                              "np.take(table, i): pass the table as an argument of the "
+                              "compiled function)")
 
     def item(self, *args: Any) -> Any:
         return self._concrete(".item()")

@@ -73,7 +73,10 @@ def test_while_and_boolean_operators_on_traced_values() -> None:
 
 @pytest.mark.parametrize("conv", ["int", "float", "bool", "asarray", "array", "item", "index",
                                   "tolist"])
-def test_conversions_to_concrete_values(conv: str) -> None:
+def test_conversions_to_concrete_values(conv: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # np.asarray/np.array trace (tests/test_asarray.py) unless FUSEJIT_PATCH_NUMPY=0
+    monkeypatch.setenv("FUSEJIT_PATCH_NUMPY", "0")
+
     def f(x):
         if conv == "int":
             return int(x)  # MARK
@@ -96,6 +99,8 @@ def test_conversions_to_concrete_values(conv: str) -> None:
     with pytest.raises(ConcretizationError) as info:
         jit(f)(np.int64(1))
     assert any(f"{__file__}:{n}" in str(info.value) for n in marked), str(info.value)
+    if conv in ("asarray", "array"):
+        assert "FUSEJIT_PATCH_NUMPY=0" in str(info.value)
 
 
 # --- unsupported NumPy features ---------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""numpy's array constructors accepting traced values while a trace runs: np.asarray,
+np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray and np.asarray_chkfinite.
+
+NumPy does not dispatch these through `__array_function__` (only with like=): it asks the
+argument for a real array (`Tracer.__array__`), which a traced value cannot give. So while
+any trace runs (`patched()`, entered by frontend/trace.py around the user's function), the
+numpy module's attributes of those names are wrappers: each calls NumPy's function first,
+unchanged, and only when that fails because the array argument holds a Tracer (the
+ConcretizationError of `Tracer.__array__`) converts it as NumPy would
+(frontend/conversion.py). Plain calls, from this thread or any other, run NumPy's own
+function with the same arguments: same result, same errors (one frame deeper: a warning
+NumPy emits inside one of these calls, such as ComplexWarning for dtype=float of complex
+values, is attributed to the wrapper's line while a trace runs).
+
+`patched()` is reference-counted and thread-safe: the first trace to start installs the
+wrappers, the last to end (normally or by an exception) puts back exactly the objects that
+were there. Nested traces count like concurrent ones. Each wrapper forwards to what it
+replaced, so two copies of fusejit loaded at once (pytest can import the package under two
+names) chain their wrappers; a copy ending puts back the innermost one still in use.
+
+Names bound before the trace (`from numpy import asarray`, `asarray = np.asarray`) are not
+the module's attribute: frontend/captures.py gives a jitted function (and the Python
+functions it calls) the wrapper in their place (`replacement`); library code outside the
+user's files keeps NumPy's function, where the ConcretizationError stays.
+FUSEJIT_PATCH_NUMPY=0 (config.patch_numpy) turns all of this off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import config
+
+NAMES = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
+         "asarray_chkfinite")
+
+
+def _genuine(f: Any) -> Any:
+    while getattr(f, "__fusejit_original__", None) is not None:
+        f = f.__fusejit_original__
+    return f
+
+
+# NumPy's own functions (unwrapped, should a trace be running in another copy of fusejit)
+ORIGINALS: dict[str, Callable[..., Any]] = {n: _genuine(getattr(np, n)) for n in NAMES}
+_BY_ID = {id(f): n for n, f in ORIGINALS.items()}
+
+
+class _State:
+    """This copy's installation: how many traces need it, and what each wrapper replaced."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+        self.found: dict[str, Any] = {}
+
+
+_STATE = _State()
+
+
+def _traced_owner(x: Any) -> Any:
+    """frontend/conversion.py of the fusejit copy whose Tracer `x` holds (at any depth of
+    lists/tuples), or None."""
+    cls = type(x)
+    if getattr(cls, "__fusejit_tracer__", False):
+        package = cls.__module__.rpartition(".")[0]
+        return sys.modules.get(f"{package}.conversion")
+    if cls in (list, tuple):
+        for e in x:
+            owner = _traced_owner(e)
+            if owner is not None:
+                return owner
+    return None
+
+
+def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
+    original = ORIGINALS[name]
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return forward(*args, **kwargs)
+        except TypeError:  # (ConcretizationError is one)
+            obj = args[0] if args else kwargs.get("object", kwargs.get("a"))
+            owner = _traced_owner(obj)
+            if owner is None:
+                raise
+        return owner.convert(name, original, args, kwargs)
+
+    functools.update_wrapper(wrapper, original)  # name, docstring; inspect.signature
+    wrapper.__fusejit_original__ = original  # type: ignore[attr-defined]
+    wrapper.__fusejit_forward__ = forward  # type: ignore[attr-defined]
+    wrapper.__fusejit_state__ = _STATE  # type: ignore[attr-defined]
+    return wrapper
+
+
+# What frontend/captures.py binds in place of a name holding NumPy's function.
+WRAPPERS: dict[str, Callable[..., Any]] = {n: _make(n, f) for n, f in ORIGINALS.items()}
+
+
+def replacement(value: Any) -> Callable[..., Any] | None:
+    """The wrapper for `value` when it is one of NumPy's constructors (else None)."""
+    name = _BY_ID.get(id(value))
+    if name is None or ORIGINALS[name] is not value:
+        return None
+    return WRAPPERS[name]
+
+
+def enabled() -> bool:
+    """Whether constructors accept traced values (FUSEJIT_PATCH_NUMPY, default on)."""
+    return config.current().patch_numpy
+
+
+def _install() -> None:
+    for name in NAMES:
+        current = getattr(np, name)
+        _STATE.found[name] = current
+        setattr(np, name, WRAPPERS[name] if current is ORIGINALS[name] else _make(name, current))
+
+
+def _restore() -> None:
+    for name in NAMES:
+        mine = getattr(np, name)
+        if getattr(mine, "__fusejit_state__", None) is not _STATE:
+            continue  # another copy's wrapper over ours: it puts ours back, we are skipped then
+        target = _STATE.found.pop(name)
+        # skip the wrappers of copies that no longer need theirs
+        while getattr(target, "__fusejit_state__", _STATE) is not _STATE and (
+                target.__fusejit_state__.count == 0):
+            target = target.__fusejit_forward__
+        setattr(np, name, target)
+
+
+@contextlib.contextmanager
+def patched() -> Iterator[None]:
+    """The wrappers in numpy for the duration of the block (unless FUSEJIT_PATCH_NUMPY=0)."""
+    if not enabled():
+        yield
+        return
+    with _STATE.lock:
+        if _STATE.count == 0:
+            _install()
+        _STATE.count += 1
+    try:
+        yield
+    finally:
+        with _STATE.lock:
+            _STATE.count -= 1
+            if _STATE.count == 0:
+                _restore()
