@@ -50,6 +50,10 @@ class Config:
     # SciPy's OpenBLAS on a CPU with AVX-512 that this OpenBLAS does not recognise
     # (runtime/blas_core.py); "0" (or "off"): leave OpenBLAS to choose
     blas_coretype: str = "auto"
+    # FUSEJIT_OWN_SGEMM: "auto" runs fusejit's own AVX-512 float32 gemm instead of SciPy's
+    # when this CPU has AVX-512, the target allows it and OpenBLAS runs narrower kernels
+    # (runtime/blas_own.py); "1": wherever the CPU and target allow; "0": SciPy's always
+    own_sgemm: str = "auto"
 
 
 def current() -> Config:
@@ -66,6 +70,7 @@ def current() -> Config:
         march=os.environ.get("FUSEJIT_MARCH", "").strip() or "native",
         dask_ship=os.environ.get("FUSEJIT_DASK_SHIP", "auto"),
         blas_coretype=os.environ.get("FUSEJIT_BLAS_CORETYPE", "auto").strip().lower() or "auto",
+        own_sgemm=os.environ.get("FUSEJIT_OWN_SGEMM", "auto").strip().lower() or "auto",
     )
 
 
