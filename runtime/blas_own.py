@@ -80,7 +80,7 @@ def _current(scipy_sgemm: int) -> tuple[Choice, str]:
                    cfg.own_sgemm), cfg.march)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(march: str) -> int:
     """Build (or find in the kernel store) and load fj_sgemm.c for target `march`; the
     address of `fj_own_sgemm`. CompileError when it cannot be built."""
