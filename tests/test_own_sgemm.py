@@ -133,6 +133,7 @@ def test_values_every_transpose_and_edge() -> None:
     # large enough to be split over the OpenMP threads, by columns then by rows
     _check(fn, rng, "N", "T", 130, 301, 70, 1.0, 0.0, pad=1, poison=True)
     _check(fn, rng, "T", "T", 301, 130, 70, -1.0, 1.0)
+    _check(fn, rng, "T", "N", 10, 3000, 80, 1.0, 0.5, pad=1)  # as C^T (few rows), split
 
 
 @pytest.mark.c_only

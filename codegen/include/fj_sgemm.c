@@ -60,21 +60,23 @@ static inline fj_v16 fj_splat(float x) {
 }
 
 /* One MR x NR tile: acc = sum over p < kc of a[p] (MR) x b[p] (NR); then
-   C[i + j*ldc] = alpha * acc + beta * C (beta 0: C not read; beta 1: C += alpha * acc). */
+   C[i*rs + j*cs] = alpha * acc + beta * C (beta 0: C not read; beta 1: C += alpha * acc). The
+   vector stores need rs 1 and a whole tile; others go through a scratch tile. */
 #define FJ_ROW(j) fj_v16 c0##j = {0}, c1##j = {0};
 #define FJ_STEP(j) { const fj_v16 bj = fj_splat(b[j]); c0##j = fj_fma(a0, bj, c0##j); \
                      c1##j = fj_fma(a1, bj, c1##j); }
 #define FJ_ALL(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define FJ_OUT(j) { fj_v16u *d0 = (fj_v16u *)(c + (j) * ldc), *d1 = d0 + 1; \
+#define FJ_OUT(j) { fj_v16u *d0 = (fj_v16u *)(c + (j) * cs), *d1 = d0 + 1; \
     if (beta == 0.0f) { *d0 = va * c0##j; *d1 = va * c1##j; } \
     else if (beta == 1.0f) { *d0 = fj_fma(va, c0##j, *d0); *d1 = fj_fma(va, c1##j, *d1); } \
     else { *d0 = fj_fma(va, c0##j, vb * *d0); *d1 = fj_fma(va, c1##j, vb * *d1); } }
 #define FJ_TMP(j) { ((fj_v16 *)tmp)[2 * (j)] = c0##j; ((fj_v16 *)tmp)[2 * (j) + 1] = c1##j; }
 
 static void fj_tile(int64_t kc, const float *restrict a, const float *restrict b, float alpha,
-                    float beta, float *restrict c, int64_t ldc, int64_t mr, int64_t nr) {
+                    float beta, float *restrict c, int64_t rs, int64_t cs, int64_t mr,
+                    int64_t nr) {
     FJ_ALL(FJ_ROW)
-    for (int64_t j = 0; j < nr; j++) __builtin_prefetch(c + j * ldc, 1, 3);
+    for (int64_t j = 0; j < nr; j++) __builtin_prefetch(c + j * cs, 1, 3);
     for (int64_t p = 0; p < kc; p++) {
         const fj_v16 a0 = ((const fj_v16 *)a)[0], a1 = ((const fj_v16 *)a)[1];
         __builtin_prefetch(a + 8 * FJ_MR, 0, 3);
@@ -83,19 +85,19 @@ static void fj_tile(int64_t kc, const float *restrict a, const float *restrict b
         b += FJ_NR;
     }
     const fj_v16 va = fj_splat(alpha), vb = fj_splat(beta);
-    if (mr == FJ_MR && nr == FJ_NR) {
+    if (mr == FJ_MR && nr == FJ_NR && rs == 1) {
         FJ_ALL(FJ_OUT)
         return;
     }
     float tmp[FJ_MR * FJ_NR] __attribute__((aligned(64)));
     FJ_ALL(FJ_TMP)
     for (int64_t j = 0; j < nr; j++) {
-        float *cj = c + j * ldc;
+        float *cj = c + j * cs;
         const float *t = tmp + j * FJ_MR;
         if (beta == 0.0f)
-            for (int64_t i = 0; i < mr; i++) cj[i] = alpha * t[i];
+            for (int64_t i = 0; i < mr; i++) cj[i * rs] = alpha * t[i];
         else
-            for (int64_t i = 0; i < mr; i++) cj[i] = alpha * t[i] + beta * cj[i];
+            for (int64_t i = 0; i < mr; i++) cj[i * rs] = alpha * t[i] + beta * cj[i * rs];
     }
 }
 
@@ -172,7 +174,7 @@ static void fj_scale(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
 /* The gemm on the calling thread (m, n, k > 0, alpha != 0; fj_buffers() succeeded). */
 static void fj_serial(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                      float *C, int64_t ldc) {
+                      float *C, int64_t rs, int64_t cs) {
     for (int64_t jc = 0; jc < n; jc += FJ_NC) {
         const int64_t nc = n - jc < FJ_NC ? n - jc : FJ_NC;
         for (int64_t pc = 0; pc < k; pc += FJ_KC) {
@@ -187,7 +189,7 @@ static void fj_serial(int ta, int tb, int64_t m, int64_t n, int64_t k, float alp
                     for (int64_t ir = 0; ir < mc; ir += FJ_MR) {
                         const int64_t mr = mc - ir < FJ_MR ? mc - ir : FJ_MR;
                         fj_tile(kc, fj_bufa + ir * kc, fj_bufb + jr * kc, alpha, bet,
-                                C + (ic + ir) + (jc + jr) * ldc, ldc, mr, nr);
+                                C + (ic + ir) * rs + (jc + jr) * cs, rs, cs, mr, nr);
                     }
                 }
             }
@@ -198,30 +200,42 @@ static void fj_serial(int ta, int tb, int64_t m, int64_t n, int64_t k, float alp
 /* Without memory for the packing buffers: the same product by plain loops (slow, right). */
 static void fj_unpacked(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                        float *C, int64_t ldc) {
+                        float *C, int64_t rs, int64_t cs) {
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) {
             float s = 0.0f;
             for (int64_t p = 0; p < k; p++)
                 s += (ta ? A[p + i * lda] : A[i + p * lda]) * (tb ? B[j + p * ldb] : B[p + j * ldb]);
-            float *c = C + i + j * ldc;
+            float *c = C + i * rs + j * cs;
             *c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;
         }
 }
 
 static int fj_trans(const char *t) { return *t == 'T' || *t == 't' || *t == 'C' || *t == 'c'; }
 
+static int64_t fj_pad(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
 __attribute__((visibility("default"))) void fj_own_sgemm(
     const char *transa, const char *transb, const int *pm, const int *pn, const int *pk,
     const float *palpha, const float *A, const int *plda, const float *B, const int *pldb,
     const float *pbeta, float *C, const int *pldc) {
-    const int ta = fj_trans(transa), tb = fj_trans(transb);
-    const int64_t m = *pm, n = *pn, k = *pk, lda = *plda, ldb = *pldb, ldc = *pldc;
+    int ta = fj_trans(transa), tb = fj_trans(transb);
+    int64_t m = *pm, n = *pn, lda = *plda, ldb = *pldb, rs = 1, cs = *pldc;
+    const int64_t k = *pk;
     const float alpha = *palpha, beta = *pbeta;
     if (m <= 0 || n <= 0) return;
     if (k <= 0 || alpha == 0.0f) {
-        fj_scale(m, n, beta, C, ldc);
+        fj_scale(m, n, beta, C, cs);
         return;
+    }
+    if (fj_pad(n, FJ_MR) * fj_pad(m, FJ_NR) * 4 < fj_pad(m, FJ_MR) * fj_pad(n, FJ_NR) * 3) {
+        /* few rows (m = 10 pads to a 32-row tile): C^T = op(B)^T op(A)^T wastes less */
+        const float *t = A;
+        const int64_t tm = m, tl = lda;
+        const int tt = ta;
+        A = B, lda = ldb, ta = !tb;
+        B = t, ldb = tl, tb = !tt;
+        m = n, n = tm, rs = cs, cs = 1;
     }
 #ifdef _OPENMP
     if (!omp_in_parallel() && omp_get_max_threads() > 1 && m * n * k >= FJ_PAR_MIN) {
@@ -246,21 +260,21 @@ __attribute__((visibility("default"))) void fj_own_sgemm(
                 const int64_t e = j1 < n ? j1 : n;
                 if (j0 < e)
                     fj_serial(ta, tb, m, e - j0, k, alpha, A, lda, tb ? B + j0 : B + j0 * ldb,
-                              ldb, beta, C + j0 * ldc, ldc);
+                              ldb, beta, C + j0 * cs, rs, cs);
             } else {  /* whole MR slivers per thread */
                 const int64_t s = (m + FJ_MR - 1) / FJ_MR;
                 const int64_t i0 = s * t / nt * FJ_MR, i1 = s * (t + 1) / nt * FJ_MR;
                 const int64_t e = i1 < m ? i1 : m;
                 if (i0 < e)
                     fj_serial(ta, tb, e - i0, n, k, alpha, ta ? A + i0 * lda : A + i0, lda,
-                              B, ldb, beta, C + i0, ldc);
+                              B, ldb, beta, C + i0 * rs, rs, cs);
             }
         }
         if (!failed) return;
     }
 #endif
     if (fj_buffers())
-        fj_serial(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        fj_serial(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, rs, cs);
     else
-        fj_unpacked(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        fj_unpacked(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, rs, cs);
 }
