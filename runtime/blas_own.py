@@ -64,20 +64,26 @@ def decide(cpu: Iterable[str], target: Iterable[str], march: str, core: str | No
         return Choice(False, "SciPy's BLAS does not name its kernels")
     if core.lower() in blas_core.AVX512_CORES:
         return Choice(False, f"OpenBLAS runs its AVX-512 {core} kernels")
-    return Choice(True, f"this CPU has AVX-512 but OpenBLAS runs its {core} kernels "
-                  "(FUSEJIT_OWN_SGEMM=0: OpenBLAS's)")
+    return Choice(True, f"this CPU has AVX-512 but OpenBLAS runs its {core} kernels; "
+                  "FUSEJIT_OWN_SGEMM=0 calls OpenBLAS's")
+
+
+@functools.cache
+def _core(scipy_sgemm: int) -> str | None:
+    """The core named by the OpenBLAS that holds `scipy_sgemm` (None: not one that says)."""
+    from .blas import library_of
+
+    path = library_of(scipy_sgemm)
+    return blas_core.describe_library(path)[0] if path else None
 
 
 def _current(scipy_sgemm: int) -> tuple[Choice, str]:
     """This process's Choice for SciPy's sgemm at `scipy_sgemm`, and the target's name."""
-    from .blas import library_of
     from .targets import cpu_features, target_features
 
     cfg = config.current()
-    path = library_of(scipy_sgemm)
-    core = blas_core.describe_library(path)[0] if path else None
-    return (decide(cpu_features(), target_features(cfg.march), cfg.march, core,
-                   cfg.own_sgemm), cfg.march)
+    return (decide(cpu_features(), target_features(cfg.march), cfg.march,
+                   _core(scipy_sgemm), cfg.own_sgemm), cfg.march)
 
 
 @functools.cache

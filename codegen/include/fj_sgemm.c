@@ -13,8 +13,8 @@
  * (p-major: NR values per k), op(A) in MC x KC blocks of MR-row slivers (MR values per k), both
  * zero-padded to whole slivers; a 32 x 12 register tile (24 zmm accumulators) runs over each
  * pair of slivers, 2 vector loads of A and 12 broadcasts of B per k. Edge tiles are computed
- * whole into a scratch tile and the wanted part added to C. Packing buffers are per thread
- * and kept (no page faults after the first call).
+ * whole into a scratch tile and the wanted part added to C. Packing buffers are per thread,
+ * kept while it lives (no page faults after its first call), 2.6 MB each.
  *
  * Threads: called from inside an OpenMP parallel region (fusejit splits large gemms by rows
  * over its own threads, codegen/cblas.py fj_run_gemm) it runs on the calling thread; called
@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -151,13 +152,34 @@ static void fj_pack_b(float *restrict out, const float *restrict B, int64_t ldb,
     }
 }
 
-/* This thread's packing buffers (kept for the thread's life: pages fault once). */
-static __thread float *fj_bufa, *fj_bufb;
+/* This thread's packing buffers, kept for the thread's life (pages fault once) and freed
+   when it exits (a pthread key's destructor). */
+typedef struct { float *a, *b; } fj_bufs_t;
+static pthread_key_t fj_key;
+static pthread_once_t fj_once = PTHREAD_ONCE_INIT;
+static int fj_key_ok;
+static void fj_free_bufs(void *p) {
+    fj_bufs_t *bufs = (fj_bufs_t *)p;
+    free(bufs->a);
+    free(bufs->b);
+    free(bufs);
+}
+static void fj_make_key(void) { fj_key_ok = pthread_key_create(&fj_key, fj_free_bufs) == 0; }
 
-static int fj_buffers(void) {
-    if (!fj_bufa) fj_bufa = (float *)aligned_alloc(64, sizeof(float) * FJ_MC * FJ_KC);
-    if (!fj_bufb) fj_bufb = (float *)aligned_alloc(64, sizeof(float) * FJ_KC * FJ_NC);
-    return fj_bufa && fj_bufb;
+static fj_bufs_t *fj_buffers(void) {
+    pthread_once(&fj_once, fj_make_key);
+    if (!fj_key_ok) return NULL;
+    fj_bufs_t *bufs = (fj_bufs_t *)pthread_getspecific(fj_key);
+    if (bufs) return bufs;
+    bufs = (fj_bufs_t *)malloc(sizeof *bufs);
+    if (!bufs) return NULL;
+    bufs->a = (float *)aligned_alloc(64, sizeof(float) * FJ_MC * FJ_KC);
+    bufs->b = (float *)aligned_alloc(64, sizeof(float) * FJ_KC * FJ_NC);
+    if (!bufs->a || !bufs->b || pthread_setspecific(fj_key, bufs) != 0) {
+        fj_free_bufs(bufs);
+        return NULL;
+    }
+    return bufs;
 }
 
 /* C = beta * C (beta 0: zeros, C not read), columns [0, n). */
@@ -171,8 +193,8 @@ static void fj_scale(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
     }
 }
 
-/* The gemm on the calling thread (m, n, k > 0, alpha != 0; fj_buffers() succeeded). */
-static void fj_serial(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+/* The gemm on the calling thread (m, n, k > 0, alpha != 0) with its packing buffers. */
+static void fj_serial(const fj_bufs_t *buf, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t rs, int64_t cs) {
     for (int64_t jc = 0; jc < n; jc += FJ_NC) {
@@ -180,15 +202,15 @@ static void fj_serial(int ta, int tb, int64_t m, int64_t n, int64_t k, float alp
         for (int64_t pc = 0; pc < k; pc += FJ_KC) {
             const int64_t kc = k - pc < FJ_KC ? k - pc : FJ_KC;
             const float bet = pc == 0 ? beta : 1.0f;
-            fj_pack_b(fj_bufb, B, ldb, tb, pc, kc, jc, nc);
+            fj_pack_b(buf->b, B, ldb, tb, pc, kc, jc, nc);
             for (int64_t ic = 0; ic < m; ic += FJ_MC) {
                 const int64_t mc = m - ic < FJ_MC ? m - ic : FJ_MC;
-                fj_pack_a(fj_bufa, A, lda, ta, ic, mc, pc, kc);
+                fj_pack_a(buf->a, A, lda, ta, ic, mc, pc, kc);
                 for (int64_t jr = 0; jr < nc; jr += FJ_NR) {
                     const int64_t nr = nc - jr < FJ_NR ? nc - jr : FJ_NR;
                     for (int64_t ir = 0; ir < mc; ir += FJ_MR) {
                         const int64_t mr = mc - ir < FJ_MR ? mc - ir : FJ_MR;
-                        fj_tile(kc, fj_bufa + ir * kc, fj_bufb + jr * kc, alpha, bet,
+                        fj_tile(kc, buf->a + ir * kc, buf->b + jr * kc, alpha, bet,
                                 C + (ic + ir) * rs + (jc + jr) * cs, rs, cs, mr, nr);
                     }
                 }
@@ -243,7 +265,8 @@ __attribute__((visibility("default"))) void fj_own_sgemm(
         int failed = 0;
         #pragma omp parallel shared(failed)
         {
-            if (!fj_buffers()) {
+            const fj_bufs_t *buf = fj_buffers();
+            if (!buf) {
                 #pragma omp atomic write
                 failed = 1;
             }
@@ -259,22 +282,23 @@ __attribute__((visibility("default"))) void fj_own_sgemm(
                 const int64_t j0 = s * t / nt * FJ_NR, j1 = s * (t + 1) / nt * FJ_NR;
                 const int64_t e = j1 < n ? j1 : n;
                 if (j0 < e)
-                    fj_serial(ta, tb, m, e - j0, k, alpha, A, lda, tb ? B + j0 : B + j0 * ldb,
+                    fj_serial(buf, ta, tb, m, e - j0, k, alpha, A, lda, tb ? B + j0 : B + j0 * ldb,
                               ldb, beta, C + j0 * cs, rs, cs);
             } else {  /* whole MR slivers per thread */
                 const int64_t s = (m + FJ_MR - 1) / FJ_MR;
                 const int64_t i0 = s * t / nt * FJ_MR, i1 = s * (t + 1) / nt * FJ_MR;
                 const int64_t e = i1 < m ? i1 : m;
                 if (i0 < e)
-                    fj_serial(ta, tb, e - i0, n, k, alpha, ta ? A + i0 * lda : A + i0, lda,
+                    fj_serial(buf, ta, tb, e - i0, n, k, alpha, ta ? A + i0 * lda : A + i0, lda,
                               B, ldb, beta, C + i0 * rs, rs, cs);
             }
         }
         if (!failed) return;
     }
 #endif
-    if (fj_buffers())
-        fj_serial(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, rs, cs);
+    const fj_bufs_t *buf = fj_buffers();
+    if (buf)
+        fj_serial(buf, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, rs, cs);
     else
         fj_unpacked(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, rs, cs);
 }
