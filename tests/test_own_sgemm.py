@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -136,12 +136,11 @@ def test_values_every_transpose_and_edge() -> None:
     _check(fn, rng, "T", "T", 301, 130, 70, -1.0, 1.0)
     _check(fn, rng, "T", "N", 10, 3000, 80, 1.0, 0.5, pad=1)  # as C^T (few rows), split
     # from Python threads that then exit (each packs in its own buffers, freed at its exit)
-    threads = [threading.Thread(target=_check, args=(fn, np.random.default_rng(i), "N", "T",
-                                                     40, 50, 60, 1.0, 0.0)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(3) as pool:
+        jobs = [pool.submit(_check, fn, np.random.default_rng(i), "N", "T", 40, 50, 60, 1.0,
+                            0.0) for i in range(3)]
+        for job in jobs:
+            job.result()
 
 
 @pytest.mark.c_only
