@@ -50,6 +50,9 @@ typedef float fj_v16u __attribute__((vector_size(64), aligned(4)));
 #ifndef FJ_NC
 #define FJ_NC 1536
 #endif
+#ifndef FJ_PFA
+#define FJ_PFA 8
+#endif
 /* Multiply-adds from which a call outside a parallel region uses the OpenMP threads. */
 #define FJ_PAR_MIN (1 << 21)
 
@@ -80,7 +83,7 @@ static void fj_tile(int64_t kc, const float *restrict a, const float *restrict b
     for (int64_t j = 0; j < nr; j++) __builtin_prefetch(c + j * cs, 1, 3);
     for (int64_t p = 0; p < kc; p++) {
         const fj_v16 a0 = ((const fj_v16 *)a)[0], a1 = ((const fj_v16 *)a)[1];
-        __builtin_prefetch(a + 8 * FJ_MR, 0, 3);
+        __builtin_prefetch(a + FJ_PFA * FJ_MR, 0, 3);
         FJ_ALL(FJ_STEP)
         a += FJ_MR;
         b += FJ_NR;
@@ -124,8 +127,11 @@ static void fj_pack_a(float *restrict out, const float *restrict A, int64_t lda,
             }
         } else {  /* op(A)[i, p] = A[p + i * lda]: contiguous along p per row i */
             const float *src = A + p0 + (i0 + s) * lda;
-            for (int64_t i = 0; i < mr; i++)
-                for (int64_t p = 0; p < kc; p++) o[p * FJ_MR + i] = src[p + i * lda];
+            for (int64_t q = 0; q < kc; q += 16) {  /* 16 k at a time: writes stay in L1 */
+                const int64_t qe = kc - q < 16 ? kc - q : 16;
+                for (int64_t i = 0; i < mr; i++)
+                    for (int64_t p = q; p < q + qe; p++) o[p * FJ_MR + i] = src[p + i * lda];
+            }
             for (int64_t i = mr; i < FJ_MR; i++)
                 for (int64_t p = 0; p < kc; p++) o[p * FJ_MR + i] = 0.0f;
         }
