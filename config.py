@@ -55,6 +55,10 @@ class Config:
     # (frontend/numpy_patch.py); "0" (or "off", "false"): NumPy's own functions stay in place
     # and such a call raises ConcretizationError
     patch_numpy: bool = True
+    # FUSEJIT_OWN_SGEMM: "auto" runs fusejit's own AVX-512 float32 gemm instead of SciPy's
+    # when this CPU has AVX-512, the target allows it and OpenBLAS runs narrower kernels
+    # (runtime/blas_own.py); "1": wherever the CPU and target allow; "0": SciPy's always
+    own_sgemm: str = "auto"
 
 
 def current() -> Config:
@@ -73,6 +77,7 @@ def current() -> Config:
         blas_coretype=os.environ.get("FUSEJIT_BLAS_CORETYPE", "auto").strip().lower() or "auto",
         patch_numpy=os.environ.get("FUSEJIT_PATCH_NUMPY", "1").strip().lower()
         not in ("0", "off", "false", "no"),
+        own_sgemm=os.environ.get("FUSEJIT_OWN_SGEMM", "auto").strip().lower() or "auto",
     )
 
 

@@ -94,12 +94,12 @@ def load(path: str, blas: bool = False) -> Library:
     config.apply_openmp_defaults()
     handle = ctypes.CDLL(path)
     if blas:
-        from .blas import blas_pointers, thread_control
+        from .blas import program_pointers, thread_control
 
         if hasattr(handle, "fj_set_blas"):  # matmuls (codegen/cblas.py)
             set_blas = handle.fj_set_blas
             set_blas.argtypes, set_blas.restype = [ctypes.c_void_p] * 9, None
-            set_blas(*blas_pointers(), *(p or None for p in thread_control()))
+            set_blas(*program_pointers(), *(p or None for p in thread_control()))
         if hasattr(handle, "fj_set_lapack"):  # np.linalg kernels (codegen/clapack.py)
             from .blas import lapack_pointers
 

@@ -6,7 +6,9 @@ SciPy publishes its BLAS routines to native code as PyCapsules (the Cython C-API
 arguments. Importing it costs ~0.2 s, so it happens only when a program with a float matmul is
 loaded. When fusejit's import is the one that loads SciPy's OpenBLAS, runtime/blas_core.py may
 name OpenBLAS's AVX-512 kernels for it (OPENBLAS_CORETYPE around that import only);
-`blas_report` says which kernels run (explain, FUSEJIT_DEBUG=1).
+`blas_report` says which kernels run (explain, FUSEJIT_DEBUG=1). Programs get these
+pointers through `program_pointers`, where fusejit's own AVX-512 sgemm may replace SciPy's
+(runtime/blas_own.py).
 
 `thread_control` finds, in the same OpenBLAS, its get/set thread-count functions (the name
 may carry SciPy's `scipy_` prefix) and a small shared state (a mutex, a depth counter and the
@@ -60,10 +62,24 @@ def blas_pointers() -> tuple[int, ...]:
 _PLAN: list[blas_core.Plan] = []  # the Plan SciPy's BLAS was loaded under (blas_pointers)
 
 
+def program_pointers() -> tuple[int, ...]:
+    """The BLAS_ROUTINES programs are given (`fj_set_blas`): SciPy's, except sgemm where
+    fusejit's own AVX-512 sgemm replaces it (runtime/blas_own.py says when)."""
+    from .blas_own import sgemm_pointer
+
+    scipy = blas_pointers()
+    return (sgemm_pointer(scipy[0]), *scipy[1:])
+
+
 def blas_report(pointers: tuple[int, ...] | None = None) -> str:
-    """Which BLAS compiled programs call and whose kernels it runs (one line; loads it)."""
-    path = library_of((pointers or blas_pointers())[0])
-    return blas_core.report(path, _PLAN[0] if _PLAN else blas_core.plan())
+    """Which BLAS compiled programs call, whose kernels it runs and which sgemm float32 gemms
+    call (one line; loads it)."""
+    from .blas_own import report
+
+    scipy = pointers or blas_pointers()
+    path = library_of(scipy[0])
+    return (f"{blas_core.report(path, _PLAN[0] if _PLAN else blas_core.plan())}; "
+            f"{report(scipy[0])}")
 
 
 @functools.lru_cache(maxsize=1)
