@@ -498,13 +498,16 @@ def test_export_of_an_in_place_update(outdir: str, tmp_path) -> None:
     (s, got_w, got_c), _ = run_c(res, [w, g, cache, 0.01, 1e-8], str(tmp_path))
     assert_same(got_w, ref_w)
     assert_same(got_c, ref_c)
-    assert np.isclose(s[()], ref_s, rtol=1e-5)
+    # a sum of signed values: its float32 error scales with sum |w|, not with the sum itself
+    # (near 0 for some draws of the shared RNG, whose state depends on the tests run before)
+    atol = 1e-6 * float(np.abs(ref_w).sum())
+    assert np.isclose(s[()], ref_s, rtol=1e-5, atol=atol)
     f = fusejit.load(res.library)
     w2, c2 = w.copy(), cache.copy()
     got_s = f(w2, g, c2)  # lr and eps from the function's defaults
     assert_same(w2, ref_w)
     assert_same(c2, ref_c)
-    assert np.isclose(got_s, ref_s, rtol=1e-5)
+    assert np.isclose(got_s, ref_s, rtol=1e-5, atol=atol)
     before = w2.copy()
     with pytest.raises(ValueError, match="shares memory"):
         f(w2, g, w2)
