@@ -327,25 +327,17 @@ def test_float16_extremes_and_clip_keep_numpys_ties() -> None:
         assert (np.signbit(g) == np.signbit(w)).all()
 
 
-def test_float16_reductions_and_scans_keep_the_first_zero() -> None:
-    """NumPy's float16 max/min reductions and maximum/minimum/fmax/fmin.accumulate keep the
-    first of tied +0/-0 (its half loops are scalar, `acc >= v ? acc : v`); fusejit fixes a zero
-    result's sign from the first zero of its slice (frontend/half_ties.py). Rows hold zeros of
-    both signs in random order, with -1, NaN and -inf, over one and several axes, initial=."""
-    import fusejit
-
+def _float16_ties() -> np.ndarray:
     rng = np.random.default_rng(7)
     pool = np.array([0.0, -0.0, -1.0, np.nan, -np.inf], np.float16)
     x = rng.choice(pool, size=(6, 4, 9), p=[0.4, 0.4, 0.1, 0.05, 0.05])
     x[0] = -0.0
     x[1, :, 0] = 0.0
+    return x
 
-    def f(x):
-        return (np.max(x, axis=2), np.min(x, axis=0), np.max(x, axis=(0, 2)), np.max(x[1]),
-                np.nanmax(x, axis=2), np.nanmin(x, axis=1), np.max(x, axis=2, initial=-0.0),
-                np.maximum.reduce(x, axis=1), np.maximum.accumulate(x, axis=2),
-                np.minimum.accumulate(x, axis=0), np.fmax.accumulate(x, axis=2),
-                np.fmin.accumulate(x, axis=1))
+
+def _same_with_zero_signs(f, x: np.ndarray) -> None:
+    import fusejit
 
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmax of an all-NaN slice
@@ -355,3 +347,27 @@ def test_float16_reductions_and_scans_keep_the_first_zero() -> None:
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
         assert (np.signbit(g) == np.signbit(w)).all()
+
+
+def test_float16_reductions_keep_the_first_zero() -> None:
+    """NumPy's float16 max/min reductions keep the first of tied +0/-0 (its half loops are
+    scalar, `acc >= v ? acc : v`); fusejit fixes a zero result's sign from the first zero of
+    its slice (frontend/half_ties.py). Rows hold zeros of both signs in random order, with -1,
+    NaN and -inf, over one and several axes, initial=."""
+    def f(x):
+        return (np.max(x, axis=2), np.min(x, axis=0), np.max(x, axis=(0, 2)), np.max(x[1]),
+                np.nanmax(x, axis=2), np.nanmin(x, axis=1), np.max(x, axis=2, initial=-0.0),
+                np.maximum.reduce(x, axis=1))
+
+    _same_with_zero_signs(f, _float16_ties())
+
+
+@pytest.mark.c_only  # the CUDA backend refuses scans
+def test_float16_scans_keep_the_first_zero() -> None:
+    """The same for maximum/minimum/fmax/fmin.accumulate: each zero takes the sign of the
+    first zero of its prefix."""
+    def f(x):
+        return (np.maximum.accumulate(x, axis=2), np.minimum.accumulate(x, axis=0),
+                np.fmax.accumulate(x, axis=2), np.fmin.accumulate(x, axis=1))
+
+    _same_with_zero_signs(f, _float16_ties())
