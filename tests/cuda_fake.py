@@ -45,8 +45,10 @@ class Memory:
     def __init__(self, size: int = 1 << 32) -> None:
         self.buf = mmap.mmap(-1, size)
         self.top = 4096
+        self.allocs = 0  # cuMemAlloc calls (mem_alloc and every new GPUArray)
 
     def alloc(self, n: int) -> int:
+        self.allocs += 1
         addr, self.top = self.top, (self.top + n + 255) // 256 * 256
         if self.top > len(self.buf):
             raise FakeError("out of memory")
@@ -240,6 +242,11 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             self.ptr = mem.alloc(self.size * self.dtype.itemsize)
             self.gpudata = self.ptr
 
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            return {"shape": self.shape, "strides": self.strides, "data": (self.ptr, False),
+                    "typestr": self.dtype.str, "stream": None, "version": 3}
+
         def get(self) -> np.ndarray:
             current()
             n = self.size * self.dtype.itemsize
@@ -283,7 +290,8 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
         Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
-        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches)
+        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches,
+        memory=mem)
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
     pkg = types.ModuleType("pycuda")
     pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
