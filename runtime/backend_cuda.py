@@ -32,7 +32,8 @@ from .. import config
 from ..codegen.cuda import CudaModule
 from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
-from ..lowering.loop_ir import Program
+from ..lowering.loop_ir import Buffer, Program
+from . import cuda_interop
 from .backend_c import VERSION
 from .cuda_layout import device_layout, host_bytes, span
 from .cuda_pool import OutputPool
@@ -164,6 +165,7 @@ class CudaExecutable:
         self.layout = device_layout(program, module.scratch_bytes)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
+        self.device = device
         dev = cuda.Device(device)
         self._ctx = dev.retain_primary_context()
         self._adopt_context()
@@ -239,6 +241,9 @@ class CudaExecutable:
         for k, (lo, hi), dtype in self.input_ranges:
             if not lo <= inputs[k] <= hi:
                 raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
+        on_device = cuda_interop.check_mixed(inputs)  # TypeError: host arrays mixed in
+        if device_outputs is None:
+            device_outputs = on_device
         with self._lock:
             self._adopt_context()  # (each thread has its own current context)
             self._ctx.push()
@@ -251,9 +256,7 @@ class CudaExecutable:
                 self._cuda.Context.pop()
 
     def _run(self, inputs: list[Any], device_outputs: bool | None) -> list[Any]:
-        lay, base, GPUArray = self.layout, self.base, self._gpuarray.GPUArray
-        if device_outputs is None:
-            device_outputs = any(isinstance(v, GPUArray) for v in inputs)
+        lay, base = self.layout, self.base
         ptr: dict[int, int] = {}  # device arrays in place of arena slots
         staged = False
         for b in self.program.by_kind("input"):
@@ -262,14 +265,8 @@ class CudaExecutable:
             v = inputs[b.ref]
             if b.ref in self.converts:
                 v = self.converts[b.ref](v)
-            if isinstance(v, GPUArray):
-                if v.dtype != b.dtype or v.shape != b.shape or (v.size and not all(
-                        s == e * v.dtype.itemsize for s, e, n in zip(v.strides, b.strides,
-                                                                     b.shape) if n > 1)):
-                    raise RuntimeFailure(f"GPUArray for {b.name} is {v.dtype}{list(v.shape)} "
-                                         f"strides {v.strides}; expected {b.dtype}"
-                                         f"{list(b.shape)} element strides {b.strides}")
-                ptr[b.index] = v.ptr if v.size else 0
+            if cuda_interop.is_device_array(v):
+                ptr[b.index] = self._device_input(v, b)
                 continue
             data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
             start = lay.slots[b.index]
@@ -314,6 +311,19 @@ class CudaExecutable:
         self._copy_back(inputs)
         return [outs[o.index] if o.kind == "buffer" else inputs[o.index]
                 for o in self.program.outputs]
+
+    def _device_input(self, a: Any, b: Buffer) -> int:
+        """The address of device array `a` (read and written in place) for input `b`."""
+        v = cuda_interop.describe(a)
+        item = v.dtype.itemsize
+        if v.dtype != b.dtype or v.shape != b.shape or any(
+                s != e * item for s, e, n in zip(v.strides, b.strides, b.shape) if n > 1):
+            raise RuntimeFailure(f"device array for {b.name} is {v.dtype}{list(v.shape)} "
+                                 f"strides {v.strides}; expected {b.dtype}{list(b.shape)} "
+                                 f"element strides {b.strides}")
+        cuda_interop.check_view(v, self.device, b.ref in self.program.updates,
+                                f"argument {b.name}")
+        return v.ptr if b.nbytes else 0
 
     def _copy_back(self, inputs: list[Any]) -> None:
         """Write the device copies of host inputs the program updated back into them."""

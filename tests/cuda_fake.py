@@ -34,7 +34,9 @@ from fusejit.lowering.loop_ir import (
     Store,
 )
 from fusejit.lowering.lower import contiguous_strides
-from fusejit.runtime import backend_cuda, cuda_jit
+from fusejit.runtime import backend_cuda, cuda_interop, cuda_jit
+
+OTHER_GPU = 1 << 40  # addresses the fake's cuPointerGetAttribute places on GPU 1
 
 
 class Memory:
@@ -310,6 +312,21 @@ def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None
     monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc(
         "nvcc", (13, 0), "", (75, 90)))
     monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: src.encode())
+    driver = mods["pycuda.driver"]
+    driver.synced = []  # streams cuda_interop.sync_stream waited for
+
+    def pointer_device(ptr: int) -> int:
+        """cuPointerGetAttribute(DEVICE_ORDINAL): the fake's memory is GPU 0's; addresses
+        from OTHER_GPU on are GPU 1's; anything else is not device memory."""
+        if 0 < ptr < len(driver.memory.buf):
+            return 0
+        if OTHER_GPU <= ptr < 2 * OTHER_GPU:
+            return 1
+        raise ValueError(f"address {ptr:#x} of a device array is not CUDA device memory "
+                         "(cuPointerGetAttribute returned 1)")
+
+    monkeypatch.setattr(cuda_interop, "pointer_device", pointer_device)
+    monkeypatch.setattr(cuda_interop, "sync_stream", driver.synced.append)
     real_render = cuda_jit.render_cuda
 
     def render(program: Program) -> CudaModule:

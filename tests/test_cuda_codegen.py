@@ -290,7 +290,7 @@ def test_host_path_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
     assert exe.transfers == {"htod": 4, "dtoh": 2}  # per call: big y, packed (x, 1.5); outputs
     dx = gpuarray.empty(x.shape, f32)  # contiguous: not the layout x was compiled for
     with pytest.raises(RuntimeFailure, match="strides"):
-        exe.run([dx, y, 1.5])
+        exe.run([dx, gpuarray.empty(y.shape, f32), 1.5])
 
 
 def test_device_outputs_and_errors_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
