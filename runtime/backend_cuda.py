@@ -33,7 +33,7 @@ from ..codegen.cuda import CudaModule
 from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
 from ..lowering.loop_ir import Buffer, Program
-from . import cuda_interop
+from . import cuda_blas, cuda_interop
 from .backend_c import VERSION
 from .cuda_layout import device_layout, host_bytes, span
 from .cuda_pool import OutputPool
@@ -186,6 +186,7 @@ class CudaExecutable:
                 self._htod(self.base + self.layout.slots[b.index],
                            np.ascontiguousarray(program.consts[b.ref]).reshape(-1))
             self._stage = np.empty(self.layout.small[1] - self.layout.small[0], np.uint8)
+            self._plan_gemms()
         finally:
             cuda.Context.pop()
         self._prepare_launches()
@@ -194,9 +195,10 @@ class CudaExecutable:
                       for b in program.by_kind("output") if b.nbytes}
 
     def _prepare_launches(self) -> None:
-        """Each launch's grid, block and argument tuple, computed once: arena pointers are
-        fixed; the positions of inputs and outputs that may be device arrays are patched per
-        call (`_launches`: (fn, grid, block, args, [(position, buffer index)]))."""
+        """Each launch as a callable and its argument tuple, computed once: arena pointers
+        are fixed; the positions of inputs and outputs that may be device arrays are patched
+        per call (`_launches`: (call, args, [(position, buffer index)])). Float matmuls that
+        cuBLAS can run call it (runtime/cuda_blas.py) instead of the tiled kernel."""
         lay, base = self.layout, self.base
         self.fixed = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
         movable = {b.index for b in self.program.buffers if b.kind in ("input", "output")}
@@ -207,8 +209,36 @@ class CudaExecutable:
             args = tuple([self.fixed.get(i, 0) for i in k.buffers]
                          + [base + lay.scratch] * k.scratch + [base + lay.err] * k.checks)
             patch = [(p, i) for p, i in enumerate(k.buffers) if i in movable]
-            self._launches.append((fn, (k.grid_for(self.sms), 1), (k.block, 1, 1), args,
-                                   patch))
+            call = self.gemm_calls.get(k.name) or functools.partial(
+                fn.prepared_call, (k.grid_for(self.sms), 1), (k.block, 1, 1))
+            self._launches.append((call, args, patch))
+
+    def _plan_gemms(self) -> None:
+        """`gemm_calls` (launch name -> cuda_blas.GemmCall) and `gemm_choice` (launch name ->
+        "cuBLAS" or why the tiled kernel runs); the product scratch is allocated here, once."""
+        self.gemm_calls: dict[str, Any] = {}
+        self.gemm_choice: dict[str, str] = {}
+        epis = {e.kernel: e for e in self.module.epilogues}
+        wanted = []
+        for launch in self.module.kernels:
+            if launch.role != "gemm" or not launch.size:
+                continue
+            k = self.program.kernels[launch.kernel]
+            blas, p = cuda_blas.choose(k)
+            self.gemm_choice[launch.name] = "cuBLAS" if blas else str(p)
+            if blas is not None:
+                wanted.append((launch, k, blas, p))
+        need = max([0] + [int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n * k.dtype.itemsize
+                          for _, k, _, p in wanted if not p.direct])
+        self._gemm_scratch = self._cuda.mem_alloc(need) if need else None
+        for launch, k, blas, p in wanted:
+            epi = None
+            if not p.direct:
+                e = epis[launch.kernel]
+                fn = self._mod.get_function(e.name).prepare("P" * (1 + len(e.buffers)))
+                epi = (fn, (e.grid_for(self.sms), 1), (e.block, 1, 1), e.buffers)
+            self.gemm_calls[launch.name] = cuda_blas.GemmCall(
+                blas, k, p, launch.buffers, epi, int(self._gemm_scratch or 0))
 
     def _adopt_context(self) -> None:
         """Leave the device's primary context current in this thread when none is (as
@@ -283,13 +313,13 @@ class CudaExecutable:
                 pool = self.pools.get(b.index)
                 outs[b.index] = pool.take() if pool else self._gpuarray.empty(b.shape, b.dtype)
                 ptr[b.index] = outs[b.index].ptr if pool else 0
-        for fn, grid, block, args, patch in self._launches:
+        for call, args, patch in self._launches:
             if ptr and patch:
                 args = list(args)
                 for p, i in patch:
                     if i in ptr:
                         args[p] = ptr[i]
-            fn.prepared_call(grid, block, *args)
+            call(*args)
         checks = any(k.checks for k in self.module.kernels)
         status = 0
         if not device_outputs and (self.program.by_kind("output") or checks):
