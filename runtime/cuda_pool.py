@@ -3,9 +3,10 @@
 One `OutputPool` per output buffer of an executable (so per signature) keeps the last few
 GPUArrays it handed out. A call takes one that nobody but the pool references any more (the
 caller dropped it: `sys.getrefcount` and no weak references, the rule the CPU path's stubs
-apply to their outputs in runtime/executor.py) and allocates only when every kept one is still
-held. A held array is never written again: views (pycuda's `base=`), `cupy.asarray`,
-`torch.as_tensor` and weak references all keep a count the pool sees. When the pool is full
+apply to their outputs in runtime/executor.py; and nobody kept its `gpudata` allocation either)
+and allocates only when every kept one is still held. A held array is never written again:
+views (pycuda's `base=`), `cupy.asarray`, `torch.as_tensor`, weak references and a kept
+`y.gpudata` all keep a count the pool sees. When the pool is full
 of held arrays the oldest is left to its holder (freed by pycuda when they drop it).
 
 In a loop `y = f(x)` the previous result is held while the next call runs, so two arrays
@@ -27,14 +28,23 @@ def _count(ring: list[Any], i: int) -> int:
     return sys.getrefcount(ring[i])
 
 
-def _calibrate() -> int:
-    """What `_count` reports for an object only the ring holds (measured: interpreters
-    differ in the borrowed references they report)."""
-    ring = [object()]
-    return _count(ring, 0)
+def _count_data(ring: list[Any], i: int) -> int:
+    return sys.getrefcount(ring[i].gpudata)
 
 
-SOLE = _calibrate()
+class _Probe:
+    def __init__(self) -> None:
+        self.gpudata = object()
+
+
+def _calibrate() -> tuple[int, int]:
+    """What `_count` and `_count_data` report for an array only the ring holds, whose
+    allocation only the array holds (measured: interpreters differ in borrowed references)."""
+    ring = [_Probe()]
+    return _count(ring, 0), _count_data(ring, 0)
+
+
+SOLE, SOLE_DATA = _calibrate()
 
 
 class OutputPool:
@@ -49,7 +59,8 @@ class OutputPool:
     def _free(self) -> Any:
         ring = self._ring
         for i in range(len(ring)):
-            if _count(ring, i) == SOLE and not weakref.getweakrefcount(ring[i]):
+            if (_count(ring, i) == SOLE and _count_data(ring, i) == SOLE_DATA
+                    and not weakref.getweakrefcount(ring[i])):
                 out = ring.pop(i)
                 ring.append(out)  # most recently handed out last
                 return out

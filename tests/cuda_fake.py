@@ -68,6 +68,16 @@ class Memory:
             len(addr), -1)
 
 
+class Allocation:
+    """pycuda.driver.DeviceAllocation: what a GPUArray's `gpudata` holds (int() = address)."""
+
+    def __init__(self, addr: int) -> None:
+        self.addr = addr
+
+    def __int__(self) -> int:
+        return self.addr
+
+
 class FakeError(Exception):
     """pycuda.driver.Error"""
 
@@ -273,8 +283,11 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             self.dtype = np.dtype(dtype)
             self.size = int(np.prod(self.shape))
             self.strides = tuple(s * self.dtype.itemsize for s in contiguous_strides(self.shape))
-            self.ptr = mem.alloc(self.size * self.dtype.itemsize)
-            self.gpudata = self.ptr
+            self.gpudata = Allocation(mem.alloc(self.size * self.dtype.itemsize))
+
+        @property
+        def ptr(self) -> int:
+            return int(self.gpudata)
 
         @property
         def __cuda_array_interface__(self) -> dict[str, Any]:

@@ -28,7 +28,8 @@ def test_output_pool_policy() -> None:
     made: list[object] = []
 
     class Arr:
-        pass
+        def __init__(self) -> None:
+            self.gpudata = object()
 
     def make() -> Arr:
         made.append(1)
@@ -86,10 +87,13 @@ def test_steady_calls_allocate_nothing_and_held_outputs_stay(
     viewed = Holder(f(dx[1], y)[0])
     weak_only = f(dx[2], y)[0]
     ref = weakref.ref(weak_only)
-    for i in range(3, 8):
+    data_only = f(dx[3], y)[0].gpudata  # the allocation kept, the array dropped
+    for i in range(4, 8):
         f(dx[i], y)  # dropped at once: these recycle among themselves
     np.testing.assert_allclose(kept[0][0].get(), want[0][0], rtol=1e-6)
     np.testing.assert_allclose(kept[0][1].get(), want[0][1], rtol=1e-5)
     np.testing.assert_allclose(viewed.owner.get(), want[1][0], rtol=1e-6)
     np.testing.assert_allclose(weak_only.get(), want[2][0], rtol=1e-6)
     assert ref() is weak_only
+    raw = np.frombuffer(mem.buf, f32, count=want[3][0].size, offset=int(data_only))
+    np.testing.assert_allclose(raw.reshape(want[3][0].shape), want[3][0], rtol=1e-6)
