@@ -6,7 +6,8 @@
 #   here, once:  mkdir -p .gpu && cp -r ../shared/gpu/. .gpu/ && echo /.gpu/ >> .git/info/exclude
 #   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=500)
 # Each step has its own time limit (TEST_S, BENCH_S seconds) so that the results of the
-# first come back even when the second runs long.
+# first come back even when the second runs long; pytest -v writes one line per test as it
+# finishes, so a run cut short by its limit still says what passed and failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusejit-gpu-check}
@@ -23,12 +24,13 @@ FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/
        "$T"/test_inplace.py "$T"/test_gemm_epilogue.py "$T"/test_gather.py "$T"/test_pyscalar.py
        "$T"/test_colreduce.py "$T"/test_composite.py)
 echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
-FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -q -n 14 --dist loadfile -p no:randomly \
+FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 14 --dist loadfile -p no:randomly \
     -p no:cacheprovider --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
 echo "pytest exit status $?" >> "$OUT/tests.txt"
 echo "== bench.py --backend cuda (limit ${BENCH_S}s)" | tee "$OUT/bench.txt"
 timeout "$BENCH_S" python3 benchmarks/bench.py --backend cuda --repeat 7 \
     --json "$OUT/bench_cuda.json" >> "$OUT/bench.txt" 2>&1
 echo "bench exit status $?" >> "$OUT/bench.txt"
-tail -n 25 "$OUT/tests.txt"
+grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
+tail -n 5 "$OUT/tests.txt"
 cat "$OUT/bench.txt"
