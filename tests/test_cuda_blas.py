@@ -64,6 +64,34 @@ def test_library_search_and_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     cuda_blas.library.cache_clear()
 
 
+def test_find_cublas_search_order(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Next to nvcc (the toolkit's lib64) first, then the nvidia-* wheels' nvidia/*/lib."""
+    import sys
+
+    wheel = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    wheel.mkdir(parents=True)
+    (wheel / "libcublas.so.13").write_bytes(b"")
+    (wheel / "libcublasLt.so.13").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    sys.modules.pop("nvidia", None)
+    monkeypatch.setattr(cuda_blas.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cuda_blas.glob, "glob", _only_under(tmp_path, cuda_blas.glob.glob))
+    assert cuda_blas.find_cublas() == str(wheel / "libcublas.so.13")
+    toolkit = tmp_path / "cuda"
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "lib64").mkdir()
+    (toolkit / "bin" / "nvcc").write_bytes(b"")
+    (toolkit / "lib64" / "libcublas.so.13").write_bytes(b"")
+    monkeypatch.setattr(cuda_blas.shutil, "which", lambda name: str(toolkit / "bin" / "nvcc"))
+    assert cuda_blas.find_cublas() == str(toolkit / "lib64" / "libcublas.so.13")
+    sys.modules.pop("nvidia", None)
+
+
+def _only_under(root, glob):
+    """glob.glob restricted to `root` (this machine's own /usr/local/cuda stays out)."""
+    return lambda pattern: [p for p in glob(pattern) if p.startswith(str(root))]
+
+
 def forms(x, w, b, a3, b3, wu, g, h, lr):
     y = np.maximum(x @ w + b, 0)  # row-major, fused readers after the product
     t = x.T @ h  # a transposed operand
