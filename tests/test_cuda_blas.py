@@ -115,6 +115,17 @@ def test_forms_through_fake_cublas(monkeypatch: pytest.MonkeyPatch) -> None:
             assert g.dtype == e.dtype and g.shape == e.shape
             np.testing.assert_allclose(g, e, rtol=1e-5 if dt == f32 else 1e-12)
         np.testing.assert_allclose(args[5], want_w, rtol=1e-5 if dt == f32 else 1e-12)
+        if dt == f32:  # device arrays in (the same compiled function): cuBLAS reads them in
+            gpuarray = __import__("sys").modules["pycuda.gpuarray"]  # place, the update
+            dev = [gpuarray.to_gpu(a) for a in args[:-1]] + [args[-1]]  # writes dev[5]
+            w_before = dev[5].get().copy()
+            want_w = w_before.copy()
+            want_dev = forms(*args[:5], want_w, *args[6:])
+            for g, e in zip(f(*dev), want_dev):
+                np.testing.assert_allclose(g.get(), e, rtol=1e-5)
+            np.testing.assert_allclose(dev[5].get(), want_w, rtol=1e-5)
+            assert not np.allclose(want_w, w_before)
+            assert f.compile_count == 1
         text = str(f.explain(*args))
         s = "s" if dt == f32 else "d"
         assert f"CUDA: cuBLAS {s}gemm" in text and "no TF32" in text
