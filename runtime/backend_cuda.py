@@ -1,14 +1,17 @@
 """The CUDA backend: nvcc -> cubin/PTX (cached in the kernel store) and running a CudaModule.
 
 This module owns everything on the host side of CUDA: finding nvcc and compiling with flags
-that keep NumPy's float semantics, the device-memory layout of one compiled function
-(`device_layout`), and `CudaExecutable`, which runs a Program through pycuda (an optional
-dependency, imported lazily): one device arena per compiled function, small host inputs packed
-and copied in with one transfer, every kernel launched in order, outputs (and the error word)
-copied back with one transfer; `pycuda.gpuarray.GPUArray` inputs are used in place and, when
-any input is one (or when asked), outputs stay on the device too. Inputs the program updates
-in place are copied back into the host arrays they came from; driver errors (out of memory,
-launch failures) become RuntimeFailure and leave the executable usable.
+that keep NumPy's float semantics, and `CudaExecutable`, which runs a Program through pycuda
+(an optional dependency, imported lazily): one device arena per compiled function (its layout
+in runtime/cuda_layout.py: temporaries, constants, inputs, outputs, allocated once), small host
+inputs packed and copied in with one transfer, every launch in order with its arguments
+prepared once per signature, outputs (and the error word) copied back with one transfer.
+Device arrays (GPUArrays, `__cuda_array_interface__`; runtime/cuda_interop.py) are read and
+updated in place, and when any input is one (or when asked) outputs stay on the device, taken
+from a per-output pool (runtime/cuda_pool.py). Float matmuls run through cuBLAS where it is
+found (runtime/cuda_blas.py). Inputs the program updates in place are copied back into the host
+arrays they came from; driver errors (out of memory, launch failures) become RuntimeFailure
+and leave the executable usable.
 """
 
 from __future__ import annotations
@@ -214,10 +217,9 @@ class CudaExecutable:
             self._launches.append((call, args, patch))
 
     def _plan_gemms(self) -> None:
-        """`gemm_calls` (launch name -> cuda_blas.GemmCall) and `gemm_choice` (launch name ->
-        "cuBLAS" or why the tiled kernel runs); the product scratch is allocated here, once."""
+        """`gemm_calls`: launch name -> cuda_blas.GemmCall, for the gemms cuBLAS runs (the
+        others launch the tiled kernel); the products' scratch is allocated here, once."""
         self.gemm_calls: dict[str, Any] = {}
-        self.gemm_choice: dict[str, str] = {}
         epis = {e.kernel: e for e in self.module.epilogues}
         wanted = []
         for launch in self.module.kernels:
@@ -225,7 +227,6 @@ class CudaExecutable:
                 continue
             k = self.program.kernels[launch.kernel]
             blas, p = cuda_blas.choose(k)
-            self.gemm_choice[launch.name] = "cuBLAS" if blas else str(p)
             if blas is not None:
                 wanted.append((launch, k, blas, p))
         need = max([0] + [int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n * k.dtype.itemsize
