@@ -54,13 +54,21 @@ def _interface(a: Any) -> dict[str, Any] | None:
 
 
 def is_device_array(a: Any) -> bool:
-    """True for a pycuda GPUArray or an object exporting `__cuda_array_interface__`."""
-    if isinstance(a, np.ndarray) or isinstance(a, (int, float, complex, bool, np.generic)):
+    """True for a pycuda GPUArray or an object exporting `__cuda_array_interface__` (looked
+    up on the type, so no interface dict is built; `describe` says when an instance does not
+    export it after all, as a PyTorch CPU tensor)."""
+    t = type(a)
+    if t is np.ndarray or t in _SCALARS or isinstance(a, np.ndarray):
         return False
-    return hasattr(a, "__cuda_array_interface__") or (
-        hasattr(a, "gpudata") and hasattr(a, "shape") and hasattr(a, "dtype"))
+    return (hasattr(t, "__cuda_array_interface__")
+            or "__cuda_array_interface__" in getattr(a, "__dict__", ())
+            or (hasattr(a, "gpudata") and hasattr(a, "shape") and hasattr(a, "dtype")))
 
 
+_SCALARS = frozenset({int, float, complex, bool, type(None)})
+
+
+@functools.lru_cache(maxsize=256)
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     out, step = [], itemsize
     for n in reversed(shape):
@@ -85,6 +93,10 @@ def describe(a: Any) -> DeviceView:
         ptr, readonly = cai["data"]
         strides = cai.get("strides")
         stream = cai.get("stream")
+    elif not hasattr(a, "gpudata"):
+        raise ArgumentTypeError(f"a {type(a).__module__}.{type(a).__name__} that exports no "
+                                "__cuda_array_interface__ (a CPU tensor?): pass a NumPy array "
+                                "or a device array")
     else:  # an older pycuda GPUArray without the interface
         shape, dtype = tuple(a.shape), np.dtype(a.dtype)
         ptr, readonly, strides, stream = int(a.gpudata) if a.size else 0, False, a.strides, None

@@ -118,6 +118,20 @@ def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
         f(odd, dev)
     assert isinstance(cuda_interop.describe(dev), cuda_interop.DeviceView)
 
+    class CpuTensor:  # as a PyTorch CPU tensor: the property exists and raises
+        shape, dtype = host.shape, host.dtype
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor")
+
+    with pytest.raises(TypeError, match="CpuTensor that exports no __cuda_array_interface__"):
+        f(CpuTensor(), dev)
+    bare = type("Bare", (), {})()  # an instance attribute is found too
+    bare.__cuda_array_interface__ = Cai(dev.ptr, host, host).iface
+    assert cuda_interop.is_device_array(bare) and not cuda_interop.is_device_array(host)
+    np.testing.assert_array_equal(f(bare, dev).get(), host * host + 1)
+
     streamed = Cai(dev.ptr, host, host, stream=0x5150)
     np.testing.assert_array_equal(f(streamed, dev).get(), host * host + 1)
     assert driver.synced == [0x5150]  # the producer's stream, waited for
