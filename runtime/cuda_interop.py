@@ -23,8 +23,7 @@ import ctypes
 import ctypes.util
 import functools
 from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,9 +33,8 @@ from ..frontend.ops import SUPPORTED_DTYPES
 _POINTER_DEVICE_ORDINAL = 9  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL (cuda.h)
 
 
-@dataclass(frozen=True)
-class DeviceView:
-    """What fusejit needs of a device array."""
+class DeviceView(NamedTuple):
+    """What fusejit needs of a device array (a NamedTuple: built on every call, cheaply)."""
 
     ptr: int  # address of element 0
     shape: tuple[int, ...]
