@@ -271,6 +271,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     f"(up to {QUIET_RETRIES}x) if they did not (for shared machines)")
     ap.add_argument("--no-cold", action="store_true",
                     help="skip fusejit's cold first call in a fresh process")
+    ap.add_argument("--backend", choices=("c", "cuda"), default="c",
+                    help="cuda: time fusejit on the GPU, device-resident, against "
+                    "torch.compile, jax and CuPy where importable (benchmarks/bench_cuda.py; "
+                    "uses --only, --repeat, --quick, --json)")
     ap.add_argument("--child-first-call", metavar="NAME", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.repeat is None:
@@ -282,6 +286,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.backend == "cuda":
+        if __package__:
+            from . import bench_cuda
+        else:
+            import bench_cuda  # type: ignore[no-redef]
+        return bench_cuda.main(args.only, args.repeat, args.quick, args.json)
     if args.child_first_call:
         print(json.dumps(child_first_call(args.child_first_call, args.quick, args.seed)))
         return 0

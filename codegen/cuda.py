@@ -50,7 +50,7 @@ from .cuda_base import (
     to_storage,
     value_type,
 )
-from .cuda_gemm import render_gemm
+from .cuda_gemm import render_cublas_epilogue, render_gemm
 from .cuda_reduce import render_reduce
 
 __all__ = ["CudaLaunch", "CudaModule", "CudaOptions", "render_cuda", "scalar_header",
@@ -71,6 +71,9 @@ class CudaModule:
     arena_bytes: int  # bytes of the temporaries' arena (Program.arena_bytes)
     options: CudaOptions
     scratch_bytes: int = 0  # device scratch the reductions' partial results need
+    # float32/float64 gemms with alpha/beta: the kernel run after a cuBLAS gemm (not in the
+    # launch order; runtime/cuda_blas.py launches it in place of the tiled kernel)
+    epilogues: tuple[CudaLaunch, ...] = ()
 
     @property
     def kernel_names(self) -> list[str]:
@@ -89,7 +92,8 @@ class CudaModule:
         """The launch plan as JSON-able data."""
         return {"name": self.name, "kernels": [asdict(k) for k in self.kernels],
                 "io_buffers": list(self.io_buffers), "arena_bytes": self.arena_bytes,
-                "scratch_bytes": self.scratch_bytes, "options": asdict(self.options)}
+                "scratch_bytes": self.scratch_bytes, "options": asdict(self.options),
+                "epilogues": [asdict(k) for k in self.epilogues]}
 
 
 @functools.lru_cache(maxsize=1)
@@ -228,6 +232,7 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
     launches: list[CudaLaunch] = []
+    epilogues: list[CudaLaunch] = []
     scratch = 0
     if _has_complex(program):
         raise UnsupportedError(f"{program.name}() works on complex64/complex128 values, which "
@@ -261,6 +266,10 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             text, launch = render_gemm(k, i, program, opts)
             views.append({"text": text})
             launches.append(launch)
+            epi = render_cublas_epilogue(k, i, program, opts)
+            if epi is not None:
+                views.append({"text": epi[0]})
+                epilogues.append(epi[1])
         else:
             raise UnsupportedError(f"{type(k).__name__} kernels ({k.name} in {program.name}()) "
                                    "are not supported by the CUDA backend yet; use the C "
@@ -270,4 +279,4 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
         status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)
     io = tuple(b.index for b in program.buffers if b.kind != "temp")
     return CudaModule(program.name, source, tuple(launches), io, program.arena_bytes, opts,
-                      scratch)
+                      scratch, tuple(epilogues))

@@ -1,4 +1,6 @@
-"""CUDA for GemmKernels: a generated tiled shared-memory matmul (cuBLAS is not used).
+"""CUDA for GemmKernels: a generated tiled shared-memory matmul, and for float32/float64
+gemms that scale or accumulate (alpha, beta) the epilogue kernel that applies them after cuBLAS
+(runtime/cuda_blas.py, when libcublas is found) wrote the bare product into scratch.
 
 Each block of 256 threads computes one BM x BN tile of C[b] = A[b] @ B[b]: it walks k in steps
 of BK, staging an A tile and a B tile in shared memory (the global reads coalesced along
@@ -183,8 +185,59 @@ def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
     return "\n".join(lines), launch
 
 
+CUBLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def needs_epilogue(k: GemmKernel) -> bool:
+    """Whether a cuBLAS gemm for `k` needs the alpha/beta epilogue (else it writes C)."""
+    return k.alpha != 1.0 or k.alpha_from is not None or bool(k.beta)
+
+
+def render_cublas_epilogue(k: GemmKernel, index: int, program: Program, opts: CudaOptions
+                           ) -> tuple[str, CudaLaunch] | None:
+    """For a float32/float64 gemm with alpha or beta: the kernel that, after cuBLAS wrote the
+    bare product into the contiguous scratch `fj_p` (batch x m x n, row-major), stores
+    C = C + alpha * P in the tiled kernel's order (the product rounded, times alpha, plus C's
+    old value). Its arguments: `fj_p`, then the launch's buffers. None when not needed."""
+    dt = np.dtype(k.dtype)
+    if dt not in CUBLAS_DTYPES or not needs_epilogue(k):
+        return None
+    used = sorted({k.c.buf} | ({k.alpha_from.buf} if k.alpha_from is not None else set()))
+    ps = [f"{'' if b == k.c.buf else 'const '}{ctype(dt)} *b{b}" for b in used]
+    sym = symbol(program.name, k.name) + "_cublas_epi"
+    ct = ctype(dt)
+    total = int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n
+    off = [str(k.c.offset)]
+    decode = []
+    for d in reversed(range(len(k.batch))):
+        decode.append(f"const long long fj_b{d} = fj_r % {k.batch[d]}; fj_r /= {k.batch[d]};")
+        if k.c.strides[d]:
+            off.append(f"fj_b{d} * {k.c.strides[d]}")
+    scm, scn = k.c.strides[-2:]
+    cref = f"b{k.c.buf}[{' + '.join(off)} + fj_i * {scm} + fj_j * {scn}]"
+    val = f"({ct})fj_p[fj_e]"
+    if k.alpha != 1.0 or k.alpha_from is not None:
+        val = f"fj_alpha * {val}"
+    if k.beta:
+        val = f"{cref} + {val}"
+    lines = [f"/* {k.name}: C = C + alpha * P after cuBLAS wrote P = A @ B ({dt.name}) */",
+             f'extern "C" __global__ void {sym}(const {ct} *fj_p, {", ".join(ps)}) {{']
+    if k.alpha != 1.0 or k.alpha_from is not None:
+        lines.append("    " + _alpha_decl(k, ct))
+    lines += [f"    for (long long fj_e = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
+              f"fj_e < {total}; fj_e += (long long)blockDim.x * gridDim.x) {{",
+              f"        const long long fj_j = fj_e % {k.n}, fj_i = (fj_e / {k.n}) % {k.m};",
+              f"        long long fj_r = fj_e / {k.m * k.n};",
+              *["        " + line for line in decode], "        (void)fj_r;",
+              f"        {cref} = ({ct})({val});", "    }", "}"]
+    launch = CudaLaunch(sym, tuple(used), total, THREADS, min(-(-total // THREADS),
+                                                              opts.max_blocks), 1, False,
+                        kernel=index, role="gemm_epilogue")
+    return "\n".join(lines), launch
+
+
 def describe(k: GemmKernel) -> str:
     """One line saying what runs for `k` on the GPU (for explain)."""
     bm, bn, bk, tm, tn = tiles(k.dtype)
     return (f"CUDA: generated tiled matmul kernel ({bm}x{bn} tiles, {tm}x{tn} outputs per "
-            f"thread, k steps of {bk} through shared memory); cuBLAS is not used")
+            f"thread, k steps of {bk} through shared memory)")

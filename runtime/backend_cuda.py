@@ -1,14 +1,17 @@
 """The CUDA backend: nvcc -> cubin/PTX (cached in the kernel store) and running a CudaModule.
 
 This module owns everything on the host side of CUDA: finding nvcc and compiling with flags
-that keep NumPy's float semantics, the device-memory layout of one compiled function
-(`device_layout`), and `CudaExecutable`, which runs a Program through pycuda (an optional
-dependency, imported lazily): one device arena per compiled function, small host inputs packed
-and copied in with one transfer, every kernel launched in order, outputs (and the error word)
-copied back with one transfer; `pycuda.gpuarray.GPUArray` inputs are used in place and, when
-any input is one (or when asked), outputs stay on the device too. Inputs the program updates
-in place are copied back into the host arrays they came from; driver errors (out of memory,
-launch failures) become RuntimeFailure and leave the executable usable.
+that keep NumPy's float semantics, and `CudaExecutable`, which runs a Program through pycuda
+(an optional dependency, imported lazily): one device arena per compiled function (its layout
+in runtime/cuda_layout.py: temporaries, constants, inputs, outputs, allocated once), small host
+inputs packed and copied in with one transfer, every launch in order with its arguments
+prepared once per signature, outputs (and the error word) copied back with one transfer.
+Device arrays (GPUArrays, `__cuda_array_interface__`; runtime/cuda_interop.py) are read and
+updated in place, and when any input is one (or when asked) outputs stay on the device, taken
+from a per-output pool (runtime/cuda_pool.py). Float matmuls run through cuBLAS where it is
+found (runtime/cuda_blas.py). Inputs the program updates in place are copied back into the host
+arrays they came from; driver errors (out of memory, launch failures) become RuntimeFailure
+and leave the executable usable.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from ..codegen.cuda import CudaModule
 from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
 from ..lowering.loop_ir import Buffer, Program
+from . import cuda_blas, cuda_interop
 from .backend_c import VERSION
+from .cuda_layout import device_layout, host_bytes, span
+from .cuda_pool import OutputPool
 from .executor import raise_status
 
 # No --use_fast_math: IEEE division and square root, no FMA contraction (NumPy computes a*b+c
@@ -41,8 +47,6 @@ from .executor import raise_status
 NVCC_FLAGS = ("-O3", "-std=c++17", "-prec-div=true", "-prec-sqrt=true", "-fmad=false",
               "-ftz=false")
 MIN_NVCC = (11, 8)  # the first nvcc that targets sm_90
-SMALL_INPUT = 1 << 16  # host inputs up to this size are packed into one transfer
-_ALIGN = 256
 _NO_PYCUDA = "pycuda is not installed (pip install -e '.[cuda]')"
 
 
@@ -139,87 +143,6 @@ def available() -> tuple[bool, str]:
     return True, f"{dev.name()} (sm_{major}{minor}), nvcc {nvcc.version[0]}.{nvcc.version[1]}"
 
 
-@dataclass(frozen=True)
-class DeviceLayout:
-    """Byte offsets in the device arena: temps (at their Program offsets), the reductions'
-    scratch, constants, large inputs, small inputs (one host->device transfer), then the
-    error word and the outputs (one device->host transfer)."""
-
-    total: int
-    slots: dict[int, int]  # buffer index -> offset of its slot
-    shift: dict[int, int]  # buffer index -> bytes from slot start to element 0 (neg. strides)
-    small: tuple[int, int]  # [lo, hi) of the packed small inputs
-    out: tuple[int, int]  # [lo, hi) of the error word and the outputs
-    err: int
-    scratch: int = 0  # offset of the scratch area (CudaModule.scratch_bytes)
-
-
-def _span(b: Buffer) -> tuple[int, int]:
-    """(bytes spanned by a buffer's elements, bytes from the lowest address to element 0)."""
-    if 0 in b.shape:
-        return 0, 0
-    ext = [s * (n - 1) for s, n in zip(b.strides, b.shape)]
-    lo = -sum(e for e in ext if e < 0)
-    return (sum(abs(e) for e in ext) + 1) * b.dtype.itemsize, lo * b.dtype.itemsize
-
-
-def _up(n: int, a: int = _ALIGN) -> int:
-    return (n + a - 1) // a * a
-
-
-def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
-    """Where every buffer of `program` (and `scratch_bytes` of scratch) lives in its device
-    arena."""
-    slots: dict[int, int] = {b.index: b.offset for b in program.by_kind("temp")}
-    shift: dict[int, int] = {}
-    scratch = _up(program.arena_bytes)
-    top = _up(scratch + scratch_bytes)
-
-    def place(b: Buffer, align: int) -> None:
-        nonlocal top
-        nbytes, lo = _span(b)
-        top = _up(top, align)
-        slots[b.index], shift[b.index] = top, lo
-        top += nbytes
-
-    for b in program.by_kind("const"):
-        place(b, _ALIGN)
-    inputs = program.by_kind("input")
-    for b in inputs:
-        if _span(b)[0] > SMALL_INPUT:
-            place(b, _ALIGN)
-    top = small_lo = _up(top)
-    for b in inputs:
-        if _span(b)[0] <= SMALL_INPUT:
-            place(b, 16)
-    small_hi = top
-    err = _up(top)
-    top = err + 16
-    for b in program.by_kind("output"):
-        place(b, _ALIGN)
-    return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err,
-                        scratch)
-
-
-def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:
-    """The bytes of host array `a` as laid out for buffer `b` (a 1-D uint8 view, no copy when
-    possible); `a`'s strides must be the ones the program was compiled for."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        raise RuntimeFailure(f"argument for {b.name} is {a.dtype}{list(a.shape)}, the compiled "
-                             f"function expects {b.dtype}{list(b.shape)}")
-    nbytes, _ = _span(b)
-    if nbytes == 0:
-        return np.empty(0, np.uint8)
-    want = [s * a.itemsize for s, n in zip(b.strides, b.shape) if n > 1]
-    if [s for s, n in zip(a.strides, a.shape) if n > 1] != want:
-        raise RuntimeFailure(f"argument for {b.name} has strides {a.strides}, the compiled "
-                             f"function expects element strides {b.strides}")
-    flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)
-    low = a[flip] if flip else a  # data pointer at the lowest address
-    span = np.lib.stride_tricks.as_strided(low, (nbytes // a.itemsize,), (a.itemsize,))
-    return span.view(np.uint8)
-
-
 def _pop_at_exit(cuda: Any) -> None:
     """Pop the primary context CudaExecutable left current in the main thread."""
     try:
@@ -245,6 +168,7 @@ class CudaExecutable:
         self.layout = device_layout(program, module.scratch_bytes)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
+        self.device = device
         dev = cuda.Device(device)
         self._ctx = dev.retain_primary_context()
         self._adopt_context()
@@ -265,8 +189,57 @@ class CudaExecutable:
                 self._htod(self.base + self.layout.slots[b.index],
                            np.ascontiguousarray(program.consts[b.ref]).reshape(-1))
             self._stage = np.empty(self.layout.small[1] - self.layout.small[0], np.uint8)
+            self._plan_gemms()
         finally:
             cuda.Context.pop()
+        self._prepare_launches()
+        self.pools = {b.index: OutputPool(functools.partial(self._gpuarray.empty, b.shape,
+                                                            b.dtype))
+                      for b in program.by_kind("output") if b.nbytes}
+
+    def _prepare_launches(self) -> None:
+        """Each launch as a callable and its argument tuple, computed once: arena pointers
+        are fixed; the positions of inputs and outputs that may be device arrays are patched
+        per call (`_launches`: (call, args, [(position, buffer index)])). Float matmuls that
+        cuBLAS can run call it (runtime/cuda_blas.py) instead of the tiled kernel."""
+        lay, base = self.layout, self.base
+        self.fixed = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
+        movable = {b.index for b in self.program.buffers if b.kind in ("input", "output")}
+        self._launches = []
+        for k, fn in zip(self.module.kernels, self._fns):
+            if not k.size:
+                continue
+            args = tuple([self.fixed.get(i, 0) for i in k.buffers]
+                         + [base + lay.scratch] * k.scratch + [base + lay.err] * k.checks)
+            patch = [(p, i) for p, i in enumerate(k.buffers) if i in movable]
+            call = self.gemm_calls.get(k.name) or functools.partial(
+                fn.prepared_call, (k.grid_for(self.sms), 1), (k.block, 1, 1))
+            self._launches.append((call, args, patch))
+
+    def _plan_gemms(self) -> None:
+        """`gemm_calls`: launch name -> cuda_blas.GemmCall, for the gemms cuBLAS runs (the
+        others launch the tiled kernel); the products' scratch is allocated here, once."""
+        self.gemm_calls: dict[str, Any] = {}
+        epis = {e.kernel: e for e in self.module.epilogues}
+        wanted = []
+        for launch in self.module.kernels:
+            if launch.role != "gemm" or not launch.size:
+                continue
+            k = self.program.kernels[launch.kernel]
+            blas, p = cuda_blas.choose(k)
+            if blas is not None:
+                wanted.append((launch, k, blas, p))
+        need = max([0] + [int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n * k.dtype.itemsize
+                          for _, k, _, p in wanted if not p.direct])
+        self._gemm_scratch = self._cuda.mem_alloc(need) if need else None
+        for launch, k, blas, p in wanted:
+            epi = None
+            if not p.direct:
+                e = epis[launch.kernel]
+                fn = self._mod.get_function(e.name).prepare("P" * (1 + len(e.buffers)))
+                epi = (fn, (e.grid_for(self.sms), 1), (e.block, 1, 1), e.buffers)
+            self.gemm_calls[launch.name] = cuda_blas.GemmCall(
+                blas, k, p, launch.buffers, epi, int(self._gemm_scratch or 0))
 
     def _adopt_context(self) -> None:
         """Leave the device's primary context current in this thread when none is (as
@@ -299,6 +272,9 @@ class CudaExecutable:
         for k, (lo, hi), dtype in self.input_ranges:
             if not lo <= inputs[k] <= hi:
                 raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
+        on_device = cuda_interop.check_mixed(inputs)  # TypeError: host arrays mixed in
+        if device_outputs is None:
+            device_outputs = on_device
         with self._lock:
             self._adopt_context()  # (each thread has its own current context)
             self._ctx.push()
@@ -311,10 +287,8 @@ class CudaExecutable:
                 self._cuda.Context.pop()
 
     def _run(self, inputs: list[Any], device_outputs: bool | None) -> list[Any]:
-        lay, base, GPUArray = self.layout, self.base, self._gpuarray.GPUArray
-        if device_outputs is None:
-            device_outputs = any(isinstance(v, GPUArray) for v in inputs)
-        ptr = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
+        lay, base = self.layout, self.base
+        ptr: dict[int, int] = {}  # device arrays in place of arena slots
         staged = False
         for b in self.program.by_kind("input"):
             if b.ref in self.idle:
@@ -322,14 +296,8 @@ class CudaExecutable:
             v = inputs[b.ref]
             if b.ref in self.converts:
                 v = self.converts[b.ref](v)
-            if isinstance(v, GPUArray):
-                if v.dtype != b.dtype or v.shape != b.shape or (v.size and not all(
-                        s == e * v.dtype.itemsize for s, e, n in zip(v.strides, b.strides,
-                                                                     b.shape) if n > 1)):
-                    raise RuntimeFailure(f"GPUArray for {b.name} is {v.dtype}{list(v.shape)} "
-                                         f"strides {v.strides}; expected {b.dtype}"
-                                         f"{list(b.shape)} element strides {b.strides}")
-                ptr[b.index] = v.ptr if v.size else 0
+            if cuda_interop.is_device_array(v):
+                ptr[b.index] = self._device_input(v, b)
                 continue
             data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
             start = lay.slots[b.index]
@@ -343,13 +311,16 @@ class CudaExecutable:
         outs: dict[int, Any] = {}
         if device_outputs:
             for b in self.program.by_kind("output"):
-                outs[b.index] = self._gpuarray.empty(b.shape, b.dtype)
-                ptr[b.index] = outs[b.index].ptr if b.nbytes else 0
-        for k, fn in zip(self.module.kernels, self._fns):
-            if k.size:
-                args = ([ptr[i] for i in k.buffers] + [base + lay.scratch] * k.scratch
-                        + [base + lay.err] * k.checks)
-                fn.prepared_call((k.grid_for(self.sms), 1), (k.block, 1, 1), *args)
+                pool = self.pools.get(b.index)
+                outs[b.index] = pool.take() if pool else self._gpuarray.empty(b.shape, b.dtype)
+                ptr[b.index] = outs[b.index].ptr if pool else 0
+        for call, args, patch in self._launches:
+            if ptr and patch:
+                args = list(args)
+                for p, i in patch:
+                    if i in ptr:
+                        args[p] = ptr[i]
+            call(*args)
         checks = any(k.checks for k in self.module.kernels)
         status = 0
         if not device_outputs and (self.program.by_kind("output") or checks):
@@ -372,13 +343,26 @@ class CudaExecutable:
         return [outs[o.index] if o.kind == "buffer" else inputs[o.index]
                 for o in self.program.outputs]
 
+    def _device_input(self, a: Any, b: Buffer) -> int:
+        """The address of device array `a` (read and written in place) for input `b`."""
+        v = cuda_interop.describe(a)
+        item = v.dtype.itemsize
+        if v.dtype != b.dtype or v.shape != b.shape or any(
+                s != e * item for s, e, n in zip(v.strides, b.strides, b.shape) if n > 1):
+            raise RuntimeFailure(f"device array for {b.name} is {v.dtype}{list(v.shape)} "
+                                 f"strides {v.strides}; expected {b.dtype}{list(b.shape)} "
+                                 f"element strides {b.strides}")
+        cuda_interop.check_view(v, self.device, b.ref in self.program.updates,
+                                f"argument {b.name}")
+        return v.ptr if b.nbytes else 0
+
     def _copy_back(self, inputs: list[Any]) -> None:
         """Write the device copies of host inputs the program updated back into them."""
         for b in self.program.by_kind("input"):
             v = inputs[b.ref]
             if b.ref not in self.program.updates or not isinstance(v, np.ndarray) or not b.nbytes:
                 continue
-            nbytes, lo = _span(b)
+            nbytes, lo = span(b)
             raw = np.empty(nbytes, np.uint8)
             self._cuda.memcpy_dtoh(raw, self.base + self.layout.slots[b.index])
             self.transfers["dtoh"] += 1

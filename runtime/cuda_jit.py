@@ -41,29 +41,26 @@ def require() -> None:
 
 
 def is_device_array(a: Any) -> bool:
-    """True for a pycuda GPUArray (or anything shaped like one)."""
-    return (not isinstance(a, np.ndarray) and hasattr(a, "gpudata") and hasattr(a, "shape")
-            and hasattr(a, "dtype"))
+    """True for a pycuda GPUArray or an object with `__cuda_array_interface__`."""
+    from .cuda_interop import is_device_array as check
+
+    return check(a)
 
 
 def device_arg_key(a: Any) -> Hashable:
-    """A device array's part of the call signature: the same as a host array's when it is
-    contiguous, so host and device arguments share one compiled function."""
-    dtype, shape = np.dtype(a.dtype), tuple(a.shape)
-    want, step = [], dtype.itemsize
-    for n in reversed(shape):
-        want.append(step)
-        step *= n
-    strides = tuple(getattr(a, "strides", tuple(reversed(want))))
-    if all(s == w for s, w, n in zip(strides, reversed(want), shape) if n > 1):
-        return (dtype, shape)
-    return (dtype, shape, strides)
+    """A device array's part of the call signature (runtime/cuda_interop.py)."""
+    from .cuda_interop import arg_key
+
+    return arg_key(a)
 
 
 def stand_ins(args: tuple) -> tuple:
-    """`args` with device arrays replaced by host arrays of their shape and dtype, for
-    tracing (np.empty: the pages are never touched, so no host memory is used)."""
-    return tuple(np.empty(a.shape, a.dtype) if is_device_array(a) else a for a in args)
+    """`args` with device arrays replaced by host arrays of their shape, dtype and strides,
+    for tracing (np.empty: the pages are never touched, so no host memory is used)."""
+    from .cuda_interop import is_device_array as check
+    from .cuda_interop import stand_in
+
+    return tuple(stand_in(a) if check(a) else a for a in args)
 
 
 def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]],

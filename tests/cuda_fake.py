@@ -34,7 +34,9 @@ from fusejit.lowering.loop_ir import (
     Store,
 )
 from fusejit.lowering.lower import contiguous_strides
-from fusejit.runtime import backend_cuda, cuda_jit
+from fusejit.runtime import backend_cuda, cuda_blas, cuda_interop, cuda_jit
+
+OTHER_GPU = 1 << 40  # addresses the fake's cuPointerGetAttribute places on GPU 1
 
 
 class Memory:
@@ -45,8 +47,10 @@ class Memory:
     def __init__(self, size: int = 1 << 32) -> None:
         self.buf = mmap.mmap(-1, size)
         self.top = 4096
+        self.allocs = 0  # cuMemAlloc calls (mem_alloc and every new GPUArray)
 
     def alloc(self, n: int) -> int:
+        self.allocs += 1
         addr, self.top = self.top, (self.top + n + 255) // 256 * 256
         if self.top > len(self.buf):
             raise FakeError("out of memory")
@@ -62,6 +66,16 @@ class Memory:
         raw = np.frombuffer(self.buf, np.uint8)
         raw[addr[:, None] + np.arange(values.itemsize)] = values.view(np.uint8).reshape(
             len(addr), -1)
+
+
+class Allocation:
+    """pycuda.driver.DeviceAllocation: what a GPUArray's `gpudata` holds (int() = address)."""
+
+    def __init__(self, addr: int) -> None:
+        self.addr = addr
+
+    def __int__(self) -> int:
+        return self.addr
 
 
 class FakeError(Exception):
@@ -136,6 +150,29 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             env[s.var] = np.asarray(r).astype(s.dtype)
 
 
+def store_gemm(k: GemmKernel, program: Program, ptr: dict[int, int], mem: Memory,
+               product: np.ndarray) -> None:
+    """Store C = beta * C + alpha * product (flat, batch x m x n) in cuda_gemm.py's order:
+    the product in the compute type, times alpha (the constant and the run-time value, each
+    cast to the compute type), plus C's old value (beta 1). Also the cuBLAS epilogue's."""
+    idx = np.indices(k.batch + (k.m, k.n)).reshape(len(k.batch) + 2, -1)
+    addr, dt = _addresses(program, ptr, k.c, idx)
+    ct = np.dtype(np.float32) if dt == np.float16 else dt
+    with np.errstate(all="ignore"):
+        c = product.astype(ct)
+        if dt != np.bool_ and (k.alpha != 1.0 or k.alpha_from is not None):
+            alpha = np.array(k.alpha).astype(ct) if k.alpha_from is None else None
+            if k.alpha_from is not None:
+                a_addr, a_dt = _addresses(program, ptr, k.alpha_from, np.zeros((1, 1), int))
+                alpha = mem.read(a_addr[:1], a_dt).astype(ct)[0]
+                if k.alpha != 1.0:
+                    alpha = np.array(k.alpha).astype(ct) * alpha
+            c = (alpha * c).astype(ct)
+        if k.beta:
+            c = (mem.read(addr, dt).astype(ct) + c).astype(ct)
+    mem.write(addr, c.astype(dt))
+
+
 def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
               err: int | None) -> None:
     """Run loop-IR kernel `k` over device memory with NumPy."""
@@ -162,24 +199,9 @@ def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
             addr, dt = _addresses(program, ptr, a, idx)
             return mem.read(addr, dt).reshape(k.batch + (rows, cols))
 
-        idx = np.indices(k.batch + (k.m, k.n)).reshape(len(k.batch) + 2, -1)
-        addr, dt = _addresses(program, ptr, k.c, idx)
-        # cuda_gemm.py's order: the product in the compute type, times alpha (the constant
-        # and the run-time value, each cast to the compute type), plus C's old value (beta 1)
-        ct = np.dtype(np.float32) if dt == np.float16 else dt
         with np.errstate(all="ignore"):
-            c = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n)).reshape(-1).astype(ct)
-            if dt != np.bool_ and (k.alpha != 1.0 or k.alpha_from is not None):
-                alpha = np.array(k.alpha).astype(ct) if k.alpha_from is None else None
-                if k.alpha_from is not None:
-                    a_addr, a_dt = _addresses(program, ptr, k.alpha_from, np.zeros((1, 1), int))
-                    alpha = mem.read(a_addr[:1], a_dt).astype(ct)[0]
-                    if k.alpha != 1.0:
-                        alpha = np.array(k.alpha).astype(ct) * alpha
-                c = (alpha * c).astype(ct)
-            if k.beta:
-                c = (mem.read(addr, dt).astype(ct) + c).astype(ct)
-        mem.write(addr, c.astype(dt))
+            product = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n)).reshape(-1)
+        store_gemm(k, program, ptr, mem, product)
     else:
         raise AssertionError(f"unknown kernel kind {type(k).__name__}")
 
@@ -202,7 +224,31 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         if not stack():
             raise FakeError("invalid device context")
 
+    class EpilogueFn:
+        """A cuBLAS gemm's epilogue kernel: C = beta * C + alpha * P, P contiguous."""
+
+        def __init__(self, program: Program, launch: Any) -> None:
+            self.program, self.launch = program, launch
+
+        def prepare(self, fmt: str) -> EpilogueFn:
+            assert fmt == "P" * (1 + len(self.launch.buffers))
+            return self
+
+        def prepared_call(self, grid: tuple, block: tuple, p: int, *args: int) -> None:
+            current()
+            ln = self.launch
+            assert 1 <= grid[0] and block == (ln.block, 1, 1) and len(args) == len(ln.buffers)
+            launches.append(ln.name)
+            k = self.program.kernels[ln.kernel]
+            count = int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n
+            product = mem.read(p + np.arange(count) * k.dtype.itemsize, k.dtype)
+            store_gemm(k, self.program, dict(zip(ln.buffers, args)), mem, product)
+
     class Fn:
+        def __new__(cls, program: Program, module: CudaModule, name: str) -> Any:
+            epi = [e for e in module.epilogues if e.name == name]
+            return EpilogueFn(program, epi[0]) if epi else super().__new__(cls)
+
         def __init__(self, program: Program, module: CudaModule, name: str) -> None:
             self.program, self.module = program, module
             self.launch = next(k for k in module.kernels if k.name == name)
@@ -237,8 +283,16 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
             self.dtype = np.dtype(dtype)
             self.size = int(np.prod(self.shape))
             self.strides = tuple(s * self.dtype.itemsize for s in contiguous_strides(self.shape))
-            self.ptr = mem.alloc(self.size * self.dtype.itemsize)
-            self.gpudata = self.ptr
+            self.gpudata = Allocation(mem.alloc(self.size * self.dtype.itemsize))
+
+        @property
+        def ptr(self) -> int:
+            return int(self.gpudata)
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            return {"shape": self.shape, "strides": self.strides, "data": (self.ptr, False),
+                    "typestr": self.dtype.str, "stream": None, "version": 3}
 
         def get(self) -> np.ndarray:
             current()
@@ -283,7 +337,8 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT=0),
         Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
-        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches)
+        memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches,
+        memory=mem)
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
     pkg = types.ModuleType("pycuda")
     pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
@@ -302,6 +357,23 @@ def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None
     monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc(
         "nvcc", (13, 0), "", (75, 90)))
     monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: src.encode())
+    driver = mods["pycuda.driver"]
+    driver.synced = []  # streams cuda_interop.sync_stream waited for
+
+    def pointer_device(ptr: int) -> int:
+        """cuPointerGetAttribute(DEVICE_ORDINAL): the fake's memory is GPU 0's; addresses
+        from OTHER_GPU on are GPU 1's; anything else is not device memory."""
+        if 0 < ptr < len(driver.memory.buf):
+            return 0
+        if OTHER_GPU <= ptr < 2 * OTHER_GPU:
+            return 1
+        raise ValueError(f"address {ptr:#x} of a device array is not CUDA device memory "
+                         "(cuPointerGetAttribute returned 1)")
+
+    monkeypatch.setattr(cuda_interop, "pointer_device", pointer_device)
+    monkeypatch.setattr(cuda_interop, "sync_stream", driver.synced.append)
+    # no cuBLAS unless a test asks for the fake one (enable_cublas): the tiled kernel runs
+    monkeypatch.setattr(cuda_blas, "library", lambda: "the fake pycuda has no cuBLAS")
     real_render = cuda_jit.render_cuda
 
     def render(program: Program) -> CudaModule:

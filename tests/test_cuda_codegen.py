@@ -28,7 +28,7 @@ from fusejit.lowering.loop_ir import Program
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import plan
 from fusejit.lowering.pipeline import optimise
-from fusejit.runtime import backend_cuda
+from fusejit.runtime import backend_cuda, cuda_layout
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists(
@@ -248,7 +248,7 @@ def test_unavailable_without_pycuda() -> None:
 def test_device_layout_and_host_bytes() -> None:
     p = program_of(lambda x, y, s: (np.exp(x) + y) * s, np.ones(40, f32)[::-2],
                    np.ones((1 << 15, 20), f32), 3.0)
-    lay = backend_cuda.device_layout(p)
+    lay = cuda_layout.device_layout(p)
     regions = sorted((lay.slots[b.index], lay.slots[b.index] + b.nbytes) for b in p.buffers)
     assert all(a[1] <= b[0] for a, b in zip(regions, regions[1:]))
     assert all(lay.slots[b.index] % 16 == 0 for b in p.buffers)
@@ -256,11 +256,11 @@ def test_device_layout_and_host_bytes() -> None:
     assert lay.out[0] == lay.err and lay.out[1] <= lay.total
     a = np.arange(40, dtype=f32)[::-2]
     b = p.by_kind("input")[0]
-    raw = backend_cuda.host_bytes(a, b).view(f32)
+    raw = cuda_layout.host_bytes(a, b).view(f32)
     shift = lay.shift[b.index] // 4
     assert raw[shift] == a[0] and raw[shift - 19 * 2] == a[-1]
     with pytest.raises(RuntimeFailure, match="strides"):
-        backend_cuda.host_bytes(np.ascontiguousarray(a), b)
+        cuda_layout.host_bytes(np.ascontiguousarray(a), b)
 
 
 # --- the host path against a fake pycuda (tests/cuda_fake.py) --------------------------------
@@ -290,7 +290,7 @@ def test_host_path_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
     assert exe.transfers == {"htod": 4, "dtoh": 2}  # per call: big y, packed (x, 1.5); outputs
     dx = gpuarray.empty(x.shape, f32)  # contiguous: not the layout x was compiled for
     with pytest.raises(RuntimeFailure, match="strides"):
-        exe.run([dx, y, 1.5])
+        exe.run([dx, gpuarray.empty(y.shape, f32), 1.5])
 
 
 def test_device_outputs_and_errors_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:

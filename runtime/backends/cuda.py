@@ -48,8 +48,8 @@ class CudaBackend:
         """The profiler times C programs only."""
 
     def describe_kernel(self, kernel: AnyKernel) -> list[str]:
-        from ...codegen.cuda_gemm import describe
         from ...lowering.loop_ir import GemmKernel
+        from ..cuda_blas import describe
 
         if isinstance(kernel, GemmKernel):
             return [describe(kernel)]

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Issue 18's checks on a lent GPU machine, in ONE device call of under 8 minutes: the tests
+# that compare with NumPy (and the CUDA backend's own tests) under FUSEJIT_BACKEND=cuda, then
+# `bench.py --backend cuda`. Everything it writes goes under $OUT (the device tool's folder
+# that comes back): tests.txt, junit.xml, bench.txt, bench_cuda.json, device.txt.
+#   here, once:  mkdir -p .gpu && cp -r ../shared/gpu/. .gpu/ && echo /.gpu/ >> .git/info/exclude
+#   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=500)
+# Each step has its own time limit (TEST_S, BENCH_S seconds) so that the results of the
+# first come back even when the second runs long; pytest -v writes one line per test as it
+# finishes, so a run cut short by its limit still says what passed and failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fusejit-gpu-check}
+mkdir -p "$OUT"
+TEST_S=${TEST_S:-270}
+BENCH_S=${BENCH_S:-150}
+# shellcheck disable=SC1091
+source .gpu/setup.sh > "$OUT/device.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$OUT/device.txt" 2>&1
+python3 -c "from fusejit.runtime import backend_cuda, cuda_blas; print(backend_cuda.available()); print('cublas:', cuda_blas.find_cublas(), cuda_blas.library() if isinstance(cuda_blas.library(), str) else 'loaded')" >> "$OUT/device.txt" 2>&1
+T=tests
+FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/test_api.py
+       "$T"/test_gemm_update.py "$T"/test_reductions.py "$T"/test_fuzz.py "$T"/test_views.py
+       "$T"/test_inplace.py "$T"/test_gemm_epilogue.py "$T"/test_gather.py "$T"/test_pyscalar.py
+       "$T"/test_colreduce.py "$T"/test_composite.py)
+echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
+FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 14 --dist loadfile -p no:randomly \
+    -p no:cacheprovider --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
+echo "pytest exit status $?" >> "$OUT/tests.txt"
+echo "== bench.py --backend cuda (limit ${BENCH_S}s)" | tee "$OUT/bench.txt"
+timeout "$BENCH_S" python3 benchmarks/bench.py --backend cuda --repeat 7 \
+    --json "$OUT/bench_cuda.json" >> "$OUT/bench.txt" 2>&1
+echo "bench exit status $?" >> "$OUT/bench.txt"
+grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
+tail -n 5 "$OUT/tests.txt"
+cat "$OUT/bench.txt"

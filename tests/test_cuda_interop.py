@@ -1,0 +1,139 @@
+"""Device arrays in and out (runtime/cuda_interop.py) over the fake pycuda: objects with
+`__cuda_array_interface__` (a minimal one here, as CuPy/PyTorch/numba export it) are read in
+place with their strides and written in place by updates, with no host transfer; outputs
+expose the interface; the errors for host arrays mixed in, another GPU, read-only updates,
+unsupported dtypes and odd strides; a producer's stream is waited for."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import cuda_fake
+import numpy as np
+import pytest
+
+import fusejit
+from fusejit.runtime import cuda_interop
+
+f32 = np.float32
+
+
+class Cai:
+    """A minimal CUDA Array Interface v3 exporter over the fake's device memory: the host
+    view `like` (a view of `host`) placed at device address `base` (where `host` starts)."""
+
+    def __init__(self, base: int, host: np.ndarray, like: np.ndarray, readonly: bool = False,
+                 stream: int | None = None, typestr: str | None = None,
+                 contiguous_none: bool = False) -> None:
+        offset = like.__array_interface__["data"][0] - host.__array_interface__["data"][0]
+        self.iface = {"shape": like.shape, "typestr": typestr or like.dtype.str,
+                      "data": (base + offset, readonly), "version": 3, "stream": stream,
+                      "strides": None if contiguous_none else like.strides}
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return self.iface
+
+
+def _setup(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    cuda_fake.install(monkeypatch)
+    driver, gpuarray = sys.modules["pycuda.driver"], sys.modules["pycuda.gpuarray"]
+    driver.Device(0).retain_primary_context().push()  # (a user context, for to_gpu)
+    return driver, gpuarray
+
+
+def _read(driver: Any, cai: Cai) -> np.ndarray:
+    """The array a Cai describes, read from the fake's device memory."""
+    i = cai.iface
+    dt, shape = np.dtype(i["typestr"]), i["shape"]
+    strides = i["strides"] or tuple(np.empty(shape, dt).strides)
+    raw = np.frombuffer(driver.memory.buf, np.uint8)
+    return np.lib.stride_tricks.as_strided(raw[i["data"][0]:].view(dt), shape, strides).copy()
+
+
+def test_strided_inputs_read_and_updated_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    driver, gpuarray = _setup(monkeypatch)
+    rng = np.random.default_rng(0)
+    host = rng.standard_normal((30, 40)).astype(f32)
+    dev = gpuarray.to_gpu(host)
+    xt = Cai(dev.ptr, host, host.T)  # transposed: strides (4, 160)
+    col = Cai(dev.ptr, host, host[::-2, 3])  # negative stride, one column
+    vec = gpuarray.to_gpu(rng.standard_normal(40).astype(f32))
+
+    f = fusejit.jit(lambda a, c, v: (np.tanh(a) * v[:, None], c.sum()), backend="cuda")
+    f(host.T.copy(), host[::-2, 3].copy(), vec.get())  # compiled for host arrays first
+    exe = next(iter(f._cache.values())).executable
+    htod = exe.transfers["htod"]
+    y, s = f(xt, col, vec)
+    assert exe.transfers["htod"] == htod  # nothing copied to the device: read in place
+    np.testing.assert_allclose(y.get(), np.tanh(host.T) * vec.get()[:, None], rtol=1e-6)
+    np.testing.assert_allclose(s.get(), host[::-2, 3].sum(), rtol=1e-5)
+    iface = y.__cuda_array_interface__  # outputs export the interface (cupy.asarray takes it)
+    assert iface["shape"] == (40, 30) and iface["typestr"] == "<f4" and iface["version"] == 3
+    assert not iface["data"][1]
+
+    def update(w, g, lr):
+        w -= lr * g
+        return (w * w).sum()
+
+    step = fusejit.jit(update, backend="cuda")
+    w_host = rng.standard_normal((8, 16)).astype(f32)
+    g_host = rng.standard_normal((8, 16)).astype(f32)
+    w_dev, g_dev = gpuarray.to_gpu(w_host), gpuarray.to_gpu(g_host)
+    w = Cai(w_dev.ptr, w_host, w_host, contiguous_none=True)  # strides None: C-contiguous
+    g = Cai(g_dev.ptr, g_host, g_host, readonly=True)  # read-only, but only read
+    expected = w_host.copy()
+    want = update(expected, g_host, f32(0.5))
+    total = step(w, g, f32(0.5))
+    np.testing.assert_allclose(_read(driver, w), expected, rtol=1e-6)  # caller's array
+    np.testing.assert_allclose(total.get(), want, rtol=1e-5)
+    with pytest.raises(ValueError, match="read-only device array.*updates it in place"):
+        step(Cai(w_dev.ptr, w_host, w_host, readonly=True), g, f32(0.5))
+
+
+def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(24, dtype=f32).reshape(4, 6)
+    dev = gpuarray.to_gpu(host)
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    np.testing.assert_array_equal(f(dev, 2.0).get(), host * 2 + 1)  # scalars mix freely
+    np.testing.assert_array_equal(f(dev, np.float32(3)).get(), host * 3 + 1)
+    with pytest.raises(TypeError, match="host NumPy arrays .* device arrays.*cupy.asarray"):
+        f(dev, host)
+    with pytest.raises(TypeError, match="host NumPy arrays"):
+        f(host, Cai(dev.ptr, host, host))
+    np.testing.assert_array_equal(f(host, host), host * host + 1)  # all host: fine
+
+    other = Cai(cuda_fake.OTHER_GPU, host, host)
+    with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
+        f(other, dev)
+    with pytest.raises(ValueError, match="not CUDA device memory"):
+        f(Cai(host.__array_interface__["data"][0] + (1 << 44), host, host), dev)
+    with pytest.raises(TypeError, match="dtype datetime64.* is not supported"):
+        f(Cai(dev.ptr, host, host, typestr="<M8[ns]"), dev)
+    odd = Cai(dev.ptr, host, host)
+    odd.iface["strides"] = (24, 2)
+    with pytest.raises(ValueError, match="not whole elements"):
+        f(odd, dev)
+    assert isinstance(cuda_interop.describe(dev), cuda_interop.DeviceView)
+
+    class CpuTensor:  # as a PyTorch CPU tensor: the property exists and raises
+        shape, dtype = host.shape, host.dtype
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor")
+
+    with pytest.raises(TypeError, match="CpuTensor that exports no __cuda_array_interface__"):
+        f(CpuTensor(), dev)
+    bare = type("Bare", (), {})()  # an instance attribute is found too
+    bare.__cuda_array_interface__ = Cai(dev.ptr, host, host).iface
+    assert cuda_interop.is_device_array(bare) and not cuda_interop.is_device_array(host)
+    np.testing.assert_array_equal(f(bare, dev).get(), host * host + 1)
+
+    streamed = Cai(dev.ptr, host, host, stream=0x5150)
+    np.testing.assert_array_equal(f(streamed, dev).get(), host * host + 1)
+    assert driver.synced == [0x5150]  # the producer's stream, waited for
+    f(Cai(dev.ptr, host, host, stream=1), dev)  # the legacy default stream: nothing to wait
+    assert driver.synced == [0x5150]
