@@ -3,6 +3,7 @@ results, lists, dicts) into leaves and back."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 # ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", value)
@@ -32,20 +33,22 @@ def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:
 
 def unflatten(tree: TreeDef, leaves: list[Any]) -> Any:
     """Rebuild the structure described by `tree` from `leaves` (in flatten order)."""
-    it = iter(leaves)
+    return _build(tree, iter(leaves))
 
-    def build(t: TreeDef) -> Any:
-        kind = t[0]
-        if kind == "leaf":
-            return next(it)
-        if kind == "tuple":
-            return tuple(build(c) for c in t[1])
-        if kind == "list":
-            return [build(c) for c in t[1]]
-        if kind == "namedtuple":
-            return t[1](*(build(c) for c in t[2]))
-        if kind == "dict":
-            return {k: build(c) for k, c in zip(t[1], t[2])}
-        return t[1]
 
-    return build(tree)
+def _build(t: TreeDef, it: Iterator[Any]) -> Any:
+    # A module function, not a closure over itself: a self-referencing closure is a reference
+    # cycle holding `leaves` (a call's outputs) until the next garbage collection, which kept
+    # the runtime from recycling output buffers whose refcount it checks.
+    kind = t[0]
+    if kind == "leaf":
+        return next(it)
+    if kind == "tuple":
+        return tuple(_build(c, it) for c in t[1])
+    if kind == "list":
+        return [_build(c, it) for c in t[1]]
+    if kind == "namedtuple":
+        return t[1](*(_build(c, it) for c in t[2]))
+    if kind == "dict":
+        return {k: _build(c, it) for k, c in zip(t[1], t[2])}
+    return t[1]

@@ -70,9 +70,8 @@ class OutputPool:
         """An array no one else references (the caller's lock serialises calls)."""
         out = self._free()
         if out is None and self._ring:
-            # Results of earlier calls may be held only by garbage cycles (the call path's
-            # unflatten closure keeps its leaves until a collection): collect the young
-            # generation (microseconds) before allocating.
+            # Results of earlier calls may be held only by garbage cycles (the caller's): collect
+            # the young generation (microseconds) before allocating.
             gc.collect(0)
             out = self._free()
         if out is not None:
