@@ -8,6 +8,9 @@ of the largest input. Run it once per target to compare them on the same machine
 
     OMP_NUM_THREADS=1 python benchmarks/vmath_kernels.py
     OMP_NUM_THREADS=1 FUSEJIT_MARCH=x86-64-v3 python benchmarks/vmath_kernels.py
+
+`--ab-vtile` times each workload twice in one process, rounds interleaved: compiled without
+fj_vtile.h's tile functions (staging as a build without them does) and with them.
 """
 
 from __future__ import annotations
@@ -41,11 +44,35 @@ def best_per_call(fn: Callable[..., Any], inputs: Sequence[Any], calls: int,
     return best
 
 
+def ab_vtile(fusejit: Any, fn: Callable[..., Any], inputs: Sequence[Any], calls: int,
+             rounds: int) -> tuple[float, float]:
+    """Best seconds per call of fn compiled without and with the tile functions (the
+    toolchain's `vtile` forced while each compiles), rounds alternating."""
+    tc = fusejit.runtime.toolchain.Toolchain
+    real = tc.vtile
+    fns = []
+    try:
+        for on in (False, True):
+            tc.vtile = property(lambda self, on=on: on and real.fget(self))
+            f = fusejit.jit(fn)
+            f(*inputs)
+            fns.append(f)
+    finally:
+        tc.vtile = real
+    best = [float("inf")] * 2
+    for _ in range(rounds):
+        for k, f in enumerate(fns):
+            best[k] = min(best[k], best_per_call(f, inputs, calls, 1))
+    return best[0], best[1]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--ab-vtile", action="store_true",
+                   help="compare builds without and with the tile functions, interleaved")
     args = p.parse_args(argv)
     fusejit = peers.FusejitPeer()._import()  # the installed package, else this repository
 
@@ -54,8 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.only.split(","):
         wl = workloads.REGISTRY[name]
         inputs = wl.make_inputs(0, True)
-        f = fusejit.jit(wl.numpy_fn)
         n = max(a.size for a in inputs)
+        if args.ab_vtile:
+            off, on = ab_vtile(fusejit, wl.numpy_fn, inputs, args.calls, args.rounds)
+            print(f"{name:16s} {n:>8d} elements  no tiles {off * 1e9 / n:7.3f}  tiles "
+                  f"{on * 1e9 / n:7.3f} ns/element ({on / off:.2f}x)")
+            continue
+        f = fusejit.jit(wl.numpy_fn)
         sec = best_per_call(f, inputs, args.calls, args.rounds)
         print(f"{name:16s} {n:>8d} elements  {sec * 1e9 / n:7.3f} ns/element")
     return 0

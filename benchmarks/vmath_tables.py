@@ -145,6 +145,58 @@ TABLES = [
 ]
 
 
+def best_anchor(f: Func, lo: float, hi: float, window: tuple[float, float] = (0.4, 0.6),
+                most: int = 1 << 21) -> float:
+    """The float32 in [lo, hi)'s `window` (fractions of its width) whose f(anchor) is nearest a
+    float32, so c0 is almost exact: rounded c0 would otherwise be compensated by the higher
+    coefficients, large and cancelling (noise in f where it is flat). Every candidate lies in
+    [lo, 2 lo], so r = a - anchor is exact (Sterbenz)."""
+    w0, w1 = (float(np.float32(lo + (hi - lo) * w)) for w in window)
+    u0, u1 = (int(np.float32(v).view(np.uint32)) for v in (w0, w1))
+    c = np.arange(u0, u1 + 1, max(1, (u1 - u0) // most), dtype=np.uint32).view(np.float32)
+    c = c.astype(float)
+    c = c[(c >= lo) & (c < hi) & (c <= 2 * lo)]
+    y = f(c)
+    err = np.abs(y - y.astype(np.float32).astype(float)) / np.abs(y)
+    return float(c[int(np.argmin(err))])
+
+
+def anchored_pieces(f: Func, starts: list[float], linear0: bool,
+                    windows: dict[float, tuple[float, float]] | None = None) -> list[Piece]:
+    """[starts[k], starts[k+1]) with best_anchor, in windows[start] where given (tanh: near the
+    end of the intervals where it flattens, so r (c1 + ...)'s rounding stays below tanh's step
+    between consecutive floats and tanh monotonic); an interval starting at 0 anchors at 0."""
+    out = []
+    for lo, hi in zip(starts, starts[1:]):
+        if lo == 0:
+            out.append(Piece(lo, hi, 0.0, linear=linear0, zero=True))
+        elif lo <= 1.0 <= hi and f is np.log:  # log's intervals touching 1 anchor there
+            out.append(Piece(lo, hi, 1.0, linear=False, zero=True))
+        else:
+            w = (windows or {}).get(lo, (0.4, 0.6))
+            out.append(Piece(lo, hi, best_anchor(f, lo, hi, w), linear=False, zero=False))
+    return out
+
+
+# AVX2 (8 intervals, one vpermps per coefficient), see fj_vtile.h; `slot` = the permute index
+# (low 3 bits) of interval 0, the others follow it.
+N8 = 8
+_TANH_WINDOWS = {1.0: (0.75, 1.0), 2.0: (0.75, 1.0), 4.0: (0.75, 1.0), 8.0: (0.0, 0.25)}
+TABLES8 = [
+    # one interval per binade of max(a, 2^-4) (bits >> 23), |x| clamped to 9.125; f = r + r q
+    # in interval 0 (as erf: q's rounding there is then far below tanh's step)
+    (Table("tanh", np.tanh, anchored_pieces(np.tanh, [0, 1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8,
+                                                      9.125], True, _TANH_WINDOWS), 9),
+     123),
+    # two per binade of max(a, 1/4) (bits >> 22), |x| clamped to 3.9375
+    (Table("erf", _erf, anchored_pieces(_erf, [0, 0.375, 0.5, 0.75, 1, 1.5, 2, 3, 3.9375],
+                                        True), 7), 250),
+    # m in [0.75, 1.5) (bits >> 20): [1, 1.5) in eighths, then [0.75, 1) in sixteenths
+    (Table("log", np.log, anchored_pieces(np.log, [1, 1.125, 1.25, 1.375, 1.5], False)
+           + anchored_pieces(np.log, [0.75, 0.8125, 0.875, 0.9375, 1.0], False), 5), 0),
+]
+
+
 def fit_table(t: Table) -> tuple[list[np.ndarray], list[float]]:
     coefs, errs = [], []
     for p in t.pieces:
@@ -197,6 +249,22 @@ def render() -> str:
         out += [_row(r) for r in rows]
         out.append("};")
         out.append("")
+    out.append("/* AVX2: 8 intervals (fj_vtile.h), rows as above; interval k at column "
+               "(k + slot) mod 8. */")
+    for t, slot in TABLES8:
+        coefs, errs = fit_table(t)
+        out.append(f"/* {t.name}: degree {t.degree}, max relative fit error "
+                   f"{max(errs) / 2.0 ** -24:.3f} x 2^-24, slot {slot % N8} */")
+        rows = [[p.anchor for p in t.pieces]]
+        if any(p.linear for p in t.pieces):
+            rows.append([1.0 if p.linear else 0.0 for p in t.pieces])
+        rows += [[float(c[k]) for c in coefs] for k in range(t.degree + 1)]
+        rows = [[row[(p - slot) % N8] for p in range(N8)] for row in rows]
+        out.append(f"static const float fj__tab8_{t.name}[{len(rows)}][8] "
+                   "__attribute__((aligned(32))) = {")
+        out += [_row(r) for r in rows]
+        out.append("};")
+        out.append("")
     out.append("#endif /* FJ_VTILE_TABLES_H */")
     return "\n".join(out) + "\n"
 
@@ -209,7 +277,7 @@ def main() -> None:
         HEADER.write_text(render())
         print(f"wrote {HEADER}")
         return
-    for t in TABLES:
+    for t in TABLES + [t for t, _ in TABLES8]:
         _, errs = fit_table(t)
         print(f"{t.name}: degree {t.degree}, max relative fit error "
               f"{max(errs) / 2.0 ** -24:.3f} x 2^-24; per interval: "

@@ -18,7 +18,7 @@ class COptions:
     par_min: int = 1 << 15
     block: int = BLOCK
     libmvec: bool = False
-    vtile: bool = False  # AVX-512 target: fj_vtile.h's vector tile functions (codegen/cstage.py)
+    vtile: bool = False  # AVX-512 or AVX2+FMA: fj_vtile.h's tile functions (codegen/cstage.py)
     profile: bool = False  # per-kernel timers (runtime/profiler.py); never in a normal build
 
 

@@ -80,9 +80,9 @@ class Toolchain:
 
     @property
     def vtile(self) -> bool:
-        """Whether generated code may use fj_vtile.h's AVX-512 tile functions (exactly when the
-        target has AVX-512)."""
-        return self.wide
+        """Whether generated code may use fj_vtile.h's tile functions: AVX-512, or AVX2 + FMA
+        (the header's 8-lane section)."""
+        return self.wide or {"avx2", "fma"} <= self.features
 
     def with_fastmath(self, on: bool) -> Toolchain:
         """This toolchain with FMA contraction on (fastmath) or off (the exact default)."""

@@ -66,8 +66,9 @@
  * 3*N(0,1) inputs: 45-49 ms with it, 29-32 ms with fj_vm_tanh_f32, one thread),
  * fj_vm_* cost the same for every input.  So fj_exp_f32, fj_erf_f32 and fj_log_f32 are
  * always ours where there is FMA (as fast as libmvec's, 2.6x / 4x / 3.4x more accurate, and
- * the same bits in vector loops, scalar remainders and, on AVX2 builds, fj_vtile.h's tile
- * loops), and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
+ * the same bits in vector loops and scalar remainders; fj_vtile.h's tile functions, which
+ * staged kernels call on AVX2+FMA and AVX-512 builds, give exp's bits and their own tanh, erf
+ * and log), and fj_tanh_f32 is ours at 256 bits but libmvec's when programs are built for
  * 512-bit vectors on AVX-512 (FJ_WIDE_VECTORS with __AVX512F__: runtime/toolchain.py;
  * gelu_tanh 2 threads 10.1 -> 5.6 ms, lstm_cell 1.6 -> 1.0 ms).  Until this session exp and
  * log were libmvec's on AVX2 builds; with a call inside the loop, staged and unstaged kernels
@@ -267,8 +268,8 @@ static inline float fj_vm_log_f32(float x) { return logf(x); }
 /* What generated code calls.  With a fast fmaf, exp, erf and log are always ours: as fast as
  * libmvec's at 256 and 512 bits (timings above and in fj_vtile.h), 2.6x / 3.8x more accurate
  * than its expf / logf, erf 4x; and the same code (and bits) in a vector loop, in its scalar
- * remainder and in fj_vtile.h's tile loops on AVX2 builds.  On AVX-512 builds fj_vm_exp_f32
- * gives the bits of fj_tile_exp_f32 (staged kernels) for every input.  tanh is libmvec's only
+ * remainder.  On AVX2+FMA and AVX-512 builds fj_vm_exp_f32 gives the bits of fj_tile_exp_f32
+ * (staged kernels) for every input.  tanh is libmvec's only
  * when programs are built for 512-bit vectors on AVX-512 (FJ_WIDE_VECTORS, 0.31 vs 0.51 ns per
  * element); at 256 bits libmvec's tanhf leaves its fast path for larger |x|.  Without FMA
  * (x86-64 baseline) the fj_vm_* are the libm functions (libmvec's vector ones with

@@ -1,11 +1,12 @@
 /*
- * fj_vtile.h -- float32 exp, tanh, erf and log over a tile of points, in AVX-512 vector code.
+ * fj_vtile.h -- float32 exp, tanh, erf and log over a tile of points, in AVX-512 or AVX2 vector
+ * code.
  *
  *   fj_tile_exp_f32(y, x, n)   y[i] = e^x[i]         (also fj_tile_tanh_f32, _erf_, _log_)
  *
  * x and y are tile arrays of codegen/cstage.py (FJ_VTILE_N floats, 64-byte aligned); n <= that
- * many points are wanted, whole vectors of 16 are computed (the lanes past n are in the tile
- * and ignored).  Staged kernels call these instead of a loop over fj_exp_f32 & co.
+ * many points are wanted, whole vectors of 16 (AVX2: 8) are computed (the lanes past n are in
+ * the tile and ignored).  Staged kernels call these instead of a loop over fj_exp_f32 & co.
  *
  * Written with GCC vector types and the AVX-512 builtins (no <immintrin.h>: parsing it costs
  * ~0.14 s per compile), so the instructions that make vector math cheap are available:
@@ -31,9 +32,37 @@
  *   log       1.485    0.984530568   13615875 (0.32%)       0        -    0
  * (libmvec's, fj_vmath.h: expf 2.64, tanhf 1.37, erff 4.00, logf 3.94 ULP.)
  *
- * Without AVX-512 (or with FJ_NO_VTILE defined) each tile function is a vectorisable loop over
+ * With AVX2 + FMA and no AVX-512 (x86-64-v3), 8 lanes, the same structure where AVX2 allows it:
+ *   exp   fj_vm_exp_f32's algorithm and bits (vminps/vmaxps clamp, the same two exact
+ *         power-of-two factors for 2^k: vscalefps does not exist there).
+ *   tanh, erf, log
+ *         one polynomial per interval, 8 intervals, each coefficient fetched by one vpermps
+ *         (a 32-entry table would need 4 vpermps and 3 blends per coefficient), so of a higher
+ *         degree (fj__tab8_* in fj_vtile_tables.h, benchmarks/vmath_tables.py):
+ *         tanh  a binade of max(|x|, 2^-4) each up to [8, 9.125] (|x| clamped there), degree 9,
+ *               interval 0 as a + a q (as erf's); anchors near the end of the flat intervals
+ *               [1, 2) .. [4, 8) (else q's rounding exceeds tanh's step between floats there and
+ *               breaks monotonicity) and chosen where tanh(anchor) is within 0.001 ULP of a float
+ *               (a rounded c0 is otherwise compensated by large cancelling coefficients).
+ *         erf   [0, 3/8) (a + a q), then halves of the binades up to 3.9375, degree 7.
+ *         log   m in [0.75, 1.5) and e from the bits (integer ops; subnormals scaled by 2^23),
+ *               eighths of [1, 1.5) and sixteenths of [0.75, 1), degree 5.
+ *   Per element, one Zen 5 core at x86-64-v3, 4096 floats in L1, best of 30 interleaved rounds
+ *   (benchmarks/vmath_speed.c; load average 12), against the loops over fj_vmath_f32.h's scalar
+ *   functions that staged kernels ran before: exp 0.308 -> 0.255 ns, tanh 0.466 -> 0.350, erf
+ *   0.458 -> 0.297, log 0.409 -> 0.368.
+ *   Accuracy, exhaustive (as above, built with -march=x86-64-v3):
+ *   function  max ULP  at            not correctly rounded  special  odd  monotonic violations
+ *   exp       1.013    59.3060379    17362802 (0.40%)       0        -    0  (fj_vm_exp_f32's bits)
+ *   tanh      0.826    0.503689110   2514260 x2 (0.12%)     0        0    0
+ *   erf       0.689    2.03816795    14369974 x2 (0.67%)    0        0    7 x2
+ *   log       1.485    0.984530568   12603830 (0.29%)       0        -    0
+ *   So the AVX-512 table's bounds hold on both (exp 1.013, tanh 1.094, erf 1.024, log 1.485).
+ *
+ * Without AVX2 + FMA (or with FJ_NO_VTILE defined) each tile function is a vectorisable loop over
  * the scalar fj_exp_f32 / fj_tanh_f32 / fj_erf_f32 / fj_log_f32 (fj_vmath_f32.h: the same code
- * as unstaged kernels run, so staged and unstaged results have the same bits there).
+ * as unstaged kernels run, so staged and unstaged results have the same bits there).  Builds for
+ * such targets do not stage for tile functions (runtime/toolchain.py `vtile`).
  */
 #ifndef FJ_VTILE_H
 #define FJ_VTILE_H
@@ -167,7 +196,119 @@ static inline fj_v16sf fj__vlog(fj_v16sf x) {
         }                                                                                \
     }
 
-#else /* no AVX-512: loops over the scalar functions, as unstaged kernels run them */
+#elif defined(__AVX2__) && defined(__FMA__) && !defined(FJ_NO_VTILE)
+#define FJ_VTILE 2 /* AVX2 + FMA: 8 lanes */
+
+#ifndef FJ_VTILE_TABLES_H
+#error "fj_vtile_tables.h must come before fj_vtile.h"
+#endif
+
+typedef float fj_v8sf __attribute__((vector_size(32)));
+typedef int32_t fj_v8si __attribute__((vector_size(32)));
+
+static inline fj_v8sf fj__vf(float c) { return (fj_v8sf){0} + c; }
+static inline fj_v8si fj__vi(int32_t c) { return (fj_v8si){0} + c; }
+static inline fj_v8sf fj__vfma(fj_v8sf a, fj_v8sf b, fj_v8sf c) {
+    return __builtin_ia32_vfmaddps256(a, b, c);
+}
+/* As on AVX-512: vminps/vmaxps return the second operand when either is NaN. */
+static inline fj_v8sf fj__vmin(fj_v8sf c, fj_v8sf x) { return __builtin_ia32_minps256(c, x); }
+static inline fj_v8sf fj__vmax(fj_v8sf c, fj_v8sf x) { return __builtin_ia32_maxps256(c, x); }
+/* m ? b : a per lane (m: a comparison's all-ones / zero lanes; vblendvps reads the sign) */
+static inline fj_v8sf fj__vsel(fj_v8si m, fj_v8sf b, fj_v8sf a) {
+    return __builtin_ia32_blendvps256(a, b, (fj_v8sf)m);
+}
+/* t[i] for each lane's index i (its low 3 bits): an 8-float table row, one vpermps. */
+static inline fj_v8sf fj__vperm(const float *t, fj_v8si i) {
+    fj_v8sf row;
+    __builtin_memcpy(&row, t, sizeof row);
+    return __builtin_ia32_permvarsf256(row, i);
+}
+/* Horner over rows[hi]..rows[1] of an 8-interval table: c1 + c2 r + ... */
+static inline fj_v8sf fj__vhorner(const float (*rows)[8], int hi, fj_v8si i, fj_v8sf r) {
+    fj_v8sf p = fj__vperm(rows[hi], i);
+    for (int k = hi - 1; k >= 1; k--) p = fj__vfma(p, r, fj__vperm(rows[k], i));
+    return p;
+}
+
+/* fj_vm_exp_f32 (fj_vmath_f32.h) in vector code, bit for bit: the clamp is vmaxps/vminps
+ * (NaN passes, as through its selects), 2^k the same two exact power-of-two factors. */
+static inline fj_v8sf fj__vexp(fj_v8sf x) {
+    const fj_v8sf magic = fj__vf(0x1.8p23f);
+    const fj_v8sf xc = fj__vmin(fj__vf(89.0f), fj__vmax(fj__vf(-104.0f), x));
+    const fj_v8sf t = fj__vfma(xc, fj__vf(0x1.715476p+0f), magic);
+    const fj_v8sf kf = t - magic;
+    const fj_v8si k = (fj_v8si)t - (fj_v8si)magic;
+    fj_v8sf r = fj__vfma(kf, fj__vf(-0x1.62e430p-1f), xc);
+    r = fj__vfma(kf, fj__vf(0x1.05c610p-29f), r);
+    fj_v8sf q = fj__vfma(fj__vf(0x1.6a4b98p-10f), r, fj__vf(0x1.123e5cp-7f));
+    q = fj__vfma(q, r, fj__vf(0x1.5558bap-5f));
+    q = fj__vfma(q, r, fj__vf(0x1.55548cp-3f));
+    q = fj__vfma(q, r, fj__vf(0x1.fffffcp-2f));
+    const fj_v8sf p = fj__vfma(r * r, q, r) + fj__vf(1.0f);
+    const fj_v8si k1 = k >> 1, k2 = k - k1;
+    const fj_v8sf s1 = (fj_v8sf)((k1 + 127) << 23), s2 = (fj_v8sf)((k2 + 127) << 23);
+    return (p * s1) * s2;
+}
+
+/* tanh, erf: on a = |x| (clamped to `cap`, where f has rounded to 1; NaN passes), one
+ * polynomial per interval; interval = low 3 bits of bits(max(a, lo)) >> shift.  f = c0 + s r +
+ * r (c1 + c2 r + ...), r = a - anchor (exact); s is erf's (1 in its interval 0, c0 = 0 there). */
+static inline fj_v8sf fj__vodd(fj_v8sf x, const float (*tab)[8], int degree, int linear,
+                               float cap, float lo, int shift) {
+    const fj_v8si sign = (fj_v8si)x & fj__vi((int32_t)0x80000000);
+    const fj_v8sf a = fj__vmin(fj__vf(cap), (fj_v8sf)((fj_v8si)x ^ sign));
+    const fj_v8si i = (fj_v8si)fj__vmax(fj__vf(lo), a) >> shift;
+    const fj_v8sf r = a - fj__vperm(tab[0], i);
+    const float (*c)[8] = tab + 1 + linear;
+    const fj_v8sf q = fj__vhorner(c, degree, i, r);
+    fj_v8sf c0 = fj__vperm(c[0], i);
+    if (linear) c0 = fj__vfma(fj__vperm(tab[1], i), r, c0);
+    return (fj_v8sf)((fj_v8si)fj__vfma(q, r, c0) | sign);
+}
+
+/* tanh rounds to 1 from 9.0109 on; interval k >= 1 is the binade [2^(k-4), 2^(k-3)) */
+static inline fj_v8sf fj__vtanh(fj_v8sf x) {
+    return fj__vodd(x, fj__tab8_tanh, 9, 1, 9.125f, 0x1p-4f, 23);
+}
+/* erf rounds to 1 from 3.9192 on; [0, 3/8), then halves of the binades up to 4 */
+static inline fj_v8sf fj__verf(fj_v8sf x) {
+    return fj__vodd(x, fj__tab8_erf, 7, 1, 3.9375f, 0.25f, 22);
+}
+
+static inline fj_v8sf fj__vlog(fj_v8sf x) {
+    /* x = m 2^e, m in [0.75, 1.5) by integer arithmetic on the bits, subnormals scaled by 2^23
+     * first (zero and negative x too: replaced at the end) */
+    const fj_v8si sub = (fj_v8si)(x < fj__vf(0x1p-126f));
+    const fj_v8sf xs = fj__vsel(sub, x * fj__vf(0x1p23f), x);
+    const fj_v8si e = ((fj_v8si)xs - fj__vi(0x3f400000)) >> 23;
+    const fj_v8sf m = (fj_v8sf)((fj_v8si)xs - (e << 23));
+    const fj_v8si i = (fj_v8si)m >> 20; /* low 3 bits: the interval */
+    const fj_v8sf r = m - fj__vperm(fj__tab8_log[0], i);
+    const fj_v8sf p = fj__vfma(fj__vhorner(fj__tab8_log + 1, 5, i, r), r,
+                               fj__vperm(fj__tab8_log[1], i));
+    const fj_v8sf ef = __builtin_convertvector(e + (sub & fj__vi(-23)), fj_v8sf);
+    /* e ln2 + p, ln2 = hi + lo with lo > 0, as fj_vm_log_f32 */
+    fj_v8sf y = fj__vfma(ef, fj__vf(0x1.62e42ep-1f), fj__vfma(ef, fj__vf(0x1.efa39ep-25f), p));
+    /* log(+inf) = inf, log(NaN) = NaN: x itself; log(+-0) = -inf; log(x < 0) = NaN */
+    y = fj__vsel((fj_v8si)__builtin_ia32_cmpps256(x, fj__vf(__builtin_inff()), 0x15 /* NLT_UU */),
+                 x, y);
+    y = fj__vsel((fj_v8si)(x == fj__vf(0.0f)), fj__vf(-__builtin_inff()), y);
+    return fj__vsel((fj_v8si)(x < fj__vf(0.0f)), fj__vf(__builtin_nanf("")), y);
+}
+
+#define FJ__TILE_FN(NAME, VFN)                                                             \
+    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
+                                            int64_t n) {                                  \
+        for (int64_t i = 0; i < n; i += 8) {                                             \
+            fj_v8sf v;                                                                   \
+            __builtin_memcpy(&v, x + i, sizeof v);                                       \
+            v = VFN(v);                                                                  \
+            __builtin_memcpy(y + i, &v, sizeof v);                                       \
+        }                                                                                \
+    }
+
+#else /* no AVX2+FMA: loops over the scalar functions, as unstaged kernels run them */
 #define FJ_VTILE 0
 
 #define FJ__TILE_FN(NAME, SFN)                                                             \

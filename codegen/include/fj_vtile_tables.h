@@ -137,4 +137,73 @@ static const float fj__tab_log[6][32] __attribute__((aligned(64))) = {
      -0x1.7c130ep+0f, -0x1.06117cp-2f},
 };
 
+/* AVX2: 8 intervals (fj_vtile.h), rows as above; interval k at column (k + slot) mod 8. */
+/* tanh: degree 9, max relative fit error 0.181 x 2^-24, slot 3 */
+static const float fj__tab8_tanh[12][8] __attribute__((aligned(32))) = {
+    {0x1.f9d84cp+1f, 0x1.d1cb7ep+2f, 0x1.03ae5ap+3f, 0.0f, 0x1.7e1d34p-3f, 0x1.77ae2cp-2f,
+     0x1.9638ap-1f, 0x1.e6c1e6p+0f},
+    {0.0f, 0.0f, 0.0f, 0x1p+0f, 0.0f, 0.0f, 0.0f, 0.0f},
+    {0x1.ff9f38p-1f, 0x1.ffffep-1f, 0x1.fffffap-1f, 0.0f, 0x1.79bdaep-3f, 0x1.67af8cp-2f,
+     0x1.5216fp-1f, 0x1.e9a79ap-1f},
+    {0x1.82fbfp-10f, 0x1.05003p-19f, 0x1.800012p-22f, -0x1.515516p-52f, 0x1.ee94fep-1f,
+     0x1.c0d446p-1f, 0x1.20bfb6p-1f, 0x1.5db92p-4f},
+    {-0x1.831e62p-10f, -0x1.e37d96p-20f, -0x1.800c56p-22f, 0x1.9c9582p-42f, -0x1.6ce3f4p-3f,
+     -0x1.3b4eb8p-2f, -0x1.7d56fep-2f, -0x1.4e7614p-4f},
+    {0x1.f9d94cp-11f, 0x1.184978p-20f, 0x1.0027fep-22f, -0x1.555556p-2f, -0x1.280aeep-2f,
+     -0x1.78f354p-3f, 0x1.da7ec4p-5f, 0x1.969108p-5f},
+    {-0x1.244cdcp-11f, -0x1.3f7f98p-20f, -0x1.f96d7ep-24f, 0x1.207a94p-20f, 0x1.ce0e4ep-4f,
+     0x1.569164p-3f, 0x1.5fcc2p-4f, -0x1.4b603cp-6f},
+    {0x1.e6325p-15f, 0x1.1d141cp-22f, 0x1.3cbd18p-25f, 0x1.10fa48p-3f, 0x1.2c3376p-4f,
+     0x1.8a172ap-6f, -0x1.0427a4p-4f, 0x1.42ce52p-8f},
+    {-0x1.c96d28p-13f, 0x1.3095d8p-21f, 0x1.a0b148p-27f, 0x1.c49beap-11f, -0x1.caf4aap-4f,
+     -0x1.15d1dcp-4f, 0x1.44aeacp-8f, 0x1.37ed5ep-10f},
+    {-0x1.52a45ap-14f, 0x1.2ff14ap-21f, -0x1.0eaa52p-25f, -0x1.021ab8p-4f, 0x1.ed8276p+2f,
+     -0x1.31d45cp-3f, 0x1.2cb6c4p-6f, 0x1.775888p-12f},
+    {-0x1.3b7098p-15f, 0x1.7b78e2p-23f, 0x1.7997ap-26f, 0x1.89706p-5f, 0x1.15b822p+3f,
+     -0x1.3d458cp-4f, -0x1.3dee3ap-7f, 0x1.f6d374p-10f},
+    {-0x1.daaf6p-19f, 0x1.bad50ap-26f, -0x1.876df4p-28f, -0x1.486a1p-4f, -0x1.a6106ap+9f,
+     0x1.16868ep+2f, -0x1.c995d4p-10f, 0x1.46b934p-12f},
+};
+
+/* erf: degree 7, max relative fit error 0.187 x 2^-24, slot 2 */
+static const float fj__tab8_erf[10][8] __attribute__((aligned(32))) = {
+    {0x1.412224p+1f, 0x1.c5b4eap+1f, 0.0f, 0x1.c1e7f8p-2f, 0x1.40f228p-1f, 0x1.cb2452p-1f,
+     0x1.48b74ap+0f, 0x1.cbba4cp+0f},
+    {0.0f, 0.0f, 0x1p+0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f},
+    {0x1.ffcd22p-1f, 0x1.ffffeep-1f, 0.0f, 0x1.dcce7p-2f, 0x1.3fd21ap-1f, 0x1.972ea8p-1f,
+     0x1.dc79cep-1f, 0x1.fa51ap-1f},
+    {0x1.112254p-9f, 0x1.07d774p-18f, 0x1.06eba8p-3f, 0x1.dc4f4cp-1f, 0x1.86023ap-1f,
+     0x1.0281fcp-1f, 0x1.bc5b06p-3f, 0x1.6f832cp-5f},
+    {-0x1.569098p-8f, -0x1.d569d6p-17f, -0x1.f44c7cp-25f, -0x1.a28b56p-2f, -0x1.e8f3b6p-2f,
+     -0x1.cfa3bep-2f, -0x1.1d496ap-2f, -0x1.49fdcep-4f},
+    {0x1.07aa36p-7f, 0x1.0f4ce4p-15f, -0x1.8125d4p-2f, -0x1.85ebeep-3f, -0x1.bd4f14p-5f,
+     0x1.a367fp-4f, 0x1.5450e6p-3f, 0x1.4dd05p-4f},
+    {-0x1.1264f4p-7f, -0x1.ac7c62p-15f, -0x1.c1d0e8p-14f, 0x1.6ca8d4p-3f, 0x1.68e162p-3f,
+     0x1.ae313p-4f, -0x1.c457eap-7f, -0x1.7b7c98p-5f},
+    {0x1.89b6d8p-8f, 0x1.d49614p-15f, 0x1.d1b5c6p-4f, 0x1.0ea9ecp-5f, -0x1.db65fap-6f,
+     -0x1.1ab162p-4f, -0x1.5f50c6p-5f, 0x1.21fb24p-7f},
+    {-0x1.5999a2p-9f, -0x1.1ee284p-14f, -0x1.a5fb32p-9f, -0x1.8d3c84p-5f, -0x1.538e2ep-5f,
+     -0x1.2034b6p-7f, 0x1.60b6fp-6f, 0x1.d3e33ap-8f},
+    {0x1.99f6f6p-12f, 0x1.41161cp-14f, -0x1.672c3ap-6f, -0x1.eec092p-1f, 0x1.ae537ep-5f,
+     0x1.e4aeaap-6f, 0x1.f0b122p-9f, -0x1.880a5p-8f},
+};
+
+/* log: degree 5, max relative fit error 0.144 x 2^-24, slot 0 */
+static const float fj__tab8_log[7][8] __attribute__((aligned(32))) = {
+    {0x1p+0f, 0x1.330eb6p+0f, 0x1.4f5c0cp+0f, 0x1.72f33cp+0f, 0x1.90ed0ap-1f, 0x1.b18f16p-1f,
+     0x1.cd9256p-1f, 0x1p+0f},
+    {0.0f, 0x1.7471bp-3f, 0x1.1481a6p-2f, 0x1.7bcaa4p-2f, -0x1.f4d58ap-3f, -0x1.549378p-3f,
+     -0x1.a8b41ap-4f, 0.0f},
+    {0x1p+0f, 0x1.aadd5ep-1f, 0x1.86d718p-1f, 0x1.61576p-1f, 0x1.46ec58p+0f, 0x1.2e5104p+0f,
+     0x1.1bf80cp+0f, 0x1p+0f},
+    {-0x1.ffff6ep-2f, -0x1.63e2c2p-2f, -0x1.2a59fap-2f, -0x1.e7b208p-3f, -0x1.a17ec4p-1f,
+     -0x1.650344p-1f, -0x1.3afe5ep-1f, -0x1.fffff2p-2f},
+    {0x1.552838p-2f, 0x1.8b9c9ep-3f, 0x1.2faa6cp-3f, 0x1.c0a77p-4f, 0x1.63811ap-1f,
+     0x1.18ff7ep-1f, 0x1.d1d76ep-2f, 0x1.555db8p-2f},
+    {-0x1.f73d0cp-3f, -0x1.ef171ap-4f, -0x1.5c72b2p-4f, -0x1.d1474ap-5f, -0x1.54e6cp-1f,
+     -0x1.f1cbcep-2f, -0x1.83890ep-2f, -0x1.fce54ep-3f},
+    {0x1.414e6cp-3f, 0x1.58d998p-4f, 0x1.a8ddb2p-5f, 0x1.223d56p-5f, 0x1.2e32cap-1f,
+     0x1.254ccp-1f, 0x1.615288p-2f, 0x1.d2bdd2p-3f},
+};
+
 #endif /* FJ_VTILE_TABLES_H */
