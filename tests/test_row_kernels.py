@@ -62,3 +62,26 @@ def test_softmax_sum_rereads_the_stored_exp() -> None:
         source = jf.lower_for(x).source
         kernels = source[source.index("static int fj_k0"):]
         assert re.search(r"fj_a_\w+ \+= b\d+\[", kernels)  # the sum re-reads the stored e
+
+
+def test_per_row_values_only_the_row_kernel_uses_are_not_stored() -> None:
+    """layernorm's mean and sqrt(var + eps), broadcast along the row, are computed once a row
+    in its kernel and used there alone: no buffer (session 12 stored both in the arena); a
+    per-row value that another kernel reads is still stored."""
+
+    def norm(x, g):
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        r = np.sqrt(v + 1e-5)
+        return (x - m) / r * g, r[:, 0].sum()
+
+    x = RNG.standard_normal((24, 700)).astype(np.float32)
+    g = RNG.standard_normal(700).astype(np.float32)
+    jf = fusejit.jit(lambda x, g: norm(x, g)[0])
+    # (x - m cancels near the mean, where our double-accumulated mean differs from NumPy's)
+    assert_same(jf(x, g), norm(x, g)[0], rtol=1e-5, atol=1e-5)
+    assert jf.lower_for(x, g).program.arena_bytes == 0
+    both = fusejit.jit(norm)
+    assert_same(both(x, g), norm(x, g), rtol=1e-5, atol=1e-5)
+    temps = [b.shape for b in both.lower_for(x, g).program.buffers if b.kind == "temp"]
+    assert temps == [(24, 1)]  # r alone, read by the sum's kernel
