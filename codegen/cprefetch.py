@@ -36,9 +36,11 @@ def _moves(acc: Access, nouter: int) -> bool:
         acc.strides[nouter:-1])
 
 
-def prefetch_plan(k: ReduceKernel) -> dict[int, list[tuple[Access, bool]]]:
+def prefetch_plan(k: ReduceKernel, skip: int | None = None
+                  ) -> dict[int, list[tuple[Access, bool]]]:
     """Phase index -> the (access, is a store) to prefetch for the next outer point in that
-    phase's chunk loop; empty when the kernel takes no prefetch."""
+    phase's chunk loop; empty when the kernel takes no prefetch. Buffer `skip` is not
+    prefetched (a row streamed out past the caches: codegen/cstream.py)."""
     nouter = len(k.outer)
     if (len(k.phases) < 2 or len(k.inner) != 1 or not k.outer or k.layout != "rows"
             or k.inner[-1] < PF_MIN_ROW):
@@ -47,7 +49,8 @@ def prefetch_plan(k: ReduceKernel) -> dict[int, list[tuple[Access, bool]]]:
     size: dict[int, int] = {}
     for phase in k.phases:
         for s in phase:
-            if isinstance(s, (Load, Store)) and not s.index and _moves(s.access, nouter):
+            if (isinstance(s, (Load, Store)) and not s.index and _moves(s.access, nouter)
+                    and s.access.buf != skip):
                 seen[s.access] = seen.get(s.access, False) or isinstance(s, Store)
                 if isinstance(s, Load):
                     size.setdefault(s.access.buf, np.dtype(s.dtype).itemsize)

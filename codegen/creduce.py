@@ -32,6 +32,7 @@ from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_te
 from .clanes import arg_lane_update, arg_lanes_combine
 from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan
 from .creread import reread_sums
+from .cstream import STREAM_ROW_C, streamed_row
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -129,17 +130,29 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         out.append(f"        const int64_t i{d} = fj_r % {k.outer[d]};")
         out.append(f"        fj_r /= {k.outer[d]};")
     out.append("        (void)fj_r;")
-    plan = prefetch_plan(k)  # the next row, a chunk at a time, during the later phases
+    staged = streamed_row(k, buf_types)  # the output row kept in L1, then streamed out
+    plan = prefetch_plan(k, staged.buf if staged else None)  # the next row, during later phases
     if plan:
         out += ["        " + line for line in next_point_lines(k)]
     for n, phase in enumerate(k.phases):
         pf = prefetch_lines(plan.get(n, []), nouter)
-        out.extend("        " + line for line in _phase(phase, k, nouter, ninner,
-                                                         buf_types=buf_types, prefetch=pf))
+        tail = [f"fj_stream_row(&b{staged.buf}[{_index(staged, nouter, 'fj_c')}], "
+                "&fj_row[fj_c], fj_cn * (int64_t)sizeof(fj_row[0]));"] if (
+                    staged and n == len(k.phases) - 1) else []
+        lines = _phase(phase, k, nouter, ninner, buf_types=buf_types, prefetch=pf,
+                       chunk_tail=tail)
+        if staged:
+            ref = f"b{staged.buf}[{_index(staged, nouter, 'fj_c + j')}]"
+            lines = [line.replace(ref, "fj_row[fj_c + j]") for line in lines]
+        out.extend("        " + line for line in lines)
+    if staged:
+        t = buf_types[staged.buf][0]
+        out.insert(out.index("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {"),
+                   f"    {t} fj_row[{k.inner[0]}] __attribute__((aligned(64)));")
     for s in k.epilogue:
         out.append("        " + point_stmt(s, nouter, None))
-    out += ["    }", "    return fj_err;", "}"]
-    return "\n".join(out)
+    out += ["    }"] + (["    fj_sfence_rows();"] if staged else []) + ["    return fj_err;", "}"]
+    return "\n".join((STREAM_ROW_C if staged else []) + out)
 
 
 FJ_CHUNK = 1024  # elements per chunk of a row (as in fj_reduce.h)
@@ -175,11 +188,12 @@ def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
            span: tuple[str, str] | None = None, part: str | None = None,
            buf_types: dict[int, tuple[str, bool]] | None = None,
-           prefetch: list[str] | None = None) -> list[str]:
+           prefetch: list[str] | None = None, chunk_tail: list[str] | None = None
+           ) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
     double array to which the raw accumulators are written instead of final values; with
     `buf_types`, a sum of a value the phase stores may re-read it (creread.py); `prefetch`
-    lines (cprefetch.py) run at the start of each chunk."""
+    lines (cprefetch.py) run at the start of each chunk, `chunk_tail` lines at its end."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     hoisted = _row_invariant(body, nouter) if k.size else set()
@@ -261,7 +275,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             loops += [f"#pragma omp simd reduction(+:fj_a_{var})",
                       f"for (int64_t j = 0; j < fj_cn; j++) "
                       f"fj_a_{var} += b{acc.buf}[{_index(acc, nouter, 'fj_c + j')}];"]
-        out += [f"{indent}    {line}" for line in loops]
+        out += [f"{indent}    {line}" for line in loops + (chunk_tail or [])]
         for r in reduces:
             if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
                 out.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else

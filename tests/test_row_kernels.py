@@ -1,7 +1,8 @@
-"""Row kernels' speed paths (codegen/creduce.py, creread.py): float max/min over long rows
-(NaN anywhere in a row, both signs, infinities, rows of -inf and of NaN, the lanes' tail),
-softmax- and layernorm-like rows of several chunks, and a sum of stored values taken from
-the stored chunk; results as NumPy's. The next-row prefetch: tests/test_prefetch.py."""
+"""Row kernels' speed paths (codegen/creduce.py, creread.py, cstream.py): float max/min over
+long rows (NaN anywhere in a row, both signs, infinities, rows of -inf and of NaN, the lanes'
+tail), softmax- and layernorm-like rows of several chunks, a sum of stored values taken from
+the stored chunk, per-row values with no buffer, large outputs streamed from a staged row;
+results as NumPy's. The next-row prefetch: tests/test_prefetch.py."""
 
 from __future__ import annotations
 
@@ -85,3 +86,34 @@ def test_per_row_values_only_the_row_kernel_uses_are_not_stored() -> None:
     assert_same(both(x, g), norm(x, g), rtol=1e-5, atol=1e-5)
     temps = [b.shape for b in both.lower_for(x, g).program.buffers if b.kind == "temp"]
     assert temps == [(24, 1)]  # r alone, read by the sum's kernel
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _softmax_into(x):
+    x[...] = _softmax(x)
+
+
+@pytest.mark.c_only  # the C source's streamed rows
+def test_large_softmax_rows_stream_out_from_a_staged_row() -> None:
+    """An output of STREAM_BYTES or more whose rows the last phase writes is kept a row at a
+    time on the stack and streamed out (codegen/cstream.py): rows of 2100 float32 (8400 bytes,
+    so most rows start off a 64-byte line: partial lines at both ends), softmax's exp stashed
+    in the staged row and read back; the same values as NumPy, in place too; rows of 1024
+    points are not staged."""
+    x = RNG.standard_normal((2000, 2100)).astype(np.float32)  # 16.8 MB out
+    jf = fusejit.jit(_softmax)
+    source = jf.lower_for(x).source
+    kernel = source[source.index("static int fj_k0"):]
+    assert "fj_row[fj_c + j] = " in kernel and "fj_stream_row(&b1[" in kernel
+    assert "fj_sfence_rows();" in kernel and "b1[0 + i0" not in kernel.split("fj_stream_row")[0]
+    assert_same(jf(x), _softmax(x))
+    inplace, want = x.copy(), x.copy()
+    _softmax_into(want)
+    fusejit.jit(_softmax_into)(inplace)
+    assert_same(inplace, want)
+    short = jf.lower_for(x.reshape(-1)[:4100 * 1024].reshape(4100, 1024)).source
+    assert "fj_stream_row(" not in short[short.index("static int fj_k0"):]
