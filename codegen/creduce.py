@@ -29,7 +29,7 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
-from .clanes import arg_lane_update, arg_lanes_combine
+from .clanes import arg_lane_update, arg_lanes_combine, extreme_lanes_combine
 from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan
 from .creread import reread_sums
 from .cstream import STREAM_ROW_C, streamed_row
@@ -314,6 +314,9 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             lines.append(f"    for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
                          f"fj_lm_{r.var}[fj_l] = {accumulator(r)[1]};")
         lines += [f"    {x}" for x in nest(point, [])] + ["}"]
+        for r in reduces:  # the lanes' combine, vectorised unless the row held a NaN
+            lines += extreme_lanes_combine(r, accumulator(r)[0], nan)
+        lanes = []  # combined
     else:
         lines += nest(point, [])
     for r in reduces:

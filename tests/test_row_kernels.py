@@ -117,3 +117,32 @@ def test_large_softmax_rows_stream_out_from_a_staged_row() -> None:
     assert_same(inplace, want)
     short = jf.lower_for(x.reshape(-1)[:4100 * 1024].reshape(4100, 1024)).source
     assert "fj_stream_row(" not in short[short.index("static int fj_k0"):]
+
+
+def _lane_fold_max(row: np.ndarray, lanes: int = 32, chunk: int = 1024) -> np.float32:
+    """The C row max's order: lane l folds points q + l of each group of `lanes` of a chunk
+    (the chunk's tail: lanes 0..), `a > v ? a : v`; then the lanes in order from -inf."""
+    lm = [np.float32(-np.inf)] * lanes
+    for c in range(0, len(row), chunk):
+        part = row[c:c + chunk]
+        for p, v in enumerate(part):
+            lm[p % lanes] = lm[p % lanes] if lm[p % lanes] > v else v
+    a = np.float32(-np.inf)
+    for v in lm:
+        a = a if a > v else v
+    return a
+
+
+def test_row_max_zero_ties_keep_the_lane_fold_order() -> None:
+    """Rows whose maximum is a zero held by lanes of both signs: the vectorised lane combine
+    (codegen/clanes.py) returns the zero the sequential fold returns (the last lane's)."""
+    rows = []
+    for _ in range(24):
+        r = -np.abs(RNG.standard_normal(1100)).astype(np.float32) - 1
+        at = RNG.choice(1100, size=int(RNG.integers(1, 6)), replace=False)
+        r[at] = np.where(RNG.random(len(at)) < 0.5, np.float32(-0.0), np.float32(0.0))
+        rows.append(r)
+    x = np.array(rows)
+    got = fusejit.jit(lambda x: x.max(axis=1))(x)
+    want = np.array([_lane_fold_max(r) for r in x])
+    assert np.array_equal(np.signbit(got), np.signbit(want)) and np.array_equal(got, want)
