@@ -46,9 +46,8 @@ def extreme_lanes_combine(r: Reduce, t: str, nan: str) -> list[str]:
     into fj_a_<var>. With no NaN in the row (`nan` 0), the lanes' sequential fold
     `a = a > lane ? a : lane` from -inf (fj_rmax's order) ends on the value of the LAST lane
     equal to the extreme (+0 == -0), so that is found with two vector loops, off the 32-step
-    chain of dependent selects (rows of 1024 float32, one core, in L2: the whole softmax
-    cross-entropy row kernel 0.40 -> 0.31 ns a point); a row with a NaN keeps the
-    sequential NaN-aware fold."""
+    chain of dependent selects (xent_grad 8192x1024, one core: 3.71-3.97 -> 3.37-3.40 ms);
+    a row with a NaN keeps the sequential NaN-aware fold."""
     v, op = r.var, ">" if r.fn == "max" else "<"
     red, fs = ("max" if r.fn == "max" else "min"), ("f64" if t == "double" else "f32")
     return [f"if (!{nan}) {{",
