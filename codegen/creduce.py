@@ -29,8 +29,10 @@ from ..lowering.loop_ir import (
     Store,
 )
 from .cexpr import buffer_decls, check_expr, compute_expr, const_expr, gather_terms, invariant_stmts
-from .cprefetch import next_row_prefetch
+from .clanes import arg_lane_update, arg_lanes_combine, extreme_lanes_combine
+from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan
 from .creread import reread_sums
+from .cstream import STREAM_ROW_C, streamed_row
 
 
 def kernel_buffers(k: ReduceKernel) -> list[int]:
@@ -128,14 +130,29 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         out.append(f"        const int64_t i{d} = fj_r % {k.outer[d]};")
         out.append(f"        fj_r /= {k.outer[d]};")
     out.append("        (void)fj_r;")
-    out += ["        " + line for line in next_row_prefetch(k)]
-    for phase in k.phases:
-        out.extend("        " + line for line in _phase(phase, k, nouter, ninner,
-                                                         buf_types=buf_types))
+    staged = streamed_row(k, buf_types)  # the output row kept in L1, then streamed out
+    plan = prefetch_plan(k, staged.buf if staged else None)  # the next row, during later phases
+    if plan:
+        out += ["        " + line for line in next_point_lines(k)]
+    for n, phase in enumerate(k.phases):
+        pf = prefetch_lines(plan.get(n, []), nouter)
+        tail = [f"fj_stream_row(&b{staged.buf}[{_index(staged, nouter, 'fj_c')}], "
+                "&fj_row[fj_c], fj_cn * (int64_t)sizeof(fj_row[0]));"] if (
+                    staged and n == len(k.phases) - 1) else []
+        lines = _phase(phase, k, nouter, ninner, buf_types=buf_types, prefetch=pf,
+                       chunk_tail=tail)
+        if staged:
+            ref = f"b{staged.buf}[{_index(staged, nouter, 'fj_c + j')}]"
+            lines = [line.replace(ref, "fj_row[fj_c + j]") for line in lines]
+        out.extend("        " + line for line in lines)
+    if staged:
+        t = buf_types[staged.buf][0]
+        out.insert(out.index("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {"),
+                   f"    {t} fj_row[{k.inner[0]}] __attribute__((aligned(64)));")
     for s in k.epilogue:
         out.append("        " + point_stmt(s, nouter, None))
-    out += ["    }", "    return fj_err;", "}"]
-    return "\n".join(out)
+    out += ["    }"] + (["    fj_sfence_rows();"] if staged else []) + ["    return fj_err;", "}"]
+    return "\n".join((STREAM_ROW_C if staged else []) + out)
 
 
 FJ_CHUNK = 1024  # elements per chunk of a row (as in fj_reduce.h)
@@ -170,10 +187,13 @@ def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
 
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
            span: tuple[str, str] | None = None, part: str | None = None,
-           buf_types: dict[int, tuple[str, bool]] | None = None) -> list[str]:
+           buf_types: dict[int, tuple[str, bool]] | None = None,
+           prefetch: list[str] | None = None, chunk_tail: list[str] | None = None
+           ) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
     double array to which the raw accumulators are written instead of final values; with
-    `buf_types`, a sum of a value the phase stores may re-read it (creread.py)."""
+    `buf_types`, a sum of a value the phase stores may re-read it (creread.py); `prefetch`
+    lines (cprefetch.py) run at the start of each chunk, `chunk_tail` lines at its end."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     hoisted = _row_invariant(body, nouter) if k.size else set()
@@ -227,6 +247,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         out.append(f"{indent}for (int64_t fj_c = {lo}; fj_c < {hi}; fj_c += FJ_CHUNK) {{")
         out.append(f"{indent}    const int64_t fj_cn = {hi} - fj_c < FJ_CHUNK ? "
                    f"{hi} - fj_c : FJ_CHUNK;")
+        out += [f"{indent}    {line}" for line in prefetch or []]
         clauses = list(extra)
         for r in reduces:
             op = accumulator(r)[2]
@@ -254,7 +275,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             loops += [f"#pragma omp simd reduction(+:fj_a_{var})",
                       f"for (int64_t j = 0; j < fj_cn; j++) "
                       f"fj_a_{var} += b{acc.buf}[{_index(acc, nouter, 'fj_c + j')}];"]
-        out += [f"{indent}    {line}" for line in loops]
+        out += [f"{indent}    {line}" for line in loops + (chunk_tail or [])]
         for r in reduces:
             if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
                 out.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else
@@ -271,7 +292,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             flat = "fj_c + j"
             for d in range(nouter + ninner - 2, nouter - 1, -1):
                 flat = f"{flat} + i{d} * {int(np.prod(k.domain[d + 1:], dtype=np.int64))}"
-            point += _arg_lane_update(r, flat)
+            point += arg_lane_update(r, flat)
         elif r in lanes:
             point.append(combine(r, f"fj_lm_{r.var}[fj_l]", r.value))
         elif r in ksums:
@@ -293,11 +314,14 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
             lines.append(f"    for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
                          f"fj_lm_{r.var}[fj_l] = {accumulator(r)[1]};")
         lines += [f"    {x}" for x in nest(point, [])] + ["}"]
+        for r in reduces:  # the lanes' combine, vectorised unless the row held a NaN
+            lines += extreme_lanes_combine(r, accumulator(r)[0], nan)
+        lanes = []  # combined
     else:
         lines += nest(point, [])
     for r in reduces:
         if r.fn in ("argmax", "argmin"):
-            lines += _arg_lanes_combine(r)
+            lines += arg_lanes_combine(r)
         elif r in lanes:
             lines.append(f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
                          f"{combine(r, f'fj_a_{r.var}', f'fj_lm_{r.var}[fj_l]')}")
@@ -415,32 +439,3 @@ def combine_parts(r: Reduce, value: str, nparts: int, dest: str,
             f"{loop} {{ double acc = fj_acc_{r.var}; {step} fj_acc_{r.var} = acc; }}",
             f"{dest} = ({t})fj_acc_{r.var};"]
 
-
-def _arg_lane_update(r: Reduce, flat: str) -> list[str]:
-    """argmax/argmin, one lane of FJ_LANES: lane l sees the points q + l of each group of
-    FJ_LANES in order and keeps its first extreme (a NaN beats everything, the first one
-    wins), as branch-free selects so that the lane loop vectorises."""
-    v, b, a = r.value, f"fj_lb_{r.var}[fj_l]", f"fj_la_{r.var}[fj_l]"
-    better = ">" if r.fn == "argmax" else "<"
-    nan = f" | (({v} != {v}) & ({b} == {b}))" if r.in_dtype.kind == "f" else ""
-    return [f"const int fj_take_{r.var} = ({a} < 0) | ({v} {better} {b}){nan};",
-            f"{b} = fj_take_{r.var} ? {v} : {b};",
-            f"{a} = fj_take_{r.var} ? ({flat}) : {a};"]
-
-
-def _arg_lanes_combine(r: Reduce) -> list[str]:
-    """The lanes' winners combined into fj_at_<var>: the first NaN if a lane has one, else
-    the extreme value at its smallest index (NumPy's first occurrence)."""
-    t, var = ctype(r.in_dtype), r.var
-    better = ">" if r.fn == "argmax" else "<"
-    flt = r.in_dtype.kind == "f"
-    take = (f"fj_at_{var} < 0 ? 1 : "
-            + (f"fj_best_{var} != fj_best_{var} ? (fj_v != fj_v && fj_i < fj_at_{var}) : "
-               "fj_v != fj_v ? 1 : " if flt else "")
-            + f"(fj_v {better} fj_best_{var} || (fj_v == fj_best_{var} && fj_i < fj_at_{var}))")
-    return [f"{t} fj_best_{var} = 0; int64_t fj_at_{var} = -1;",
-            "for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) {",
-            f"    const int64_t fj_i = fj_la_{var}[fj_l];",
-            f"    const {t} fj_v = fj_lb_{var}[fj_l];",
-            f"    if (fj_i >= 0 && ({take})) {{ fj_best_{var} = fj_v; fj_at_{var} = fj_i; }}",
-            "}"]

@@ -29,7 +29,9 @@ from .update import (
 def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     """Reductions of a row group whose every use is computed by that group's kernel alone
     (softmax's max and sum), and likewise scans: their results stay in registers, with no
-    buffer."""
+    buffer. So do the group's other values of one per row that only its kernel uses
+    (layernorm's mean and sqrt(var + eps), stored because fusion would not recompute them
+    at every point of a row: the row kernel computes them once a row anyway)."""
     roots = {r.id for g in groups for r in g.roots}
     computed_by: dict[int, set[int]] = {}  # node -> groups whose kernel computes it
     for k, g in enumerate(groups):
@@ -51,7 +53,8 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
         if g.axes is None or g.matmul or g.scatter or g.scan or g.lapack or g.sort:
             continue
         for r in g.roots:
-            if r.op == "reduce" and use.get(r.id) and all(
+            per_row = r.op == "reduce" or r.id not in g.phase_of
+            if per_row and use.get(r.id) and all(
                     computed_by.get(u.id) == {k} for u in use[r.id]):
                 local.add(r.id)
     return local

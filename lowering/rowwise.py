@@ -165,15 +165,11 @@ class ReduceBuilder(KernelBuilder):
                 self.results[root.id] = var
         self._fresh_phase()
         for root in roots:
-            if root.op == "reduce":
-                v = self.results[root.id]
-            elif root.id in self.phase_of:
-                continue
-            else:
-                v = self.value(root, self.row_map(root.shape))
             buf = self.low.buffer_for(root)
-            if buf is None:  # a reduction used only inside this kernel (lower.py)
-                continue
+            if buf is None or (root.op != "reduce" and root.id in self.phase_of):
+                continue  # None: used only inside this kernel (lower.py)
+            v = (self.results[root.id] if root.op == "reduce"
+                 else self.value(root, self.row_map(root.shape)))
             self.body.append(Store(access(buf, self.row_map(root.shape), self.ndom), v,
                                    root.id))
         kernel = ReduceKernel(name, self.shape[:self.nouter], self.shape[self.nouter:], phases,

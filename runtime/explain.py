@@ -302,8 +302,9 @@ def format_kernels(optimised: Graph, lowered: Graph, program: Program, groups: l
         if len(locs) > 8:
             lines.append(f"       ... and {len(locs) - 8} more line(s)")
         if gi is not None and gi < len(groups) and role == "":
-            for root in groups[gi].roots:
-                if root.id in reasons:
+            stored_ids = {s.node for s in stores}  # (a per-row value only its row
+            for root in groups[gi].roots:         # kernel uses has no buffer: lowering)
+                if root.id in reasons and root.id in stored_ids:
                     lines.append(f"  stored: {reasons[root.id]}")
             lines.extend(f"  refused: {r}" for r in groups[gi].refusals)
     return "\n".join(lines)

@@ -25,12 +25,21 @@ def test_multi_phase_rows_prefetch_the_next_row() -> None:
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
-    x = RNG.standard_normal((37, 300)).astype(np.float32)
-    assert "__builtin_prefetch(b0 + 0 + i0 * 300 + 300 + fj_f, 0)" in _source(softmax, x)
+    x = RNG.standard_normal((37, 600)).astype(np.float32)
+    src = _source(softmax, x)
+    kernel = src[src.index("static int fj_k0"):]
+    # The next row of the input during the exp phase, of the output (for writing) during
+    # the divide, a chunk at a time; the last row's next row is itself.
+    assert "fj_o + 1 < fj_hi ? fj_o + 1 : fj_o" in kernel
+    loads = kernel.index("__builtin_prefetch(&b0[0 + fj_n0 * 600 + fj_c + fj_p], 0, 3)")
+    stores = kernel.index("__builtin_prefetch(&b1[0 + fj_n0 * 600 + fj_c + fj_p], 1, 3)")
+    assert kernel.index("fj_exp_f32") > loads and kernel.index("fj_exp_f32") < stores
     run_both(softmax, x)
-    assert "__builtin_prefetch(b" not in _source(lambda x: x.sum(axis=1), x)  # one phase
-    wide = RNG.standard_normal((3, 5000))  # 40 KB rows: more than PREFETCH_BYTES
-    assert "__builtin_prefetch(b" not in _source(softmax, wide)
+    run_both(softmax, x[:1])  # one row: its prefetches are of itself
+    assert "__builtin_prefetch(" not in _source(lambda x: x.sum(axis=1), x)  # one phase
+    assert "__builtin_prefetch(" not in _source(softmax, x[:, :300])  # short rows
+    wide = RNG.standard_normal((3, 20000))  # 2 x 160 KB rows: more than PF_MAX_ROW_BYTES
+    assert "__builtin_prefetch(" not in _source(softmax, wide)
 
 
 def test_scatter_pieces_prefetch_their_streams() -> None:
