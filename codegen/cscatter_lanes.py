@@ -44,14 +44,33 @@ SV_DEFS = """#ifndef FJ_SV_BYTES
 #define FJ_SV_BYTES 16
 #define FJ_SV_PIN(d) ((void)0)
 #endif
-/* fj_ix_raise with its in-range case the expected one, so that gcc lays the update out
-   as the fall-through path (without the hint it chose a taken jump there and back per
-   point: the histogram's update loop ran 35% slower) */
+#endif"""
+
+# fj_ix_raise with its in-range case the expected one, so that gcc lays the update out as the
+# fall-through path (without the hint it chose a taken jump there and back per point: the
+# histogram's update loop ran 35% slower); negative indices still wrap without a branch
+RFAST = """#ifndef FJ_IX_RFAST
+#define FJ_IX_RFAST 1
 static inline int64_t fj_ix_rfast(int64_t i, int64_t n)
+{
+    const int64_t k = i + ((i < 0) ? n : 0);
+    return __builtin_expect((uint64_t)k < (uint64_t)n, 1) ? k : 0;
+}
+/* the same for an index that a check already requires in [0, n) (np.bincount's) */
+static inline int64_t fj_ix_rfastu(int64_t i, int64_t n)
 {
     return __builtin_expect((uint64_t)i < (uint64_t)n, 1) ? i : fj_ix_raise(i, n);
 }
 #endif"""
+
+
+def fast_index(store: Store, body: list[Stmt]) -> Store:
+    """`store` with its "raise" index terms rendered by fj_ix_rfast, or fj_ix_rfastu where a
+    check of the body requires the index in [0, extent) (same values either way)."""
+    unsigned = {s.args[0] for s in body if isinstance(s, Check) and s.op == "scatter"}
+    return replace(store, index=tuple(
+        replace(t, mode="rfastu" if t.var in unsigned else "rfast") if t.mode == "raise"
+        else t for t in store.index))
 
 MAX_LANES = 16  # lanes per vector at most (each lane's update is unrolled)
 
@@ -145,7 +164,6 @@ def render_lines(body: list[Stmt], line: Any) -> list[str] | None:
     if parts is None:
         return None
     first, per_point, store, dtype = parts
-    fast = replace(store, index=tuple(replace(t, mode="rfast") if t.mode == "raise" else t
-                                      for t in store.index))
-    return block_lines([line(s) for s in first], [line(s) for s in per_point], line(fast),
+    return block_lines([line(s) for s in first], [line(s) for s in per_point],
+                       line(fast_index(store, body)),
                        store.var, dtype, [line(s) for s in body])

@@ -21,10 +21,24 @@ from ..frontend.ops import ctype
 from ..lowering.loop_ir import Check, Kernel, Load, Program, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, gather_terms
 from .cscatter import body_line, store_line
+from .cscatter_lanes import RFAST, fast_index
 
 OWNERS = 64  # element ranges of the array (a thread stores into its ranges' one span)
 OWN_BYTES = 4 << 20  # arrays at least this large (their stores miss the caches)
 OWN_MIN = 1 << 16  # domain points at least
+SINKS = 8  # a thread's sinks for the points it does not own (a power of two)
+
+# `a` when `c`, else `b`, without a branch: the mask is hidden from gcc, which otherwise
+# turns the choice into a jump, mispredicted at every other point on two threads
+PICK = """#ifndef FJ_PICK_DEFINED
+#define FJ_PICK_DEFINED 1
+static inline void *fj_pick(void *a, void *b, int c)
+{
+    uintptr_t m = -(uintptr_t)(c != 0);
+    __asm__("" : "+r"(m));
+    return (void *)(((uintptr_t)a & m) | ((uintptr_t)b & ~m));
+}
+#endif"""
 
 
 def owned(k: Kernel, program: Program) -> bool:
@@ -61,17 +75,23 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
                 f"fj_e1 = {elems}LL * fj_hi / {OWNERS};"] if own else [
                     "    (void)fj_lo; (void)fj_hi;"]
         out += buffer_decls(used, buffer_types(program, {m}))
-        out += [f"    {ctype(program.buffers[m].dtype)} fj_sink = 0;"] if own else []
+        t = ctype(program.buffers[m].dtype)
+        # the sinks' address hidden from gcc: it would otherwise drop their stores and branch
+        out += [f"    {t} fj_sinks[{SINKS}] = {{0}};", f"    {t} *fj_sk = fj_sinks;",
+                '    __asm__("" : "+r"(fj_sk));'] if own else []
         decls: list[str] = []
         pointer = RowPointers(program, {m}, decls)
         inner = []
         for s in stmts:
             if isinstance(s, Store):
+                s = fast_index(s, k.body)  # checked first: in range is the likely case
                 p, st = pointer(s.access, program.buffers[m].dtype)
                 at = ("0" if st == 0 else "j" if st == 1 else f"j * {st}") + gather_terms(s)
-                # branch-free: a point another thread owns updates this thread's sink
-                mine = (f"((&{p}[{at}]) - b{m} >= fj_e0 && (&{p}[{at}]) - b{m} < fj_e1 ? "
-                        f"&{p}[{at}] : &fj_sink)")
+                # branch-free: a point another thread owns updates one of this thread's
+                # sinks (SINKS of them in turn, so that updates of the sinks do not chain)
+                t = ctype(program.buffers[m].dtype)
+                mine = (f"(({t} *)fj_pick(&{p}[{at}], fj_sk + (j & {SINKS - 1}), "
+                        f"(uint64_t)((&{p}[{at}]) - b{m} - fj_e0) < (uint64_t)(fj_e1 - fj_e0)))")
                 line = store_line(s, program, pointer)
                 inner.append(line.replace(f"&{p}[{at}]", mine) if s.fn is not None else
                              f"*{mine} = {s.var};")
@@ -83,8 +103,9 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
         body += ["    " + x for x in inner] + ["}"] * (len(outer) + 2)
         return out + ["    " + x for x in body] + ["    return fj_err;", "}", ""]
 
-    lines = [f"/* {k.name}: scatter over {list(k.domain)} by owners of {OWNERS} ranges of "
-             f"the {elems} elements, each point's update in domain order; nodes {k.nodes} */"]
+    lines = [PICK, RFAST, f"/* {k.name}: scatter over {list(k.domain)} by owners of {OWNERS} "
+             f"ranges of the {elems} elements, each point's update in domain order; "
+             f"nodes {k.nodes} */"]
     checks = [s for s in k.body if not isinstance(s, Store)]
     calls = []
     if any(isinstance(s, Check) for s in k.body):

@@ -31,7 +31,7 @@ from .cexpr import RowPointers, buffer_decls, buffer_types, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
 from .cscatter_lanes import BLOCK as LANE_BLOCK
-from .cscatter_lanes import SV_DEFS, render_lines
+from .cscatter_lanes import RFAST, SV_DEFS, render_lines
 from .cscatter_own import owned, render_owned
 
 PARTS = 16  # pieces of the domain at most (fixed: the result must not depend on threads)
@@ -121,8 +121,8 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
     elems = buf.nbytes // buf.dtype.itemsize
     stored = {m}
     used = sorted({s.access.buf for s in k.body if hasattr(s, "access")} - stored)
-    lines = [SV_DEFS, f"/* {k.name}: accumulating scatter over {list(k.domain)} in {parts} pieces "
-             f"along dim {dim % len(k.domain)}, each into a private copy of "
+    lines = [SV_DEFS, RFAST, f"/* {k.name}: accumulating scatter over {list(k.domain)} in "
+             f"{parts} pieces along dim {dim % len(k.domain)}, each into a private copy of "
              f"{elems} elements; nodes {k.nodes} */",
              f"static int {fn}_part(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;"]
