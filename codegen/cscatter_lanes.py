@@ -125,26 +125,56 @@ def split(body: list[Stmt]) -> tuple[list[Stmt], list[Stmt], Store, np.dtype] | 
     return first, per_point, store, dtype
 
 
+def _direct(first: list[Stmt], pointer: Any) -> tuple[str, np.dtype] | None:
+    """(the row pointer, its dtype) when the value is a contiguous stream of the row, read
+    as it is or converted exactly (np.can_cast 'safe': what C's conversion of each lane
+    gives too), so that the lanes can be loaded and converted at once."""
+    if not first or not isinstance(first[0], Load) or first[0].index or len(first) > 2:
+        return None
+    load = first[0]
+    if len(first) == 2:
+        cast = first[1]
+        if not isinstance(cast, Compute) or cast.op != "cast" or cast.args != (load.var,):
+            return None
+        src, dst = np.dtype(load.dtype), np.dtype(cast.dtype)
+        if src.kind not in "fiu" or src.itemsize > 8 or (src.kind == "f" and src.itemsize < 4) \
+                or not np.can_cast(src, dst, "safe"):
+            return None
+    p, st = pointer(load.access, load.dtype)
+    return (p, np.dtype(load.dtype)) if st == 1 else None
+
+
 def block_lines(first: list[str], per_point: list[str], store: str, var: str,
-                dtype: np.dtype, plain: list[str]) -> list[str]:
+                dtype: np.dtype, plain: list[str],
+                direct: tuple[str, np.dtype] | None = None) -> list[str]:
     """The C of one block of a row at fj_jb (the row ends at fj_je): `first`, the value's
     statements at point j (`var` names the value), vectorised; then per point `per_point`
     and the `store` line, the value read from a lane; `plain`: the whole body, for the
-    partial block at the row's end."""
+    partial block at the row's end. `direct`: the row pointer and dtype of a stream that
+    the values are (converted), loaded into the lanes without the vectorised pass."""
     t = ctype(dtype)
     width = f"(FJ_SV_BYTES < {MAX_LANES * dtype.itemsize} ? FJ_SV_BYTES : " \
             f"{MAX_LANES * dtype.itemsize})"
     lanes = f"((int64_t)({width} / {dtype.itemsize}))"
     out = [f"if (fj_jb + {BLOCK} <= fj_je) {{",
-           f"    typedef {t} fj_sv_t __attribute__((vector_size({width})));",
-           f"    {t} fj_val[{BLOCK}] __attribute__((aligned(64)));",
-           "    #pragma omp simd",
-           f"    for (int64_t j = fj_jb; j < fj_jb + {BLOCK}; j++) {{"]
-    out += ["        " + x for x in first]
-    out += [f"        fj_val[j - fj_jb] = {var};", "    }",
-            f"    for (int64_t fj_kb = 0; fj_kb < {BLOCK}; fj_kb += {lanes}) {{",
+           f"    typedef {t} fj_sv_t __attribute__((vector_size({width})));"]
+    if direct is None:
+        out += [f"    {t} fj_val[{BLOCK}] __attribute__((aligned(64)));",
+                "    #pragma omp simd",
+                f"    for (int64_t j = fj_jb; j < fj_jb + {BLOCK}; j++) {{"]
+        out += ["        " + x for x in first]
+        out += [f"        fj_val[j - fj_jb] = {var};", "    }"]
+        load = "__builtin_memcpy(&fj_d, fj_val + fj_kb, sizeof fj_d);"
+    else:
+        p, src = direct
+        out.append(f"    typedef {ctype(src)} fj_sw_t __attribute__((vector_size({lanes} * "
+                   f"{src.itemsize}), aligned({src.itemsize})));")
+        load = f"fj_d = __builtin_convertvector(*(const fj_sw_t *)({p} + fj_jb + fj_kb), " \
+               "fj_sv_t);" if src != dtype else \
+               f"__builtin_memcpy(&fj_d, {p} + fj_jb + fj_kb, sizeof fj_d);"
+    out += [f"    for (int64_t fj_kb = 0; fj_kb < {BLOCK}; fj_kb += {lanes}) {{",
             "        fj_sv_t fj_d;",
-            "        __builtin_memcpy(&fj_d, fj_val + fj_kb, sizeof fj_d);",
+            f"        {load}",
             "        FJ_SV_PIN(fj_d);",
             f"        #pragma GCC unroll {MAX_LANES}",
             f"        for (int64_t fj_k = 0; fj_k < {lanes}; fj_k++) {{",
@@ -157,13 +187,14 @@ def block_lines(first: list[str], per_point: list[str], store: str, var: str,
     return out
 
 
-def render_lines(body: list[Stmt], line: Any) -> list[str] | None:
-    """block_lines for kernel body `body` (`line(stmt)` renders one statement at point j),
-    or None when `split` finds no value worth computing ahead."""
+def render_lines(body: list[Stmt], line: Any, pointer: Any) -> list[str] | None:
+    """block_lines for kernel body `body` (`line(stmt)` renders one statement at point j,
+    `pointer` is its RowPointers), or None when `split` finds no value worth computing
+    ahead."""
     parts = split(body)
     if parts is None:
         return None
     first, per_point, store, dtype = parts
     return block_lines([line(s) for s in first], [line(s) for s in per_point],
-                       line(fast_index(store, body)),
-                       store.var, dtype, [line(s) for s in body])
+                       line(fast_index(store, body)), store.var, dtype,
+                       [line(s) for s in body], _direct(first, pointer))

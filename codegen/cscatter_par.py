@@ -139,7 +139,7 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
             s, program, pointer)
 
     inner = [line(s) for s in k.body]
-    lanes = render_lines(k.body, line)
+    lanes = render_lines(k.body, line, pointer)
     block = BLOCK if lanes is None else LANE_BLOCK
     nd = len(k.domain)
     split = dim % nd
