@@ -8,9 +8,11 @@ span. Every element thus receives the same updates in the same order as in the s
 kernel (codegen/cscatter.py): the last assignment to a repeated position wins, ufunc.at's
 updates apply once per occurrence in order, and the results are bit-identical to the serial
 kernel's at every thread count. Each thread reads the index and value streams whole, but its
-scattered stores, the misses into an array larger than the caches, are its own share only.
-Used for one store through index terms into a contiguous array of OWN_BYTES or more that
-the kernel does not otherwise read; the error checks still run first, before any store.
+scattered stores, the misses into an array larger than the caches, are its own share only;
+a point it does not own updates one of its sinks instead, the choice made without a branch
+(a jump there is mispredicted at every other point). Used for one store through index terms
+into a contiguous array of OWN_BYTES or more that the kernel does not otherwise read; the
+error checks still run first, before any store, in parallel over blocks of the domain.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ OWNERS = 64  # element ranges of the array (a thread stores into its ranges' one
 OWN_BYTES = 4 << 20  # arrays at least this large (their stores miss the caches)
 OWN_MIN = 1 << 16  # domain points at least
 SINKS = 8  # a thread's sinks for the points it does not own (a power of two)
+CHECK_BLOCKS = 64  # blocks of the domain's first dimension that the checks' pass runs in
 
 # `a` when `c`, else `b`, without a branch: the mask is hidden from gcc, which otherwise
 # turns the choice into a jump, mispredicted at every other point on two threads
@@ -60,20 +63,20 @@ def owned(k: Kernel, program: Program) -> bool:
 
 
 def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
-    """The template view of kernel `k` by owners: a serial pass of its error checks, then the
-    owners' store pass."""
+    """The template view of kernel `k` by owners: a pass of its error checks (read-only, in
+    parallel over blocks of the domain), then the owners' store pass."""
     store = next(s for s in k.body if isinstance(s, Store))
     m = store.access.buf
     elems = program.buffers[m].nbytes // program.buffers[m].dtype.itemsize
     used = sorted({s.access.buf for s in k.body if hasattr(s, "access")})
     outer = k.domain[:-1]
+    nchk = max(1, min(CHECK_BLOCKS, k.domain[0]))
 
     def function(name: str, stmts: list[Any], own: bool) -> list[str]:
         out = [f"static int {name}(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
                "    int fj_err = 0;"]
         out += [f"    const int64_t fj_e0 = {elems}LL * fj_lo / {OWNERS}, "
-                f"fj_e1 = {elems}LL * fj_hi / {OWNERS};"] if own else [
-                    "    (void)fj_lo; (void)fj_hi;"]
+                f"fj_e1 = {elems}LL * fj_hi / {OWNERS};"] if own else []
         out += buffer_decls(used, buffer_types(program, {m}))
         t = ctype(program.buffers[m].dtype)
         # the sinks' address hidden from gcc: it would otherwise drop their stores and branch
@@ -97,9 +100,14 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
                              f"*{mine} = {s.var};")
             else:
                 inner.append(body_line(s, program, pointer))
-        body = ["{"] + [f"for (int64_t i{d} = 0; i{d} < {n}; i{d}++) {{"
-                        for d, n in enumerate(outer)]
-        body += decls + [f"for (int64_t j = 0; j < {k.domain[-1]}; j++) {{"]
+        # the checks' pass: block fj_lo..fj_hi of CHECK_BLOCKS along the first dimension
+        bounds = [("0", str(n)) for n in k.domain]
+        if not own:
+            bounds[0] = (f"{k.domain[0]}LL * fj_lo / {nchk}", f"{k.domain[0]}LL * fj_hi / {nchk}")
+        body = ["{"] + [f"for (int64_t i{d} = {a}; i{d} < {b}; i{d}++) {{"
+                        for d, (a, b) in enumerate(bounds[:-1])]
+        a, b = bounds[-1]
+        body += decls + [f"for (int64_t j = {a}; j < {b}; j++) {{"]
         body += ["    " + x for x in inner] + ["}"] * (len(outer) + 2)
         return out + ["    " + x for x in body] + ["    return fj_err;", "}", ""]
 
@@ -110,7 +118,8 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     calls = []
     if any(isinstance(s, Check) for s in k.body):
         lines += function(f"{fn}_chk", checks, False)
-        calls += [f"fj_err = {fn}_chk(fj_buf, 0, 1);", "if (fj_err) return fj_err;"]
+        calls += [f"fj_err = fj_run({fn}_chk, fj_buf, {nchk}, {k.size});",
+                  "if (fj_err) return fj_err;"]
     lines += function(f"{fn}_own", [s for s in k.body if not isinstance(s, Check)], True)
     calls.append(f"fj_err = fj_run({fn}_own, fj_buf, {OWNERS}, {k.size});")
     return {"name": k.name, "fn": fn, "text": "\n".join(lines), "calls": calls}
