@@ -84,10 +84,11 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
                 '    __asm__("" : "+r"(fj_sk));'] if own else []
         decls: list[str] = []
         pointer = RowPointers(program, {m}, decls)
-        inner = []
+        inner, whole = [], []
         for s in stmts:
             if isinstance(s, Store):
                 s = fast_index(s, k.body)  # checked first: in range is the likely case
+                whole.append(store_line(s, program, pointer))
                 p, st = pointer(s.access, program.buffers[m].dtype)
                 at = ("0" if st == 0 else "j" if st == 1 else f"j * {st}") + gather_terms(s)
                 # branch-free: a point another thread owns updates one of this thread's
@@ -100,15 +101,25 @@ def render_owned(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
                              f"*{mine} = {s.var};")
             else:
                 inner.append(body_line(s, program, pointer))
+                whole.append(inner[-1])
         # the checks' pass: block fj_lo..fj_hi of CHECK_BLOCKS along the first dimension
         bounds = [("0", str(n)) for n in k.domain]
         if not own:
             bounds[0] = (f"{k.domain[0]}LL * fj_lo / {nchk}", f"{k.domain[0]}LL * fj_hi / {nchk}")
-        body = ["{"] + [f"for (int64_t i{d} = {a}; i{d} < {b}; i{d}++) {{"
-                        for d, (a, b) in enumerate(bounds[:-1])]
-        a, b = bounds[-1]
-        body += decls + [f"for (int64_t j = {a}; j < {b}; j++) {{"]
-        body += ["    " + x for x in inner] + ["}"] * (len(outer) + 2)
+
+        def nest(stmts: list[str]) -> list[str]:
+            body = ["{"] + [f"for (int64_t i{d} = {a}; i{d} < {b}; i{d}++) {{"
+                            for d, (a, b) in enumerate(bounds[:-1])]
+            a, b = bounds[-1]
+            body += decls + [f"for (int64_t j = {a}; j < {b}; j++) {{"]
+            return body + ["    " + x for x in stmts] + ["}"] * (len(outer) + 2)
+
+        # a thread that owns every element (one thread) stores without the pick: its extra
+        # instructions per point leave fewer of the scattered misses in flight (add.at of
+        # 2^22 points into 16 MiB: 12.6 ms with them, 7.6 without)
+        body = nest(inner) if not own else (
+            [f"if (fj_e0 == 0 && fj_e1 == {elems}LL) {{"] + ["    " + x for x in nest(whole)]
+            + ["} else {"] + ["    " + x for x in nest(inner)] + ["}"])
         return out + ["    " + x for x in body] + ["    return fj_err;", "}", ""]
 
     lines = [PICK, RFAST, f"/* {k.name}: scatter over {list(k.domain)} by owners of {OWNERS} "
