@@ -12,8 +12,11 @@ The index checks run inside the pieces (an out-of-range store lands at element 0
 private copy), and the buffer is left untouched when one fails, so the IndexError still
 comes before anything is written. A piece walks its rows in blocks of BLOCK points and
 prefetches its contiguous input streams AHEAD points ahead (the updates keep the core busy,
-so the streams' memory would otherwise wait on them). Used when the copies are small next to
-the domain (np.bincount's histogram); otherwise the kernel stays serial (codegen/cscatter.py).
+so the streams' memory would otherwise wait on them); when the stored value is computed from
+a load, a block computes its values ahead, vectorised, and each update reads its value from a
+vector lane (codegen/cscatter_lanes.py: one load a point fewer). Used when the copies are
+small next to the domain (np.bincount's histogram); otherwise the kernel stays serial
+(codegen/cscatter.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from ..lowering.loop_ir import Kernel, Load, Program, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, literal
 from .cscan import binary_expr
 from .cscatter import body_line, render_scatter, store_line
+from .cscatter_lanes import BLOCK as LANE_BLOCK
+from .cscatter_lanes import RFAST, SV_DEFS, render_lines
 from .cscatter_own import owned, render_owned
 
 PARTS = 16  # pieces of the domain at most (fixed: the result must not depend on threads)
@@ -116,8 +121,8 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
     elems = buf.nbytes // buf.dtype.itemsize
     stored = {m}
     used = sorted({s.access.buf for s in k.body if hasattr(s, "access")} - stored)
-    lines = [f"/* {k.name}: accumulating scatter over {list(k.domain)} in {parts} pieces "
-             f"along dim {dim % len(k.domain)}, each into a private copy of "
+    lines = [SV_DEFS, RFAST, f"/* {k.name}: accumulating scatter over {list(k.domain)} in "
+             f"{parts} pieces along dim {dim % len(k.domain)}, each into a private copy of "
              f"{elems} elements; nodes {k.nodes} */",
              f"static int {fn}_part(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {{",
              "    int fj_err = 0;"]
@@ -129,8 +134,13 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
     decls: list[str] = []
     pointer = RowPointers(program, stored, decls)
 
-    inner = [store_line(s, program, pointer) if isinstance(s, Store) else
-             body_line(s, program, pointer) for s in k.body]
+    def line(s: Any) -> str:
+        return store_line(s, program, pointer) if isinstance(s, Store) else body_line(
+            s, program, pointer)
+
+    inner = [line(s) for s in k.body]
+    lanes = render_lines(k.body, line, pointer)
+    block = BLOCK if lanes is None else LANE_BLOCK
     nd = len(k.domain)
     split = dim % nd
     ext = k.domain[split]
@@ -140,14 +150,18 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
         a, b = (lo, hi) if d == split else ("0", str(k.domain[d]))
         loops.append(f"for (int64_t i{d} = {a}; i{d} < {b}; i{d}++) {{")
     a, b = (lo, hi) if split == nd - 1 else ("0", str(k.domain[-1]))
-    fetch = _prefetch_lines(k, program, pointer)
+    fetch = _prefetch_lines(k, program, pointer, block)
     body = ["{"] + loops + decls + [
         f"const int64_t fj_je = {b};",
-        f"for (int64_t fj_jb = {a}; fj_jb < fj_je; fj_jb += {BLOCK}) {{"]
+        f"for (int64_t fj_jb = {a}; fj_jb < fj_je; fj_jb += {block}) {{"]
     body += ["    " + x for x in fetch]
-    body += [f"    const int64_t fj_jn = fj_jb + {BLOCK} < fj_je ? fj_jb + {BLOCK} : fj_je;",
-             "    for (int64_t j = fj_jb; j < fj_jn; j++) {"]
-    body += ["        " + x for x in inner] + ["    }"] + ["}"] * (len(loops) + 2)
+    if lanes is None:
+        body += [f"    const int64_t fj_jn = fj_jb + {BLOCK} < fj_je ? fj_jb + {BLOCK} : fj_je;",
+                 "    for (int64_t j = fj_jb; j < fj_jn; j++) {"]
+        body += ["        " + x for x in inner] + ["    }"]
+    else:
+        body += ["    " + x for x in lanes]
+    body += ["}"] * (len(loops) + 2)
     lines += ["        " + x for x in body]
     lines += ["    }", "    return fj_err;", "}", ""]
     comb = f"fj_q[fj_t] = {_combine_expr(store, buf.dtype, 'fj_q[fj_t]', 'fj_c[fj_t]')}"
@@ -173,8 +187,8 @@ def _render_parallel(k: Kernel, fn: str, program: Program, slot: int,
     return {"name": k.name, "fn": fn, "slot": slot, "text": "\n".join(lines), "calls": calls}
 
 
-def _prefetch_lines(k: Kernel, program: Program, pointer: Any) -> list[str]:
-    """Prefetches, AHEAD points ahead, of the cache lines that the next BLOCK points of the
+def _prefetch_lines(k: Kernel, program: Program, pointer: Any, block: int) -> list[str]:
+    """Prefetches, AHEAD points ahead, of the cache lines that the next `block` points of the
     row read from each contiguous stream (a load with unit stride along the row and no index
     terms). The scattered updates keep the core busy, so the hardware alone leaves the
     streams' memory waiting; fetched ahead they overlap with the updates."""
@@ -188,7 +202,7 @@ def _prefetch_lines(k: Kernel, program: Program, pointer: Any) -> list[str]:
             continue
         seen.add(p)
         step = max(1, 64 // s.dtype.itemsize)
-        out += [f"__builtin_prefetch({p} + fj_jb + {AHEAD + o});" for o in range(0, BLOCK, step)]
+        out += [f"__builtin_prefetch({p} + fj_jb + {AHEAD + o});" for o in range(0, block, step)]
     return out
 
 

@@ -10,6 +10,7 @@ import pytest
 from conftest import run_both
 
 import fusejit
+from fusejit.codegen import cscatter_lanes
 from fusejit.codegen.c import COptions, render
 
 pytestmark = pytest.mark.c_only  # the C source's prefetches
@@ -49,7 +50,9 @@ def test_scatter_pieces_prefetch_their_streams() -> None:
     i = RNG.integers(0, 64, (1 << 18) + 5)
     w = RNG.standard_normal((1 << 18) + 5).astype(np.float32)
     src = _source(hist, i, w)
-    assert src.count("__builtin_prefetch(p") == 6  # 2 lines of w, 4 of i per 32 points
+    # per block of the pieces' lanes (codegen/cscatter_lanes.py): the lines of w and of i
+    assert src.count("__builtin_prefetch(p") == cscatter_lanes.BLOCK * (4 + 8) // 64
+    assert "fj_sv_t" in src  # the values a block ahead, read from vector lanes
     jf = fusejit.jit(hist)
     np.testing.assert_allclose(jf(i, w), hist(i, w), rtol=1e-12, atol=1e-9)
 

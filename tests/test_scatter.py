@@ -454,6 +454,35 @@ def test_parallel_accumulation_in_explain_and_errors() -> None:
     assert np.signbit(z[1:]).all() and z[0] == 1 << 18
 
 
+def test_parallel_accumulation_lanes() -> None:
+    """Pieces whose values are computed a block ahead, or loaded and converted at once, and
+    read from vector lanes (codegen/cscatter_lanes.py): 1-, 2-, 4- and 8-byte values, a
+    domain that ends in a partial block, negative indices; an out-of-range index inside a
+    block still raises with nothing written."""
+    def f(x8, x16, x32, x64, i, a, a32, wf):
+        np.add.at(x8, i, (a * 3).astype(np.int8))  # 16 lanes of 1 byte, wrapping
+        np.multiply.at(x16, i, (a & 1).astype(np.uint16) + 1)
+        np.add.at(x32, i, (a % 64).astype(np.float32) * 0.0625)  # exact in any order
+        np.maximum.at(x64, i, a32)  # int32 lanes loaded and widened at once
+        return (np.bincount(i & 63, weights=wf, minlength=64),  # float32 lanes widened
+                np.bincount(i & 63, weights=a * 0.25, minlength=64))
+
+    n = (1 << 17) + 77
+    i = RNG.integers(-40, 40, n)
+    a = RNG.integers(-1000, 1000, n)
+    args = (i, a, a.astype(np.int32), (a % 64).astype(np.float32) / 16)
+    xs = (np.zeros(40, np.int8), np.ones(40, np.uint16), np.full(40, 0.5, np.float32),
+          np.zeros(40, np.int64))
+    assert "in 4 pieces in parallel" in str(fusejit.jit(f).explain(*xs, *args))
+    check(f, *xs, *args)  # every sum here is exact, so NumPy's results bit for bit
+    bad = i.copy()
+    bad[n // 2 + 5] = 40
+    mine = [x.copy() for x in xs]
+    with pytest.raises(IndexError):
+        fusejit.jit(f)(*mine, bad, *args[1:])
+    assert all(np.array_equal(m, x) for m, x in zip(mine, xs))
+
+
 def test_parallel_accumulation_into_strided_argument() -> None:
     """A strided argument keeps the serial kernel (copies of its span would touch memory
     outside the view) and gives NumPy's result."""
