@@ -353,7 +353,10 @@ def test_row_split_matches_numpy(case) -> None:
     note(f"{name} keepdims={keepdims} {np.dtype(dtype)}{list(shape)} {layout}")
     f = _bind(name, 0, keepdims)
     with _small_parts():
-        if layout != "colstep" and shape[1] > 1 and c_structure():  # (else not columns)
+        # (colstep: not columns; float16 extremes are composed with the first zero's sign,
+        # frontend/half_ties.py)
+        half_extreme = np.dtype(dtype) == np.float16 and name in ("max", "min", "nanmax", "nanmin")
+        if layout != "colstep" and shape[1] > 1 and c_structure() and not half_extreme:
             assert "parts of" in fusejit.jit(f).lower_for(x).source
         check_like_numpy(f, x, rows=shape[0])
 
