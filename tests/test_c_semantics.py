@@ -676,6 +676,40 @@ def test_scalar_loops_vectorise(clib: CLib) -> None:
     assert not missing, f"loops gcc did not vectorise: {missing}"
 
 
+@pytest.mark.c_only  # gcc's vectoriser report on np.where's C rendering
+@pytest.mark.parametrize("march", ["x86-64-v2", "x86-64-v3"])
+def test_float_where_vectorises_with_trapping_math(tmp_path: Path, march: str) -> None:
+    """A float np.where whose arm computes vectorises under the kernel flags (default
+    -ftrapping-math): rendered as `c ? a : b`, gcc 12 left it scalar on x86-64-v3 (it will not
+    speculate the arm's float add); fj_where_T blends both arms' bits."""
+    if GCC is None or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("needs gcc on x86_64")
+    from fusejit.frontend.ops import OPS
+    from fusejit.runtime.toolchain import BASE_FLAGS
+
+    lines = ["#include <stdint.h>", '#include "fj_scalar.h"']
+    for suf, (ctype, _) in FLOAT_TYPES.items():
+        for cond in ("a[i] > 0", "m[i]"):  # a compare, and a stored bool array
+            expr = OPS["where"].c(["b", suf, suf], suf).format(cond, "a[i] * 2 - 1", "a[i]")
+            lines.append(f"void t_{suf}_{len(lines)}({ctype} *restrict o, const {ctype} "
+                         f"*restrict a, const uint8_t *restrict m, int64_t n) {{ (void)m; "
+                         f"for (int64_t i = 0; i < n; i++) o[i] = {expr}; }}")
+    assert not any("trapping" in f for f in BASE_FLAGS)
+    src, report = tmp_path / "where.c", tmp_path / "vec.txt"
+    src.write_text("\n".join(lines) + "\n")
+    flags = [f for f in BASE_FLAGS if f != "-shared"]
+    res = subprocess.run([GCC, *flags, f"-march={march}", f"-I{INCLUDE_DIR}", "-c", str(src),
+                          "-o", str(tmp_path / "where.o"), f"-fopt-info-vec-optimized={report}"],
+                         capture_output=True, text=True)
+    if res.returncode != 0 and "march" in res.stderr:
+        pytest.skip(f"gcc does not know -march={march}")
+    assert res.returncode == 0, res.stderr
+    text = report.read_text()
+    missing = [n for n in range(3, len(lines) + 1)
+               if not re.search(rf"where\.c:{n}:\d+: optimized: loop vectorized", text)]
+    assert not missing, (march, [lines[n - 1] for n in missing], text)
+
+
 def test_probe_requires_flag(tmp_path: Path) -> None:
     if GCC is None:
         pytest.skip("gcc not found on PATH")

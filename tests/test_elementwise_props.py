@@ -290,6 +290,31 @@ def test_float_int64_float_round_trip_keeps_the_sign_of_zero(dtype: type) -> Non
     assert_same(fusejit.jit(f)(x), f(x))
 
 
+def test_float_where_keeps_nan_payloads_and_signed_zeros() -> None:
+    """np.where of float32/float64 (fj_where_T, a bitwise blend on x86-64-v3) returns each
+    chosen element's bits: NaN payloads and signs, -0.0, infinities and subnormals, from a
+    compare, a stored bool array and a computed arm, in one program."""
+    import fusejit
+
+    def f(x, y, m, x64, y64):
+        return (np.where(x > y, x, y), np.where(m, -x, y), np.where(m, y64, x64),
+                np.where(x64 != 0, x64 * 1, -y64), np.where(m, x.astype(np.int32), 7))
+
+    specials = [np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1e-40, -1.5, 2.0, 3.0]
+    x = np.array(specials * 3, np.float32)
+    x.view(np.uint32)[[0, 10, 20]] = [0x7FC01234, 0xFFD00001, 0x7FFFFFFF]  # payloads
+    y = np.roll(x, 3)
+    m = (np.arange(x.size) % 3 == 0)
+    x64 = np.array(specials * 3, np.float64)
+    x64.view(np.uint64)[[1, 11]] = [0xFFF8000000ABCDEF, 0x7FF8DEAD00000001]
+    y64 = np.roll(x64, 4)
+    with np.errstate(invalid="ignore"):
+        got, want = fusejit.jit(f)(x, y, m, x64, y64), f(x, y, m, x64, y64)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
 def test_known_bug_nextafter_float16() -> None:
     """A float16 nextafter cannot be computed in float32 (the step is a float16 ulp): fusejit
     refuses it at trace time instead of returning a different answer."""
