@@ -7,7 +7,7 @@
         return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 """
 
-from . import config
+from . import config  # noqa: F401  (fusejit.config: the environment knobs)
 from .errors import (
     CompileError,
     CompilerNotFoundError,
@@ -20,13 +20,6 @@ from .errors import (
 from .jit import JitFunction, export, jit
 
 __version__ = "0.1.0"
-
-# OpenMP's spin default, set now rather than at the first compiled call: libgomp reads it once,
-# when it is loaded, and a library imported after fusejit may load it first (torch does). With
-# libgomp's own default, fusejit's idle OpenMP workers spin through its serial kernels and
-# BLAS calls: the MLP gradient step took 82 ms of CPU instead of 52 (benchmarks/RESULTS.md,
-# session 12 (blas helper)).
-config.apply_openmp_defaults()
 
 
 def __getattr__(name: str) -> object:

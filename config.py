@@ -81,19 +81,6 @@ def current() -> Config:
     )
 
 
-# libgomp's default spin (300000 iterations, milliseconds on some CPUs) keeps idle OpenMP
-# workers busy through a BLAS call and competes with BLAS's own threads; 10000 iterations keep
-# back-to-back kernels fast and stop the contention (measured: mlp_fwd 24.9 -> 19.6 ms).
-OMP_SPIN_DEFAULT = "10000"
-
-
-def apply_openmp_defaults() -> None:
-    """Shorten OpenMP's idle spinning unless the user chose a policy (OMP_WAIT_POLICY or
-    GOMP_SPINCOUNT). Takes effect only before the OpenMP runtime is first loaded."""
-    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = OMP_SPIN_DEFAULT
-
-
 def user_openblas_coretype() -> str | None:
     """OPENBLAS_CORETYPE as the user set it (None: not set)."""
     return os.environ.get("OPENBLAS_CORETYPE")

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
 from ..codegen.export import ERR_CPU
 from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure, Status
 from ..frontend.pytree import unflatten
@@ -153,7 +152,6 @@ class ExportedFunction:
             raise ExportError(f"{meta_path} declares unusable symbols ({e}): export the "
                               "function again") from None
         where = _fresh_path(lib_path)
-        config.apply_openmp_defaults()
         try:
             lib = ffi.dlopen(where)
         except OSError as e:

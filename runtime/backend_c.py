@@ -91,7 +91,6 @@ def load(path: str, blas: bool = False) -> Library:
     it the BLAS it calls."""
     import ctypes
 
-    config.apply_openmp_defaults()
     handle = ctypes.CDLL(path)
     if blas:
         from .blas import program_pointers, thread_control
