@@ -72,6 +72,19 @@
 
 #define FJ_VTILE_N 64 /* points per tile: codegen/cstage.py TILE */
 
+/* A tile function of vector code: whole vectors of fj__vtile_t over the tile. */
+#define FJ__TILE_VECTOR(NAME, VFN)                                                         \
+    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
+                                            int64_t n) {                                  \
+        const int64_t lanes = (int64_t)(sizeof(fj__vtile_t) / sizeof(float));            \
+        for (int64_t i = 0; i < n; i += lanes) {                                         \
+            fj__vtile_t v;                                                               \
+            __builtin_memcpy(&v, x + i, sizeof v);                                       \
+            v = VFN(v);                                                                  \
+            __builtin_memcpy(y + i, &v, sizeof v);                                       \
+        }                                                                                \
+    }
+
 #if defined(__AVX512F__) && !defined(FJ_NO_VTILE)
 #define FJ_VTILE 1
 
@@ -185,16 +198,8 @@ static inline fj_v16sf fj__vlog(fj_v16sf x) {
     return __builtin_ia32_blendmps_512_mask(y, fj__vf(-__builtin_inff()), zero);
 }
 
-#define FJ__TILE_FN(NAME, VFN)                                                             \
-    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
-                                            int64_t n) {                                  \
-        for (int64_t i = 0; i < n; i += 16) {                                            \
-            fj_v16sf v;                                                                  \
-            __builtin_memcpy(&v, x + i, sizeof v);                                       \
-            v = VFN(v);                                                                  \
-            __builtin_memcpy(y + i, &v, sizeof v);                                       \
-        }                                                                                \
-    }
+typedef fj_v16sf fj__vtile_t; /* the vector FJ__TILE_VECTOR steps by */
+#define FJ__TILE_FN FJ__TILE_VECTOR
 
 #elif defined(__AVX2__) && defined(__FMA__) && !defined(FJ_NO_VTILE)
 #define FJ_VTILE 2 /* AVX2 + FMA: 8 lanes */
@@ -297,16 +302,8 @@ static inline fj_v8sf fj__vlog(fj_v8sf x) {
     return fj__vsel((fj_v8si)(x < fj__vf(0.0f)), fj__vf(__builtin_nanf("")), y);
 }
 
-#define FJ__TILE_FN(NAME, VFN)                                                             \
-    static inline void fj_tile_##NAME##_f32(float *restrict y, const float *restrict x,    \
-                                            int64_t n) {                                  \
-        for (int64_t i = 0; i < n; i += 8) {                                             \
-            fj_v8sf v;                                                                   \
-            __builtin_memcpy(&v, x + i, sizeof v);                                       \
-            v = VFN(v);                                                                  \
-            __builtin_memcpy(y + i, &v, sizeof v);                                       \
-        }                                                                                \
-    }
+typedef fj_v8sf fj__vtile_t;
+#define FJ__TILE_FN FJ__TILE_VECTOR
 
 #else /* no AVX2+FMA: loops over the scalar functions, as unstaged kernels run them */
 #define FJ_VTILE 0
