@@ -263,9 +263,8 @@ _ufunc("logical_and", fixed_expr("(({0} != 0) & ({1} != 0))"))
 _ufunc("logical_or", fixed_expr("(({0} != 0) | ({1} != 0))"))
 _ufunc("logical_xor", fixed_expr("(({0} != 0) ^ ({1} != 0))"))
 _ufunc("logical_not", fixed_expr("({0} == 0)"))
-_ufunc("bitwise_and", _infix("&"))
-_ufunc("bitwise_or", _infix("|"))
-_ufunc("bitwise_xor", _infix("^"))
+for _n, _s in [("bitwise_and", "&"), ("bitwise_or", "|"), ("bitwise_xor", "^")]:
+    _ufunc(_n, _infix(_s))
 _ufunc("invert", lambda i, o: "({0} ^ 1)" if i[0] == "b" else "(~{0})")
 _ufunc("left_shift", _helper("lshift"))
 _ufunc("right_shift", _helper("rshift"))
@@ -274,11 +273,8 @@ for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc"))
                ("expit", _helper("expit"))]:
     add_op(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
 # --- non-ufunc elementwise ------------------------------------------------------------------
-# A float result selects through fj_where_T: both arms evaluated, chosen bitwise, so gcc
-# vectorises the loop without -fno-trapping-math (it will not speculate a float arm of `?:`).
-add_op(OpDef("where", "elementwise", 3, np.where,
-             lambda i, o: (f"fj_where_{o}({{0}}, {{1}}, {{2}})" if o in ("f32", "f64")
-                           else "({0} ? {1} : {2})")))
+add_op(OpDef("where", "elementwise", 3, np.where, lambda i, o: (  # float: fj_where_T (fj_scalar.h)
+    f"fj_where_{o}({{0}}, {{1}}, {{2}})" if o in ("f32", "f64") else "({0} ? {1} : {2})")))
 add_op(OpDef("clip", "elementwise", 3, np.clip,
            lambda i, o: ("(({0} | {1}) & {2})" if i[0] == "b" else
                          f"fj_minimum_{i[0]}(fj_maximum_{i[0]}({{0}}, {{1}}), {{2}})")))
