@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .ir import Graph, Node
+from .ir import Graph, Node, toposort
 from .ops import OPS, reference
 
 
@@ -52,3 +52,28 @@ def interpret(graph: Graph, inputs: list[Any]) -> list[np.ndarray]:
         if node.id not in values:
             values[node.id] = eval_node(node, [values[i.id] for i in node.inputs])
     return [np.array(values[o.id]) for o in graph.outputs]
+
+
+def first_error(graph: Graph, inputs: list[Any]) -> tuple[Node, Exception] | None:
+    """The error NumPy raises first when it runs the traced function on `inputs`: evaluate
+    the nodes the outputs need in trace order (node ids grow as the trace creates nodes, so
+    the order of the user's statements) and return the node that raised, with its
+    exception; None when nothing raises. Values are dropped after their last use."""
+    live = sorted(toposort(graph.outputs, graph.inputs), key=lambda n: n.id)
+    last: dict[int, int] = {}
+    for pos, node in enumerate(live):
+        for i in node.inputs:
+            last[i.id] = pos
+    values: dict[int, np.ndarray] = {}
+    for node, value in zip(graph.inputs, inputs):
+        values[node.id] = np.asarray(value, dtype=node.dtype)
+    for pos, node in enumerate(live):
+        if node.id not in values:
+            try:
+                values[node.id] = eval_node(node, [values[i.id] for i in node.inputs])
+            except Exception as e:  # noqa: BLE001 - the caller decides what counts
+                return node, e
+        for i in node.inputs:
+            if last.get(i.id) == pos:
+                values.pop(i.id, None)
+    return None

@@ -26,6 +26,8 @@ from ..lowering.pipeline import optimise
 from . import backends
 from .backend_c import prepare_dispatcher
 from .callargs import element_strides
+from .error_order import ErrorReplay
+from .executor import Executable
 
 
 @dataclass
@@ -96,6 +98,8 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
     ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
               if "range" in n.attrs]
     built = target.build(program, optimised, ranges, name, fastmath)
+    if isinstance(built.executable, Executable):  # its error path replays the trace
+        built.executable.replay = ErrorReplay(graph, program)
     times["render"] = built.render_s
     times["compile"] = time.perf_counter() - t3 - built.render_s
     log(5, lambda: f"generated {target.language} for {name}:\n{built.source}")

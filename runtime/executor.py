@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..errors import raise_status
 from ..frontend.pyscalar import Prelude
 from ..lowering.loop_ir import Program
 from .backend_c import Library, call_with_cffi, ready_dispatcher
+from .error_order import ErrorReplay
 
 # Outputs at least this big are recycled once the caller has dropped them.
 POOL_MIN_BYTES = 1 << 18
@@ -71,6 +72,16 @@ class Executable:
             for o in program.outputs]
         self.arena_bytes = program.arena_bytes
         self.converts = dict(converts or {})
+        # The error path (runtime/error_order.py, set by the compiler): which exception a
+        # non-zero status becomes, given the call's graph inputs. None: the status's own.
+        self.replay: ErrorReplay | None = None
+
+    def raise_error(self, status: int, inputs: Sequence[Any]) -> None:
+        """Raise the exception NumPy raises first for a call on `inputs` (the graph's
+        inputs, as the caller passed them) that returned the non-zero `status`."""
+        if self.replay is None:
+            raise_status(status)
+        raise self.replay.error(status, inputs).with_traceback(None)
 
     def arena(self) -> np.ndarray | None:
         """This thread's arena (calls from several threads never share temporaries)."""
@@ -104,7 +115,7 @@ class Executable:
         else:
             status = call_with_cffi(self.lib, objs, self.arena())
         if status:
-            raise_status(status)
+            self.raise_error(status, inputs)
         return [outs[i] if kind == "out" else inputs[i] for kind, i in self.results]
 
 
@@ -122,7 +133,7 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     if dispatch is None:
         return None
     env: dict[str, Any] = {"_empty": np.empty, "_call": dispatch.call,
-                           "_addr": exe.address, "_raise": raise_status,
+                           "_addr": exe.address, "_raise": exe.raise_error,
                            "_arena": exe.arena, "_refs": sys.getrefcount,
                            "_weak": weakref.getweakrefcount}
     params = [f"a{i}" for i in range(nargs)]
@@ -167,8 +178,9 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
             items.append(f"_c{i}")
     arena = "_arena()" if exe.arena_bytes else "None"
     lines.append(f"    st = _call(_addr, ({', '.join(items)}{',' if items else ''}), {arena})")
-    lines.append("    if st:")
-    lines.append("        _raise(st)")
+    lines.append("    if st:")  # the call's graph inputs, for the error path only
+    ins = ", ".join(f"a{p}" for p in positions)
+    lines.append(f"        _raise(st, ({ins}{',' if positions else ''}))")
     lines += [f"    _pool{j}.append(o{j})" for j in pooled]
     leaves = []
     for (kind, v), scalar in zip(exe.results, out_scalar, strict=True):
