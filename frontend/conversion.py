@@ -306,19 +306,42 @@ def _bind(original: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 def _chkfinite(obj: Any, call: Any, params: dict) -> Any:
     """np.asarray_chkfinite: np.asarray, whose float or complex result NumPy checks for inf
-    and NaN when the function runs, which fusejit does not compile: refused then."""
+    and NaN: the compiled function raises NumPy's ValueError when the program runs on one
+    (a `check_finite` op, fused with the consumers of the result). Where NumPy's result is
+    the array itself (no conversion), fusejit's is the checked value: writing into it, or
+    reading it after the array was written, is refused (the write would not reach the
+    array), and the function returns a new array where NumPy returns the argument."""
     if isinstance(obj, T.Tracer):
         res = _from_tracer("asarray_chkfinite", obj, call, params)
     else:
         res = _from_sequence("asarray_chkfinite", obj, call, params)
-    if res.dtype.kind in "fc":
-        raise UnsupportedError(
-            f"np.asarray_chkfinite of a traced {res.dtype} array is not supported by fusejit"
-            f"{T.where_msg()}: NumPy checks its values for inf and NaN when the function "
-            "runs, and a compiled function does not raise that ValueError. Check outside the "
-            "compiled function, or use np.asarray(x) (with np.where(np.isfinite(x), x, "
-            "fallback) where needed)")
-    return res
+    if res.dtype.kind not in "fc":
+        return res
+    bad = np.logical_not(np.isfinite(res))
+    flag = T.Tracer(T.make_node("check_finite", [bad.node], res.shape, np.dtype(bool)))
+    checked = np.where(flag, np.zeros((), res.dtype), res)
+    if res is obj or res.parent is not None:  # NumPy's result is the array (or a view)
+        return _checked_alias(res, checked)
+    return checked
+
+
+def _checked_alias(t: T.Tracer, checked: T.Tracer) -> T.Tracer:
+    """`checked` (t's value through the finiteness check) standing for `t` itself, as
+    NumPy's result is: writes into it and reads after `t` was written are refused."""
+    what = ("np.asarray_chkfinite of a traced array returns the array itself in NumPy; "
+            "fusejit's result is the checked value, so {what} is not supported{where}: use "
+            "x = np.asarray_chkfinite(x) before writing x, or np.array(x) to copy")
+
+    def reread(base: Any) -> Any:
+        raise UnsupportedError(what.format(what="reading it after the array was written",
+                                           where=T.where_msg()))
+
+    def write(old: Any, new: Any) -> Any:  # (never reached: `readonly` refuses first)
+        raise UnsupportedError(what.format(what="writing into it", where=T.where_msg()))
+
+    checked.parent, checked.vargs, checked.seen = t, (reread, write), t.version
+    checked.readonly = what.format(what="writing into it", where="{where}")
+    return checked
 
 
 def _like(name: str) -> Any:

@@ -5,7 +5,7 @@ that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanar
 all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
 with a zero endpoint, the residuals of a rank-deficient np.linalg.lstsq, np.real_if_close
 of values NumPy would leave complex, np.average's traced weights that sum to zero,
-np.unravel_index of an index outside the shape)."""
+np.unravel_index of an index outside the shape, np.asarray_chkfinite of inf or NaN)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ ERR_LSTSQ_RANK = ErrorCheck(Status.LSTSQ_RANK, "({0})")
 ERR_REAL_IF_CLOSE = ErrorCheck(Status.REAL_IF_CLOSE, "({0})")
 ERR_WEIGHTS_ZERO = ErrorCheck(Status.WEIGHTS_ZERO, "({0})")
 ERR_UNRAVEL_RANGE = ErrorCheck(Status.UNRAVEL_RANGE, "({0})")
+ERR_NOT_FINITE = ErrorCheck(Status.NOT_FINITE, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
-          ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE)
+          ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE, ERR_NOT_FINITE)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -57,7 +58,8 @@ for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_lstsq_rank", ERR_LSTSQ_RANK),
                  ("check_real_if_close", ERR_REAL_IF_CLOSE),
                  ("check_weights_zero", ERR_WEIGHTS_ZERO),
-                 ("check_unravel_range", ERR_UNRAVEL_RANGE)):
+                 ("check_unravel_range", ERR_UNRAVEL_RANGE),
+                 ("check_finite", ERR_NOT_FINITE)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

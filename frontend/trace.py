@@ -12,7 +12,7 @@ from ..errors import ArgumentTypeError, TraceError, UnsupportedError
 from . import ops as O
 from .captures import Shadower
 from .conversion import converting
-from .ir import Graph, Node, TensorType
+from .ir import Graph, Node, TensorType, toposort
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
 from .tracer import TraceContext, Tracer, const_node, make_node
@@ -127,10 +127,27 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
     alias = [a if a != k else -1 for k, a in enumerate(alias)]
     n = len(updates)
     outputs += [tracers[k].node for k in updates]
+    _refuse_unused_checks(name, outputs, ctx.created)
     _retype_int_leaves(ctx.inputs, body, floats=python_scalars)
     return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
                  alias + [-1] * n, returned + [-1] * n, updates,
                  ctx.prelude if ctx.prelude else None), ctx.sources
+
+
+def _refuse_unused_checks(name: str, outputs: list[Node], created: list[Node]) -> None:
+    """np.asarray_chkfinite whose result nothing returned depends on: NumPy checks it, a
+    compiled function computes only what its results need, so it is refused here."""
+    checks = [n for n in created if n.op == "check_finite"]
+    if not checks:
+        return
+    live = {n.id for n in toposort(outputs)}
+    for n in checks:
+        if n.id not in live:
+            raise UnsupportedError(
+                f"{name}(): the result of np.asarray_chkfinite at {n.loc or '?'} is not used, "
+                "so the compiled function would not check it (it computes only what its "
+                "results depend on): use the result (x = np.asarray_chkfinite(x)) or check "
+                "outside the compiled function")
 
 
 def _retype_int_leaves(inputs: list[Node], body: list[Node], floats: bool) -> None:

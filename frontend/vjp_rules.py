@@ -388,7 +388,8 @@ def _install() -> None:
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank",
-                 "check_real_if_close", "check_weights_zero", "check_unravel_range"):
+                 "check_real_if_close", "check_weights_zero", "check_unravel_range",
+                 "check_finite"):
         set_vjp(name, INTEGER)
     for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),

@@ -151,14 +151,50 @@ def test_layout_unknown_for_computed_arrays() -> None:
     _numpy_untouched()
 
 
-def test_chkfinite_checks_integers_refuses_floats() -> None:
-    def f(x):
-        return np.asarray_chkfinite(x)
+def _chkfinite(x, z):
+    return (np.asarray_chkfinite(x) * 2, np.asarray_chkfinite(x[:2], dtype=np.float32),
+            np.asarray_chkfinite([x[0], 1.0]), np.asarray_chkfinite(z), np.asarray_chkfinite(x))
 
-    with pytest.raises(UnsupportedError, match="asarray_chkfinite"):
-        fusejit.jit(f)(np.ones(3))
-    with pytest.raises(ValueError):  # untraced: NumPy's own
-        np.asarray_chkfinite(np.array([np.nan]))
+
+def test_chkfinite_raises_numpys_valueerror_when_it_runs() -> None:
+    """Finite values pass (fused with their consumers); inf, -inf or NaN anywhere, in a
+    float or complex array, a converted copy or a list, raise NumPy's ValueError."""
+    f = fusejit.jit(_chkfinite)
+    x, z = np.arange(4.0) - 1.5, np.array([1 + 2j, -1j])
+    assert_same(f(x, z), _chkfinite(x, z))
+    cases = [(x, z * np.nan), (x, z * np.inf)]
+    for k, v in ((0, np.inf), (1, np.nan), (3, -np.inf)):
+        bad = x.copy()
+        bad[k] = v
+        cases.append((bad, z))
+    for a, b in cases:
+        with pytest.raises(ValueError) as want:
+            _chkfinite(a, b)
+        with pytest.raises(ValueError) as got:
+            f(a, b)
+        assert str(got.value) == str(want.value) == "array must not contain infs or NaNs"
+    compiled = f.lower_for(x, z)  # the check runs in the kernel of `* 2`, fused
+    mul = next(n for n in compiled.optimised.nodes() if n.op == "multiply")
+    check = mul.inputs[0].inputs[0]
+    assert check.op == "check_finite"
+    assert any({mul.id, check.id} <= set(k.nodes) for k in compiled.program.kernels)
+
+
+def test_chkfinite_refusals() -> None:
+    def unused(x):
+        np.asarray_chkfinite(x)
+        return x * 2
+
+    def written(x):
+        y = np.asarray_chkfinite(x)
+        y[0] = 1.0
+        return y
+
+    for fn in (unused, written):
+        with pytest.raises(UnsupportedError, match="asarray_chkfinite"):
+            fusejit.jit(fn)(np.ones(3))
+    assert_same(fusejit.jit(lambda i: np.asarray_chkfinite(i) + 1)(np.arange(3)),
+                np.arange(3) + 1)  # integers: nothing to check
 
 
 def test_switch_off_and_bound_names(monkeypatch: pytest.MonkeyPatch) -> None:
