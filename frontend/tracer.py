@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ConcretizationError, UnsupportedError
 from . import ops as O
+from .apparent_class import apparent_class
 from .context import TraceContext as TraceContext  # `X as X`: re-exported (frontend imports)
 from .context import cast_node, const_node, make_node, where_msg
 from .context import current as current
@@ -51,6 +52,10 @@ class Tracer:
         self.seen = 0  # the parent's version this view was derived from
         self.version = 0
         self.readonly: bool | str = False  # a str says why writing through it is refused
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(x, np.ndarray) in the user's code: True
+        return apparent_class(self)
 
     @property
     def node(self) -> Node:
