@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..errors import RuntimeFailure, Status, status_error
 from ..frontend.interpret import first_error
 from ..frontend.ir import Graph, Node, toposort
@@ -90,7 +92,11 @@ class ErrorReplay:
         if status <= 0 or not status & ~sum(ENVIRONMENT):
             return status_error(status)
         if self.safe:
-            found = first_error(self.graph, list(inputs))
+            try:  # NumPy's warnings on the way (casts of NaN...) are not the call's own
+                with np.errstate(all="ignore"):
+                    found = first_error(self.graph, list(inputs))
+            except Exception:  # noqa: BLE001 - inputs the interpreter cannot read: no replay
+                found = None
             if found is not None:
                 node, exc = found
                 if node_statuses(node) and isinstance(exc, _NUMPY_EXC):
