@@ -26,7 +26,7 @@ from ..lowering.pipeline import optimise
 from . import backends
 from .backend_c import prepare_dispatcher
 from .callargs import element_strides
-from .error_order import ErrorReplay
+from .error_order import ErrorReplay, input_names
 from .executor import Executable
 
 
@@ -99,7 +99,8 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
               if "range" in n.attrs]
     built = target.build(program, optimised, ranges, name, fastmath)
     if isinstance(built.executable, Executable):  # its error path replays the trace
-        built.executable.replay = ErrorReplay(graph, program)
+        built.executable.replay = ErrorReplay(graph, program, input_names(fn, positions,
+                                                                           len(args)))
     times["render"] = built.render_s
     times["compile"] = time.perf_counter() - t3 - built.render_s
     log(5, lambda: f"generated {target.language} for {name}:\n{built.source}")

@@ -19,7 +19,9 @@ raised as they are, unless the status also holds one of NumPy's errors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,20 +48,25 @@ def _can_fail(kernel: object) -> bool:
     return any(isinstance(s, Check) for s in getattr(kernel, "body", ()))
 
 
-def replay_safe(program: Program) -> bool:
-    """True when, after any failure, the arguments are as passed, in the Program's final
-    order: no kernel that can fail runs after one that wrote an argument, and one that can
-    fail and writes an argument itself is a scatter kernel (codegen/cscatter*.py run its
-    checks in a pass before any store)."""
-    inputs = {b.index for b in program.buffers if b.kind == "input"}
-    written = False
+def exposed_inputs(program: Program) -> set[int]:
+    """The graph inputs (their positions) that a failing call may already have written, in
+    the Program's final order: those written by a kernel that runs before a kernel that can
+    fail, or by a kernel that can fail itself, unless it is a scatter kernel
+    (codegen/cscatter*.py run its checks in a pass before any store)."""
+    ref = {b.index: b.ref for b in program.buffers if b.kind == "input"}
+    written: set[int] = set()
+    exposed: set[int] = set()
     for kern in program.kernels:
-        fails = _can_fail(kern)
-        writes = bool({s.access.buf for s in kern.stores()} & inputs)
-        if fails and (written or (writes and not getattr(kern, "serial", False))):
-            return False
-        written = written or writes
-    return True
+        writes = {ref[b] for b in {s.access.buf for s in kern.stores()} if b in ref}
+        if _can_fail(kern):
+            exposed |= written | (set() if getattr(kern, "serial", False) else writes)
+        written |= writes
+    return exposed
+
+
+def replay_safe(program: Program) -> bool:
+    """True when the arguments are as passed after any failure (nothing exposed)."""
+    return not exposed_inputs(program)
 
 
 def node_statuses(node: Node) -> tuple[Status, ...]:
@@ -78,13 +85,33 @@ def first_sites(graph: Graph) -> dict[int, int]:
     return sites
 
 
-class ErrorReplay:
-    """A compiled signature's error path: its traced graph and whether replays are exact."""
+def input_names(fn: Callable[..., Any], positions: Sequence[int], nargs: int) -> list[str]:
+    """Per graph input, the name of the argument it is (`positions`: argument positions of
+    a call with `nargs` arguments; values past them are what the prelude reads, such as a
+    global array)."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [repr(params[p].name) if p < len(params) else f"argument {p}" if p < nargs else
+            "a global array" for p in positions]
 
-    def __init__(self, graph: Graph, program: Program) -> None:
+
+class ErrorReplay:
+    """A compiled signature's error path: its traced graph and whether replays are exact.
+    `names`: per graph input, what to call it in a note (the argument's name)."""
+
+    def __init__(self, graph: Graph, program: Program, names: Sequence[str] = ()) -> None:
         self.graph = graph
-        self.safe = replay_safe(program)
+        exposed = exposed_inputs(program)
+        self.safe = not exposed
         self.sites = first_sites(graph)
+        shown = [names[k] if k < len(names) else f"input {k}" for k in sorted(exposed)]
+        self.note = "" if self.safe else (
+            f"fusejit: {', '.join(shown)} may already hold values this call wrote before the "
+            "error (the compiled program writes it in place before a check that can fail; "
+            "README, 'Errors when the function runs')")
 
     def error(self, status: int, inputs: Sequence[object]) -> Exception:
         """The exception a call on `inputs` (the graph's inputs, as passed) that returned
@@ -105,8 +132,7 @@ class ErrorReplay:
         if not flags:  # (unreachable: the test above saw a NumPy flag)
             return RuntimeFailure(f"compiled program failed with status {status}")
         first = min(flags, key=lambda s: (self.sites.get(s.code, 1 << 62), s.code))
-        return first.exc(first.message)
-
-    def raise_error(self, status: int, inputs: Sequence[object]) -> None:
-        """Raise `error(status, inputs)` (the stubs' and Executable.run's error path)."""
-        raise self.error(status, inputs)
+        exc = first.exc(first.message)
+        if self.note:
+            exc.add_note(self.note)
+        return exc

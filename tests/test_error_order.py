@@ -137,5 +137,6 @@ def test_replay_safety_decision() -> None:
         compiled = fusejit.jit(fn).lower_for(*args)
         assert replay_safe(compiled.program) is safe
     x = np.zeros(3)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError) as got:
         fusejit.jit(written_first)(x, np.arange(3.0), np.array([5]))
+    assert "'x' may already hold values this call wrote" in "".join(got.value.__notes__)
