@@ -137,3 +137,50 @@ def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     assert driver.synced == [0x5150]  # the producer's stream, waited for
     f(Cai(dev.ptr, host, host, stream=1), dev)  # the legacy default stream: nothing to wait
     assert driver.synced == [0x5150]
+
+
+def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call reads each device argument's interface once (the signature's reading is the
+    run's), asks the driver where a pointer lives only when the array's type does not say,
+    and never reuses a reading in a later call."""
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(12, dtype=f32).reshape(3, 4)
+    dev, other = gpuarray.to_gpu(host), gpuarray.to_gpu(host * 10)
+    asked: list[int] = []
+    where = cuda_interop.pointer_device
+    monkeypatch.setattr(cuda_interop, "pointer_device", lambda p: asked.append(p) or where(p))
+
+    class Counting(Cai):
+        reads = 0
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            Counting.reads += 1
+            return self.iface
+
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    a = Counting(dev.ptr, host, host)
+    np.testing.assert_array_equal(f(a, dev).get(), host * host + 1)  # compiles
+    Counting.reads, asked[:] = 0, []
+    for _ in range(3):
+        np.testing.assert_array_equal(f(a, dev).get(), host * host + 1)
+    assert Counting.reads == 3  # once per call
+    assert asked == [dev.ptr] * 3  # the exporter's pointer; the pycuda allocation is trusted
+    a.iface["data"] = (other.ptr, False)  # the same object, now over other memory
+    np.testing.assert_array_equal(f(a, dev).get(), host * 10 * host + 1)
+
+    class CupyLike(Cai):  # a CuPy array states its device: the driver is not asked
+        def __init__(self, device_id: int, *args: Any) -> None:
+            super().__init__(*args)
+            self.data = type("MemoryPointer", (), {"device_id": device_id})()
+
+    CupyLike.__module__ = "cupy._core.core"
+    asked[:] = []
+    np.testing.assert_array_equal(f(CupyLike(0, dev.ptr, host, host), dev).get(),
+                                  host * host + 1)
+    with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
+        f(CupyLike(1, dev.ptr, host, host), dev)
+    assert asked == []
+    with pytest.raises(TypeError, match="host NumPy arrays"):
+        f(a, host)
+    assert not getattr(cuda_interop._memo, "last", None)  # no reading outlives its call
