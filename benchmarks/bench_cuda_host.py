@@ -75,9 +75,12 @@ class NullDriver:
 
         class Function:
             def prepare(self, fmt: str) -> Function:
+                self.arg_format, self.texrefs = fmt, []  # as pycuda's prepare sets them
                 return self
 
             prepared_call = staticmethod(counted(lambda grid, block, *args: None))
+            _launch_kernel = staticmethod(counted(lambda grid, block, buf, shared, stream:
+                                                  None))
 
         class Allocation:
             """pycuda.driver.DeviceAllocation: int() is the address."""

@@ -23,6 +23,7 @@ import importlib.util
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -199,12 +200,27 @@ class CudaExecutable:
                       for b in program.by_kind("output") if b.nbytes}
         self.plan = CallPlan(self)  # what every call does, prepared once
 
-    def launch_call(self, k: Any) -> Callable[..., Any]:
-        """How launch `k` is called with its argument addresses: its prepared kernel, or the
-        cuBLAS call for a float matmul cuBLAS runs (runtime/cuda_blas.py)."""
+    def launcher(self, k: Any, args: tuple[int, ...]
+                 ) -> tuple[Callable[[], Any], Callable[[tuple[int, ...]], Any]]:
+        """Launch `k` as (a call with the argument addresses `args`, a call given others):
+        its kernel, or the cuBLAS call for a float matmul cuBLAS runs (runtime/cuda_blas.py).
+        A pycuda kernel is launched as its prepared_call does (pack the pointers, then
+        `_launch_kernel`) without redoing the per-call work that call repeats, with `args`
+        packed once; a Function without that shape takes prepared_call."""
+        gemm = self.gemm_calls.get(k.name)
+        if gemm is not None:
+            return functools.partial(gemm, *args), lambda a: gemm(*a)
         fn = self._fns[self.module.kernels.index(k)]
-        return self.gemm_calls.get(k.name) or functools.partial(
-            fn.prepared_call, (k.grid_for(self.sms), 1), (k.block, 1, 1))
+        grid, block = (k.grid_for(self.sms), 1), (k.block, 1, 1)
+        fmt = "P" * len(args)
+        launch = getattr(fn, "_launch_kernel", None)
+        if callable(launch) and getattr(fn, "arg_format", None) == fmt and not getattr(
+                fn, "texrefs", True):
+            pack = struct.Struct(fmt).pack
+            return (functools.partial(launch, grid, block, pack(*args), 0, None),
+                    lambda a: launch(grid, block, pack(*a), 0, None))
+        call = functools.partial(fn.prepared_call, grid, block)
+        return functools.partial(call, *args), lambda a: call(*a)
 
     def _plan_gemms(self) -> None:
         """`gemm_calls`: launch name -> cuda_blas.GemmCall, for the gemms cuBLAS runs (the

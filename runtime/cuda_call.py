@@ -7,9 +7,10 @@ inputs), the address table every launch reads its arguments from (`operator.item
 over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
 inputs copied back. Per call: each host input is copied into the packed area with one NumPy
 assignment (other layouts take runtime/cuda_layout.host_bytes), each device input's reading
-(runtime/cuda_interop.take: made once per call, its layout checked once per distinct layout)
-gives its address, the launches run, and one device-to-host copy brings back the outputs and
-the error word.
+(made once per call, by the signature: runtime/cuda_interop.readings; its layout checked once
+per distinct layout)
+gives its address, the launches run (their packed arguments reused when no device address
+changed them), and one device-to-host copy brings back the outputs and the error word.
 """
 
 from __future__ import annotations
@@ -90,15 +91,19 @@ class CallPlan:
         self.copy_back = [b for b in program.by_kind("input")
                           if b.ref in program.updates and b.nbytes]
         self.results = [(o.kind == "buffer", o.index) for o in program.outputs]
-        self.launches: list[tuple[Callable[..., Any], tuple[int, ...], Callable[..., Any]]] = []
+        # each launch: (run with the arena's addresses, run with those of a patched table)
+        self.launches: list[tuple[Callable[[], Any], Callable[[list[int]], Any]]] = []
         for k in exe.module.kernels:
             if not k.size:
                 continue
             positions = list(k.buffers) + [self.scratch_at] * k.scratch + [
                 self.err_at] * k.checks
-            call = exe.launch_call(k)
-            self.launches.append((call, tuple(table[p] for p in positions), _getter(positions)))
+            fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
+            get = _getter(positions)
+            self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
         self.one_gpu = exe.gpus == 1
+        # the GPUs a reading may state and need no check_arg (the driver is not asked)
+        self.on = (exe.device, cuda_interop.ON_CONTEXT) if self.one_gpu else (exe.device,)
         self.accepted: dict[int, cuda_interop.Layout] = {}  # input slot -> its last layout
 
     def run(self, inputs: list[Any], device: list[bool] | None, device_outputs: bool
@@ -108,6 +113,7 @@ class CallPlan:
         exe = self.exe
         table = None  # the address table, copied when a device address is patched in
         staged = False
+        readings = cuda_interop.readings() if device is not None else None
         for ref, b, slot, convert, view, packed, dst, updated in self.inputs:
             v = inputs[ref]
             if convert is not None:
@@ -115,7 +121,14 @@ class CallPlan:
             if device is not None and device[ref]:
                 if table is None:
                     table = self.table.copy()
-                table[slot] = self._device_input(v, b, updated)
+                hit = readings.get(id(v)) if readings else None
+                d = hit[1] if hit is not None and hit[0] is v else cuda_interop.read(v)
+                if d.layout is not self.accepted.get(slot):
+                    self._accept(d.layout, b)
+                if d.device not in self.on or (updated and d.readonly) or (
+                        d.stream is not None and d.stream not in (1, 2)):
+                    cuda_interop.check_arg(d, exe.device, self.one_gpu, updated, b)
+                table[slot] = d.ptr if b.nbytes else 0
                 continue
             if view is not None:
                 if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
@@ -147,11 +160,11 @@ class CallPlan:
                     outs[b.index] = o = pool.take()
                     table[b.index] = o.ptr
         if table is None:
-            for call, args, _ in self.launches:
-                call(*args)
+            for fixed, _ in self.launches:
+                fixed()
         else:
-            for call, _, get in self.launches:
-                call(*get(table))
+            for _, patched in self.launches:
+                patched(table)
         status = 0
         if not device_outputs and (self.outputs or self.checks):
             lo, hi = exe.layout.out
@@ -173,20 +186,16 @@ class CallPlan:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
 
-    def _device_input(self, a: Any, b: Buffer, updated: bool) -> int:
-        """The address of device array `a` (read and written in place) for input `b`."""
-        d = cuda_interop.take(a)
-        lay = d.layout
-        if lay is not self.accepted.get(b.index):
-            item = lay.dtype.itemsize
-            if lay.dtype != b.dtype or lay.shape != b.shape or any(
-                    s != e * item for s, e, n in zip(lay.strides, b.strides, b.shape) if n > 1):
-                raise RuntimeFailure(f"device array for {b.name} is {lay.dtype}"
-                                     f"{list(lay.shape)} strides {lay.strides}; expected "
-                                     f"{b.dtype}{list(b.shape)} element strides {b.strides}")
-            self.accepted[b.index] = lay
-        cuda_interop.check_arg(d, self.exe.device, self.one_gpu, updated, b)
-        return d.ptr if b.nbytes else 0
+    def _accept(self, lay: cuda_interop.Layout, b: Buffer) -> None:
+        """Check that device arrays of layout `lay` are what input `b` was compiled for
+        (RuntimeFailure otherwise); later arrays of that layout are not checked again."""
+        item = lay.dtype.itemsize
+        if lay.dtype != b.dtype or lay.shape != b.shape or any(
+                s != e * item for s, e, n in zip(lay.strides, b.strides, b.shape) if n > 1):
+            raise RuntimeFailure(f"device array for {b.name} is {lay.dtype}{list(lay.shape)} "
+                                 f"strides {lay.strides}; expected {b.dtype}{list(b.shape)} "
+                                 f"element strides {b.strides}")
+        self.accepted[b.index] = lay
 
     def _copy_back(self, inputs: list[Any]) -> None:
         """Write the device copies of host inputs the program updated back into them."""

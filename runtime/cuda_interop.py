@@ -235,9 +235,9 @@ def describe(a: Any) -> DeviceView:
 
 
 # One call reads each device argument once: `arg_key` (the signature, computed by jit.py
-# before anything runs) leaves its reading here, and the executable's run `take`s it, then
-# `release`s what is left. Every call path computes the signature of all its arguments before
-# it runs, so an entry is never older than the call that takes it.
+# before anything runs) leaves its reading here, and the executable's run uses it
+# (`readings`), then `release`s them all. Every call path computes the signature of all its
+# arguments before it runs, so an entry is never older than the call that uses it.
 _memo = threading.local()
 
 
@@ -252,14 +252,10 @@ def arg_key(a: Any) -> Hashable:
     return d.layout.key
 
 
-def take(a: Any) -> DeviceArg:
-    """This call's reading of device array `a` (left by arg_key), or a fresh one."""
-    last = getattr(_memo, "last", None)
-    if last:
-        hit = last.get(id(a))
-        if hit is not None and hit[0] is a:
-            return hit[1]
-    return read(a)
+def readings() -> dict[int, tuple[Any, DeviceArg]]:
+    """This thread's readings left by arg_key: id(array) -> (array, its DeviceArg); a
+    reading is this call's only when its array `is` the argument."""
+    return getattr(_memo, "last", None) or {}
 
 
 def release() -> None:

@@ -165,6 +165,7 @@ def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> No
     for _ in range(3):
         np.testing.assert_array_equal(f(a, dev).get(), host * host + 1)
     assert Counting.reads == 3  # once per call
+    assert len(driver.packed) >= 3  # launched as pycuda's prepared_call would, args packed
     assert asked == [dev.ptr] * 3  # the exporter's pointer; the pycuda allocation is trusted
     a.iface["data"] = (other.ptr, False)  # the same object, now over other memory
     np.testing.assert_array_equal(f(a, dev).get(), host * 10 * host + 1)
