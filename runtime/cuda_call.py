@@ -5,12 +5,15 @@ Planned once: which graph inputs are passed and how (converted Python ints, type
 the packed host-input area for C-ordered host arrays and scalars, device addresses of large
 inputs), the address table every launch reads its arguments from (`operator.itemgetter`s
 over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
-inputs copied back. Per call: each host input is copied into the packed area with one NumPy
-assignment (other layouts take runtime/cuda_layout.host_bytes), each device input's reading
-(made once per call, by the signature: runtime/cuda_interop.readings; its layout checked once
-per distinct layout)
-gives its address, the launches run (their packed arguments reused when no device address
-changed them), and one device-to-host copy brings back the outputs and the error word.
+inputs copied back. Per call:
+- each host input is copied into the packed area with one NumPy assignment (other layouts
+  take runtime/cuda_layout.host_bytes); the area is sent to the device only when its bytes
+  differ from the last sent (unless the program updates a packed input in place);
+- each device input's reading (made once per call, by the signature:
+  runtime/cuda_interop.readings) gives its address; its layout is checked once per
+  distinct layout;
+- the launches run, their packed arguments reused when no device address changed them;
+- one device-to-host copy brings back the outputs and the error word.
 """
 
 from __future__ import annotations
@@ -84,6 +87,10 @@ class CallPlan:
                     view = exe._stage[packed:packed + b.nbytes].view(b.dtype).reshape(b.shape)
             self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), view, packed,
                                       base + start, b.ref in program.updates))
+        # The packed area is sent again only when its bytes changed (scalars mostly do not),
+        # unless a kernel writes a packed input in place. `sent`: the bytes the device holds.
+        self.resend = any(i.packed >= 0 and i.updated for i in self.inputs)
+        self.sent: bytes | None = None
         self.outputs = program.by_kind("output")
         self.out_views = [(b.index, lay.slots[b.index] - lay.out[0], b.dtype, b.shape)
                           for b in self.outputs]
@@ -146,7 +153,11 @@ class CallPlan:
             else:
                 exe._htod(dst, data)
         if staged:
-            exe._htod(exe.base + exe.layout.small[0], exe._stage)
+            now = None if self.resend else exe._stage.tobytes()
+            if now is None or now != self.sent:
+                self.sent = None
+                exe._htod(exe.base + exe.layout.small[0], exe._stage)
+                self.sent = now
         outs: dict[int, Any] = {}
         if device_outputs:
             if table is None:

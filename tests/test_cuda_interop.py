@@ -185,3 +185,28 @@ def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(TypeError, match="host NumPy arrays"):
         f(a, host)
     assert not getattr(cuda_interop._memo, "last", None)  # no reading outlives its call
+
+
+def test_packed_inputs_sent_when_changed_or_updated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small host inputs are sent when their bytes change, and every call when the function
+    updates one in place (its device copy changed, even if the caller's bytes did not)."""
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(6, dtype=f32)
+    dev = gpuarray.to_gpu(host)
+    axpy = fusejit.jit(lambda a, x: a * x + 1, backend="cuda")
+    for a in (2.0, 2.0, 3.0):
+        np.testing.assert_array_equal(axpy(a, dev).get(), a * host + 1)
+    exe = next(iter(axpy._cache.values())).executable
+    assert exe.transfers["htod"] == 2  # 2.0, then 3.0
+
+    def step(w, g):
+        w -= 0.5 * g
+        return (w * w).sum()
+
+    f = fusejit.jit(step, backend="cuda")
+    g = np.ones(6, f32)
+    for _ in range(3):
+        w = host.copy()  # the same bytes every call
+        want = step(host.copy(), g)
+        np.testing.assert_allclose(f(w, g), want, rtol=1e-6)
+        np.testing.assert_array_equal(w, host - 0.5)
