@@ -3,7 +3,7 @@
 This module owns that measurement. Small elementwise functions of 2-3 arguments (16 float32
 elements, so the device work is negligible) are called in a loop, and the time per call is
 reported for device-resident arguments (results left on the device) and for NumPy arguments
-(results copied back).
+(results copied back). Calls alternate between two sets of arguments of different values.
 
 - On a GPU (the default), the arguments are pycuda GPUArrays, and CuPy arrays and PyTorch CUDA
   tensors where those import. The time per call is the wall time of a loop of calls between
@@ -13,15 +13,20 @@ reported for device-resident arguments (results left on the device) and for NumP
 - `--fake` runs without a GPU, over a null pycuda: every driver call (launch, copy,
   allocation, context push/pop, cuPointerGetAttribute) does nothing but count itself. The
   null calls' own cost (calls per call x the measured time of one null call) is reported and
-  subtracted, so the figure is fusejit's Python alone.
+  subtracted, so the figure is fusejit's Python alone. Times are this process's CPU time
+  (there is no device to wait for).
 
-    python benchmarks/bench_cuda_host.py [--fake] [--repeat 7] [--json PATH]
+    python benchmarks/bench_cuda_host.py [--fake] [--repeat 7] [--json PATH] [--profile]
+
+`--profile` adds where the time of the first function's calls with device arguments goes
+(cProfile, the functions that take the most time themselves).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import operator
 import sys
 import time
 import types
@@ -133,8 +138,10 @@ class NullDriver:
         self.gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray,
                                               to_gpu=lambda a: GPUArray(a.shape, a.dtype))
 
-    def install(self) -> None:
-        """Make this the pycuda fusejit imports, with a stand-in nvcc (for this process)."""
+    def install(self, setattr: Callable[[Any, str, Any], None] = setattr,
+                setitem: Callable[[Any, str, Any], None] = operator.setitem) -> None:
+        """Make this the pycuda fusejit imports, with a stand-in nvcc (for this process, or
+        through a test's monkeypatch.setattr / setitem)."""
         import importlib.machinery
 
         from fusejit.runtime import backend_cuda, cuda_blas, cuda_interop
@@ -142,12 +149,13 @@ class NullDriver:
         pkg = types.ModuleType("pycuda")
         pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
         pkg.driver, pkg.gpuarray = self.driver, self.gpuarray  # type: ignore[attr-defined]
-        sys.modules.update({"pycuda": pkg, "pycuda.driver": self.driver,
-                            "pycuda.gpuarray": self.gpuarray})
-        backend_cuda.find_nvcc = lambda: backend_cuda.Nvcc("nvcc", (13, 0), "", (90,))
-        backend_cuda.compile_cubin = lambda source, arch: b"null"
-        cuda_interop.pointer_device = self.counted(lambda ptr: 0)
-        cuda_blas.library = lambda: "the null pycuda has no cuBLAS"
+        for name, mod in (("pycuda", pkg), ("pycuda.driver", self.driver),
+                          ("pycuda.gpuarray", self.gpuarray)):
+            setitem(sys.modules, name, mod)
+        setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc("nvcc", (13, 0), "", (90,)))
+        setattr(backend_cuda, "compile_cubin", lambda source, arch: b"null")
+        setattr(cuda_interop, "pointer_device", self.counted(lambda ptr: 0))
+        setattr(cuda_blas, "library", lambda: "the null pycuda has no cuBLAS")
 
     def null_call_s(self, loops: int = 100_000) -> float:
         """Seconds one counted null driver call takes: the mean of a no-op call and a
@@ -157,15 +165,15 @@ class NullDriver:
         for _ in range(5):
             for i, (f, args) in enumerate([(self.driver.memset_d32, (0, 0, 1)),
                                            (self.driver.memcpy_dtoh, (word, 0))]):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 for _ in range(loops):
                     f(*args)
-                best[i] = min(best[i], (time.perf_counter() - t0) / loops)
+                best[i] = min(best[i], (time.process_time() - t0) / loops)
         return sum(best) / 2
 
 
 def per_call_s(call: Callable[[], Any], sync: Callable[[], None], repeat: int,
-               inner: int) -> float:
+               inner: int, clock: Callable[[], float] = time.perf_counter) -> float:
     """Seconds per call: the best of `repeat` loops of `inner` calls between two syncs (the
     best, not the median: on a shared machine other processes only ever add time)."""
     for _ in range(20):
@@ -173,11 +181,11 @@ def per_call_s(call: Callable[[], Any], sync: Callable[[], None], repeat: int,
     samples = []
     for _ in range(repeat):
         sync()
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(inner):
             call()
         sync()
-        samples.append((time.perf_counter() - t0) / inner)
+        samples.append((clock() - t0) / inner)
     return min(samples)
 
 
@@ -206,9 +214,11 @@ def device_kinds(gpuarray: Any, fake: bool) -> dict[str, tuple[Callable[[np.ndar
     return kinds
 
 
-def run(fake: bool, repeat: int, inner: int) -> dict[str, Any]:
-    null = NullDriver() if fake else None
-    if null is not None:
+def run(fake: bool, repeat: int, inner: int, null: NullDriver | None = None
+        ) -> dict[str, Any]:
+    """The table's rows; `fake`: over `null` (installed here when not given)."""
+    if fake and null is None:
+        null = NullDriver()
         null.install()
     import fusejit
     from fusejit.runtime import backend_cuda
@@ -225,29 +235,69 @@ def run(fake: bool, repeat: int, inner: int) -> dict[str, Any]:
     for label, fn, kinds in CASES:
         f = fusejit.jit(fn, backend="cuda")
 
-        def args_for(put: Callable[[np.ndarray], Any], kinds: tuple[str, ...] = kinds
-                     ) -> tuple[Any, ...]:
+        def args_for(put: Callable[[np.ndarray], Any], sign: float,
+                     kinds: tuple[str, ...] = kinds) -> tuple[Any, ...]:
             it = iter(host)
-            return tuple(0.5 if k == "s" else put(next(it)) for k in kinds)
+            return tuple(0.5 * sign if k == "s" else put(sign * next(it)) for k in kinds)
 
-        f(*args_for(np.asarray))  # compiles (and leaves the primary context current)
+        f(*args_for(np.asarray, 1.0))  # compiles (and leaves the primary context current)
         for kind, (put, sync) in {"NumPy": (np.asarray, lambda: None),
                                   **device_kinds(gpuarray, fake)}.items():
-            args = args_for(put)
+            # two sets of arguments, alternately: host bytes change between calls, as they
+            # do in use (unchanged packed inputs are not sent again)
+            pair = [args_for(put, 1.0), args_for(put, -1.0)]
+
+            def call(f: Any = f, pair: list[tuple[Any, ...]] = pair) -> Any:
+                pair.reverse()
+                return f(*pair[0])
+
             for _ in range(5):
-                f(*args)
+                call()
             before = null.calls if null else 0
             for _ in range(10):
-                f(*args)  # (each result dropped at once, as in the timed loop)
+                call()  # (each result dropped at once, as in the timed loop)
             calls = (null.calls - before) / 10 if null else None
-            t = per_call_s(lambda f=f, args=args: f(*args), sync, repeat, inner)
+            # (no device to wait for: this process's CPU time, which other processes on a
+            # shared machine disturb less than the wall clock)
+            t = per_call_s(call, sync, repeat, inner, time.process_time if fake else
+                           time.perf_counter)
             rows.append({"case": label, "args": kind, "us": t * 1e6, "driver_calls": calls})
     result: dict[str, Any] = {"device": device, "fake": fake, "rows": rows}
     if null is not None:
-        result["null_call_us"] = null.null_call_s() * 1e6
+        result["null_call_us"] = null.null_call_s(max(1000, 50 * inner)) * 1e6
         for r in rows:
             r["host_us"] = r["us"] - r["driver_calls"] * result["null_call_us"]
     return result
+
+
+def profile(calls: int = 5000, top: int = 18) -> str:
+    """cProfile of `calls` calls of the first case with device arguments (after run())."""
+    import cProfile
+    import io
+    import pstats
+
+    import pycuda.gpuarray as gpuarray
+
+    import fusejit
+
+    label, fn, kinds = CASES[0]
+    f = fusejit.jit(fn, backend="cuda")
+    host = [np.ones(N, np.float32) for _ in kinds]
+    f(*host)
+    put, sync = device_kinds(gpuarray, True)["GPUArray"]
+    args = [put(h) for h in host]
+    for _ in range(20):
+        f(*args)
+    sync()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        f(*args)
+    sync()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    return f"profile of {calls} calls of {label}, GPUArray arguments:\n{out.getvalue()}"
 
 
 def render(result: dict[str, Any]) -> str:
@@ -270,9 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=7, help="timed loops per cell")
     ap.add_argument("--inner", type=int, default=2000, help="calls per timed loop")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--profile", action="store_true", help="also profile device-argument calls")
     args = ap.parse_args(argv)
     result = run(args.fake, args.repeat, args.inner)
     print(render(result))
+    if args.profile:
+        print(profile())
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
