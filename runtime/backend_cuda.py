@@ -247,14 +247,18 @@ class CudaExecutable:
             self.gemm_calls[launch.name] = cuda_blas.GemmCall(
                 blas, k, p, launch.buffers, epi, int(self._gemm_scratch or 0))
 
-    def _adopt_context(self) -> None:
+    def _adopt_context(self) -> bool:
         """Leave the device's primary context current in this thread when none is (as
         `import pycuda.autoprimaryctx` would): the GPUArrays fusejit returns, and pycuda calls
-        on them (`.get()`), need a current context after fusejit has popped its own."""
-        if self._cuda.Context.get_current() is None:
+        on them (`.get()`), need a current context after fusejit has popped its own. True
+        when the current context is that primary context (then nothing need be pushed)."""
+        current = self._cuda.Context.get_current()
+        if current is None:
             self._ctx.push()
             if threading.current_thread() is threading.main_thread():
                 atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
+            return True
+        return bool(current == self._ctx)  # (pycuda compares contexts by handle)
 
     def _image(self, cc: tuple[int, int]) -> bytes:
         """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
@@ -283,8 +287,10 @@ class CudaExecutable:
             if device_outputs is None:
                 device_outputs = device is not None
             with self._lock:
-                self._adopt_context()  # (each thread has its own current context)
-                self._ctx.push()
+                # (each thread has its own current context; ours is pushed unless current)
+                pushed = not self._adopt_context()
+                if pushed:
+                    self._ctx.push()
                 try:
                     return self.plan.run(inputs, device, device_outputs)
                 except self._cuda.Error as e:
@@ -292,6 +298,7 @@ class CudaExecutable:
                     raise RuntimeFailure(f"CUDA error while running {self.program.name}() "
                                          f"({type(e).__name__}: {e})") from e
                 finally:
-                    self._cuda.Context.pop()
+                    if pushed:
+                        self._cuda.Context.pop()
         finally:
             cuda_interop.release()  # this call's readings of device arrays
