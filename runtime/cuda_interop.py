@@ -238,29 +238,33 @@ def describe(a: Any) -> DeviceView:
 # before anything runs) leaves its reading here, and the executable's run uses it
 # (`readings`), then `release`s them all. Every call path computes the signature of all its
 # arguments before it runs, so an entry is never older than the call that uses it.
-_memo = threading.local()
+class _Readings(threading.local):
+    """Each thread's readings: id(array) -> (array, its DeviceArg)."""
+
+    def __init__(self) -> None:
+        self.last: dict[int, tuple[Any, DeviceArg]] = {}
+
+
+_memo = _Readings()
 
 
 def arg_key(a: Any) -> Hashable:
     """A device array's part of the call signature: the same as a host array's when it is
     C-contiguous, so host and device arguments share one compiled function."""
     d = read(a)
-    try:
-        _memo.last[id(a)] = (a, d)
-    except AttributeError:
-        _memo.last = {id(a): (a, d)}
+    _memo.last[id(a)] = (a, d)
     return d.layout.key
 
 
 def readings() -> dict[int, tuple[Any, DeviceArg]]:
     """This thread's readings left by arg_key: id(array) -> (array, its DeviceArg); a
     reading is this call's only when its array `is` the argument."""
-    return getattr(_memo, "last", None) or {}
+    return _memo.last
 
 
 def release() -> None:
     """Forget this thread's readings (after a call: they hold the caller's arrays)."""
-    last = getattr(_memo, "last", None)
+    last = _memo.last
     if last:
         last.clear()
 
