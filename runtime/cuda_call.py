@@ -7,8 +7,9 @@ inputs), the address table every launch reads its arguments from (`operator.item
 over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
 inputs copied back. Per call:
 - each host input is copied into the packed area with one NumPy assignment (other layouts
-  take runtime/cuda_layout.host_bytes); the area is sent to the device only when its bytes
-  differ from the last sent (unless the program updates a packed input in place);
+  take runtime/cuda_layout.host_bytes); the area (up to COMPARE_MAX bytes) is sent to the
+  device only when its bytes differ from the last sent (unless the program updates a packed
+  input in place);
 - each device input's reading (made once per call, by the signature:
   runtime/cuda_interop.readings) gives its address; its layout is checked once per
   distinct layout;
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .backend_cuda import CudaExecutable
 
 _PY_SCALARS = frozenset({float, int, bool, complex})
+COMPARE_MAX = 1 << 14  # packed areas up to this size are compared with what was last sent
 
 
 class _Input(NamedTuple):
@@ -88,8 +90,10 @@ class CallPlan:
             self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), view, packed,
                                       base + start, b.ref in program.updates))
         # The packed area is sent again only when its bytes changed (scalars mostly do not),
-        # unless a kernel writes a packed input in place. `sent`: the bytes the device holds.
-        self.resend = any(i.packed >= 0 and i.updated for i in self.inputs)
+        # unless a kernel writes a packed input in place, or comparing would cost more than it
+        # can save (a large area). `sent`: the bytes the device holds.
+        self.resend = len(exe._stage) > COMPARE_MAX or any(
+            i.packed >= 0 and i.updated for i in self.inputs)
         self.sent: bytes | None = None
         self.outputs = program.by_kind("output")
         self.out_views = [(b.index, lay.slots[b.index] - lay.out[0], b.dtype, b.shape)
