@@ -210,7 +210,7 @@ class CudaExecutable:
         gemm = self.gemm_calls.get(k.name)
         if gemm is not None:
             return functools.partial(gemm, *args), lambda a: gemm(*a)
-        fn = self._fns[self.module.kernels.index(k)]
+        fn = next(f for launch, f in zip(self.module.kernels, self._fns) if launch is k)
         grid, block = (k.grid_for(self.sms), 1), (k.block, 1, 1)
         fmt = "P" * len(args)
         launch = getattr(fn, "_launch_kernel", None)
