@@ -175,12 +175,19 @@ def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> No
             super().__init__(*args)
             self.data = type("MemoryPointer", (), {"device_id": device_id})()
 
+    class TorchLike(Cai):  # a PyTorch CUDA tensor too
+        def get_device(self) -> int:
+            return 1
+
     CupyLike.__module__ = "cupy._core.core"
+    TorchLike.__module__ = "torch"
     asked[:] = []
     np.testing.assert_array_equal(f(CupyLike(0, dev.ptr, host, host), dev).get(),
                                   host * host + 1)
     with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
         f(CupyLike(1, dev.ptr, host, host), dev)
+    with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
+        f(TorchLike(dev.ptr, host, host), dev)
     assert asked == []
     with pytest.raises(TypeError, match="host NumPy arrays"):
         f(a, host)
@@ -210,3 +217,29 @@ def test_packed_inputs_sent_when_changed_or_updated(monkeypatch: pytest.MonkeyPa
         want = step(host.copy(), g)
         np.testing.assert_allclose(f(w, g), want, rtol=1e-6)
         np.testing.assert_array_equal(w, host - 0.5)
+
+
+def test_threads_keep_their_own_readings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls from several threads with their own device arrays: each call uses its own
+    thread's readings (the signature is computed outside the executable's lock)."""
+    import threading
+
+    driver, gpuarray = _setup(monkeypatch)
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    hosts = [np.full((3, 5), k, f32) for k in range(4)]
+    devs = [gpuarray.to_gpu(h) for h in hosts]
+    f(devs[0], devs[0])
+    bad: list[int] = []
+
+    def worker(k: int) -> None:
+        driver.Device(0).retain_primary_context().push()
+        for _ in range(30):
+            if not np.array_equal(f(devs[k], devs[k]).get(), hosts[k] * hosts[k] + 1):
+                bad.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []
