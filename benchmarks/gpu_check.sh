@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Issue 18's checks on a lent GPU machine, in ONE device call of under 8 minutes: the tests
-# that compare with NumPy (and the CUDA backend's own tests) under FUSEJIT_BACKEND=cuda, then
+# that compare with NumPy (and the CUDA backend's own tests) under FUSEJIT_BACKEND=cuda, the
+# host time of one call (benchmarks/bench_cuda_host.py: the dispatch target, <= 15 µs), then
 # `bench.py --backend cuda`. Everything it writes goes under $OUT (the device tool's folder
-# that comes back): tests.txt, junit.xml, bench.txt, bench_cuda.json, device.txt.
+# that comes back): tests.txt, junit.xml, host.txt, host.json, bench.txt, bench_cuda.json,
+# device.txt.
 #   here, once:  mkdir -p .gpu && cp -r ../shared/gpu/. .gpu/ && echo /.gpu/ >> .git/info/exclude
 #   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=500)
-# Each step has its own time limit (TEST_S, BENCH_S seconds) so that the results of the
-# first come back even when the second runs long; pytest -v writes one line per test as it
+# Each step has its own time limit (TEST_S, HOST_S, BENCH_S seconds) so that the results of
+# the first come back even when a later one runs long; pytest -v writes one line per test as it
 # finishes, so a run cut short by its limit still says what passed and failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusejit-gpu-check}
 mkdir -p "$OUT"
-TEST_S=${TEST_S:-270}
+TEST_S=${TEST_S:-250}
+HOST_S=${HOST_S:-45}
 BENCH_S=${BENCH_S:-150}
 # shellcheck disable=SC1091
 source .gpu/setup.sh > "$OUT/device.txt" 2>&1
@@ -27,10 +30,15 @@ echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
 FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 14 --dist loadfile -p no:randomly \
     -p no:cacheprovider --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
 echo "pytest exit status $?" >> "$OUT/tests.txt"
+echo "== bench_cuda_host.py: host time per call (limit ${HOST_S}s)" | tee "$OUT/host.txt"
+timeout "$HOST_S" python3 benchmarks/bench_cuda_host.py --repeat 7 --profile \
+    --json "$OUT/host.json" >> "$OUT/host.txt" 2>&1
+echo "host bench exit status $?" >> "$OUT/host.txt"
 echo "== bench.py --backend cuda (limit ${BENCH_S}s)" | tee "$OUT/bench.txt"
 timeout "$BENCH_S" python3 benchmarks/bench.py --backend cuda --repeat 7 \
     --json "$OUT/bench_cuda.json" >> "$OUT/bench.txt" 2>&1
 echo "bench exit status $?" >> "$OUT/bench.txt"
 grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
 tail -n 5 "$OUT/tests.txt"
+sed "/^profile of/q" "$OUT/host.txt"  # the table (the profile stays in host.txt)
 cat "$OUT/bench.txt"

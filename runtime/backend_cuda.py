@@ -5,7 +5,8 @@ that keep NumPy's float semantics, and `CudaExecutable`, which runs a Program th
 (an optional dependency, imported lazily): one device arena per compiled function (its layout
 in runtime/cuda_layout.py: temporaries, constants, inputs, outputs, allocated once), small host
 inputs packed and copied in with one transfer, every launch in order with its arguments
-prepared once per signature, outputs (and the error word) copied back with one transfer.
+prepared once per signature, outputs (and the error word) copied back with one transfer; what
+one call does is planned once per executable (runtime/cuda_call.py).
 Device arrays (GPUArrays, `__cuda_array_interface__`; runtime/cuda_interop.py) are read and
 updated in place, and when any input is one (or when asked) outputs stay on the device, taken
 from a per-output pool (runtime/cuda_pool.py). Float matmuls run through cuBLAS where it is
@@ -22,6 +23,7 @@ import importlib.util
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -35,12 +37,12 @@ from .. import config
 from ..codegen.cuda import CudaModule
 from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
-from ..lowering.loop_ir import Buffer, Program
+from ..lowering.loop_ir import Program
 from . import cuda_blas, cuda_interop
 from .backend_c import VERSION
-from .cuda_layout import device_layout, host_bytes, span
+from .cuda_call import CallPlan
+from .cuda_layout import device_layout
 from .cuda_pool import OutputPool
-from .executor import raise_status
 
 # No --use_fast_math: IEEE division and square root, no FMA contraction (NumPy computes a*b+c
 # with two roundings), denormals kept (no flush to zero).
@@ -175,6 +177,7 @@ class CudaExecutable:
         self._ctx.push()
         try:
             self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+            self.gpus = cuda.Device.count()
             self._mod = cuda.module_from_buffer(self._image(dev.compute_capability()))
             self._fns = [self._mod.get_function(k.name).prepare(
                 "P" * (len(k.buffers) + k.scratch + k.checks)) for k in module.kernels]
@@ -192,29 +195,32 @@ class CudaExecutable:
             self._plan_gemms()
         finally:
             cuda.Context.pop()
-        self._prepare_launches()
         self.pools = {b.index: OutputPool(functools.partial(self._gpuarray.empty, b.shape,
                                                             b.dtype))
                       for b in program.by_kind("output") if b.nbytes}
+        self.plan = CallPlan(self)  # what every call does, prepared once
 
-    def _prepare_launches(self) -> None:
-        """Each launch as a callable and its argument tuple, computed once: arena pointers
-        are fixed; the positions of inputs and outputs that may be device arrays are patched
-        per call (`_launches`: (call, args, [(position, buffer index)])). Float matmuls that
-        cuBLAS can run call it (runtime/cuda_blas.py) instead of the tiled kernel."""
-        lay, base = self.layout, self.base
-        self.fixed = {i: base + off + lay.shift.get(i, 0) for i, off in lay.slots.items()}
-        movable = {b.index for b in self.program.buffers if b.kind in ("input", "output")}
-        self._launches = []
-        for k, fn in zip(self.module.kernels, self._fns):
-            if not k.size:
-                continue
-            args = tuple([self.fixed.get(i, 0) for i in k.buffers]
-                         + [base + lay.scratch] * k.scratch + [base + lay.err] * k.checks)
-            patch = [(p, i) for p, i in enumerate(k.buffers) if i in movable]
-            call = self.gemm_calls.get(k.name) or functools.partial(
-                fn.prepared_call, (k.grid_for(self.sms), 1), (k.block, 1, 1))
-            self._launches.append((call, args, patch))
+    def launcher(self, k: Any, args: tuple[int, ...]
+                 ) -> tuple[Callable[[], Any], Callable[[tuple[int, ...]], Any]]:
+        """Launch `k` as (a call with the argument addresses `args`, a call given others):
+        its kernel, or the cuBLAS call for a float matmul cuBLAS runs (runtime/cuda_blas.py).
+        A pycuda kernel is launched as its prepared_call does (pack the pointers, then
+        `_launch_kernel`) without redoing the per-call work that call repeats, with `args`
+        packed once; a Function without that shape takes prepared_call."""
+        gemm = self.gemm_calls.get(k.name)
+        if gemm is not None:
+            return functools.partial(gemm, *args), lambda a: gemm(*a)
+        fn = next(f for launch, f in zip(self.module.kernels, self._fns) if launch is k)
+        grid, block = (k.grid_for(self.sms), 1), (k.block, 1, 1)
+        fmt = "P" * len(args)
+        launch = getattr(fn, "_launch_kernel", None)
+        if callable(launch) and getattr(fn, "arg_format", None) == fmt and not getattr(
+                fn, "texrefs", True):
+            pack = struct.Struct(fmt).pack
+            return (functools.partial(launch, grid, block, pack(*args), 0, None),
+                    lambda a: launch(grid, block, pack(*a), 0, None))
+        call = functools.partial(fn.prepared_call, grid, block)
+        return functools.partial(call, *args), lambda a: call(*a)
 
     def _plan_gemms(self) -> None:
         """`gemm_calls`: launch name -> cuda_blas.GemmCall, for the gemms cuBLAS runs (the
@@ -241,14 +247,18 @@ class CudaExecutable:
             self.gemm_calls[launch.name] = cuda_blas.GemmCall(
                 blas, k, p, launch.buffers, epi, int(self._gemm_scratch or 0))
 
-    def _adopt_context(self) -> None:
+    def _adopt_context(self) -> bool:
         """Leave the device's primary context current in this thread when none is (as
         `import pycuda.autoprimaryctx` would): the GPUArrays fusejit returns, and pycuda calls
-        on them (`.get()`), need a current context after fusejit has popped its own."""
-        if self._cuda.Context.get_current() is None:
+        on them (`.get()`), need a current context after fusejit has popped its own. True
+        when the current context is that primary context (then nothing need be pushed)."""
+        current = self._cuda.Context.get_current()
+        if current is None:
             self._ctx.push()
             if threading.current_thread() is threading.main_thread():
                 atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
+            return True
+        return bool(current == self._ctx)  # (pycuda compares contexts by handle)
 
     def _image(self, cc: tuple[int, int]) -> bytes:
         """A cubin for this GPU, or PTX for the newest older architecture nvcc knows."""
@@ -269,104 +279,26 @@ class CudaExecutable:
     def run(self, inputs: list[Any], device_outputs: bool | None = None) -> list[Any]:
         """Run on the graph inputs (NumPy arrays, scalars or GPUArrays); return the outputs,
         as GPUArrays when `device_outputs` (default: when any input is a GPUArray)."""
-        for k, (lo, hi), dtype in self.input_ranges:
-            if not lo <= inputs[k] <= hi:
-                raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
-        on_device = cuda_interop.check_mixed(inputs)  # TypeError: host arrays mixed in
-        if device_outputs is None:
-            device_outputs = on_device
-        with self._lock:
-            self._adopt_context()  # (each thread has its own current context)
-            self._ctx.push()
-            try:
-                return self._run(inputs, device_outputs)
-            except self._cuda.Error as e:
-                raise RuntimeFailure(f"CUDA error while running {self.program.name}() "
-                                     f"({type(e).__name__}: {e})") from e
-            finally:
-                self._cuda.Context.pop()
-
-    def _run(self, inputs: list[Any], device_outputs: bool | None) -> list[Any]:
-        lay, base = self.layout, self.base
-        ptr: dict[int, int] = {}  # device arrays in place of arena slots
-        staged = False
-        for b in self.program.by_kind("input"):
-            if b.ref in self.idle:
-                continue
-            v = inputs[b.ref]
-            if b.ref in self.converts:
-                v = self.converts[b.ref](v)
-            if cuda_interop.is_device_array(v):
-                ptr[b.index] = self._device_input(v, b)
-                continue
-            data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
-            start = lay.slots[b.index]
-            if lay.small[0] <= start < lay.small[1]:
-                self._stage[start - lay.small[0]:start - lay.small[0] + data.size] = data
-                staged = staged or data.size > 0
-            else:
-                self._htod(base + start, data)
-        if staged:
-            self._htod(base + lay.small[0], self._stage)
-        outs: dict[int, Any] = {}
-        if device_outputs:
-            for b in self.program.by_kind("output"):
-                pool = self.pools.get(b.index)
-                outs[b.index] = pool.take() if pool else self._gpuarray.empty(b.shape, b.dtype)
-                ptr[b.index] = outs[b.index].ptr if pool else 0
-        for call, args, patch in self._launches:
-            if ptr and patch:
-                args = list(args)
-                for p, i in patch:
-                    if i in ptr:
-                        args[p] = ptr[i]
-            call(*args)
-        checks = any(k.checks for k in self.module.kernels)
-        status = 0
-        if not device_outputs and (self.program.by_kind("output") or checks):
-            host = np.empty(lay.out[1] - lay.out[0], np.uint8)
-            self._cuda.memcpy_dtoh(host, base + lay.out[0])
-            self.transfers["dtoh"] += 1
-            status = int(host[:4].view(np.uint32)[0])
-            for b in self.program.by_kind("output"):
-                o = lay.slots[b.index] - lay.out[0]
-                outs[b.index] = host[o:o + b.nbytes].view(b.dtype).reshape(b.shape)
-        elif checks:
-            word = np.zeros(1, np.uint32)
-            self._cuda.memcpy_dtoh(word, base + lay.err)
-            self.transfers["dtoh"] += 1
-            status = int(word[0])
-        if status:
-            self._cuda.memset_d32(base + lay.err, 0, 1)
-            raise_status(status)
-        self._copy_back(inputs)
-        return [outs[o.index] if o.kind == "buffer" else inputs[o.index]
-                for o in self.program.outputs]
-
-    def _device_input(self, a: Any, b: Buffer) -> int:
-        """The address of device array `a` (read and written in place) for input `b`."""
-        v = cuda_interop.describe(a)
-        item = v.dtype.itemsize
-        if v.dtype != b.dtype or v.shape != b.shape or any(
-                s != e * item for s, e, n in zip(v.strides, b.strides, b.shape) if n > 1):
-            raise RuntimeFailure(f"device array for {b.name} is {v.dtype}{list(v.shape)} "
-                                 f"strides {v.strides}; expected {b.dtype}{list(b.shape)} "
-                                 f"element strides {b.strides}")
-        cuda_interop.check_view(v, self.device, b.ref in self.program.updates,
-                                f"argument {b.name}")
-        return v.ptr if b.nbytes else 0
-
-    def _copy_back(self, inputs: list[Any]) -> None:
-        """Write the device copies of host inputs the program updated back into them."""
-        for b in self.program.by_kind("input"):
-            v = inputs[b.ref]
-            if b.ref not in self.program.updates or not isinstance(v, np.ndarray) or not b.nbytes:
-                continue
-            nbytes, lo = span(b)
-            raw = np.empty(nbytes, np.uint8)
-            self._cuda.memcpy_dtoh(raw, self.base + self.layout.slots[b.index])
-            self.transfers["dtoh"] += 1
-            item = b.dtype.itemsize
-            elems = raw.view(b.dtype)[lo // item:]
-            v[...] = np.lib.stride_tricks.as_strided(
-                elems, b.shape, tuple(s * item for s in b.strides), writeable=False)
+        try:
+            for k, (lo, hi), dtype in self.input_ranges:
+                if not lo <= inputs[k] <= hi:
+                    raise OverflowError(f"Python integer {inputs[k]} out of bounds for {dtype}")
+            device = cuda_interop.device_flags(inputs)  # TypeError: host arrays mixed in
+            if device_outputs is None:
+                device_outputs = device is not None
+            with self._lock:
+                # (each thread has its own current context; ours is pushed unless current)
+                pushed = not self._adopt_context()
+                if pushed:
+                    self._ctx.push()
+                try:
+                    return self.plan.run(inputs, device, device_outputs)
+                except self._cuda.Error as e:
+                    self.plan.sent = None  # (what the device holds is not known now)
+                    raise RuntimeFailure(f"CUDA error while running {self.program.name}() "
+                                         f"({type(e).__name__}: {e})") from e
+                finally:
+                    if pushed:
+                        self._cuda.Context.pop()
+        finally:
+            cuda_interop.release()  # this call's readings of device arrays

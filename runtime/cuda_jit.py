@@ -40,18 +40,30 @@ def require() -> None:
                                     f"11.8) or put its bin/ on PATH{_FALLBACK}") from None
 
 
-def is_device_array(a: Any) -> bool:
-    """True for a pycuda GPUArray or an object with `__cuda_array_interface__`."""
+def _bind_interop() -> None:
+    """Replace the two functions below by runtime/cuda_interop.py's own (imported on first
+    use): signatures are computed on every call, and a function-level import costs each."""
+    global is_device_array, device_arg_key
+    from .cuda_interop import arg_key
     from .cuda_interop import is_device_array as check
 
-    return check(a)
+    is_device_array, device_arg_key = check, arg_key
 
 
-def device_arg_key(a: Any) -> Hashable:
+def _is_device_array(a: Any) -> bool:
+    """True for a pycuda GPUArray or an object with `__cuda_array_interface__`."""
+    _bind_interop()
+    return is_device_array(a)
+
+
+def _device_arg_key(a: Any) -> Hashable:
     """A device array's part of the call signature (runtime/cuda_interop.py)."""
-    from .cuda_interop import arg_key
+    _bind_interop()
+    return device_arg_key(a)
 
-    return arg_key(a)
+
+is_device_array: Callable[[Any], bool] = _is_device_array
+device_arg_key: Callable[[Any], Hashable] = _device_arg_key
 
 
 def stand_ins(args: tuple) -> tuple:

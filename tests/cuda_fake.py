@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import mmap
+import struct
 import sys
 import threading
 import types
@@ -211,6 +212,8 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     """sys.modules entries for pycuda, pycuda.driver and pycuda.gpuarray; `images` maps the
     bytes a module is loaded from to the Program and CudaModule they were compiled from."""
     launches: list[str] = []
+    packed: list[str] = []  # the launches made through _launch_kernel
+    launch_contexts: list[Any] = []  # the context current at each kernel launch
     pointers: dict[tuple[int, int], dict[int, int]] = {}
     local = threading.local()  # each thread's context stack, as the CUDA driver keeps it
 
@@ -223,6 +226,10 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         """Like every driver call: a context must be current in this thread."""
         if not stack():
             raise FakeError("invalid device context")
+
+    def launching() -> None:
+        current()
+        launch_contexts.append(stack()[-1])
 
     class EpilogueFn:
         """A cuBLAS gemm's epilogue kernel: C = beta * C + alpha * P, P contiguous."""
@@ -258,10 +265,18 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         def prepare(self, fmt: str) -> Fn:
             ln = self.launch
             assert fmt == "P" * (len(ln.buffers) + ln.scratch + ln.checks)
+            self.arg_format, self.texrefs = fmt, []  # as pycuda's prepare sets them
             return self
 
+        def _launch_kernel(self, grid: tuple, block: tuple, buf: bytes, shared: int,
+                           stream: Any) -> None:
+            """What pycuda's prepared_call ends with: the arguments packed in `buf`."""
+            assert shared == 0 and stream is None and isinstance(buf, bytes)
+            packed.append(self.launch.name)
+            self.prepared_call(grid, block, *struct.unpack(self.arg_format, buf))
+
         def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
-            current()
+            launching()
             ln = self.launch
             assert 1 <= grid[0] and block == (ln.block, 1, 1) and ln.block <= 1024
             assert len(args) == len(ln.buffers) + ln.scratch + ln.checks
@@ -327,7 +342,15 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     ctx.push = lambda: stack().append(ctx)
     context = types.SimpleNamespace(pop=lambda: stack().pop(),
                                      get_current=lambda: stack()[-1] if stack() else None)
+    def make_context() -> Any:
+        """Device.make_context: a new (non-primary) context, made current."""
+        own = types.SimpleNamespace()
+        own.push = lambda: stack().append(own)
+        own.push()
+        return own
+
     dev = types.SimpleNamespace(retain_primary_context=lambda: ctx, name=lambda: "Fake",
+                                make_context=make_context,
                                 compute_capability=lambda: (9, 0),
                                 get_attribute=lambda attr: 132)
     device = lambda i: dev  # noqa: E731
@@ -338,7 +361,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
         memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches,
-        memory=mem)
+        packed=packed, launch_contexts=launch_contexts, memory=mem)
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
     pkg = types.ModuleType("pycuda")
     pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)

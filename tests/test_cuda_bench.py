@@ -84,3 +84,23 @@ def test_protocol_over_fake_pycuda(monkeypatch: pytest.MonkeyPatch, tmp_path: An
     ns = types.SimpleNamespace(**vars(workloads.NUMPY_NS), compile=lambda f: f)
     t = bench_cuda.time_peer(wl, (ns, np.asarray, lambda: None, np.asarray), host, 1, 1e-4)
     assert t > 0
+
+
+def test_host_time_over_null_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/bench_cuda_host.py --fake: every case and argument kind runs over the null
+    pycuda, which counts the driver calls a call makes (GPUArray arguments: no pointer
+    query, no transfer; NumPy arguments: the packed inputs in, the outputs out)."""
+    import bench_cuda_host
+
+    null = bench_cuda_host.NullDriver()
+    null.install(monkeypatch.setattr, monkeypatch.setitem)
+    res = bench_cuda_host.run(True, 1, 5, null)
+    rows = {(r["case"], r["args"]): r for r in res["rows"]}
+    assert set(rows) == {(c[0], k) for c in bench_cuda_host.CASES for k in ("NumPy", "GPUArray")}
+    assert all(r["us"] > 0 and r["host_us"] < r["us"] for r in rows.values())
+    # get_current (fusejit's context is current: no push/pop), launch; + htod and dtoh for
+    # NumPy; + the changed scalar's htod
+    assert rows[("x*y+1", "GPUArray")]["driver_calls"] == 2
+    assert rows[("x*y+1", "NumPy")]["driver_calls"] == 4
+    assert rows[("a*x+y (a float)", "GPUArray")]["driver_calls"] == 3
+    assert "| x*y+z | GPUArray |" in bench_cuda_host.render(res)

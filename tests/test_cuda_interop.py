@@ -137,3 +137,109 @@ def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     assert driver.synced == [0x5150]  # the producer's stream, waited for
     f(Cai(dev.ptr, host, host, stream=1), dev)  # the legacy default stream: nothing to wait
     assert driver.synced == [0x5150]
+
+
+def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call reads each device argument's interface once (the signature's reading is the
+    run's), asks the driver where a pointer lives only when the array's type does not say,
+    and never reuses a reading in a later call."""
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(12, dtype=f32).reshape(3, 4)
+    dev, other = gpuarray.to_gpu(host), gpuarray.to_gpu(host * 10)
+    asked: list[int] = []
+    where = cuda_interop.pointer_device
+    monkeypatch.setattr(cuda_interop, "pointer_device", lambda p: asked.append(p) or where(p))
+
+    class Counting(Cai):
+        reads = 0
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            Counting.reads += 1
+            return self.iface
+
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    a = Counting(dev.ptr, host, host)
+    np.testing.assert_array_equal(f(a, dev).get(), host * host + 1)  # compiles
+    Counting.reads, asked[:] = 0, []
+    for _ in range(3):
+        np.testing.assert_array_equal(f(a, dev).get(), host * host + 1)
+    assert Counting.reads == 3  # once per call
+    assert len(driver.packed) >= 3  # launched as pycuda's prepared_call would, args packed
+    assert asked == [dev.ptr] * 3  # the exporter's pointer; the pycuda allocation is trusted
+    a.iface["data"] = (other.ptr, False)  # the same object, now over other memory
+    np.testing.assert_array_equal(f(a, dev).get(), host * 10 * host + 1)
+
+    class CupyLike(Cai):  # a CuPy array states its device: the driver is not asked
+        def __init__(self, device_id: int, *args: Any) -> None:
+            super().__init__(*args)
+            self.data = type("MemoryPointer", (), {"device_id": device_id})()
+
+    class TorchLike(Cai):  # a PyTorch CUDA tensor too
+        def get_device(self) -> int:
+            return 1
+
+    CupyLike.__module__ = "cupy._core.core"
+    TorchLike.__module__ = "torch"
+    asked[:] = []
+    np.testing.assert_array_equal(f(CupyLike(0, dev.ptr, host, host), dev).get(),
+                                  host * host + 1)
+    with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
+        f(CupyLike(1, dev.ptr, host, host), dev)
+    with pytest.raises(ValueError, match="on GPU 1, but this function runs on GPU 0"):
+        f(TorchLike(dev.ptr, host, host), dev)
+    assert asked == []
+    with pytest.raises(TypeError, match="host NumPy arrays"):
+        f(a, host)
+    assert not cuda_interop.readings()  # no reading outlives its call
+
+
+def test_packed_inputs_sent_when_changed_or_updated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small host inputs are sent when their bytes change, and every call when the function
+    updates one in place (its device copy changed, even if the caller's bytes did not)."""
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(6, dtype=f32)
+    dev = gpuarray.to_gpu(host)
+    axpy = fusejit.jit(lambda a, x: a * x + 1, backend="cuda")
+    for a in (2.0, 2.0, 3.0):
+        np.testing.assert_array_equal(axpy(a, dev).get(), a * host + 1)
+    exe = next(iter(axpy._cache.values())).executable
+    assert exe.transfers["htod"] == 2  # 2.0, then 3.0
+
+    def step(w, g):
+        w -= 0.5 * g
+        return (w * w).sum()
+
+    f = fusejit.jit(step, backend="cuda")
+    g = np.ones(6, f32)
+    for _ in range(3):
+        w = host.copy()  # the same bytes every call
+        want = step(host.copy(), g)
+        np.testing.assert_allclose(f(w, g), want, rtol=1e-6)
+        np.testing.assert_array_equal(w, host - 0.5)
+
+
+def test_threads_keep_their_own_readings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls from several threads with their own device arrays: each call uses its own
+    thread's readings (the signature is computed outside the executable's lock)."""
+    import threading
+
+    driver, gpuarray = _setup(monkeypatch)
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    hosts = [np.full((3, 5), k, f32) for k in range(4)]
+    devs = [gpuarray.to_gpu(h) for h in hosts]
+    f(devs[0], devs[0])
+    bad: list[int] = []
+
+    def worker(k: int) -> None:
+        driver.Device(0).retain_primary_context().push()
+        for _ in range(30):
+            if not np.array_equal(f(devs[k], devs[k]).get(), hosts[k] * hosts[k] + 1):
+                bad.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []

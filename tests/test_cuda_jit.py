@@ -176,3 +176,11 @@ def test_returned_gpuarray_is_usable_without_a_user_context(
     t.start()
     t.join()
     np.testing.assert_allclose(got[0], softmax(x), rtol=1e-6)
+    ours = driver.Context.get_current()  # the primary context, left current: not pushed again
+    assert driver.launch_contexts and all(c is ours for c in driver.launch_contexts)
+    user = driver.Device(0).make_context()  # another context current: fusejit pushes its own
+    driver.launch_contexts.clear()
+    np.testing.assert_allclose(s(x), softmax(x), rtol=1e-6)
+    assert driver.launch_contexts and all(c is ours for c in driver.launch_contexts)
+    assert driver.Context.get_current() is user  # and pops it after
+    driver.Context.pop()

@@ -1,0 +1,229 @@
+"""One call of a loaded CUDA program (CudaExecutable.run's body), with everything that does
+not change between calls worked out once per executable (`CallPlan`).
+
+Planned once: which graph inputs are passed and how (converted Python ints, typed views of
+the packed host-input area for C-ordered host arrays and scalars, device addresses of large
+inputs), the address table every launch reads its arguments from (`operator.itemgetter`s
+over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
+inputs copied back. Per call:
+- each host input is copied into the packed area with one NumPy assignment (other layouts
+  take runtime/cuda_layout.host_bytes); the area (up to COMPARE_MAX bytes) is sent to the
+  device only when its bytes differ from the last sent (unless the program updates a packed
+  input in place);
+- each device input's reading (made once per call, by the signature:
+  runtime/cuda_interop.readings) gives its address; its layout is checked once per
+  distinct layout;
+- the launches run, their packed arguments reused when no device address changed them;
+- one device-to-host copy brings back the outputs and the error word.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from ..errors import RuntimeFailure, raise_status
+from ..lowering.loop_ir import Buffer
+from ..lowering.lower import contiguous_strides
+from . import cuda_interop
+from .cuda_layout import host_bytes, span
+
+if TYPE_CHECKING:
+    from .backend_cuda import CudaExecutable
+
+_PY_SCALARS = frozenset({float, int, bool, complex})
+COMPARE_MAX = 1 << 14  # packed areas up to this size are compared with what was last sent
+
+
+class _Input(NamedTuple):
+    ref: int  # graph input
+    b: Buffer
+    slot: int  # its entry in the address table
+    convert: Callable[[Any], Any] | None
+    view: np.ndarray | None  # typed view of its bytes in the packed area (C order), or None
+    packed: int  # offset of its bytes in the packed area, or -1: copied on its own
+    dst: int  # device address of its slot
+    updated: bool
+
+
+def _c_ordered(b: Buffer) -> bool:
+    """Whether a buffer's bytes are its elements in C order (so any array of its shape and
+    dtype can be assigned into a typed view of them)."""
+    want = contiguous_strides(b.shape)
+    return span(b) == (b.nbytes, 0) and all(
+        s == w for s, w, n in zip(b.strides, want, b.shape) if n > 1)
+
+
+def _getter(positions: list[int]) -> Callable[[list[int]], tuple[int, ...]]:
+    if len(positions) == 1:
+        p = positions[0]
+        return lambda table: (table[p],)
+    return operator.itemgetter(*positions)  # type: ignore[return-value]
+
+
+class CallPlan:
+    """What every call of `exe` does, prepared (see the module docstring)."""
+
+    def __init__(self, exe: CudaExecutable) -> None:
+        program, lay, base = exe.program, exe.layout, exe.base
+        self.exe = exe
+        n = len(program.buffers)
+        self.scratch_at, self.err_at = n, n + 1
+        table = [0] * (n + 2)
+        for i, off in lay.slots.items():
+            table[i] = base + off + lay.shift.get(i, 0)
+        table[n], table[n + 1] = base + lay.scratch, base + lay.err
+        self.table = table
+        self.inputs: list[_Input] = []
+        for b in program.by_kind("input"):
+            if b.ref in exe.idle:
+                continue
+            start = lay.slots[b.index]
+            view, packed = None, -1
+            if lay.small[0] <= start < lay.small[1]:
+                packed = start - lay.small[0]
+                if b.nbytes and _c_ordered(b):
+                    view = exe._stage[packed:packed + b.nbytes].view(b.dtype).reshape(b.shape)
+            self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), view, packed,
+                                      base + start, b.ref in program.updates))
+        # The packed area is sent again only when its bytes changed (scalars mostly do not),
+        # unless a kernel writes a packed input in place, or comparing would cost more than it
+        # can save (a large area). `sent`: the bytes the device holds.
+        self.resend = len(exe._stage) > COMPARE_MAX or any(
+            i.packed >= 0 and i.updated for i in self.inputs)
+        self.sent: bytes | None = None
+        self.outputs = program.by_kind("output")
+        self.out_views = [(b.index, lay.slots[b.index] - lay.out[0], b.dtype, b.shape)
+                          for b in self.outputs]
+        self.checks = any(k.checks for k in exe.module.kernels)
+        self.copy_back = [b for b in program.by_kind("input")
+                          if b.ref in program.updates and b.nbytes]
+        self.results = [(o.kind == "buffer", o.index) for o in program.outputs]
+        # each launch: (run with the arena's addresses, run with those of a patched table)
+        self.launches: list[tuple[Callable[[], Any], Callable[[list[int]], Any]]] = []
+        for k in exe.module.kernels:
+            if not k.size:
+                continue
+            positions = list(k.buffers) + [self.scratch_at] * k.scratch + [
+                self.err_at] * k.checks
+            fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
+            get = _getter(positions)
+            self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
+        self.one_gpu = exe.gpus == 1
+        # the GPUs a reading may state and need no check_arg (the driver is not asked)
+        self.on = (exe.device, cuda_interop.ON_CONTEXT) if self.one_gpu else (exe.device,)
+        self.accepted: dict[int, cuda_interop.Layout] = {}  # input slot -> its last layout
+
+    def run(self, inputs: list[Any], device: list[bool] | None, device_outputs: bool
+            ) -> list[Any]:
+        """The call, with the executable's context current; `device` flags the graph inputs
+        that are device arrays (None: none is)."""
+        exe = self.exe
+        table = None  # the address table, copied when a device address is patched in
+        staged = False
+        readings = cuda_interop.readings() if device is not None else None
+        for ref, b, slot, convert, view, packed, dst, updated in self.inputs:
+            v = inputs[ref]
+            if convert is not None:
+                v = convert(v)
+            if device is not None and device[ref]:
+                if table is None:
+                    table = self.table.copy()
+                hit = readings.get(id(v)) if readings else None
+                d = hit[1] if hit is not None and hit[0] is v else cuda_interop.read(v)
+                if d.layout is not self.accepted.get(slot):
+                    self._accept(d.layout, b)
+                if d.device not in self.on or (updated and d.readonly) or (
+                        d.stream is not None and d.stream not in (1, 2)):
+                    cuda_interop.check_arg(d, exe.device, self.one_gpu, updated, b)
+                table[slot] = d.ptr if b.nbytes else 0
+                continue
+            if view is not None:
+                if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
+                    view[...] = v
+                    staged = True
+                    continue
+                if not b.shape and type(v) in _PY_SCALARS:
+                    view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
+                    staged = True
+                    continue
+            data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
+            if packed >= 0:
+                exe._stage[packed:packed + data.size] = data
+                staged = staged or data.size > 0
+            else:
+                exe._htod(dst, data)
+        if staged:
+            now = None if self.resend else exe._stage.tobytes()
+            if now is None or now != self.sent:
+                self.sent = None
+                exe._htod(exe.base + exe.layout.small[0], exe._stage)
+                self.sent = now
+        outs: dict[int, Any] = {}
+        if device_outputs:
+            if table is None:
+                table = self.table.copy()
+            for b in self.outputs:
+                pool = exe.pools.get(b.index)
+                if pool is None:
+                    outs[b.index] = exe._gpuarray.empty(b.shape, b.dtype)
+                    table[b.index] = 0
+                else:
+                    outs[b.index] = o = pool.take()
+                    table[b.index] = o.ptr
+        if table is None:
+            for fixed, _ in self.launches:
+                fixed()
+        else:
+            for _, patched in self.launches:
+                patched(table)
+        status = 0
+        if not device_outputs and (self.outputs or self.checks):
+            lo, hi = exe.layout.out
+            host = np.empty(hi - lo, np.uint8)
+            exe._cuda.memcpy_dtoh(host, exe.base + lo)
+            exe.transfers["dtoh"] += 1
+            status = int.from_bytes(host.data[:4], "little")
+            for i, o, dtype, shape in self.out_views:
+                outs[i] = np.ndarray(shape, dtype, host, o)
+        elif self.checks:
+            word = np.zeros(1, np.uint32)
+            exe._cuda.memcpy_dtoh(word, exe.base + exe.layout.err)
+            exe.transfers["dtoh"] += 1
+            status = int(word[0])
+        if status:
+            exe._cuda.memset_d32(exe.base + exe.layout.err, 0, 1)
+            raise_status(status)
+        if self.copy_back:
+            self._copy_back(inputs)
+        return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
+
+    def _accept(self, lay: cuda_interop.Layout, b: Buffer) -> None:
+        """Check that device arrays of layout `lay` are what input `b` was compiled for
+        (RuntimeFailure otherwise); later arrays of that layout are not checked again."""
+        item = lay.dtype.itemsize
+        if lay.dtype != b.dtype or lay.shape != b.shape or any(
+                s != e * item for s, e, n in zip(lay.strides, b.strides, b.shape) if n > 1):
+            raise RuntimeFailure(f"device array for {b.name} is {lay.dtype}{list(lay.shape)} "
+                                 f"strides {lay.strides}; expected {b.dtype}{list(b.shape)} "
+                                 f"element strides {b.strides}")
+        self.accepted[b.index] = lay
+
+    def _copy_back(self, inputs: list[Any]) -> None:
+        """Write the device copies of host inputs the program updated back into them."""
+        exe = self.exe
+        for b in self.copy_back:
+            v = inputs[b.ref]
+            if not isinstance(v, np.ndarray):
+                continue
+            nbytes, lo = span(b)
+            raw = np.empty(nbytes, np.uint8)
+            exe._cuda.memcpy_dtoh(raw, exe.base + exe.layout.slots[b.index])
+            exe.transfers["dtoh"] += 1
+            item = b.dtype.itemsize
+            elems = raw.view(b.dtype)[lo // item:]
+            v[...] = np.lib.stride_tricks.as_strided(
+                elems, b.shape, tuple(s * item for s in b.strides), writeable=False)
