@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..errors import RuntimeFailure, raise_status
+from ..errors import RuntimeFailure
 from ..lowering.loop_ir import Buffer
 from ..lowering.lower import contiguous_strides
 from . import cuda_interop
@@ -196,7 +196,7 @@ class CallPlan:
             status = int(word[0])
         if status:
             exe._cuda.memset_d32(exe.base + exe.layout.err, 0, 1)
-            raise_status(status)
+            exe.raise_error(status, inputs, device is None)
         if self.copy_back:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]

@@ -113,12 +113,14 @@ class ErrorReplay:
             "error (the compiled program writes it in place before a check that can fail; "
             "README, 'Errors when the function runs')")
 
-    def error(self, status: int, inputs: Sequence[object]) -> Exception:
+    def error(self, status: int, inputs: Sequence[object], unchanged: bool = False) -> Exception:
         """The exception a call on `inputs` (the graph's inputs, as passed) that returned
-        `status` raises: NumPy's first, in statement order."""
+        `status` raises: NumPy's first, in statement order. `unchanged`: the backend knows
+        the inputs are as passed whatever the program wrote (the CUDA backend's host inputs,
+        which are copied back only after a call that succeeds)."""
         if status <= 0 or not status & ~sum(ENVIRONMENT):
             return status_error(status)
-        if self.safe:
+        if self.safe or unchanged:
             try:  # NumPy's warnings on the way (casts of NaN...) are not the call's own
                 with np.errstate(all="ignore"):
                     found = first_error(self.graph, list(inputs))
@@ -133,6 +135,6 @@ class ErrorReplay:
             return RuntimeFailure(f"compiled program failed with status {status}")
         first = min(flags, key=lambda s: (self.sites.get(s.code, 1 << 62), s.code))
         exc = first.exc(first.message)
-        if self.note:
+        if self.note and not unchanged:
             exc.add_note(self.note)
         return exc

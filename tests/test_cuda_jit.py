@@ -184,3 +184,37 @@ def test_returned_gpuarray_is_usable_without_a_user_context(
     assert driver.launch_contexts and all(c is ours for c in driver.launch_contexts)
     assert driver.Context.get_current() is user  # and pops it after
     driver.Context.pop()
+
+
+def test_first_failing_statement_wins_and_host_inputs_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two statements that fail (a gather's index, an integer's negative power) in either
+    order: the first in statement order raises NumPy's error; host inputs are copied back
+    only after a call that succeeds, so even an argument updated first is as passed."""
+    cuda_fake.install(monkeypatch)
+
+    def gather_first(x, idx, k, e):
+        x += 1.0
+        g = x[idx]
+        p = k ** e
+        return g.sum() + p.sum()
+
+    def power_first(x, idx, k, e):
+        x += 1.0
+        p = k ** e
+        g = x[idx]
+        return g.sum() + p.sum()
+
+    idx, k = np.array([0, 9]), np.arange(1, 4)
+    for f, exc in ((gather_first, IndexError), (power_first, ValueError)):
+        jf = fusejit.jit(f, backend="cuda")
+        x = np.arange(4.0)
+        with pytest.raises(exc) as got:
+            jf(x, idx, k, np.array([1, -1, 2]))
+        with pytest.raises(exc) as want:
+            f(np.arange(4.0), idx, k, np.array([1, -1, 2]))
+        assert str(got.value) == str(want.value)
+        np.testing.assert_array_equal(x, np.arange(4.0))
+        x = np.arange(4.0)
+        assert jf(x, np.array([0, 3]), k, np.array([1, 1, 2])) == f(
+            np.arange(4.0), np.array([0, 3]), k, np.array([1, 1, 2]))
