@@ -134,6 +134,23 @@ static inline double fj_kfinish(double hi, double lo) {
     return __builtin_isfinite(hi) ? hi + lo : hi;
 }
 
+/* fj_row_exp_f32: y[i] = e^x[i] for i < n, fj_vtile.h's vector exp over whole vectors and
+ * fj_exp_f32 for the rest (the same bits for every input: fj_vtile.h), writing nothing past
+ * y[n - 1], so y may be a row of an output (codegen/crowexp.py: a row kernel's exp). */
+#if defined(FJ_VTILE) && FJ_VTILE
+static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, int64_t n) {
+    const int64_t lanes = (int64_t)(sizeof(fj__vtile_t) / sizeof(float));
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        fj__vtile_t v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        v = fj__vexp(v);
+        __builtin_memcpy(y + i, &v, sizeof v);
+    }
+    for (; i < n; i++) y[i] = fj_exp_f32(x[i]);
+}
+#endif
+
 /* NaN first, then the plain select (branch-free, so the reduction loops vectorise; see
    fj_maximum_* in fj_scalar.h). */
 static inline float fj_rmax_f32(float a, float b) { return (a != a) ? a : ((a > b) ? a : b); }
