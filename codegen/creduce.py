@@ -46,7 +46,7 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
     staged = streamed_row(k, buf_types)  # the output row kept in L1, then streamed out
     plan = prefetch_plan(k, staged.buf if staged else None)  # the next row, during later phases
     if plan:
-        out += ["        " + line for line in next_point_lines(k)]
+        out += ["        " + line for line in next_point_lines(k, plan)]
     for n, phase in enumerate(k.phases):
         pf = prefetch_lines(plan.get(n, []), nouter)
         tail = [f"fj_stream_row(&b{staged.buf}[{point_index(staged, nouter, 'fj_c')}], "
