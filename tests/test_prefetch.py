@@ -29,12 +29,19 @@ def test_multi_phase_rows_prefetch_the_next_row() -> None:
     x = RNG.standard_normal((37, 600)).astype(np.float32)
     src = _source(softmax, x)
     kernel = src[src.index("static int fj_k0"):]
-    # The next row of the input during the exp phase, of the output (for writing) during
-    # the divide, a chunk at a time; the last row's next row is itself.
+    # A later phase calls exp: the next row of the input during the max phase, the row
+    # after it during the exp phase, the next row of the output (for writing) during the
+    # divide, a chunk at a time; the last rows' next rows are themselves.
     assert "fj_o + 1 < fj_hi ? fj_o + 1 : fj_o" in kernel
+    assert "fj_o + 2 < fj_hi ? fj_o + 2 : fj_o" in kernel
     loads = kernel.index("__builtin_prefetch(&b0[0 + fj_n0 * 600 + fj_c + fj_p], 0, 3)")
+    later = kernel.index("__builtin_prefetch(&b0[0 + fj_m0 * 600 + fj_c + fj_p], 0, 3)")
     stores = kernel.index("__builtin_prefetch(&b1[0 + fj_n0 * 600 + fj_c + fj_p], 1, 3)")
-    assert kernel.index("fj_exp_f32") > loads and kernel.index("fj_exp_f32") < stores
+    end_max = kernel.index("const float v1 = (float)fj_a_v1;")
+    assert loads < end_max < later < kernel.index("fj_exp_f32") < stores
+    # no vector math in the later phases (a centred sum of squares): one row ahead, there
+    plain = _source(lambda x: ((x - x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), x)
+    assert "fj_m0" not in plain and "__builtin_prefetch(&b0[0 + fj_n0 * 600" in plain
     run_both(softmax, x)
     run_both(softmax, x[:1])  # one row: its prefetches are of itself
     assert "__builtin_prefetch(" not in _source(lambda x: x.sum(axis=1), x)  # one phase

@@ -134,6 +134,76 @@ static inline double fj_kfinish(double hi, double lo) {
     return __builtin_isfinite(hi) ? hi + lo : hi;
 }
 
+/* fj_row_sum_f32: the sum in double of float x[0..n), in one fixed order on every x86-64 build:
+ * lane l of 16 adds x[16 i + l] over the whole groups of 16, lane 0 then the rest in order,
+ * and the total is 0.0 + lane 0 + lane 1 + ... + lane 15 -- the order of gcc's 512-bit
+ * vectorised `omp simd reduction(+)` loop, so AVX-512 builds keep their bits, and AVX2 ones
+ * (whose 256-bit loop had 8 lanes) now give the same bits, four independent accumulator chains
+ * instead of two (codegen/creduce.py: a sum re-read from a stored chunk, creread.py). */
+#if defined(__AVX512F__) || defined(__AVX__)
+#if defined(__AVX512F__)
+typedef float fj__rsf __attribute__((vector_size(32)));  /* 8 floats -> 8 doubles (zmm) */
+typedef double fj__rdf __attribute__((vector_size(64)));
+#define FJ__RCVT(v) __builtin_ia32_cvtps2pd512_mask(v, (fj__rdf){0}, 0xff, 4)
+#else
+typedef float fj__rsf __attribute__((vector_size(16)));  /* 4 floats -> 4 doubles (ymm) */
+typedef double fj__rdf __attribute__((vector_size(32)));
+#define FJ__RCVT(v) __builtin_ia32_cvtps2pd256(v)
+#endif
+static inline double fj_row_sum_f32(const float *restrict x, int64_t n) {
+    enum { W = (int)(sizeof(fj__rsf) / sizeof(float)), G = 16 / W }; /* accumulators */
+    fj__rdf acc[G];
+    for (int g = 0; g < G; g++) acc[g] = (fj__rdf){0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int g = 0; g < G; g++) {
+            fj__rsf v;
+            __builtin_memcpy(&v, x + i + g * W, sizeof v);
+            acc[g] += FJ__RCVT(v);
+        }
+    }
+    double lane[16];
+    __builtin_memcpy(lane, acc, sizeof lane);
+    for (; i < n; i++) lane[0] += (double)x[i];
+    double total = 0.0;
+    for (int l = 0; l < 16; l++) total += lane[l];
+    return total;
+}
+#else /* SSE2: gcc's own vectorised loop (its order) */
+static inline double fj_row_sum_f32(const float *restrict x, int64_t n) {
+    double total = 0.0;
+    _Pragma("omp simd reduction(+:total)")
+    for (int64_t i = 0; i < n; i++) total += x[i];
+    return total;
+}
+#endif
+
+/* fj_row_exp_f32: y[i] = e^x[i] for i < n, fj_vtile.h's vector exp over whole vectors and
+ * fj_exp_f32 for the rest (the same bits for every input: fj_vtile.h), writing nothing past
+ * y[n - 1], so y may be a row of an output (codegen/crowexp.py: a row kernel's exp). */
+#if defined(FJ_VTILE) && FJ_VTILE
+static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, int64_t n) {
+    const int64_t lanes = (int64_t)(sizeof(fj__vtile_t) / sizeof(float));
+    int64_t i = 0;
+    for (; i + 2 * lanes <= n; i += 2 * lanes) { /* two chains in flight */
+        fj__vtile_t u, v;
+        __builtin_memcpy(&u, x + i, sizeof u);
+        __builtin_memcpy(&v, x + i + lanes, sizeof v);
+        u = fj__vexp(u);
+        v = fj__vexp(v);
+        __builtin_memcpy(y + i, &u, sizeof u);
+        __builtin_memcpy(y + i + lanes, &v, sizeof v);
+    }
+    for (; i + lanes <= n; i += lanes) {
+        fj__vtile_t v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        v = fj__vexp(v);
+        __builtin_memcpy(y + i, &v, sizeof v);
+    }
+    for (; i < n; i++) y[i] = fj_exp_f32(x[i]);
+}
+#endif
+
 /* NaN first, then the plain select (branch-free, so the reduction loops vectorise; see
    fj_maximum_* in fj_scalar.h). */
 static inline float fj_rmax_f32(float a, float b) { return (a != a) ? a : ((a > b) ? a : b); }

@@ -237,13 +237,17 @@ static inline fj_v8sf fj__vhorner(const float (*rows)[8], int hi, fj_v8si i, fj_
 }
 
 /* fj_vm_exp_f32 (fj_vmath_f32.h) in vector code, bit for bit: the clamp is vmaxps/vminps
- * (NaN passes, as through its selects), 2^k the same two exact power-of-two factors. */
+ * (NaN passes, as through its selects), 2^k the same two exact power-of-two factors
+ * 2^(k >> 1) 2^(k - (k >> 1)), their exponent fields taken from t's bits in 6 integer
+ * operations (7 from k): t = 1.5 2^23 + k is an integer in [2^23, 2^24), so bits(t) is
+ * bits(1.5 2^23) + k, whose low 10 bits are zero, and bits(t) << 23 is k << 23, bits(t) << 22
+ * with bit 22 cleared is (k >> 1) << 23.  The same bits for all 2^32 inputs (compared
+ * exhaustively with the form from k); one Zen 5 core, 4096 floats in L1: 0.246 -> 0.223 ns. */
 static inline fj_v8sf fj__vexp(fj_v8sf x) {
     const fj_v8sf magic = fj__vf(0x1.8p23f);
     const fj_v8sf xc = fj__vmin(fj__vf(89.0f), fj__vmax(fj__vf(-104.0f), x));
     const fj_v8sf t = fj__vfma(xc, fj__vf(0x1.715476p+0f), magic);
     const fj_v8sf kf = t - magic;
-    const fj_v8si k = (fj_v8si)t - (fj_v8si)magic;
     fj_v8sf r = fj__vfma(kf, fj__vf(-0x1.62e430p-1f), xc);
     r = fj__vfma(kf, fj__vf(0x1.05c610p-29f), r);
     fj_v8sf q = fj__vfma(fj__vf(0x1.6a4b98p-10f), r, fj__vf(0x1.123e5cp-7f));
@@ -251,9 +255,9 @@ static inline fj_v8sf fj__vexp(fj_v8sf x) {
     q = fj__vfma(q, r, fj__vf(0x1.55548cp-3f));
     q = fj__vfma(q, r, fj__vf(0x1.fffffcp-2f));
     const fj_v8sf p = fj__vfma(r * r, q, r) + fj__vf(1.0f);
-    const fj_v8si k1 = k >> 1, k2 = k - k1;
-    const fj_v8sf s1 = (fj_v8sf)((k1 + 127) << 23), s2 = (fj_v8sf)((k2 + 127) << 23);
-    return (p * s1) * s2;
+    const fj_v8si h = ((fj_v8si)t << 22) & fj__vi((int32_t)0xff800000); /* (k >> 1) << 23 */
+    const fj_v8si e127 = fj__vi(127 << 23);
+    return (p * (fj_v8sf)(h + e127)) * (fj_v8sf)(((fj_v8si)t << 23) + e127 - h);
 }
 
 /* tanh, erf: on a = |x| (clamped to `cap`, where f has rounded to 1; NaN passes), one
