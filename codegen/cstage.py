@@ -25,6 +25,7 @@ full size, 2 threads, best of 40 interleaved: 6.14 -> 5.52 ms, 1.99 -> 1.56 ms, 
 (memory-bound there; benchmarks/RESULTS.md, session 7).
 
     plan(body, libmvec, vtile)   the loops for a kernel body, or None (not staged)
+    tile_points(segments, vtile) points per tile for those loops (TILE or VTILE)
     stage_body(body, is_call)    the loops (Segment list), or None when staging does not pay
     tile_fn(stmt)                the fj_vtile.h function of a call, or None
 """
@@ -39,7 +40,14 @@ import numpy as np
 from ..frontend.ops import OPS
 from ..lowering.loop_ir import Check, Compute, Const, Load, Stmt, Store
 
-TILE = 64  # points per tile: measured best of 64/256/1024 (tile arrays stay in L1)
+TILE = 64  # points per tile of libmvec calls: measured best of 64/256/1024 (session 5)
+# Points per tile of a kernel that calls fj_vtile.h's tile functions. One Zen 5 core, the
+# kernel over 4096 points in L1, ns per point at tiles of 64 / 128 / 256 / 512 / 1024 (session
+# 14): gelu_tanh 0.226 / 0.175 / 0.158 / 0.151 / 0.161, black_scholes 0.92 / 0.79 / 0.73 / 0.76 /
+# 0.84 (AVX-512); x86-64-v3 gelu_tanh 0.456 / - / 0.410 / 0.413 / 0.426, black_scholes 1.73 / -
+# / 1.60 / 1.62 / 1.71. Four vectors a loop left the out-of-order core too little independent
+# work to overlap the tile function's long dependency chains with the loops around it.
+VTILE = 256
 MIN_CALLS = 2  # a body with one call gains nothing measurable from staging
 
 
@@ -79,6 +87,13 @@ def plan(body: Sequence[Stmt], libmvec: bool, vtile: bool) -> list[Segment] | No
     if vtile and any(tile_fn(s) for s in body):
         return stage_body(body, min_calls=1)
     return stage_body(body) if libmvec else None
+
+
+def tile_points(segments: Sequence[Segment], vtile: bool) -> int:
+    """Points per tile of a staged kernel: VTILE where a loop ends in a tile-function call,
+    else TILE (libmvec calls only)."""
+    calls = [s.body[-1] for s in segments if s.kind == "call"]
+    return VTILE if vtile and any(tile_fn(c) for c in calls) else TILE
 
 
 def _uses(stmt: Stmt) -> tuple[str, ...]:
