@@ -157,6 +157,10 @@ def test_render_tiles_with_vtile():
     calls = re.findall(r"(fj_tile_\w+_f32)\(fj_tv\d+, fj_av\d+, fj_e - fj_t\);", text)
     assert sorted(calls) == ["fj_tile_erf_f32", "fj_tile_erf_f32", "fj_tile_exp_f32",
                              "fj_tile_log_f32"]
+    # tiles of VTILE points with tile functions, TILE with libmvec calls only
+    assert f"fj_t += {cstage.VTILE})" in text and f"[{cstage.VTILE}] __attribute__" in text
+    mvec = render(program, COptions(libmvec=True))
+    assert f"fj_t += {cstage.TILE})" in mvec and f"[{cstage.VTILE}]" not in mvec
     one = render(_program(lambda x: np.tanh(x) * 2, [np.ones(100, np.float32)]),
                  COptions(vtile=True))
     assert one.count("fj_tile_tanh_f32(fj_tv") == 1
