@@ -158,7 +158,7 @@ def _groups(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
     level: dict[str, int] = {}
     placed: list[tuple[int, bool, Stmt]] = []  # (level, is a call, stmt)
     for s in body:
-        if not isinstance(s, (Store, Check)) and s.var in free:
+        if isinstance(s, (Load, Const)) or (isinstance(s, Compute) and s.var in free):
             continue
         base = max((level[a] for a in _uses(s) if a not in free), default=0)
         call = is_call(s)
