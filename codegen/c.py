@@ -50,7 +50,7 @@ from .cscan_tiles import render_tiled_scan, tile_rows
 from .cscatter_par import render_scatter_kernel
 from .csort import header as sort_header
 from .csort import render_sort
-from .cstage import TILE, Segment, plan, tile_fn, var_order
+from .cstage import Segment, plan, tile_fn, tile_points, var_order
 from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -182,7 +182,8 @@ def _kernel_view(k: Kernel, index: int, program: Program, opts: COptions) -> dic
         "bufs": bufs, "ptrs": ptr_list,
         "before": before, "lines": lines,
         "checks": any(isinstance(s, Check) and id(s) not in hoisted for s in k.body),
-        "stages": staged.get("stages", []), "tiles": staged.get("tiles", []), "tile": TILE,
+        "stages": staged.get("stages", []), "tiles": staged.get("tiles", []),
+        "tile": staged.get("tile"),
         "strides": opaque_strides(strides),
     }
 
@@ -193,8 +194,9 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
     with a tile function (vtile builds) leaves its loop with the argument in tile fj_a<var>,
     and the function fills fj_t<var> after the loop."""
     dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
+    tile = tile_points(stages, vtile)
     tiled = sorted({v for st in stages for v in st.writes}, key=var_order)
-    tiles = [f"{ctype(dtypes[v])} fj_t{v}[{TILE}] __attribute__((aligned(64)));" for v in tiled]
+    tiles = [f"{ctype(dtypes[v])} fj_t{v}[{tile}] __attribute__((aligned(64)));" for v in tiled]
     views = []
     for st in stages:
         call = st.body[-1] if st.kind == "call" else None
@@ -205,13 +207,13 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
         after = ""
         if fn:
             assert isinstance(call, Compute)
-            tiles.append(f"float fj_a{call.var}[{TILE}] __attribute__((aligned(64))) = {{0}};")
+            tiles.append(f"float fj_a{call.var}[{tile}] __attribute__((aligned(64))) = {{0}};")
             lines.append(f"fj_a{call.var}[j - fj_t] = {call.args[0]};")
             after = f"{fn}(fj_t{call.var}, fj_a{call.var}, fj_e - fj_t);"
         lines += [f"fj_t{v}[j - fj_t] = {v};" for v in st.writes if not (fn and v == call.var)]
         views.append({"kind": st.kind, "lines": lines, "after": after,
                       "checks": any(isinstance(s, Check) for s in st.body)})
-    return {"stages": views, "tiles": tiles}
+    return {"stages": views, "tiles": tiles, "tile": tile}
 
 
 def _reduce_view(k: ReduceKernel, program: Program, slot: int) -> dict[str, Any]:

@@ -22,9 +22,12 @@ fj_tile_<name>_f32 (codegen/include/fj_vtile.h) evaluates the whole tile in vect
 a kernel is staged even for one call. Measured on the same Zen 4, one core, data in cache:
 black_scholes 2.34 -> 1.82 ns per element, lstm_cell 2.04 -> 1.51, gelu_tanh 0.53 -> 0.44;
 full size, 2 threads, best of 40 interleaved: 6.14 -> 5.52 ms, 1.99 -> 1.56 ms, 5.55 -> 4.50 ms
-(memory-bound there; benchmarks/RESULTS.md, session 7).
+(memory-bound there; benchmarks/RESULTS.md, session 7). Such kernels run over tiles of VTILE
+points, and cheap arithmetic on loads and constants is evaluated again where it is used
+instead of passing through a tile (RECOMPUTED; session 14).
 
     plan(body, libmvec, vtile)   the loops for a kernel body, or None (not staged)
+    tile_points(segments, vtile) points per tile for those loops (TILE or VTILE)
     stage_body(body, is_call)    the loops (Segment list), or None when staging does not pay
     tile_fn(stmt)                the fj_vtile.h function of a call, or None
 """
@@ -39,7 +42,14 @@ import numpy as np
 from ..frontend.ops import OPS
 from ..lowering.loop_ir import Check, Compute, Const, Load, Stmt, Store
 
-TILE = 64  # points per tile: measured best of 64/256/1024 (tile arrays stay in L1)
+TILE = 64  # points per tile of libmvec calls: measured best of 64/256/1024 (session 5)
+# Points per tile of a kernel that calls fj_vtile.h's tile functions. One Zen 5 core, the
+# kernel over 4096 points in L1, ns per point at tiles of 64 / 128 / 256 / 512 / 1024 (session
+# 14): gelu_tanh 0.226 / 0.175 / 0.158 / 0.151 / 0.161, black_scholes 0.92 / 0.79 / 0.73 / 0.76 /
+# 0.84 (AVX-512); x86-64-v3 gelu_tanh 0.456 / - / 0.410 / 0.413 / 0.426, black_scholes 1.73 / -
+# / 1.60 / 1.62 / 1.71. Four vectors a loop left the out-of-order core too little independent
+# work to overlap the tile function's long dependency chains with the loops around it.
+VTILE = 256
 MIN_CALLS = 2  # a body with one call gains nothing measurable from staging
 
 
@@ -81,6 +91,13 @@ def plan(body: Sequence[Stmt], libmvec: bool, vtile: bool) -> list[Segment] | No
     return stage_body(body) if libmvec else None
 
 
+def tile_points(segments: Sequence[Segment], vtile: bool) -> int:
+    """Points per tile of a staged kernel: VTILE where a loop ends in a tile-function call,
+    else TILE (libmvec calls only)."""
+    calls = [s.body[-1] for s in segments if s.kind == "call"]
+    return VTILE if vtile and any(tile_fn(c) for c in calls) else TILE
+
+
 def _uses(stmt: Stmt) -> tuple[str, ...]:
     if isinstance(stmt, (Compute, Check)):
         return stmt.args
@@ -99,8 +116,15 @@ def stage_body(body: Sequence[Stmt], is_call: Callable[[Stmt], bool] = is_vector
     """
     if sum(1 for s in body if is_call(s)) < (MIN_CALLS if min_calls is None else min_calls):
         return None
-    free = {s.var: s for s in body if isinstance(s, (Load, Const))}
-    groups = _groups(body, is_call, free)
+    leaves = {s.var: s for s in body if isinstance(s, (Load, Const))}
+    again = _recomputed(body, is_call, leaves)
+    while True:  # a recomputed value must not read its loads after the first store
+        free = {**leaves, **again}
+        groups = _groups(body, is_call, free)
+        late = _used_late(groups) & set(again)
+        if not late:
+            break
+        again = {v: s for v, s in again.items() if v not in late}
     late = _late_loads(groups, free)
     if late and groups[0][0] != "compute":
         groups.insert(0, ("compute", []))
@@ -109,15 +133,32 @@ def stage_body(body: Sequence[Stmt], is_call: Callable[[Stmt], bool] = is_vector
 
 Group = tuple[str, list[Stmt]]  # ("compute" | "call", statements in body order)
 
+# One of these on loads and constants is evaluated again in every loop that reads it, as loads
+# are, instead of passing through a tile: a store and a load saved per reading loop, and gelu's
+# loop of `0.5 * x` for its last loop disappears (one Zen 5 core, L1, ns per point: gelu_tanh
+# 0.160 -> 0.153 AVX-512, 0.406 -> 0.382 x86-64-v3; gelu_pow 0.535 -> 0.491 x86-64-v3). The same
+# operation on the same operands: the same bits.
+RECOMPUTED = frozenset({"add", "subtract", "multiply", "negative", "absolute", "square",
+                        "maximum", "minimum"})
+
+
+def _recomputed(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
+                leaves: dict[str, Stmt]) -> dict[str, Stmt]:
+    """Float computes of RECOMPUTED ops whose operands are all loads or constants."""
+    return {s.var: s for s in body
+            if isinstance(s, Compute) and s.op in RECOMPUTED and not is_call(s)
+            and s.dtype.kind == "f" and all(d.kind == "f" for d in s.in_dtypes)
+            and all(a in leaves for a in s.args)}
+
 
 def _groups(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
             free: dict[str, Stmt]) -> list[Group]:
-    """The loops' statements (loads and constants left out), ordered by level."""
-    pulled = _private_args(body, is_call)
+    """The loops' statements (loads, constants and recomputed values left out), by level."""
+    pulled = _private_args(body, is_call, free)
     level: dict[str, int] = {}
     placed: list[tuple[int, bool, Stmt]] = []  # (level, is a call, stmt)
     for s in body:
-        if isinstance(s, (Load, Const)):
+        if isinstance(s, (Load, Const)) or (isinstance(s, Compute) and s.var in free):
             continue
         base = max((level[a] for a in _uses(s) if a not in free), default=0)
         call = is_call(s)
@@ -136,42 +177,51 @@ def _groups(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
     return groups
 
 
+def _used_late(groups: list[Group]) -> set[str]:
+    """Values used after the loop of the first store."""
+    first_store = next((i for i, (_, st) in enumerate(groups)
+                        if any(isinstance(s, Store) for s in st)), len(groups))
+    return {a for _, st in groups[first_store + 1:] for s in st for a in _uses(s)}
+
+
 def _late_loads(groups: list[Group], free: dict[str, Stmt]) -> set[str]:
     """Loads used after the loop of the first store. When an output shares memory with an input
     (in-place updates) such a load would see what this tile just stored: they are read up front,
     in the first loop, and kept in tiles."""
-    first_store = next((i for i, (_, st) in enumerate(groups)
-                        if any(isinstance(s, Store) for s in st)), len(groups))
-    return {a for _, st in groups[first_store + 1:] for s in st for a in _uses(s)
-            if isinstance(free.get(a), Load)}
+    return {a for a in _used_late(groups) if isinstance(free.get(a), Load)}
 
 
 def _segments(groups: list[Group], free: dict[str, Stmt], late: set[str]) -> list[Segment]:
-    """Each group with the loads and constants it needs, and the tile values it reads/writes."""
+    """Each group with the loads, constants and recomputed values it needs, and the tile values
+    it reads/writes."""
     where = {s.var: i for i, (_, stmts) in enumerate(groups) for s in stmts
              if isinstance(s, Compute)}
     where.update({v: 0 for v in late})
-    reads = [tuple(sorted({a for s in stmts for a in _uses(s)
-                           if (a not in free or a in late) and where[a] != i}, key=var_order))
-             for i, (_, stmts) in enumerate(groups)]
+    uses = []
+    for _, stmts in groups:
+        direct = {a for s in stmts for a in _uses(s)}
+        uses.append(direct | {a for v in direct if v in free for a in _uses(free[v])})
+    reads = [tuple(sorted({a for a in u if (a not in free or a in late) and where[a] != i},
+                          key=var_order)) for i, u in enumerate(uses)]
     read_later = sorted({a for r in reads for a in r}, key=var_order)
     segments = []
-    for i, ((kind, stmts), rd) in enumerate(zip(groups, reads)):
-        needed = {a for s in stmts for a in _uses(s) if a in free and a not in late}
+    for i, ((kind, stmts), rd, u) in enumerate(zip(groups, reads, uses)):
+        needed = {a for a in u if a in free and a not in late}
         prefix = [free[v] for v in sorted(needed | (late if i == 0 else set()), key=var_order)]
         writes = tuple(v for v in read_later if where[v] == i)
         segments.append(Segment(kind, tuple(prefix + stmts), rd, writes))
     return segments
 
 
-def _private_args(body: Sequence[Stmt], is_call: Callable[[Stmt], bool]) -> dict[int, Stmt]:
+def _private_args(body: Sequence[Stmt], is_call: Callable[[Stmt], bool],
+                  free: dict[str, Stmt]) -> dict[int, Stmt]:
     """Plain computes whose value only feeds one call (directly or through each other), by id:
     they run in that call's loop (`-(x + 1)` before an exp), which saves a loop and a tile."""
     users: dict[str, list[Stmt]] = {}
     for s in body:
         for a in _uses(s):
             users.setdefault(a, []).append(s)
-    defs = {s.var: s for s in body if isinstance(s, Compute)}
+    defs = {s.var: s for s in body if isinstance(s, Compute) and s.var not in free}
     owner: dict[int, Stmt] = {}
     for call in body:
         if not is_call(call):

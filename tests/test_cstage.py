@@ -48,10 +48,18 @@ def _uses(s: Stmt) -> tuple[str, ...]:
 
 
 def check_plan(body: list[Stmt], segments: list[Segment]) -> None:
-    """The invariants every staged plan keeps."""
-    ran = [s for seg in segments for s in seg.body if not isinstance(s, (Load, Const))]
-    assert sorted(map(id, ran)) == sorted(id(s) for s in body
-                                          if not isinstance(s, (Load, Const)))
+    """The invariants every staged plan keeps. Every statement runs once, but loads, constants
+    and cheap arithmetic on them (cstage.RECOMPUTED), which run in each loop that uses them."""
+    leaves = {s.var for s in body if isinstance(s, (Load, Const))}
+    again = {id(s) for s in body if isinstance(s, Compute) and s.op in cstage.RECOMPUTED
+             and all(a in leaves for a in s.args)}
+    once = [s for s in body if not isinstance(s, (Load, Const)) and id(s) not in again]
+    ran = [s for seg in segments for s in seg.body
+           if not isinstance(s, (Load, Const)) and id(s) not in again]
+    assert sorted(map(id, ran)) == sorted(map(id, once))
+    for seg in segments:
+        mine = [s for s in seg.body if id(s) in again]
+        assert len(mine) == len({id(s) for s in mine})
     written: set[str] = set()
     for seg in segments:
         calls = [s for s in seg.body if is_vector_call(s)]
@@ -149,11 +157,34 @@ def test_render_tiles_with_vtile():
     calls = re.findall(r"(fj_tile_\w+_f32)\(fj_tv\d+, fj_av\d+, fj_e - fj_t\);", text)
     assert sorted(calls) == ["fj_tile_erf_f32", "fj_tile_erf_f32", "fj_tile_exp_f32",
                              "fj_tile_log_f32"]
+    # tiles of VTILE points with tile functions, TILE with libmvec calls only
+    assert f"fj_t += {cstage.VTILE})" in text and f"[{cstage.VTILE}] __attribute__" in text
+    mvec = render(program, COptions(libmvec=True))
+    assert f"fj_t += {cstage.TILE})" in mvec and f"[{cstage.VTILE}]" not in mvec
     one = render(_program(lambda x: np.tanh(x) * 2, [np.ones(100, np.float32)]),
                  COptions(vtile=True))
     assert one.count("fj_tile_tanh_f32(fj_tv") == 1
     f64 = render(_program(lambda x: np.tanh(x) * 2, [np.ones(100)]), COptions(vtile=True))
     assert "call staging" not in f64  # float64 has no tile functions
+
+
+def test_cheap_values_are_recomputed_not_tiled():
+    """gelu: 0.5 * x is evaluated again in the last loop, as x is loaded again there, instead of
+    a loop of its own that stores it in a tile; a value used after the first store keeps its
+    tile (its load would see that store when the output is the input's memory)."""
+    body = [_load("v0", 0), Const("v1", 0.5, F32), _op("v2", "multiply", "v1", "v0"),
+            _op("v3", "multiply", "v0", "v0"), _op("v4", "tanh", "v3"),
+            _op("v5", "multiply", "v2", "v4"), Store(Access(1, 0, (1,)), "v5")]
+    segments = stage_plan(body, libmvec=False, vtile=True)
+    assert segments is not None and [s.kind for s in segments] == ["call", "compute"]
+    check_plan(body, segments)
+    assert segments[1].reads == ("v4",) and body[2] in segments[1].body
+    late = body[:6] + [Store(Access(0, 0, (1,)), "v5"), _op("v6", "exp", "v5"),
+                       _op("v7", "add", "v6", "v2"), Store(Access(1, 0, (1,)), "v7")]
+    segments = stage_plan(late, libmvec=False, vtile=True)
+    assert segments is not None
+    check_plan(late, segments)
+    assert "v2" in segments[-1].reads and all(late[2] not in s.body for s in segments[2:])
 
 
 def test_tile_fn_and_plan():
@@ -231,11 +262,18 @@ def test_staged_in_place_update_reads_old_values():
         y[...] = np.exp(np.exp(x * 0.01)) * y
         return x, y
 
+    def update2(x, y):  # x * 2 (recomputable) is read after x is stored
+        h = x * 2.0
+        x[...] = np.exp(x)
+        y[...] = np.tanh(x + y) + h
+        return x, y
+
     rng = np.random.default_rng(5)
     x0, y0 = rng.normal(size=1000).astype(np.float32), rng.normal(size=1000).astype(np.float32)
-    want = update(x0.copy(), y0.copy())
-    got = fusejit.jit(update)(x0.copy(), y0.copy())
-    assert_same(got, want, rtol=2e-6, atol=2e-6)
+    for f in (update, update2):
+        want = f(x0.copy(), y0.copy())
+        got = fusejit.jit(f)(x0.copy(), y0.copy())
+        assert_same(got, want, rtol=2e-6, atol=2e-6)
 
 
 def test_staged_error_check_raises_like_numpy():
