@@ -218,6 +218,24 @@ def test_rows_in_parallel_and_fused_consumer() -> None:
     run_both(lambda x: np.sort(np.exp(x), axis=1)[:, ::100] * 2, x)
 
 
+def test_radix_digit_widths_of_short_rows() -> None:
+    """Rows under 256 take 6-bit digits, rows under 2048 8-bit ones (fj_sort.h FJ_LSD_M6,
+    FJ_LSD_M8; 11 otherwise): 32- and 64-bit keys, packed positions and carried ones, across
+    each threshold, with ties, NaN and signed zeros; NumPy's stable order exactly."""
+    def f(a, b):
+        return (np.argsort(a, axis=1, kind="stable"), np.sort(a, axis=1),
+                np.argsort(b, axis=1, kind="stable"), np.sort(b, axis=1))
+
+    for n in (255, 256, 2047, 2048):
+        a = RNG.standard_normal((3, n))
+        a[:, ::7] = a[0, 0]
+        a[0, ::5], a[1, ::9], a[2, ::11] = np.nan, -0.0, 0.0
+        b = RNG.integers(-(1 << 62), 1 << 62, (2, n)).astype(np.int64)
+        b[:, ::3] = -5
+        run_both(f, a.astype(np.float32), b)
+        run_both(f, a, b.astype(np.uint32))
+
+
 def test_explain_and_cuda_refusal() -> None:
     from fusejit.codegen.cuda import render_cuda
 
