@@ -223,13 +223,12 @@ def test_radix_digit_widths_of_short_rows() -> None:
     11-bit (fj_sort.h FJ_LSD_M8, FJ_LSD_M8W; the count tables scanned by fj_exscan_u32):
     32- and 64-bit keys, packed positions, across each threshold, with ties, NaN and signed
     zeros; NumPy's stable order exactly."""
-    def f(a0, a1, a2, a3, a4, b0, b1, b2, b3, b4):
-        return [g(x) for x in (a0, a1, a2, a3, a4, b0, b1, b2, b3, b4)
-                for g in (lambda x: np.argsort(x, axis=1, kind="stable"),
-                          lambda x: np.sort(x, axis=1))]
+    def f(a0, a1, a2, a3, b0, b1, b2, b3):
+        return ([np.argsort(x, axis=1, kind="stable") for x in (a0, a1, a2, a3, b0, b1, b2, b3)]
+                + [np.sort(x, axis=1) for x in (a0, a1, a2, a3)])
 
     a, b = [], []
-    for n in (40, 511, 512, 2047, 2048):
+    for n in (511, 512, 2047, 2048):
         x = RNG.standard_normal((3, n))
         x[:, ::7] = x[0, 0]
         x[0, ::5], x[1, ::9], x[2, ::11] = np.nan, -0.0, 0.0
