@@ -218,6 +218,28 @@ def test_rows_in_parallel_and_fused_consumer() -> None:
     run_both(lambda x: np.sort(np.exp(x), axis=1)[:, ::100] * 2, x)
 
 
+def test_radix_digit_widths_of_short_rows() -> None:
+    """Rows under 512 (keys of 32 bits) or 2048 (wider keys) take 8-bit digits, longer ones
+    11-bit (fj_sort.h FJ_LSD_M8, FJ_LSD_M8W; the count tables scanned by fj_exscan_u32):
+    32- and 64-bit keys, packed positions, across each threshold, with ties, NaN and signed
+    zeros; NumPy's stable order exactly."""
+    def f(a0, a1, a2, a3, b0, b1, b2, b3):
+        return ([np.argsort(x, axis=1, kind="stable") for x in (a0, a1, a2, a3, b0, b1, b2, b3)]
+                + [np.sort(x, axis=1) for x in (a0, a1, a2, a3)])
+
+    a, b = [], []
+    for n in (511, 512, 2047, 2048):
+        x = RNG.standard_normal((3, n))
+        x[:, ::7] = x[0, 0]
+        x[0, ::5], x[1, ::9], x[2, ::11] = np.nan, -0.0, 0.0
+        a.append(x)
+        y = RNG.integers(-(1 << 62), 1 << 62, (2, n)).astype(np.int64)
+        y[:, ::3] = -5
+        b.append(y)
+    run_both(f, *[x.astype(np.float32) for x in a], *b)
+    run_both(f, *a, *[y.astype(np.uint32) for y in b])
+
+
 def test_explain_and_cuda_refusal() -> None:
     from fusejit.codegen.cuda import render_cuda
 

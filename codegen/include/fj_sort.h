@@ -97,9 +97,9 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
 /* Rows of 32- and 64-bit keys (fj_rsort*): fj_rsort<NAME>(k, kt, x, xt, n, diff) sorts
    k[0..n) stably by the key bits (element >> SHIFT), carrying positions x when CARRY;
    returns 1 when the result is in kt (and xt), else 0. diff holds the key bits that differ
-   between the elements (OR ^ AND of the keys): the digits, of at most FJ_LSD_D bits each,
-   are spread evenly over the bits from its lowest to its highest set bit and a digit with
-   no differing bit is skipped (so every slice of the row makes the same passes). Rows of up
+   between the elements (OR ^ AND of the keys): the digits, of at most FJ_LSD_D bits each
+   (8 in shorter rows: FJ_LSD_M8, FJ_LSD_M8W), are spread evenly over the bits from its
+   lowest to its highest set bit and a digit with no differing bit is skipped. Rows of up
    to 32: insertion sort. Otherwise an LSD radix sort that counts every digit in one read.
    fj_rsort<NAME>_team(..., t, nt) is called by every thread t of a team of nt (a long row,
    codegen/csort.py): slice t of the row (n*t/nt to n*(t+1)/nt) is radix-sorted by thread t,
@@ -111,6 +111,74 @@ FJ_RADIX(fj_psort16, uint64_t, 16, 8, 32)
    _team for rows whose keys crowd into one bucket). A stable sort has one result, so the
    thread count never changes it. */
 #define FJ_LSD_D 11
+/* rows shorter than these take digits of at most 8 bits: more passes, but each pass's count
+   table, cleared and scanned whole, no longer outweighs the row (FJ_LSD_M8 where the keys
+   differ in 32 bits or fewer, FJ_LSD_M8W where in more) */
+#ifndef FJ_LSD_M8
+#define FJ_LSD_M8 512
+#endif
+#ifndef FJ_LSD_M8W
+#define FJ_LSD_M8W 2048
+#endif
+
+/* c[0..n) replaced by its exclusive prefix sums; returns the total. In vectors of
+   FJ_SCAN_LANES counts (log2(lanes) shifted adds each, the carry kept in a vector) where the
+   compiler has __builtin_shufflevector: a digit's count table of 2048 is scanned several
+   times faster than one count at a time (a chain of loads, adds and stores). */
+#if defined(__AVX512F__)
+#define FJ_SCAN_LANES 16
+#elif defined(__AVX2__)
+#define FJ_SCAN_LANES 8
+#else
+#define FJ_SCAN_LANES 4
+#endif
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define FJ_SCAN_VECTOR 1
+#endif
+#endif
+static inline uint32_t fj_exscan_u32(uint32_t *c, int64_t n) {
+    int64_t j = 0;
+    uint32_t s = 0;
+#ifdef FJ_SCAN_VECTOR
+    typedef uint32_t fj_sv __attribute__((vector_size(4 * FJ_SCAN_LANES)));
+    const fj_sv z = {0};
+    fj_sv carry = {0};
+    for (; j + FJ_SCAN_LANES <= n; j += FJ_SCAN_LANES) {
+        fj_sv x;
+        memcpy(&x, c + j, sizeof x);
+        const fj_sv o = x;
+#if FJ_SCAN_LANES == 16
+        x += __builtin_shufflevector(z, x, 0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+                                     28, 29, 30);
+        x += __builtin_shufflevector(z, x, 0, 1, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                     27, 28, 29);
+        x += __builtin_shufflevector(z, x, 0, 1, 2, 3, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+                                     26, 27);
+        x += __builtin_shufflevector(z, x, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22,
+                                     23);
+        const fj_sv e = x - o + carry;
+        carry += __builtin_shufflevector(x, x, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+                                         15, 15, 15, 15);
+#elif FJ_SCAN_LANES == 8
+        x += __builtin_shufflevector(z, x, 0, 8, 9, 10, 11, 12, 13, 14);
+        x += __builtin_shufflevector(z, x, 0, 1, 8, 9, 10, 11, 12, 13);
+        x += __builtin_shufflevector(z, x, 0, 1, 2, 3, 8, 9, 10, 11);
+        const fj_sv e = x - o + carry;
+        carry += __builtin_shufflevector(x, x, 7, 7, 7, 7, 7, 7, 7, 7);
+#else
+        x += __builtin_shufflevector(z, x, 0, 4, 5, 6);
+        x += __builtin_shufflevector(z, x, 0, 1, 4, 5);
+        const fj_sv e = x - o + carry;
+        carry += __builtin_shufflevector(x, x, 3, 3, 3, 3);
+#endif
+        memcpy(c + j, &e, sizeof e);
+    }
+    s = carry[0];
+#endif
+    for (; j < n; j++) { const uint32_t e = c[j]; c[j] = s; s += e; }
+    return s;
+}
 #define FJ_LEAF_BYTES (512 << 10) /* a bucket this big, with its scratch, fits a core's L2 */
 #ifdef _OPENMP
 #define FJ_MAX_THREADS omp_get_max_threads()
@@ -139,19 +207,24 @@ typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mod
         const UT mask = (UT)((1u << d) - 1);                                                 \
         uint32_t cnt[((64 + FJ_LSD_D - 1) / FJ_LSD_D) << FJ_LSD_D];                          \
         memset(cnt, 0, (size_t)(np << d) * sizeof(uint32_t));                                \
-        for (int64_t i = 0; i < m; i++) {                                                    \
-            const UT v = (UT)(a[i] >> ((SHIFT) + lo));                                       \
-            _Pragma("GCC unroll 8")                                                          \
-            for (int p = 0; p < (8 * (int)sizeof(UT) - (SHIFT) + FJ_LSD_D - 1) / FJ_LSD_D; p++) \
-                if (p < np) cnt[(p << d) + ((v >> (d * p)) & mask)]++;                       \
-        }                                                                                    \
+        if (np > (8 * (int)sizeof(UT) - (SHIFT) + FJ_LSD_D - 1) / FJ_LSD_D) /* short rows */ \
+            for (int64_t i = 0; i < m; i++) {                                                \
+                const UT v = (UT)(a[i] >> ((SHIFT) + lo));                                   \
+                for (int p = 0; p < np; p++) cnt[(p << d) + ((v >> (d * p)) & mask)]++;      \
+            }                                                                                \
+        else                                                                                 \
+            for (int64_t i = 0; i < m; i++) {                                                \
+                const UT v = (UT)(a[i] >> ((SHIFT) + lo));                                   \
+                _Pragma("GCC unroll 8")                                                      \
+                for (int p = 0; p < (8 * (int)sizeof(UT) - (SHIFT) + FJ_LSD_D - 1) / FJ_LSD_D; p++) \
+                    if (p < np) cnt[(p << d) + ((v >> (d * p)) & mask)]++;                   \
+            }                                                                                \
         int flip = 0;                                                                        \
         for (int p = 0; p < np; p++) {                                                       \
             if (!((diff >> (lo + d * p)) & mask)) continue;                                  \
             uint32_t *const c = cnt + (p << d);                                              \
             const int sh = (SHIFT) + lo + d * p;                                             \
-            uint32_t s = 0;                                                                  \
-            for (int j = 0; j < (1 << d); j++) { const uint32_t e = c[j]; c[j] = s; s += e; } \
+            fj_exscan_u32(c, 1 << d);                                                        \
             for (int64_t i = 0; i < m; i++) {                                                \
                 const UT v = a[i];                                                           \
                 const uint32_t o = c[(v >> sh) & mask]++;                                    \
@@ -176,7 +249,8 @@ typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mod
             || hi - lo <= 3 * FJ_LSD_D) {                                                    \
             int f = 0;                                                                       \
             if (diff && m > 1) {                                                             \
-                const int np = (hi - lo + FJ_LSD_D - 1) / FJ_LSD_D;                          \
+                const int dw = m < (hi - lo > 32 ? FJ_LSD_M8W : FJ_LSD_M8) ? 8 : FJ_LSD_D;  \
+                const int np = (hi - lo + dw - 1) / dw;                                      \
                 f = NAME##_lsd(a, b, xa, xb, m, diff, lo, np, (hi - lo + np - 1) / np);      \
             }                                                                                \
             if (f != want) {                                                                 \
@@ -316,8 +390,7 @@ typedef struct { uint32_t st[(1 << FJ_MSD_D) + 1]; int64_t c0, c1; int B, j, mod
             const int sh = (SHIFT) + bot + d * p;                                            \
             memset(c, 0, sizeof c);                                                          \
             for (int64_t i = 0; i < m; i++) c[(pa[i] >> sh) & mask]++;                       \
-            uint32_t q = 0;                                                                  \
-            for (int j = 0; j < (1 << d); j++) { const uint32_t e = c[j]; c[j] = q; q += e; } \
+            fj_exscan_u32(c, 1 << d);                                                        \
             for (int64_t i = 0; i < m; i++) {                                                \
                 const UT v = pa[i];                                                          \
                 const uint32_t w = c[(v >> sh) & mask]++;                                    \
