@@ -47,9 +47,14 @@ TILE = 64  # points per tile of libmvec calls: measured best of 64/256/1024 (ses
 # kernel over 4096 points in L1, ns per point at tiles of 64 / 128 / 256 / 512 / 1024 (session
 # 14): gelu_tanh 0.226 / 0.175 / 0.158 / 0.151 / 0.161, black_scholes 0.92 / 0.79 / 0.73 / 0.76 /
 # 0.84 (AVX-512); x86-64-v3 gelu_tanh 0.456 / - / 0.410 / 0.413 / 0.426, black_scholes 1.73 / -
-# / 1.60 / 1.62 / 1.71. Four vectors a loop left the out-of-order core too little independent
-# work to overlap the tile function's long dependency chains with the loops around it.
-VTILE = 256
+# / 1.60 / 1.62 / 1.71. At full size on two threads (bench.py's workloads, data from memory,
+# alternating processes, median ms at tiles of 64 / 128 / 256) 256 loses: AVX-512
+# black_scholes 2.3 / 2.4 / 3.1, gelu_tanh 2.0-2.5 / 1.9-2.4 / 2.5-3.1, lstm_cell 0.46 / 0.44 /
+# 0.52-0.61; gelu_pow 2.6 / 2.5 / 2.4-3.6; x86-64-v3 black_scholes 4.0 / 3.7 / 4.4-5.0,
+# gelu_tanh 4.2 / 3.9 / 3.8, gelu_pow 4.8 / 4.6 / 4.5, lstm_cell 1.02 / 0.90 / 0.98. 128 is the
+# best or within 5% of it everywhere. Four vectors a loop left the out-of-order core too little
+# independent work to overlap the tile function's long dependency chains with the loops around.
+VTILE = 128
 MIN_CALLS = 2  # a body with one call gains nothing measurable from staging
 
 

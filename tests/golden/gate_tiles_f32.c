@@ -22,10 +22,10 @@ static int fj_run(fj_kernel_fn fn, char *const *buf, int64_t nblk, int64_t work)
 /* k0: domain [2, 100]; nodes [...]; from ['test_golden.py:N'] */
 static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
     int fj_err = 0;
-    float fj_tv1[256] __attribute__((aligned(64)));
-    float fj_tv5[256] __attribute__((aligned(64)));
-    float fj_av1[256] __attribute__((aligned(64))) = {0};
-    float fj_av5[256] __attribute__((aligned(64))) = {0};
+    float fj_tv1[128] __attribute__((aligned(64)));
+    float fj_tv5[128] __attribute__((aligned(64)));
+    float fj_av1[128] __attribute__((aligned(64))) = {0};
+    float fj_av5[128] __attribute__((aligned(64))) = {0};
     const float *const b0 = (const float *)fj_buf[0];
     const float *const b1 = (const float *)fj_buf[1];
     float *const b2 = (float *)fj_buf[2];
@@ -42,8 +42,8 @@ static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
         const float *const p1 = b0 + (0 + i0 * 100 + fj_j0 * 1);
         float *const p2 = b2 + (0 + i0 * 100 + fj_j0 * 1);
         /* call staging (codegen/cstage.py): each vector-math call in its own loop per tile */
-        for (int64_t fj_t = 0; fj_t < fj_n; fj_t += 256) {
-            const int64_t fj_e = fj_n - fj_t < 256 ? fj_n : fj_t + 256;
+        for (int64_t fj_t = 0; fj_t < fj_n; fj_t += 128) {
+            const int64_t fj_e = fj_n - fj_t < 128 ? fj_n : fj_t + 128;
             #pragma omp simd
             for (int64_t j = fj_t; j < fj_e; j++) { /* call */
                 const float v0 = p0[j];
