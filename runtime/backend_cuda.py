@@ -29,13 +29,13 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .. import config
 from ..codegen.cuda import CudaModule
-from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure, raise_status
+from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
 from ..lowering.loop_ir import Program
 from . import cuda_blas, cuda_interop
@@ -43,7 +43,7 @@ from .backend_c import VERSION
 from .cuda_call import CallPlan
 from .cuda_layout import device_layout
 from .cuda_pool import OutputPool
-from .error_order import ErrorReplay
+from .error_order import ErrorReplay, raise_failure
 
 # No --use_fast_math: IEEE division and square root, no FMA contraction (NumPy computes a*b+c
 # with two roundings), denormals kept (no flush to zero).
@@ -279,13 +279,11 @@ class CudaExecutable:
             self._cuda.memcpy_htod(dst, src)
             self.transfers["htod"] += 1
 
-    def raise_error(self, status: int, inputs: list[Any], host_only: bool) -> None:
+    def raise_error(self, status: int, inputs: list[Any], host_only: bool) -> NoReturn:
         """Raise NumPy's first error, in statement order, for a call that returned `status`.
         With host inputs only (`host_only`) they are as passed (copied back only after a
         call that succeeds), so the trace is replayed on them; device inputs: the status's."""
-        if self.replay is None or not host_only:
-            raise_status(status)
-        raise self.replay.error(status, inputs, unchanged=True).with_traceback(None)
+        raise_failure(self.replay if host_only else None, status, inputs, unchanged=True)
 
     def run(self, inputs: list[Any], device_outputs: bool | None = None) -> list[Any]:
         """Run on the graph inputs (NumPy arrays, scalars or GPUArrays); return the outputs,

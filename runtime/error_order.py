@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -138,3 +138,12 @@ class ErrorReplay:
         if self.note and not unchanged:
             exc.add_note(self.note)
         return exc
+
+
+def raise_failure(replay: ErrorReplay | None, status: int, inputs: Sequence[object],
+                  unchanged: bool = False) -> NoReturn:
+    """Raise what a call on `inputs` that returned the non-zero `status` raises: NumPy's
+    first error by `replay` (`unchanged`: as ErrorReplay.error), the status's own without."""
+    if replay is None:
+        raise status_error(status)
+    raise replay.error(status, inputs, unchanged).with_traceback(None)

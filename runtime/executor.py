@@ -11,15 +11,14 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from ..errors import raise_status
 from ..frontend.pyscalar import Prelude
 from ..lowering.loop_ir import Program
 from .backend_c import Library, call_with_cffi, ready_dispatcher
-from .error_order import ErrorReplay
+from .error_order import ErrorReplay, raise_failure
 
 # Outputs at least this big are recycled once the caller has dropped them.
 POOL_MIN_BYTES = 1 << 18
@@ -76,12 +75,10 @@ class Executable:
         # non-zero status becomes, given the call's graph inputs. None: the status's own.
         self.replay: ErrorReplay | None = None
 
-    def raise_error(self, status: int, inputs: Sequence[Any]) -> None:
+    def raise_error(self, status: int, inputs: Sequence[Any]) -> NoReturn:
         """Raise the exception NumPy raises first for a call on `inputs` (the graph's
         inputs, as the caller passed them) that returned the non-zero `status`."""
-        if self.replay is None:
-            raise_status(status)
-        raise self.replay.error(status, inputs).with_traceback(None)
+        raise_failure(self.replay, status, inputs)
 
     def arena(self) -> np.ndarray | None:
         """This thread's arena (calls from several threads never share temporaries)."""
