@@ -19,11 +19,17 @@ from typing import Any
 import numpy as np
 
 from ..codegen.export import ERR_CPU
-from ..errors import ExportError, ExportTargetError, FusejitError, RuntimeFailure, Status
+from ..errors import (
+    ExportError,
+    ExportTargetError,
+    FusejitError,
+    RuntimeFailure,
+    Status,
+    raise_status,
+)
 from ..frontend.pytree import unflatten
 from . import aot_verify
 from .aot import FILE_FIELDS, FORMAT, FORMAT_VERSION
-from .executor import raise_status
 
 
 def _paths(path: str) -> tuple[str, dict]:
