@@ -359,11 +359,14 @@ def test_scratch_blocks_are_reused_across_calls():
     assert g.scratch and g.c.buf == SCRATCH
     for _ in range(5):
         jf(x, w)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(10):
-        jf(x, w)
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    assert faults < 64, faults  # one 256 KiB block is 64 pages
+    counts = []  # per window of 10 calls; the fewest, since the whole process's faults are
+    for _ in range(3):  # counted (a worker thread's first block can land in any one window)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(10):
+            jf(x, w)
+        counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    faults = min(counts)
+    assert faults < 64, counts  # one 256 KiB block is 64 pages
     assert jf(x, w) == f(x, w)
 
 
