@@ -27,8 +27,8 @@ FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/
        "$T"/test_inplace.py "$T"/test_gemm_epilogue.py "$T"/test_gather.py "$T"/test_pyscalar.py
        "$T"/test_colreduce.py "$T"/test_composite.py)
 echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
-FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 14 --dist loadfile -p no:randomly \
-    -p no:cacheprovider --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
+FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 15 --dist load -p no:randomly \
+    -p no:cacheprovider --timeout 150 --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
 echo "pytest exit status $?" >> "$OUT/tests.txt"
 echo "== bench_cuda_host.py: host time per call (limit ${HOST_S}s)" | tee "$OUT/host.txt"
 timeout "$HOST_S" python3 benchmarks/bench_cuda_host.py --repeat 7 --profile \

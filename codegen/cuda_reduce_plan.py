@@ -13,6 +13,7 @@ from ..lowering.loop_ir import Compute, Const, Load, Program, Reduce, ReduceKern
 from .cuda_base import CudaOptions
 
 MAX_TEAM = 1024
+MIN_TEAM = 256  # threads per row at least, for rows longer than 256
 PER_THREAD = 8  # elements per thread a team size aims for
 SPLIT_ROWS = 1024  # with fewer rows, long rows are split into parts
 TARGET_BLOCKS = 2048  # blocks a split reduction aims for
@@ -54,7 +55,7 @@ def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReduceP
     if n <= 256:
         team = _pow2(max(n, 1))
     else:
-        team = min(MAX_TEAM, max(256, _pow2(-(-n // PER_THREAD))))
+        team = min(MAX_TEAM, max(MIN_TEAM, _pow2(-(-n // PER_THREAD))))
     block = team if team > 32 else max(opts.threads, team)
     held = _holdable(k, program)
     hold = -(-n // team)

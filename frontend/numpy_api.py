@@ -50,10 +50,23 @@ def where(condition: Any, x: Any = None, y: Any = None) -> T.Tracer:
     return T.Tracer(node)
 
 
+def _where_wraps_python_ints() -> bool:
+    """Whether this NumPy's np.where casts a Python int that does not fit the result dtype
+    unsafely (NumPy 2.4: it wraps) rather than raising OverflowError (NumPy 2.5)."""
+    try:
+        np.where(np.ones(1, bool), np.zeros(1, np.uint8), -1)
+    except OverflowError:
+        return False
+    return True
+
+
+WHERE_WRAPS_PYTHON_INTS = _where_wraps_python_ints()
+
+
 def _where_operand(x: Any, dtype: np.dtype) -> Any:
-    # np.where casts a Python int that does not fit the result dtype unsafely (it wraps, it
-    # does not raise), so a Python-int argument gets no range check here.
-    if isinstance(x, T.Tracer) and x.weak is not None:
+    # Where np.where wraps an out-of-range Python int, a Python-int argument gets no range
+    # check; where it raises OverflowError, the argument is range-checked as everywhere else.
+    if isinstance(x, T.Tracer) and x.weak is not None and WHERE_WRAPS_PYTHON_INTS:
         return T.cast_node(x.node, dtype)
     return T.to_node(x, dtype)
 

@@ -321,6 +321,9 @@ def to_node(x: Any, dtype: np.dtype) -> Node:
         if x.weak is int and dtype.kind in "iu" and node.op == "input":
             info = np.iinfo(dtype)
             lo, hi = node.attrs.get("range", (info.min, info.max))
+            if "range" not in node.attrs or lo < info.min or hi > info.max:
+                # (the error names the dtype that narrowed the range last, as NumPy's does)
+                node.attrs["range_dtype"] = dtype.name
             node.attrs["range"] = (max(lo, int(info.min)), min(hi, int(info.max)))
         if x.weak is int and dtype.kind in "fc":
             # NumPy converts a Python int to a float through a double (then rounds again)

@@ -18,6 +18,7 @@ and leave the executable usable.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import functools
 import importlib.util
 import os
@@ -154,6 +155,27 @@ def _pop_at_exit(cuda: Any) -> None:
         pass
 
 
+def _set_driver_current(ctx: Any) -> None:
+    """Leave `ctx` current in this thread when none is, through the driver's cuCtxSetCurrent
+    and not pycuda's per-thread stack (a thread may end with it current), so that the
+    GPUArrays a call in a worker thread returns can be read there (`.get()`)."""
+    handle = getattr(ctx, "handle", None)
+    lib = _libcuda()
+    if not isinstance(handle, int) or lib is None:
+        return  # (not pycuda's own contexts, or no libcuda: leave the thread as it is)
+    now = ctypes.c_void_p()
+    if lib.cuCtxGetCurrent(ctypes.byref(now)) == 0 and not now.value:
+        lib.cuCtxSetCurrent(ctypes.c_void_p(handle))
+
+
+@functools.cache
+def _libcuda() -> Any:
+    try:
+        return ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+
+
 class CudaExecutable:
     """A CudaModule loaded on a GPU, with its arena; `run` has Executable.run's contract."""
 
@@ -257,9 +279,13 @@ class CudaExecutable:
         when the current context is that primary context (then nothing need be pushed)."""
         current = self._cuda.Context.get_current()
         if current is None:
+            if threading.current_thread() is not threading.main_thread():
+                # pycuda aborts the process when a thread ends with a context left on its
+                # stack: here ours is pushed and popped around each call, and made current
+                # below pycuda's stack instead (_set_driver_current).
+                return False
             self._ctx.push()
-            if threading.current_thread() is threading.main_thread():
-                atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
+            atexit.register(_pop_at_exit, self._cuda)  # as autoprimaryctx does
             return True
         return bool(current == self._ctx)  # (pycuda compares contexts by handle)
 
@@ -309,5 +335,6 @@ class CudaExecutable:
                 finally:
                     if pushed:
                         self._cuda.Context.pop()
+                        _set_driver_current(self._ctx)
         finally:
             cuda_interop.release()  # this call's readings of device arrays

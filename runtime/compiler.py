@@ -94,8 +94,8 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
     times["lower"] = t3 - t2
     log(3, lambda: explain_module().explain(graph, optimised, program).lowering_report())
     log(4, lambda: format_program(program))
-    ranges = [(k, n.attrs["range"], n.dtype) for k, n in enumerate(optimised.inputs)
-              if "range" in n.attrs]
+    ranges = [(k, n.attrs["range"], np.dtype(n.attrs.get("range_dtype", n.dtype)))
+              for k, n in enumerate(optimised.inputs) if "range" in n.attrs]
     built = target.build(program, optimised, ranges, name, fastmath)
     if hasattr(built.executable, "replay"):  # its error path replays the trace
         built.executable.replay = ErrorReplay(graph, program, input_names(fn, positions,

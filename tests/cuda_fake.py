@@ -223,13 +223,21 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         return local.stack
 
     def current() -> None:
-        """Like every driver call: a context must be current in this thread."""
-        if not stack():
+        """Like every driver call: a context must be current in this thread (on pycuda's
+        stack, or made current below it with cuCtxSetCurrent: `bare`)."""
+        if not stack() and getattr(local, "bare", None) is None:
             raise FakeError("invalid device context")
 
     def launching() -> None:
         current()
-        launch_contexts.append(stack()[-1])
+        launch_contexts.append(stack()[-1] if stack() else local.bare)
+
+    def set_current(c: Any) -> None:
+        """cuCtxSetCurrent where no context is current (backend_cuda._set_driver_current):
+        current for the driver, not on pycuda's stack (which must be empty when a thread
+        ends: real pycuda aborts the process otherwise)."""
+        if not stack() and getattr(local, "bare", None) is None:
+            local.bare = c
 
     class EpilogueFn:
         """A cuBLAS gemm's epilogue kernel: C = beta * C + alpha * P, P contiguous."""
@@ -361,7 +369,8 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
         Context=context, mem_alloc=mem_alloc,
         module_from_buffer=load, memcpy_htod=htod, memcpy_dtoh=dtoh,
         memset_d32=lambda dst, v, n: htod(dst, np.full(n, v, np.uint32)), launches=launches,
-        packed=packed, launch_contexts=launch_contexts, memory=mem)
+        packed=packed, launch_contexts=launch_contexts, memory=mem,
+        set_current=set_current, stack_depth=lambda: len(stack()))
     gpuarray = types.SimpleNamespace(GPUArray=GPUArray, empty=GPUArray, to_gpu=to_gpu)
     pkg = types.ModuleType("pycuda")
     pkg.__spec__ = importlib.machinery.ModuleSpec("pycuda", None)
@@ -381,6 +390,7 @@ def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None
         "nvcc", (13, 0), "", (75, 90)))
     monkeypatch.setattr(backend_cuda, "compile_cubin", lambda src, arch: src.encode())
     driver = mods["pycuda.driver"]
+    monkeypatch.setattr(backend_cuda, "_set_driver_current", driver.set_current)
     driver.synced = []  # streams cuda_interop.sync_stream waited for
 
     def pointer_device(ptr: int) -> int:

@@ -62,6 +62,7 @@ def test_protocol_over_fake_pycuda(monkeypatch: pytest.MonkeyPatch, tmp_path: An
                                    capsys: pytest.CaptureFixture[str]) -> None:
     cuda_fake.install(monkeypatch)
     _fake_events(monkeypatch)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # (a GPU machine has a real CuPy: n/a here)
     out = tmp_path / "cuda.json"
     only = "gelu_tanh,mlp_fwd,adagrad_inplace,dispatch"
     assert bench_cuda.main(only, 1, True, str(out), ("cupy",)) == 0

@@ -157,7 +157,8 @@ def test_returned_gpuarray_is_usable_without_a_user_context(
     """fusejit pushes and pops the primary context around its calls; it leaves the primary
     context current where no context was (the fake raises 'invalid device context' for any
     driver call without one, as CUDA does), so `.get()` works after the call, in every
-    thread that called."""
+    thread that called; a worker thread ends with pycuda's context stack empty (pycuda
+    aborts the process otherwise: seen on an H100), the context current below it."""
     import threading
 
     _, driver = cuda_fake.install(monkeypatch)
@@ -171,11 +172,17 @@ def test_returned_gpuarray_is_usable_without_a_user_context(
 
     def worker() -> None:
         got.append(s(x, device_output=True).get())
+        got.append(s(x, device_output=True).get())  # (a second call in the same thread)
+        depth.append(driver.stack_depth())
+
+    depth: list[int] = []
 
     t = threading.Thread(target=worker)
     t.start()
     t.join()
     np.testing.assert_allclose(got[0], softmax(x), rtol=1e-6)
+    np.testing.assert_allclose(got[1], softmax(x), rtol=1e-6)
+    assert depth == [0]
     ours = driver.Context.get_current()  # the primary context, left current: not pushed again
     assert driver.launch_contexts and all(c is ours for c in driver.launch_contexts)
     user = driver.Device(0).make_context()  # another context current: fusejit pushes its own

@@ -304,7 +304,10 @@ def test_epilogue_writes_an_argument_in_place():
     mine, theirs = w.copy(), w.copy()
     jf = fusejit.jit(f)
     np.testing.assert_allclose(jf(mine, x, v), f(theirs, x, v), rtol=1e-5)
-    np.testing.assert_allclose(mine, theirs, rtol=1e-6)
+    # the product's rounding, bounded by its terms (a GPU's sum order differs from NumPy's;
+    # one element of the H100's cuBLAS result, 0.0024 from terms near 1, was 4.7e-6 apart)
+    bound = 4 * np.finfo(np.float32).eps * (np.abs(x) @ np.abs(v)) * 0.5
+    assert np.all(np.abs(mine - theirs) <= bound), np.max(np.abs(mine - theirs) - bound)
     # w is an operand: the epilogue must not write it while the gemm reads it
     sq, mine, theirs = rand(8, 8), None, None
     mine, theirs = sq.copy(), sq.copy()

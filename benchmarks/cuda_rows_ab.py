@@ -1,0 +1,154 @@
+"""Row kernels on the GPU, A/B over their launch plan (codegen/cuda_reduce_plan.py): threads
+per row (`PER_THREAD`, `MIN_TEAM`), elements held in registers (`MAX_HOLD`, `HOLD_BYTES`) and
+the blocks per multiprocessor asked of the compiler (`__launch_bounds__`' second argument).
+
+This module owns that experiment. Each variant runs in its own process with its own kernel
+cache (the plan constants are patched there, before anything compiles); every row workload is
+checked against NumPy (norm-wise relative error) and timed device-resident as
+`bench.py --backend cuda` times it (bench_cuda.time_device), against the bound of its bytes
+over the device-to-device copy bandwidth measured in that process. Also times the launches
+alone of a 16-element x*y+1 (the host's floor under one call) beside the whole call.
+
+    python benchmarks/cuda_rows_ab.py [--repeat 7] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+VARIANTS: dict[str, dict[str, int]] = {
+    "now": {},
+    "team256": {"PER_THREAD": 16},
+    "team1024": {"PER_THREAD": 4},
+    "team128": {"PER_THREAD": 32, "MIN_TEAM": 128, "MAX_HOLD": 32, "HOLD_BYTES": 256},
+    "now_min3": {"MIN_BLOCKS": 3},
+    "now_min4": {"MIN_BLOCKS": 4},
+    "team256_min8": {"PER_THREAD": 16, "MIN_BLOCKS": 8},
+}
+
+
+def softmax_rows(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def layernorm_rows(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[np.ndarray, ...]]]:
+    f32 = np.float32
+    out = []
+    for rows, n in ((4096, 4096), (16384, 1024), (2048, 8192)):
+        x = rng.standard_normal((rows, n)).astype(f32)
+        out.append((f"softmax {rows}x{n}", softmax_rows, (x,)))
+    x = rng.standard_normal((4096, 4096)).astype(f32)
+    g, b = rng.standard_normal(4096).astype(f32), rng.standard_normal(4096).astype(f32)
+    out.append(("layernorm 4096x4096", layernorm_rows, (x, g, b)))
+    return out
+
+
+def child(name: str, repeat: int) -> dict[str, Any]:
+    import pycuda.autoprimaryctx  # noqa: F401 - a current context for GPUArrays
+    import pycuda.driver as cuda
+    import pycuda.gpuarray as gpuarray
+
+    import fusejit
+    from fusejit.codegen import cuda_reduce, cuda_reduce_plan
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_cuda  # noqa: E402
+
+    variant = dict(VARIANTS[name])
+    min_blocks = variant.pop("MIN_BLOCKS", 0)
+    for k, v in variant.items():
+        setattr(cuda_reduce_plan, k, v)
+    if min_blocks:
+        header = cuda_reduce._Render._header
+
+        def with_min_blocks(self: Any, *a: Any, **kw: Any) -> Any:
+            lines, launch, checks = header(self, *a, **kw)
+            lines[1] = re.sub(r"__launch_bounds__\((\d+)\)",
+                              rf"__launch_bounds__(\1, {min_blocks})", lines[1])
+            return lines, launch, checks
+
+        cuda_reduce._Render._header = with_min_blocks  # type: ignore[method-assign]
+    dtod = bench_cuda.measure_dtod(cuda, 1 << 28)
+    rows = []
+    for label, fn, host in cases(np.random.default_rng(0)):
+        f = fusejit.jit(fn, backend="cuda")
+        dev = [gpuarray.to_gpu(a) for a in host]
+        got = f(*dev).get().astype(np.float64)
+        want = fn(*host).astype(np.float64)
+        err = float(np.linalg.norm((got - want).ravel()) / np.linalg.norm(want.ravel()))
+        t = bench_cuda.time_device(lambda f=f, dev=dev: f(*dev), cuda.Context.synchronize,
+                                   repeat)
+        bound = (sum(a.nbytes for a in host) + want.size * 4) / dtod
+        exe = next(iter(f._cache.values())).executable  # type: ignore[attr-defined]
+        regs = [(getattr(k, "num_regs", None), getattr(k, "local_size_bytes", None))
+                for k in exe._fns]
+        rows.append({"case": label, "us": t * 1e6, "x_bound": t / bound, "rel_err": err,
+                     "regs_spill": regs})
+    # the host's floor: one call of a 16-element x*y+1 against its launches alone
+    f = fusejit.jit(lambda x, y: x * y + 1, backend="cuda")
+    a = gpuarray.to_gpu(np.ones(16, np.float32))
+    f(a, a)
+    exe = next(iter(f._cache.values())).executable  # type: ignore[attr-defined]
+    launches = [fixed for fixed, _ in exe.plan.launches]
+
+    def launch_only() -> None:
+        for fixed in launches:
+            fixed()
+
+    host = {"call_us": bench_cuda.time_device(lambda: f(a, a), cuda.Context.synchronize,
+                                              repeat) * 1e6,
+            "launches_us": bench_cuda.time_device(launch_only, cuda.Context.synchronize,
+                                                  repeat) * 1e6,
+            "launches": len(launches)}
+    return {"variant": name, "dtod_gbs": dtod / 1e9, "rows": rows, "host": host}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--json")
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.repeat)))
+        return 0
+    results = []
+    for name in VARIANTS:
+        env = dict(os.environ, FUSEJIT_CACHE_DIR=tempfile.mkdtemp(prefix=f"fjab-{name}-"))
+        proc = subprocess.run([sys.executable, __file__, "--child", name, "--repeat",
+                               str(args.repeat)], capture_output=True, text=True, env=env)
+        if proc.returncode:
+            print(f"{name}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+            continue
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        results.append(res)
+        for r in res["rows"]:
+            print(f"{name:14s} {r['case']:22s} {r['us']:8.1f} µs {r['x_bound']:5.2f}x "
+                  f"err {r['rel_err']:.1e} regs/spill {r['regs_spill']}", flush=True)
+        h = res["host"]
+        print(f"{name:14s} x*y+1 call {h['call_us']:.1f} µs, its {h['launches']} launch(es) "
+              f"alone {h['launches_us']:.1f} µs (d2d {res['dtod_gbs']:.0f} GB/s)", flush=True)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
