@@ -9,7 +9,7 @@ checked against NumPy (norm-wise relative error) and timed device-resident as
 over the device-to-device copy bandwidth measured in that process. Also times the launches
 alone of a 16-element x*y+1 (the host's floor under one call) beside the whole call.
 
-    python benchmarks/cuda_rows_ab.py [--repeat 7] [--json PATH]
+    python benchmarks/cuda_rows_ab.py [--only now,team256] [--repeat 7] [--json PATH]
 """
 
 from __future__ import annotations
@@ -124,12 +124,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json")
     ap.add_argument("--child")
+    ap.add_argument("--only", help="comma-separated variants (default: all)")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.repeat)))
         return 0
     results = []
-    for name in VARIANTS:
+    for name in args.only.split(",") if args.only else VARIANTS:
         env = dict(os.environ, FUSEJIT_CACHE_DIR=tempfile.mkdtemp(prefix=f"fjab-{name}-"))
         proc = subprocess.run([sys.executable, __file__, "--child", name, "--repeat",
                                str(args.repeat)], capture_output=True, text=True, env=env)

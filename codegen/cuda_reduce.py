@@ -151,7 +151,7 @@ class _Render:
         return value_type(r.in_dtype) if _is_arg(r) else _acc(r)[0]
 
     def _header(self, name: str, stmts: list[Stmt], block: int, scratch: bool,
-                comment: str) -> tuple[list[str], CudaLaunch, bool]:
+                comment: str, min_blocks: int = 0) -> tuple[list[str], CudaLaunch, bool]:
         used = sorted({s.access.buf for s in stmts if isinstance(s, (Load, Store))})
         stored = {s.access.buf for s in stmts if isinstance(s, Store)}
         ps = params(used, stored, self.dtypes)
@@ -160,7 +160,8 @@ class _Render:
         sym = f"{self.sym}{name}"
         arg = any(_is_arg(s) for s in stmts if isinstance(s, Reduce))
         lines = [f"/* {comment} */",
-                 f'extern "C" __global__ void __launch_bounds__({block}) '
+                 f'extern "C" __global__ void __launch_bounds__({block}'
+                 f'{f", {min_blocks}" if min_blocks else ""}) '
                  f"{sym}({', '.join(ps) or 'void'}) {{",
                  f"    typedef {self.idx} fj_idx;",
                  "    __shared__ long long fj_sh[32];"]
@@ -241,7 +242,8 @@ class _Render:
         comment = (f"{k.name}: reduction of {pl.rows} row(s) of {pl.n}, {len(k.phases)} "
                    f"phase(s); a team of {pl.team} thread(s) per row, {rpb} row(s) per block; "
                    f"{how}; nodes {k.nodes}")
-        lines, launch, checks = self._header("", k.body, pl.block, False, comment)
+        lines, launch, checks = self._header("", k.body, pl.block, False, comment,
+                                             pl.min_blocks)
         lines += [f"    const int fj_lane = threadIdx.x % {pl.team};",
                   f"    const fj_idx fj_team = threadIdx.x / {pl.team};",
                   f"    for (fj_idx fj_base = (fj_idx)blockIdx.x * {rpb}; fj_base < {pl.rows}; "

@@ -106,6 +106,15 @@ def test_launch_plans() -> None:
     assert isinstance(k, ReduceKernel)
     pl = plan_reduce(k, _program("softmax"), sm.options)
     assert pl.parts == 1 and pl.hold == 4 and len(pl.held) == 2  # x and the stashed exp
+    # 32 bytes held a thread: compiled for a full SM (8 blocks of 256, 32 registers)
+    assert pl.min_blocks == 8 and "__launch_bounds__(256, 8)" in sm.body
+    big = program_of(softmax, np.empty((4096, 4096), f32), name="big")
+    pl = plan_reduce(big.kernels[0], big, sm.options)
+    assert (pl.team, pl.hold, pl.min_blocks) == (512, 8, 4)  # 64 bytes held: still a full SM
+    with pytest.MonkeyPatch.context() as mp:  # 128 bytes held: no register limit asked
+        mp.setattr("fusejit.codegen.cuda_reduce_plan.PER_THREAD", 16)
+        pl = plan_reduce(big.kernels[0], big, sm.options)
+        assert (pl.team, pl.hold, pl.min_blocks) == (256, 16, 0)
     out = f"b{_program('softmax').outputs[0].index}["
     assert sm.body.count("fj_exp_f32(") == 1 and sm.body.count(out) == 1  # one store per element
     assert "__shfl_down_sync" in sm.prelude and "fj_team_reduce<256>" in sm.body

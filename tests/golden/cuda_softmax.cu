@@ -1,7 +1,7 @@
 
 
 /* k0: reduction of 64 row(s) of 1000, 3 phase(s); a team of 256 thread(s) per row, 1 row(s) per block; rows held in registers (4 element(s) per thread); nodes [] */
-extern "C" __global__ void __launch_bounds__(256) fj_softmax_k0(const float *b0, float *b1) {
+extern "C" __global__ void __launch_bounds__(256, 8) fj_softmax_k0(const float *b0, float *b1) {
     typedef int fj_idx;
     __shared__ long long fj_sh[32];
     const int fj_lane = threadIdx.x % 256;
