@@ -235,21 +235,22 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     epilogues: list[CudaLaunch] = []
     scratch = 0
     if _has_complex(program):
-        raise UnsupportedError(f"{program.name}() works on complex64/complex128 values, which "
-                               "the CUDA backend does not support yet; use the C backend")
+        locs = [loc for k in program.kernels for loc in getattr(k, "locs", ())]
+        where = f" (at {', '.join(dict.fromkeys(locs))})" if locs else ""
+        raise UnsupportedError(f"{program.name}(){where} works on complex64/complex128 values, "
+                               "which the CUDA backend does not support yet; use the C backend")
     for i, k in enumerate(program.kernels):
+        what = None
         if isinstance(k, Kernel) and k.serial:
-            raise UnsupportedError(f"{k.name} in {program.name}() is a scatter through index "
-                                   "arrays (x[idx] = v, np.add.at), which the CUDA backend "
-                                   "does not support yet; use the C backend")
-        if isinstance(k, Kernel) and k.sort:
-            raise UnsupportedError(f"{k.name} in {program.name}() sorts or searches (np.sort, "
-                                   "np.argsort, np.partition, np.searchsorted), which the CUDA "
-                                   "backend does not support yet; use the C backend")
-        if isinstance(k, Kernel) and k.scan:
-            raise UnsupportedError(f"{k.name} in {program.name}() is a scan (np.cumsum, "
-                                   "ufunc.accumulate), which the CUDA backend does not "
-                                   "support yet; use the C backend")
+            what = "is a scatter through index arrays (x[idx] = v, np.add.at)"
+        elif isinstance(k, Kernel) and k.sort:
+            what = ("sorts or searches (np.sort, np.argsort, np.partition, np.searchsorted)")
+        elif isinstance(k, Kernel) and k.scan:
+            what = "is a scan (np.cumsum, ufunc.accumulate)"
+        if what is not None:
+            where = f" (at {', '.join(k.locs)})" if k.locs else ""
+            raise UnsupportedError(f"{k.name} in {program.name}(){where} {what}, which the "
+                                   "CUDA backend does not support yet; use the C backend")
         if isinstance(k, Kernel):
             view, launch = _kernel_view(k, program, opts, i)
             views.append(view)

