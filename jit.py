@@ -256,7 +256,7 @@ class JitFunction:
             compiled = self._cache.get(key) or self._compile(args, key)
         if compiled.updated:
             return self._call_updating(compiled, args)
-        if compiled.stub is None:
+        if compiled.stub is None and self.target.fast_path:
             self._install_stub(compiled, args)
         if compiled.stub is not None:
             return compiled.stub(*args)
@@ -264,10 +264,14 @@ class JitFunction:
 
     def _run(self, compiled: Compiled, args: tuple, on_device: bool | None = None) -> Any:
         """One call without a stub: the prelude, the native call, the user's structure."""
-        compiled, vals = self._values(compiled, args)
-        run_args = [vals[i] for i in compiled.positions]
-        return self._finish(compiled, compiled.executable.run(run_args) if on_device is None
-                            else compiled.executable.run(run_args, on_device))
+        if compiled.prelude is not None:
+            compiled, args = self._values(compiled, args)
+        run_args = [args[i] for i in compiled.positions]
+        outs = (compiled.executable.run(run_args) if on_device is None
+                else compiled.executable.run(run_args, on_device))
+        if compiled.one_array:  # (one array result: _finish's answer, without its work)
+            return outs[0]
+        return self._finish(compiled, outs)
 
     def _values(self, compiled: Compiled, args: tuple, key: Hashable = None,
                 same: dict[int, int] | None = None) -> tuple[Compiled, tuple]:

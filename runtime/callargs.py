@@ -50,6 +50,11 @@ def updates_need_slow_path(args: tuple, updated: tuple[int, ...]) -> bool:
     return False
 
 
+# device array types (pycuda GPUArray, CuPy, PyTorch...) -> their signature function, once
+# one of them has been seen: a call's arguments skip the checks below
+_DEVICE_KEYERS: dict[type, Callable[[Any], Hashable]] = {}
+
+
 def arg_key(a: Any) -> Hashable:
     """The part of the signature that one argument contributes (dtype, shape, layout)."""
     t = type(a)
@@ -59,9 +64,15 @@ def arg_key(a: Any) -> Hashable:
         return (a.dtype, a.shape, a.strides)
     if t in SCALAR_TYPES:
         return t
+    keyer = _DEVICE_KEYERS.get(t)
+    if keyer is not None:
+        return keyer(a)
     if isinstance(a, np.generic):
         return (a.dtype,)
     if cuda_jit.is_device_array(a):
+        keyer = cuda_jit.device_type_keyer(t)
+        if keyer is not None:
+            _DEVICE_KEYERS[t] = keyer
         return cuda_jit.device_arg_key(a)
     return ("other", t)
 

@@ -43,6 +43,7 @@ class Compiled:
     stub: Callable[..., Any] | None = None
     updated: tuple[int, ...] = ()  # argument positions the function writes in place
     prelude: Prelude | None = None  # Python scalar arithmetic run before the native call
+    one_array: bool = False  # the result is one array (jit._finish would return it as is)
 
 
 def explain_module() -> Any:
@@ -106,4 +107,5 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
     target.register(fn, key, program, built, times)  # FUSEJIT_PROFILE: for the report
     return Compiled(graph, optimised, program, built.source, built.executable, positions, times,
                     updated=tuple(positions[k] for k in optimised.updates),
-                    prelude=graph.prelude)
+                    prelude=graph.prelude,
+                    one_array=optimised.out_tree == ("leaf",) and not optimised.out_scalar[0])

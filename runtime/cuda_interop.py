@@ -27,7 +27,7 @@ import ctypes
 import ctypes.util
 import functools
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -96,6 +96,12 @@ def is_device_array(a: Any) -> bool:
     return known or (not isinstance(a, np.ndarray) and (
         "__cuda_array_interface__" in getattr(a, "__dict__", ())
         or (hasattr(a, "gpudata") and hasattr(a, "shape") and hasattr(a, "dtype"))))
+
+
+def type_keyer(t: type) -> Callable[[Any], Hashable] | None:
+    """`arg_key` when every instance of `t` is a device array by its type (the type exports
+    the interface or is GPUArray-like; `is_device_array` has seen one), else None."""
+    return arg_key if _DEVICE_TYPES.get(t) else None
 
 
 @functools.lru_cache(maxsize=256)

@@ -43,11 +43,11 @@ def require() -> None:
 def _bind_interop() -> None:
     """Replace the two functions below by runtime/cuda_interop.py's own (imported on first
     use): signatures are computed on every call, and a function-level import costs each."""
-    global is_device_array, device_arg_key
-    from .cuda_interop import arg_key
+    global is_device_array, device_arg_key, device_type_keyer
+    from .cuda_interop import arg_key, type_keyer
     from .cuda_interop import is_device_array as check
 
-    is_device_array, device_arg_key = check, arg_key
+    is_device_array, device_arg_key, device_type_keyer = check, arg_key, type_keyer
 
 
 def _is_device_array(a: Any) -> bool:
@@ -62,8 +62,16 @@ def _device_arg_key(a: Any) -> Hashable:
     return device_arg_key(a)
 
 
+def _device_type_keyer(t: type) -> Callable[[Any], Hashable] | None:
+    """The signature function for every instance of `t`, when its type alone makes it a
+    device array (runtime/cuda_interop.type_keyer), else None."""
+    _bind_interop()
+    return device_type_keyer(t)
+
+
 is_device_array: Callable[[Any], bool] = _is_device_array
 device_arg_key: Callable[[Any], Hashable] = _device_arg_key
+device_type_keyer: Callable[[type], Callable[[Any], Hashable] | None] = _device_type_keyer
 
 
 def stand_ins(args: tuple) -> tuple:
