@@ -395,8 +395,10 @@ class JitFunction:
 
             return dask_explain.explain(self, self._bind(args, kwargs))
         c = self.lower_for(*args, **kwargs)
+        report = getattr(c.executable, "transfer_report", None)  # host-device copies (CUDA)
         return explain_module().explain(c.graph, c.optimised, c.program, c.times,
-                                         backend=self.backend)
+                                         backend=self.backend,
+                                         transfers=report() if report else None)
 
     def _install_stub(self, compiled: Compiled, args: tuple) -> None:
         """Give `compiled` its fast call stub once the dispatcher is built (the first calls of

@@ -305,6 +305,10 @@ class CudaExecutable:
             self._cuda.memcpy_htod(dst, src)
             self.transfers["htod"] += 1
 
+    def transfer_report(self) -> list[str]:
+        """The host-device copies of one call, for `explain` (runtime/cuda_call.py)."""
+        return self.plan.transfer_report()
+
     def raise_error(self, status: int, inputs: list[Any], host_only: bool) -> NoReturn:
         """Raise NumPy's first error, in statement order, for a call that returned `status`.
         With host inputs only (`host_only`) they are as passed (copied back only after a

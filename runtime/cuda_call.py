@@ -201,6 +201,40 @@ class CallPlan:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
 
+    def transfer_report(self) -> list[str]:
+        """What one call copies between host and device, for `explain`: per kind of call
+        (NumPy arguments, device arrays), each copy and its bytes."""
+        lay = self.exe.layout
+        own = [i for i in self.inputs if i.packed < 0 and i.b.nbytes]
+        small = [i for i in self.inputs if i.packed >= 0]
+        packed = lay.small[1] - lay.small[0]
+        when = ("every call" if self.resend
+                else "only when those bytes differ from the last call's")
+        to_dev = [f"{i.b.name} {i.b.dtype}{list(i.b.shape)}: {span(i.b)[0]} B" for i in own]
+        if small and packed:
+            to_dev.append(f"{packed} B packed in one copy ({', '.join(i.b.name for i in small)}"
+                          f": small inputs and scalars), sent {when}")
+        back = lay.out[1] - lay.out[0]
+        what = ", ".join([b.name for b in self.outputs] + ["the status word"])
+        lines = ["NumPy arguments:",
+                 f"  to the device: {len(to_dev)} cop{'y' if len(to_dev) == 1 else 'ies'}"
+                 + (": " + "; ".join(to_dev) if to_dev else "")]
+        if self.outputs or self.checks:
+            lines.append(f"  to the host: {back} B in one copy ({what})")
+        if self.copy_back:
+            lines.append("  copied back into the arguments updated in place: " + "; ".join(
+                f"{b.name} {span(b)[0]} B" for b in self.copy_back))
+        arrays = ", ".join(i.b.name for i in sorted(own + small, key=lambda i: i.ref)
+                           if i.b.shape)
+        dev = [f"  device arrays (GPUArray, CuPy, PyTorch CUDA tensors) for {arrays} are read "
+               "and written in place: no copies of them"] if arrays else []
+        if small and packed:
+            dev.append("  scalars and 0-d host arrays still go in the packed copy above")
+        dev.append("  results stay on the device (device_output=True, the default with device "
+                   "arguments): " + ("only the error word comes back (4 B)" if self.checks
+                                     else "nothing comes back"))
+        return lines + ["device arrays as arguments:"] + dev
+
     def _accept(self, lay: cuda_interop.Layout, b: Buffer) -> None:
         """Check that device arrays of layout `lay` are what input `b` was compiled for
         (RuntimeFailure otherwise); later arrays of that layout are not checked again."""

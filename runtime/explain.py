@@ -58,6 +58,7 @@ class Explanation:
     reasons: dict[int, str]  # why a non-output node is stored rather than recomputed
     times: dict[str, float] = field(default_factory=dict)
     backend: str = "c"  # which backend's kernels the report describes (matmul lines)
+    transfers: list[str] = field(default_factory=list)  # host-device copies per call (CUDA)
 
     @property
     def summary(self) -> PlanSummary:
@@ -82,6 +83,8 @@ class Explanation:
                  "== graph after tracing ==", format_graph(self.traced),
                  "== graph after optimisation ==", format_graph(self.optimised),
                  self.lowering_report()]
+        if self.transfers:
+            parts.append("== host-device copies per call ==\n" + "\n".join(self.transfers))
         if self.times:
             parts.append("== compile times ==\n" + format_times(self.times))
         return "\n".join(parts)
@@ -97,12 +100,14 @@ class Explanation:
 
 
 def explain(traced: Graph, optimised: Graph, program: Program,
-            times: dict[str, float] | None = None, backend: str = "c") -> Explanation:
-    """The Explanation of `program`, lowered from `optimised`, traced as `traced`."""
+            times: dict[str, float] | None = None, backend: str = "c",
+            transfers: list[str] | None = None) -> Explanation:
+    """The Explanation of `program`, lowered from `optimised`, traced as `traced`;
+    `transfers`: what one call copies between host and device (CUDA executables say)."""
     lowered, program = lowered_graph(optimised, program)
     groups, _, reasons = partition(lowered, blas=_blas(program))
     return Explanation(optimised.name, traced, optimised, lowered, program, groups, reasons,
-                       dict(times or {}), backend)
+                       dict(times or {}), backend, list(transfers or []))
 
 
 def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:

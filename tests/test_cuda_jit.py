@@ -151,6 +151,34 @@ def test_matmul_update_and_explain(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_allclose(w1, w2, rtol=1e-12)  # the update reached the host array
 
 
+def test_explain_lists_the_host_device_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`explain` on CUDA lists what one call copies, with bytes; the counts match what a
+    call with NumPy arguments does (executable.transfers)."""
+    _, driver = cuda_fake.install(monkeypatch)
+    rng = np.random.default_rng(7)
+    big = rng.standard_normal((256, 128)).astype(f32)  # 128 KiB: a copy of its own
+    small = rng.standard_normal(128).astype(f32)
+
+    def f(w, x, v, lr):
+        w -= lr * v  # w: updated in place, copied back
+        return x * v + 1
+
+    jf = fusejit.jit(f, backend="cuda")
+    w = small.copy()
+    text = str(jf.explain(w, big, small, 0.5))
+    sec = text.split("== host-device copies per call ==\n")[1].split("\n== ")[0]
+    assert "to the device: 2 copies: input1 float32[256, 128]: 131072 B;" in sec, sec
+    assert "packed in one copy (input0, input2, input3" in sec and "sent every call" in sec
+    assert "to the host: " in sec and "(output0, the status word)" in sec
+    assert "copied back into the arguments updated in place: input0 512 B" in sec
+    assert "for input0, input1, input2 are read and written in place" in sec
+    exe = jf.lower_for(w, big, small, 0.5).executable
+    before = dict(exe.transfers)
+    np.testing.assert_allclose(jf(w, big, small, 0.25), big * small + 1, rtol=1e-6)
+    assert exe.transfers["htod"] - before["htod"] <= 2  # (the packed copy: when it changed)
+    assert exe.transfers["dtoh"] - before["dtoh"] == 2  # results + status, then w
+
+
 def test_usable_after_launch_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     images, _ = cuda_fake.install(monkeypatch)
     g = fusejit.jit(gelu, backend="cuda")
