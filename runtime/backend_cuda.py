@@ -44,6 +44,7 @@ from .backend_c import VERSION
 from .cuda_call import CallPlan
 from .cuda_layout import device_layout
 from .cuda_pool import OutputPool
+from .cuda_timer import KernelTimer
 from .error_order import ErrorReplay, raise_failure
 
 # No --use_fast_math: IEEE division and square root, no FMA contraction (NumPy computes a*b+c
@@ -182,9 +183,11 @@ class CudaExecutable:
     def __init__(self, program: Program, module: CudaModule,
                  input_ranges: list[tuple[int, tuple[int, int], np.dtype]] | None = None,
                  device: int = 0, idle: frozenset[int] = frozenset(),
-                 converts: dict[int, Callable[[Any], Any]] | None = None) -> None:
+                 converts: dict[int, Callable[[Any], Any]] | None = None,
+                 profile: bool = False) -> None:
         """`idle` and `converts`: as for executor.Executable (Python ints no kernel reads,
-        which may not fit int64, are not copied; ints held as uint64/float are converted)."""
+        which may not fit int64, are not copied; ints held as uint64/float are converted).
+        `profile`: time each kernel with CUDA events for the profiler (`self.timer`)."""
         cuda, self._gpuarray = _driver()
         self._cuda = cuda
         self.program, self.module = program, module
@@ -223,6 +226,8 @@ class CudaExecutable:
         self.pools = {b.index: OutputPool(functools.partial(self._gpuarray.empty, b.shape,
                                                             b.dtype))
                       for b in program.by_kind("output") if b.nbytes}
+        self.timer = KernelTimer(cuda.Event, len(program.kernels), self._ctx.push,
+                                 cuda.Context.pop) if profile else None
         self.plan = CallPlan(self)  # what every call does, prepared once
 
     def launcher(self, k: Any, args: tuple[int, ...]

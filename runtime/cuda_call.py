@@ -112,6 +112,9 @@ class CallPlan:
             fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
             get = _getter(positions)
             self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
+        if exe.timer is not None and self.launches:  # FUSEJIT_PROFILE: CUDA events around them
+            self.launches = exe.timer.wrap(self.launches, [k.kernel for k in exe.module.kernels
+                                                           if k.size])
         self.one_gpu = exe.gpus == 1
         # the GPUs a reading may state and need no check_arg (the driver is not asked)
         self.on = (exe.device, cuda_interop.ON_CONTEXT) if self.one_gpu else (exe.device,)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import config
 from ..errors import CompilerNotFoundError, RuntimeFailure
 from ..lowering.loop_ir import Program
 
@@ -95,7 +96,8 @@ def build(program: Program, ranges: list[tuple[int, tuple[int, int], np.dtype]],
     from .backend_cuda import CudaExecutable
 
     return module.source, CudaExecutable(program, module, ranges, idle=idle,
-                                         converts=converts), render_s
+                                         converts=converts,
+                                         profile=config.current().profile), render_s
 
 
 def render_cuda(program: Program) -> CudaModule:

@@ -23,6 +23,7 @@ from .. import config
 from ..lowering.loop_ir import Program
 from .backend_c import Library
 from .costs import KernelCost, kernel_cost, kernel_kind
+from .cuda_timer import KernelTimer
 
 STAGES = ("trace", "optimise", "lower", "render", "compile")
 START_NS = time.monotonic_ns()  # the origin of trace timestamps
@@ -36,7 +37,7 @@ class Registered:
     where: str  # file:line of its definition
     signature: str
     program: Program
-    lib: Library
+    lib: Library | KernelTimer  # an instrumented C library, or a CUDA executable's timer
     times: dict[str, float]
     done_ns: int  # monotonic time when the compile finished
     tid: int
@@ -120,8 +121,8 @@ def describe_key(key: Hashable) -> str:
     return one(key) if isinstance(key, tuple) else repr(key)
 
 
-def on_compile(fn: Callable[..., Any], key: Hashable, program: Program, lib: Library,
-               times: dict[str, float]) -> None:
+def on_compile(fn: Callable[..., Any], key: Hashable, program: Program,
+               lib: Library | KernelTimer, times: dict[str, float]) -> None:
     """Register a freshly compiled program (a no-op unless profiling is on)."""
     if not active():
         return
@@ -131,8 +132,8 @@ def on_compile(fn: Callable[..., Any], key: Hashable, program: Program, lib: Lib
              times)
 
 
-def register(function: str, where: str, signature: str, program: Program, lib: Library,
-             times: dict[str, float]) -> None:
+def register(function: str, where: str, signature: str, program: Program,
+             lib: Library | KernelTimer, times: dict[str, float]) -> None:
     """Register a loaded program whatever this process's FUSEJIT_PROFILE says (a Dask worker
     loading an instrumented library that its client built under profiling)."""
     reg = Registered(function, where, signature, program, lib, dict(times),
@@ -162,11 +163,14 @@ def reset() -> None:
 remote: dict[str, Profile] = {}
 
 
-def _counters(lib: Library) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+def _counters(lib: Library | KernelTimer
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """(ns per slot, calls per slot, ring events [n, 4], events recorded) or None when the
     library was not built with profiling."""
     import ctypes
 
+    if isinstance(lib, KernelTimer):
+        return lib.counters()
     try:
         fn = lib.handle.fj_profile
     except AttributeError:

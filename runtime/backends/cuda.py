@@ -45,7 +45,13 @@ class CudaBackend:
 
     def register(self, fn: Callable[..., Any], key: Hashable, program: Program, built: Built,
                  times: dict[str, float]) -> None:
-        """The profiler times C programs only."""
+        """With FUSEJIT_PROFILE on, the executable times its kernels with CUDA events
+        (runtime/cuda_timer.py): registered with the profiler like a C library."""
+        timer = getattr(built.executable, "timer", None)
+        if timer is not None:
+            from ..profiler import on_compile
+
+            on_compile(fn, key, program, timer, times)
 
     def describe_kernel(self, kernel: AnyKernel) -> list[str]:
         from ...lowering.loop_ir import GemmKernel
