@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 18's checks on a lent GPU machine, in ONE device call of under 9 minutes: the tests
+# Issue 18's checks on a lent GPU machine, in ONE device call of under 10 minutes: the tests
 # that compare with NumPy (and the CUDA backend's own tests) under FUSEJIT_BACKEND=cuda, the
 # host time of one call (benchmarks/bench_cuda_host.py: the dispatch target, <= 15 µs), then
 # `bench.py --backend cuda`. Everything it writes goes under $OUT (the device tool's folder
 # that comes back): tests.txt, junit.xml, host.txt, host.json, bench.txt, bench_cuda.json,
 # device.txt.
 #   here, once:  mkdir -p .gpu && cp -r ../shared/gpu/. .gpu/ && echo /.gpu/ >> .git/info/exclude
-#   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=560)
+#   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=590)
 # Each step has its own time limit (TEST_S, HOST_S, BENCH_S seconds) so that the results of
 # the first come back even when a later one runs long; pytest -v writes one line per test as it
 # finishes, so a run cut short by its limit still says what passed and failed.
@@ -38,6 +38,9 @@ echo "== bench_cuda_host.py: host time per call (limit ${HOST_S}s)" | tee "$OUT/
 timeout "$HOST_S" python3 benchmarks/bench_cuda_host.py --repeat 7 --profile \
     --json "$OUT/host.json" >> "$OUT/host.txt" 2>&1
 echo "host bench exit status $?" >> "$OUT/host.txt"
+echo "== profile with CUDA events (limit 40s)" | tee -a "$OUT/host.txt"
+timeout 40 python3 -m fusejit profile benchmarks/cuda_profile_check.py >> "$OUT/host.txt" 2>&1
+echo "profile exit status $?" >> "$OUT/host.txt"
 echo "== bench.py --backend cuda (limit ${BENCH_S}s)" | tee "$OUT/bench.txt"
 timeout "$BENCH_S" python3 benchmarks/bench.py --backend cuda --repeat 7 \
     --json "$OUT/bench_cuda.json" >> "$OUT/bench.txt" 2>&1
@@ -45,4 +48,5 @@ echo "bench exit status $?" >> "$OUT/bench.txt"
 grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
 tail -n 5 "$OUT/tests.txt"
 sed "/^profile of/q" "$OUT/host.txt"  # the table (the profile stays in host.txt)
+sed -n '/== profile with CUDA events/,$p' "$OUT/host.txt"
 cat "$OUT/bench.txt"
