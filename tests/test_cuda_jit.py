@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 import cuda_fake
 import numpy as np
@@ -67,6 +68,25 @@ def test_refused_kernels_name_the_users_line(monkeypatch: pytest.MonkeyPatch) ->
         with pytest.raises(UnsupportedError, match=what) as e:
             fusejit.jit(fn, backend="cuda")(*args)
         assert "test_cuda_jit.py:" in str(e.value), str(e.value)
+
+
+def test_a_cuda_run_skips_and_counts_refused_tests(tmp_path: Any) -> None:
+    """On a CUDA run (here the fake), a test that meets a feature the CUDA backend refuses is
+    reported as skipped and counted by feature (tests/conftest.py), not failed."""
+    import os
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    node = os.path.join(here, "test_registry.py") + \
+        "::test_array_method_is_its_numpy_function[cumsum-args11-kwargs11]"
+    env = dict(os.environ, FUSEJIT_TEST_FAKE_CUDA="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                           "-p", "no:cacheprovider", "-n", "0", node], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "1 skipped" in proc.stdout and "failed" not in proc.stdout
+    assert "CUDA run: 1 test(s) met a feature the CUDA backend refuses with " \
+           "UnsupportedError (skipped): scans 1" in proc.stdout
 
 
 def test_clear_error_without_gpu_or_nvcc(monkeypatch: pytest.MonkeyPatch) -> None:
