@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusejit-gpu-check}
 mkdir -p "$OUT"
-TEST_S=${TEST_S:-330}
+TEST_S=${TEST_S:-300}
 HOST_S=${HOST_S:-45}
 BENCH_S=${BENCH_S:-120}
 # shellcheck disable=SC1091
@@ -38,6 +38,8 @@ echo "== bench_cuda_host.py: host time per call (limit ${HOST_S}s)" | tee "$OUT/
 timeout "$HOST_S" python3 benchmarks/bench_cuda_host.py --repeat 7 --profile \
     --json "$OUT/host.json" >> "$OUT/host.txt" 2>&1
 echo "host bench exit status $?" >> "$OUT/host.txt"
+echo "== launch floors (limit 30s)" | tee -a "$OUT/host.txt"
+timeout 30 python3 benchmarks/cuda_launch_floor.py >> "$OUT/host.txt" 2>&1
 echo "== profile with CUDA events (limit 40s)" | tee -a "$OUT/host.txt"
 timeout 40 python3 -m fusejit profile benchmarks/cuda_profile_check.py >> "$OUT/host.txt" 2>&1
 echo "profile exit status $?" >> "$OUT/host.txt"
@@ -48,5 +50,5 @@ echo "bench exit status $?" >> "$OUT/bench.txt"
 grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
 tail -n 5 "$OUT/tests.txt"
 sed "/^profile of/q" "$OUT/host.txt"  # the table (the profile stays in host.txt)
-sed -n '/== profile with CUDA events/,$p' "$OUT/host.txt"
+sed -n '/== launch floors/,$p' "$OUT/host.txt"
 cat "$OUT/bench.txt"
