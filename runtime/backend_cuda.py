@@ -338,7 +338,7 @@ class CudaExecutable:
                 try:
                     return self.plan.run(inputs, device, device_outputs)
                 except self._cuda.Error as e:
-                    self.plan.sent = None  # (what the device holds is not known now)
+                    self.plan.forget()  # (what the device holds is not known now)
                     raise RuntimeFailure(f"CUDA error while running {self.program.name}() "
                                          f"({type(e).__name__}: {e})") from e
                 finally:

@@ -94,7 +94,14 @@ class CallPlan:
         # can save (a large area). `sent`: the bytes the device holds.
         self.resend = len(exe._stage) > COMPARE_MAX or any(
             i.packed >= 0 and i.updated for i in self.inputs)
-        self.sent: bytes | None = None
+        # (a call with device arrays sends the 0-d inputs only: again every call only when one
+        # of them is updated in place)
+        self.resend_scalars = any(i.packed >= 0 and i.updated and not i.b.shape
+                                  for i in self.inputs)
+        # what the device's packed area holds: its first `layout.scalars` bytes (the 0-d
+        # inputs) and the rest (None: not known)
+        self.sent_head: bytes | None = None
+        self.sent_tail: bytes | None = None
         self.outputs = program.by_kind("output")
         self.out_views = [(b.index, lay.slots[b.index] - lay.out[0], b.dtype, b.shape)
                           for b in self.outputs]
@@ -160,11 +167,9 @@ class CallPlan:
             else:
                 exe._htod(dst, data)
         if staged:
-            now = None if self.resend else exe._stage.tobytes()
-            if now is None or now != self.sent:
-                self.sent = None
-                exe._htod(exe.base + exe.layout.small[0], exe._stage)
-                self.sent = now
+            # with device arrays the host values are 0-d, at the start of the area: only those
+            # bytes are sent (the rest holds stale host copies no launch reads)
+            self._send_packed(device is not None)
         outs: dict[int, Any] = {}
         if device_outputs:
             if table is None:
@@ -204,6 +209,30 @@ class CallPlan:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
 
+    def forget(self) -> None:
+        """What the device's packed area holds is not known (after a failed call)."""
+        self.sent_head = self.sent_tail = None
+
+    def _send_packed(self, scalars_only: bool) -> None:
+        """Send the packed area (or, with device arrays, its 0-d inputs only: the other
+        inputs' bytes there are stale host copies no launch reads) unless the device holds
+        those bytes already."""
+        exe, n = self.exe, self.exe.layout.scalars
+        if scalars_only:
+            head = None if self.resend_scalars else exe._stage[:n].tobytes()
+            if head is None or head != self.sent_head:
+                self.sent_head = None
+                exe._htod(exe.base + exe.layout.small[0], exe._stage[:n])
+                self.sent_head = head
+            return
+        now = None if self.resend else exe._stage.tobytes()
+        head, tail = self.sent_head, self.sent_tail
+        if now is None or head is None or tail is None or now != head + tail:
+            self.forget()
+            exe._htod(exe.base + exe.layout.small[0], exe._stage)
+            if now is not None:
+                self.sent_head, self.sent_tail = now[:n], now[n:]
+
     def transfer_report(self) -> list[str]:
         """What one call copies between host and device, for `explain`: per kind of call
         (NumPy arguments, device arrays), each copy and its bytes."""
@@ -231,8 +260,11 @@ class CallPlan:
                            if i.b.shape)
         dev = [f"  device arrays (GPUArray, CuPy, PyTorch CUDA tensors) for {arrays} are read "
                "and written in place: no copies of them"] if arrays else []
-        if small and packed:
-            dev.append("  scalars and 0-d host arrays still go in the packed copy above")
+        if lay.scalars:
+            when = ("every call" if self.resend_scalars
+                    else "only when those bytes differ from the last call's")
+            dev.append(f"  scalars and 0-d host arrays: the first {lay.scalars} B of the packed "
+                       f"copy, sent {when}")
         dev.append("  results stay on the device (device_output=True, the default with device "
                    "arguments): " + ("only the error word comes back (4 B)" if self.checks
                                      else "nothing comes back"))

@@ -27,6 +27,7 @@ class DeviceLayout:
     out: tuple[int, int]  # [lo, hi) of the error word and the outputs
     err: int
     scratch: int = 0  # offset of the scratch area (CudaModule.scratch_bytes)
+    scalars: int = 0  # bytes at the start of the packed area holding every 0-d input
 
 
 def span(b: Buffer) -> tuple[int, int]:
@@ -64,16 +65,20 @@ def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
         if span(b)[0] > SMALL_INPUT:
             place(b, _ALIGN)
     top = small_lo = _up(top)
-    for b in inputs:
-        if span(b)[0] <= SMALL_INPUT:
-            place(b, 16)
+    scalars_hi = small_lo
+    # 0-d inputs first: a call with device arrays sends only them (`scalars` bytes)
+    small = [b for b in inputs if span(b)[0] <= SMALL_INPUT]
+    for b in sorted(small, key=lambda b: len(b.shape) > 0):
+        place(b, 16)
+        if not b.shape:
+            scalars_hi = top
     small_hi = top
     err = _up(top)
     top = err + 16
     for b in program.by_kind("output"):
         place(b, _ALIGN)
     return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err,
-                        scratch)
+                        scratch, scalars_hi - small_lo)
 
 
 def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:

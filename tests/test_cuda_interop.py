@@ -92,6 +92,41 @@ def test_strided_inputs_read_and_updated_in_place(monkeypatch: pytest.MonkeyPatc
         step(Cai(w_dev.ptr, w_host, w_host, readonly=True), g, f32(0.5))
 
 
+def test_device_calls_send_only_their_scalars(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small inputs are packed into one host-to-device copy; with device arrays passed for
+    them, a call sends only the 0-d inputs at the start of that area, when they change, and
+    host calls before and after still see their own values."""
+    driver, gpuarray = _setup(monkeypatch)
+    rng = np.random.default_rng(5)
+    hw, hb = (rng.standard_normal(s).astype(f32) for s in ((16, 64), (64,)))
+
+    def f(w, b, lr, k):
+        return w * lr + b * k
+
+    jf = fusejit.jit(f, backend="cuda")
+    np.testing.assert_allclose(jf(hw, hb, 0.5, 2.0), f(hw, hb, 0.5, 2.0), rtol=1e-6)
+    exe = next(iter(jf._cache.values())).executable
+    sent: list[int] = []
+    real = exe._htod
+    monkeypatch.setattr(exe, "_htod", lambda dst, src: (sent.append(src.nbytes), real(dst, src)))
+    dw, db = gpuarray.to_gpu(hw), gpuarray.to_gpu(hb)
+    area = exe.layout.small[1] - exe.layout.small[0]
+    n = exe.layout.scalars
+    assert 16 <= n <= 32 and area > 4096  # two float64 scalars first, then w and b
+    for lr, k in [(0.25, 2.0), (0.25, 2.0), (0.125, 3.0)]:
+        np.testing.assert_allclose(jf(dw, db, lr, k).get(), f(hw, hb, lr, k), rtol=1e-6)
+    assert sent == [n, n]  # the scalars only; nothing when they did not change
+    sent.clear()
+    np.testing.assert_allclose(jf(hw, hb * 2, 0.125, 3.0), f(hw, hb * 2, 0.125, 3.0),
+                               rtol=1e-6)
+    np.testing.assert_allclose(jf(hw, hb * 2, 0.125, 3.0), f(hw, hb * 2, 0.125, 3.0),
+                               rtol=1e-6)
+    assert sent == [area]  # a host call sends the whole area, once: the same bytes after
+    np.testing.assert_allclose(jf(dw, db, 1.0, 1.0).get(), f(hw, hb, 1.0, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(jf(hw, hb, 1.0, 1.0), f(hw, hb, 1.0, 1.0), rtol=1e-6)
+    assert sent == [area, n, area]
+
+
 def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     driver, gpuarray = _setup(monkeypatch)
     host = np.arange(24, dtype=f32).reshape(4, 6)
