@@ -53,13 +53,17 @@ def _dispatcher_built() -> None:
     dispatcher()
 
 
+_FAKE_CUDA = os.environ.get("FUSEJIT_TEST_FAKE_CUDA", "")
+
+
 @pytest.fixture(autouse=True)
 def _fake_cuda_backend(request: Any) -> Any:
     """FUSEJIT_TEST_FAKE_CUDA=1: every test runs with FUSEJIT_BACKEND=cuda over the fake
     pycuda of cuda_fake.py (kernels run as NumPy over the loop IR), which checks the CUDA
     backend's host side (transfers, out=, Python-scalar paths, error words) on a machine
-    without a GPU. The generated CUDA itself is only checked on a GPU."""
-    if (os.environ.get("FUSEJIT_TEST_FAKE_CUDA") != "1"
+    without a GPU. FUSEJIT_TEST_FAKE_CUDA=emulate: the same, but the launches run the
+    generated CUDA itself on the CPU (cuda_emu.py: g++, a host thread per GPU thread)."""
+    if (_FAKE_CUDA not in ("1", "emulate")
             or request.module.__name__.startswith("test_cuda_")):
         yield  # the CUDA backend's own tests install the fake (or call nvcc) themselves
         return
@@ -67,7 +71,7 @@ def _fake_cuda_backend(request: Any) -> Any:
 
     mp = pytest.MonkeyPatch()
     try:
-        cuda_fake.install(mp)
+        cuda_fake.install(mp, emulate=_FAKE_CUDA == "emulate")
         mp.setenv("FUSEJIT_BACKEND", "cuda")
         yield
     finally:
@@ -76,7 +80,7 @@ def _fake_cuda_backend(request: Any) -> Any:
 
 def _cuda_run() -> bool:
     return (os.environ.get("FUSEJIT_BACKEND") == "cuda"
-            or os.environ.get("FUSEJIT_TEST_FAKE_CUDA") == "1")
+            or _FAKE_CUDA in ("1", "emulate"))
 
 
 def on_cuda() -> bool:
@@ -91,7 +95,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     it runs the C backend (the fake pycuda lives in this process only); with
     FUSEJIT_BACKEND=cuda on a GPU it runs CUDA."""
     env = dict(os.environ, **extra)
-    if env.get("FUSEJIT_TEST_FAKE_CUDA") == "1":
+    if env.get("FUSEJIT_TEST_FAKE_CUDA") in ("1", "emulate"):
         env.pop("FUSEJIT_BACKEND", None)
     return env
 

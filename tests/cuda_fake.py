@@ -2,9 +2,11 @@
 kernel launch runs the launched loop-IR kernel (elementwise, reduction or matmul) with NumPy.
 
 It checks the host side of the CUDA backend (device layout, transfers, argument lists, the
-scratch area, the error word, GPUArray in/out, fusejit.jit wiring) end to end. It does NOT
-check the generated CUDA itself: the kernels of a reduction split into parts run as one NumPy
-reduction at the launch that finishes it (the partial launches only check their arguments).
+scratch area, the error word, GPUArray in/out, fusejit.jit wiring) end to end. By default it
+does NOT check the generated CUDA itself: the kernels of a reduction split into parts run as
+one NumPy reduction at the launch that finishes it (the partial launches only check their
+arguments). `install(..., emulate=True)` (FUSEJIT_TEST_FAKE_CUDA=emulate) runs the generated
+CUDA instead, compiled for the CPU by tests/cuda_emu.py.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 import types
 from typing import Any
 
+import cuda_emu
 import numpy as np
 import pytest
 
@@ -207,10 +210,12 @@ def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
         raise AssertionError(f"unknown kernel kind {type(k).__name__}")
 
 
-def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
-                ) -> dict[str, Any]:
+def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
+                emulate: bool = False) -> dict[str, Any]:
     """sys.modules entries for pycuda, pycuda.driver and pycuda.gpuarray; `images` maps the
-    bytes a module is loaded from to the Program and CudaModule they were compiled from."""
+    bytes a module is loaded from to the Program and CudaModule they were compiled from.
+    `emulate`: launches run the generated CUDA itself on the CPU (tests/cuda_emu.py) instead
+    of interpreting the loop IR."""
     launches: list[str] = []
     packed: list[str] = []  # the launches made through _launch_kernel
     launch_contexts: list[Any] = []  # the context current at each kernel launch
@@ -292,6 +297,12 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
                 scratch = args[len(ln.buffers)]
                 assert scratch % 256 == 0 and scratch + self.module.scratch_bytes <= mem.top
             launches.append(ln.name)
+            if emulate:
+                base = cuda_emu.host_address(mem.buf)
+                cuda_emu.launch(cuda_emu.build(self.module.source), ln.name, grid[0],
+                                ln.block, [base + a for a in args],
+                                threaded=ln.role != "elementwise")
+                return
             # a split reduction's launches each get the buffers of their own phase
             ptr = pointers.setdefault((id(self.program), ln.kernel), {})
             ptr.update(zip(ln.buffers, args))
@@ -378,12 +389,13 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]]
     return {"pycuda": pkg, "pycuda.driver": driver, "pycuda.gpuarray": gpuarray}
 
 
-def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None
-            ) -> tuple[dict[bytes, tuple[Program, CudaModule]], Any]:
+def install(monkeypatch: pytest.MonkeyPatch, mem: Memory | None = None,
+            emulate: bool = False) -> tuple[dict[bytes, tuple[Program, CudaModule]], Any]:
     """Put the fake pycuda in sys.modules, a fake nvcc in backend_cuda (a 'cubin' is the
-    source text), and record every module cuda_jit renders. Returns (images, pycuda.driver)."""
+    source text), and record every module cuda_jit renders. Returns (images, pycuda.driver).
+    `emulate`: kernels run as generated CUDA on the CPU (tests/cuda_emu.py)."""
     images: dict[bytes, tuple[Program, CudaModule]] = {}
-    mods = fake_pycuda(mem or Memory(), images)
+    mods = fake_pycuda(mem or Memory(), images, emulate)
     for name, mod in mods.items():
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setattr(backend_cuda, "find_nvcc", lambda: backend_cuda.Nvcc(

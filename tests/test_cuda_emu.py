@@ -1,0 +1,91 @@
+"""The generated CUDA itself, run on the CPU (tests/cuda_emu.py: g++ with a shim, a host
+thread per GPU thread, barriers for __syncthreads and the warp shuffles) through the fake
+pycuda: results against NumPy for each kind of kernel the CUDA backend renders. The fake's
+usual mode interprets the loop IR instead, so only this checks the CUDA text's indexing,
+vector paths, team and split reductions, the tiled matmul with its in-place update epilogue
+(the form that ran wrong on the first H100) and the device error word. `.ci/run` also runs
+several whole test files this way (FUSEJIT_TEST_FAKE_CUDA=emulate)."""
+
+from __future__ import annotations
+
+import shutil
+
+import cuda_fake
+import numpy as np
+import pytest
+
+import fusejit
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ to emulate with")
+f32 = np.float32
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_kernels_run_as_generated(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, driver = cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(1003).astype(f32)  # the vector path and a scalar tail
+    np.testing.assert_allclose(fusejit.jit(gelu, backend="cuda")(x), gelu(x), rtol=2e-6,
+                               atol=1e-7)
+    rows = rng.standard_normal((40, 300)).astype(f32)  # a team per row, rows in registers
+    np.testing.assert_allclose(fusejit.jit(softmax, backend="cuda")(rows), softmax(rows),
+                               rtol=2e-6, atol=1e-9)
+    big = rng.standard_normal(70001)  # a split reduction: parts, then a finishing kernel
+    total = fusejit.jit(lambda v: (v * v).sum(), backend="cuda")(big)
+    assert total == pytest.approx(float((big * big).sum()), rel=1e-12)
+    cols = rng.standard_normal((33, 20)).astype(f32)
+    np.testing.assert_allclose(fusejit.jit(lambda a: a.max(axis=0), backend="cuda")(cols),
+                               cols.max(axis=0))
+    half = rng.standard_normal(257).astype(np.float16)
+    np.testing.assert_array_equal(fusejit.jit(lambda h: h * 2 + 1, backend="cuda")(half),
+                                  half * 2 + 1)
+    assert any(n.startswith("fj_") for n in driver.launches)
+
+
+def test_tiled_matmul_and_in_place_update(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`w -= lr * (a @ b)`: the tiled kernel's product scaled and added in place (on the H100
+    the product alone was stored once; the epilogue's alpha and beta are checked here)."""
+    cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((12, 9)).astype(f32), rng.standard_normal((9, 7)).astype(f32)
+    w = rng.standard_normal((12, 7)).astype(f32)
+
+    def step(w, a, b, lr):
+        w -= lr * (a @ b)
+        return w.sum()
+
+    mine, theirs = w.copy(), w.copy()
+    got = fusejit.jit(step, backend="cuda")(mine, a, b, 0.25)
+    want = step(theirs, a, b, 0.25)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+    assert got == pytest.approx(float(want), rel=1e-5)
+    bat = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 4, 6))
+    np.testing.assert_allclose(fusejit.jit(lambda p, q: np.maximum(p @ q, 0),
+                                           backend="cuda")(*bat),
+                               np.maximum(bat[0] @ bat[1], 0), rtol=1e-12)
+
+
+def test_empty_and_masked_reductions_and_the_error_word(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    cuda_fake.install(monkeypatch, emulate=True)
+    empty = np.ones((3, 0), f32)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(
+            fusejit.jit(lambda e: e.std(axis=1), backend="cuda")(empty), empty.std(axis=1))
+    x = np.arange(24, dtype=np.float64).reshape(4, 6)
+    mask = x % 3 == 0
+    np.testing.assert_allclose(
+        fusejit.jit(lambda x, m: np.mean(x, axis=1, where=m), backend="cuda")(x, mask),
+        np.mean(x, axis=1, where=mask))
+    take = fusejit.jit(lambda v, i: v[i] * 2, backend="cuda")
+    np.testing.assert_array_equal(take(x[0], np.array([1, 5, 0])), x[0][[1, 5, 0]] * 2)
+    with pytest.raises(IndexError):
+        take(x[0], np.array([1, 9]))
