@@ -52,6 +52,8 @@ from .cuda_reduce_plan import MAX_TEAM, Key, access_key, plan_reduce, superseded
 def _acc(r: Reduce) -> tuple[str, str, str]:
     """(accumulator C type, identity, combine functor) of the reduction `r`."""
     flt = r.in_dtype.kind == "f"
+    if r.fn == "sum" and r.in_dtype == np.float64:  # compensated (the prelude's fj_ksum)
+        return "fj_ksum", "fj_ksum(0.0)", "fj_op_kadd"
     if r.fn in ("sum", "prod"):
         op = "fj_op_add" if r.fn == "sum" else "fj_op_mul"
         ident = "0" if r.fn == "sum" else "1"
@@ -141,7 +143,8 @@ class _Render:
                                 ("res", self.plan.rows)):
                 if count:
                     self.slots[(r.var, what)] = top
-                    top += -(-count * 8 // 256) * 256
+                    size = 16 if what == "part" and self._part_type(r) == "fj_ksum" else 8
+                    top += -(-count * size // 256) * 256
         self.scratch = top
 
     def _slot(self, r: Reduce, what: str, t: str) -> str:
@@ -164,7 +167,7 @@ class _Render:
                  f'{f", {min_blocks}" if min_blocks else ""}) '
                  f"{sym}({', '.join(ps) or 'void'}) {{",
                  f"    typedef {self.idx} fj_idx;",
-                 "    __shared__ long long fj_sh[32];"]
+                 "    __shared__ long long fj_sh[64];"]  # (32 warps of 16-byte fj_ksum)
         if arg:
             lines.append("    __shared__ long long fj_shi[32];")
         if checks:

@@ -8,6 +8,7 @@ several whole test files this way (FUSEJIT_TEST_FAKE_CUDA=emulate)."""
 
 from __future__ import annotations
 
+import math
 import shutil
 
 import cuda_fake
@@ -89,3 +90,21 @@ def test_empty_and_masked_reductions_and_the_error_word(monkeypatch: pytest.Monk
     np.testing.assert_array_equal(take(x[0], np.array([1, 5, 0])), x[0][[1, 5, 0]] * 2)
     with pytest.raises(IndexError):
         take(x[0], np.array([1, 9]))
+
+
+def test_float64_sums_are_compensated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """float64 sums keep each thread's rounding errors (the prelude's fj_ksum, as the C
+    backend's FJ_KADD): a sum whose halves cancel to 1e-12 of their size, a whole-array sum
+    split into parts and row sums come out as the exactly rounded sum (math.fsum)."""
+    cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(50001) * 1e3
+    x[25000:] = -x[:25001] * (1 + 1e-12 * rng.standard_normal(25001))
+    total = fusejit.jit(lambda v: v.sum(), backend="cuda")(x)
+    assert abs(float(total) - math.fsum(x)) <= 2.3e-16 * abs(math.fsum(x))
+    rows = rng.standard_normal((6, 3001)) + 1e7
+    got = fusejit.jit(lambda r: r.sum(axis=1), backend="cuda")(rows)
+    np.testing.assert_array_equal(got, [math.fsum(r) for r in rows])
+    assert fusejit.jit(lambda v: v.mean(), backend="cuda")(np.linspace(-2, 5, 1000)) == 1.5
+    special = np.array([np.inf, 1.0, 2.0])
+    assert fusejit.jit(lambda v: v.sum(), backend="cuda")(special) == np.inf

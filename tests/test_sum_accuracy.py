@@ -8,12 +8,12 @@ of about (n eps)^2 sum|x| (see _check_sum); float32 sums accumulate in double.""
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,7 +127,7 @@ def test_sums_are_the_same_bits_on_every_call_and_thread_count(tmp_path) -> None
         "print(repr(tuple(np.asarray(v).tobytes() for v in a)))\n")
     outs = []
     for threads in ("1", "2"):
-        env = dict(os.environ, OMP_NUM_THREADS=threads, FUSEJIT_CACHE_DIR=str(tmp_path))
+        env = subprocess_env(OMP_NUM_THREADS=threads, FUSEJIT_CACHE_DIR=str(tmp_path))
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               env=env, timeout=120)
         assert proc.returncode == 0, proc.stderr

@@ -3,7 +3,7 @@
 /* k0 phase 0: 1024 part(s) of 16384 per row of 16777216, 1 row(s); one block per part; raw results to scratch */
 extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_p0(const float *b0, unsigned char *fj_scr) {
     typedef long long fj_idx;
-    __shared__ long long fj_sh[32];
+    __shared__ long long fj_sh[64];
     const int fj_lane = threadIdx.x;
     for (fj_idx fj_w = blockIdx.x; fj_w < 1024; fj_w += gridDim.x) {
         const fj_idx fj_o = fj_w / 1024;
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_p0(const float *b
 /* k0 phase 0: combine each row's 1024 parts in order; epilogue */
 extern "C" __global__ void __launch_bounds__(256) fj_l2_sum_k0_f0(float *b1, unsigned char *fj_scr) {
     typedef long long fj_idx;
-    __shared__ long long fj_sh[32];
+    __shared__ long long fj_sh[64];
     const int fj_lane = threadIdx.x;
     for (fj_idx fj_o = blockIdx.x; fj_o < 1; fj_o += gridDim.x) {
         double fj_a_v2 = 0.0;

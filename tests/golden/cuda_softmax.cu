@@ -3,7 +3,7 @@
 /* k0: reduction of 64 row(s) of 1000, 3 phase(s); a team of 256 thread(s) per row, 1 row(s) per block; rows held in registers (4 element(s) per thread); nodes [] */
 extern "C" __global__ void __launch_bounds__(256, 8) fj_softmax_k0(const float *b0, float *b1) {
     typedef int fj_idx;
-    __shared__ long long fj_sh[32];
+    __shared__ long long fj_sh[64];
     const int fj_lane = threadIdx.x % 256;
     const fj_idx fj_team = threadIdx.x / 256;
     for (fj_idx fj_base = (fj_idx)blockIdx.x * 1; fj_base < 64; fj_base += (fj_idx)gridDim.x * 1) {
