@@ -58,8 +58,11 @@ VTILE = 128
 # A kernel of many tile arrays that streams its data from memory gets tiles of VTILE_DEEP
 # points on AVX-512 builds: DEEP_TILES tile arrays or more, over buffers of DEEP_BYTES or more
 # in all (larger than any L3). black_scholes (12 tile arrays, 117 MB), two threads, full size,
-# alternating processes, median ms of 10 rounds, tiles of 128 -> 64: 2.50 -> 2.33, 2.46 ->
-# 2.30, 2.44 -> 2.29, 2.41 -> 2.29 (48: 2.96, 80: 2.51, 96: 2.33-2.44). In cache it loses
+# alternating processes, 8 x 10 rounds, median ms 2.44 -> 2.26 (48: 2.96, 80: 2.51, 96:
+# 2.33-2.44). 64 seems to win back the cost of misalignment (NumPy: 16 mod 64 bytes; loads split
+# across lines, each input loaded by two loops): in a C harness with 64-byte aligned arrays
+# 128 and 64 tie (2.18, 2.20 ms); tiles started where the first input is aligned (the first
+# tile longer) did not help (2.55-2.62 against 2.32-2.46 ms). In cache it loses
 # (2^16 points: 0.47 -> 0.54 ns per point), as it does for lstm_cell (12 tile arrays, 29 MB:
 # 0.44 -> 0.46 ms), for gelu (2 tile arrays, 134 MB: 1.9-2.4 -> 2.0-2.5 ms) and on x86-64-v3
 # (black_scholes 3.7 -> 4.0 ms; session 14), which keep VTILE.
