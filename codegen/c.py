@@ -194,9 +194,15 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
     with a tile function (vtile builds) leaves its loop with the argument in tile fj_a<var>,
     and the function fills fj_t<var> after the loop."""
     dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
-    tile = tile_points(stages, vtile)
+    nbytes = sum(program.buffers[b].nbytes
+                 for b in {s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    wide, other = tile_points(stages, vtile, nbytes)
+    tile = str(other) if wide == other else f"FJ_TILE_{k.name}"
+    tiles = [] if wide == other else [  # the tile size depends on the target (cstage.py)
+        "#if defined(__AVX512F__)", f"#define {tile} {wide}", "#else",
+        f"#define {tile} {other}", "#endif"]
     tiled = sorted({v for st in stages for v in st.writes}, key=var_order)
-    tiles = [f"{ctype(dtypes[v])} fj_t{v}[{tile}] __attribute__((aligned(64)));" for v in tiled]
+    tiles += [f"{ctype(dtypes[v])} fj_t{v}[{tile}] __attribute__((aligned(64)));" for v in tiled]
     views = []
     for st in stages:
         call = st.body[-1] if st.kind == "call" else None

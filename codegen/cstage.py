@@ -27,7 +27,7 @@ points, and cheap arithmetic on loads and constants is evaluated again where it 
 instead of passing through a tile (RECOMPUTED; session 14).
 
     plan(body, libmvec, vtile)   the loops for a kernel body, or None (not staged)
-    tile_points(segments, vtile) points per tile for those loops (TILE or VTILE)
+    tile_points(segments, vtile, nbytes)  points per tile, (AVX-512, other targets)
     stage_body(body, is_call)    the loops (Segment list), or None when staging does not pay
     tile_fn(stmt)                the fj_vtile.h function of a call, or None
 """
@@ -55,6 +55,20 @@ TILE = 64  # points per tile of libmvec calls: measured best of 64/256/1024 (ses
 # best or within 5% of it everywhere. Four vectors a loop left the out-of-order core too little
 # independent work to overlap the tile function's long dependency chains with the loops around.
 VTILE = 128
+# A kernel of many tile arrays that streams its data from memory gets tiles of VTILE_DEEP
+# points on AVX-512 builds: DEEP_TILES tile arrays or more, over buffers of DEEP_BYTES or more
+# in all (larger than any L3). black_scholes (12 tile arrays, 117 MB), two threads, full size,
+# alternating processes, 8 x 10 rounds, median ms 2.44 -> 2.26 (48: 2.96, 80: 2.51, 96:
+# 2.33-2.44). 64 seems to win back the cost of misalignment (NumPy: 16 mod 64 bytes; loads split
+# across lines, each input loaded by two loops): in a C harness with 64-byte aligned arrays
+# 128 and 64 tie (2.18, 2.20 ms); tiles started where the first input is aligned (the first
+# tile longer) did not help (2.55-2.62 against 2.32-2.46 ms). In cache it loses
+# (2^16 points: 0.47 -> 0.54 ns per point), as it does for lstm_cell (12 tile arrays, 29 MB:
+# 0.44 -> 0.46 ms), for gelu (2 tile arrays, 134 MB: 1.9-2.4 -> 2.0-2.5 ms) and on x86-64-v3
+# (black_scholes 3.7 -> 4.0 ms; session 14), which keep VTILE.
+VTILE_DEEP = 64
+DEEP_TILES = 8
+DEEP_BYTES = 64 << 20
 MIN_CALLS = 2  # a body with one call gains nothing measurable from staging
 
 
@@ -96,11 +110,16 @@ def plan(body: Sequence[Stmt], libmvec: bool, vtile: bool) -> list[Segment] | No
     return stage_body(body) if libmvec else None
 
 
-def tile_points(segments: Sequence[Segment], vtile: bool) -> int:
-    """Points per tile of a staged kernel: VTILE where a loop ends in a tile-function call,
-    else TILE (libmvec calls only)."""
+def tile_points(segments: Sequence[Segment], vtile: bool, nbytes: int = 0) -> tuple[int, int]:
+    """Points per tile of a staged kernel over buffers of `nbytes` in all, (on AVX-512, on
+    other targets): VTILE where a loop ends in a tile-function call (VTILE_DEEP on AVX-512 for
+    a kernel of DEEP_TILES tile arrays over DEEP_BYTES), else TILE (libmvec calls only)."""
     calls = [s.body[-1] for s in segments if s.kind == "call"]
-    return VTILE if vtile and any(tile_fn(c) for c in calls) else TILE
+    if not (vtile and any(tile_fn(c) for c in calls)):
+        return TILE, TILE
+    arrays = len({v for s in segments for v in s.writes} | {c.var for c in calls if tile_fn(c)})
+    deep = arrays >= DEEP_TILES and nbytes >= DEEP_BYTES
+    return (VTILE_DEEP if deep else VTILE), VTILE
 
 
 def _uses(stmt: Stmt) -> tuple[str, ...]:

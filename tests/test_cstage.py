@@ -168,6 +168,40 @@ def test_render_tiles_with_vtile():
     assert "call staging" not in f64  # float64 has no tile functions
 
 
+def test_deep_kernels_take_smaller_tiles_on_avx512(monkeypatch):
+    """A kernel of DEEP_TILES tile arrays or more over DEEP_BYTES (black_scholes at full size)
+    runs tiles of VTILE_DEEP points on AVX-512 builds, chosen by the preprocessor so that one
+    source serves every target; a small one, one of few tile arrays (gelu) or libmvec staging
+    keep theirs. The bits are those of VTILE tiles where both run full vectors."""
+    k = _program(black_scholes, [np.ones(100, np.float32)] * 5).kernels[0]
+    bs = stage_plan(k.body, libmvec=False, vtile=True)
+    assert bs is not None
+    big = cstage.DEEP_BYTES
+    assert cstage.tile_points(bs, True, big) == (cstage.VTILE_DEEP, cstage.VTILE)
+    assert cstage.tile_points(bs, True, big - 1) == (cstage.VTILE, cstage.VTILE)
+    assert cstage.tile_points(bs, False, big) == (cstage.TILE, cstage.TILE)
+    gelu = stage_plan([_load("v0", 0), _op("v1", "tanh", "v0"), _op("v2", "multiply", "v0", "v1"),
+                       Store(Access(1, 0, (1,)), "v2")], libmvec=False, vtile=True)
+    assert gelu is not None and cstage.tile_points(gelu, True, big) == (cstage.VTILE,) * 2
+    full = [np.empty(1 << 22, np.float32)] * 5  # only their shapes are used
+    text = render(_program(black_scholes, full), COptions(vtile=True))
+    assert (f"#if defined(__AVX512F__)\n    #define FJ_TILE_k0 {cstage.VTILE_DEEP}\n    #else\n"
+            f"    #define FJ_TILE_k0 {cstage.VTILE}\n    #endif") in text
+    assert "fj_t += FJ_TILE_k0)" in text and "fj_tv5[FJ_TILE_k0]" in text
+    rng = np.random.default_rng(3)
+    args = [rng.uniform(lo, hi, 2048).astype(np.float32)
+            for lo, hi in ((10, 200), (10, 200), (0.05, 2), (0, 0.08), (0.1, 0.6))]
+    want = fusejit.jit(black_scholes)(*args)
+    from fusejit.runtime import source_cache
+    monkeypatch.setattr(source_cache, "render_source", source_cache._render)  # render afresh
+    monkeypatch.setattr(cstage, "DEEP_BYTES", 0)
+    deep = fusejit.jit(black_scholes)
+    got = deep(*args)
+    assert "#define FJ_TILE_k0" in deep.lower_for(*args).source
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_cheap_values_are_recomputed_not_tiled():
     """gelu: 0.5 * x is evaluated again in the last loop, as x is loaded again there, instead of
     a loop of its own that stores it in a tile; a value used after the first store keeps its
