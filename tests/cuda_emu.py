@@ -16,9 +16,11 @@ indexing, vector paths, team reductions, split reductions, the tiled matmul and 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 from typing import Any
@@ -144,6 +146,7 @@ static inline float __half2float(__half x) { return (float)x; }
 """
 
 _DIR = tempfile.mkdtemp(prefix="fusejit-cuda-emu-")
+atexit.register(shutil.rmtree, _DIR, True)
 _LIBS: dict[str, ctypes.CDLL] = {}
 
 
