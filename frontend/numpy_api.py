@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +55,9 @@ def _where_wraps_python_ints() -> bool:
     """Whether this NumPy's np.where casts a Python int that does not fit the result dtype
     unsafely (NumPy 2.4: it wraps) rather than raising OverflowError (NumPy 2.5)."""
     try:
-        np.where(np.ones(1, bool), np.zeros(1, np.uint8), -1)
+        with warnings.catch_warnings():  # (a NumPy that warns before it raises: it wraps)
+            warnings.simplefilter("ignore")
+            np.where(np.ones(1, bool), np.zeros(1, np.uint8), -1)
     except OverflowError:
         return False
     return True
