@@ -121,9 +121,14 @@ def buffer_hazards(program: Program, shared: dict[int, tuple[int, int]]) -> set[
                 # The first kernel to write a buffer that held nothing (current -1) may
                 # read back what it stored there (a row kernel's store-then-scale): only a
                 # value it stores at that element, and only after the store.
+                # Otherwise it reads only the value the buffer held, before its first store
+                # there (a row kernel's later phase runs after its earlier phases' stores:
+                # `x -= x.mean(axis=1, keepdims=True); x.max(axis=1)` must not recompute the
+                # new x from the overwritten old one).
                 fresh = current == -1 and not modified
                 if any(ld.access not in written or ld.index or (
-                        not _stored_before(body, ld) if fresh else ld.node != current)
+                        not _stored_before(body, ld) if fresh
+                        else ld.node != current or _store_precedes(body, ld, m))
                        for ld in loads):
                     bad.add(top)
                 current, modified = stores[-1].node, True
@@ -140,6 +145,17 @@ def _stored_before(body: list, load: Load) -> bool:
             return False
         if (isinstance(s, Store) and not s.index and s.access == load.access
                 and s.node == load.node and load.node != -1):
+            return True
+    return False
+
+
+def _store_precedes(body: list, load: Load, buf: int) -> bool:
+    """Whether `body` stores into buffer `buf` before `load` (so the load no longer reads the
+    value the buffer held when the kernel started)."""
+    for s in body:
+        if s is load:
+            return False
+        if isinstance(s, Store) and s.access.buf == buf:
             return True
     return False
 

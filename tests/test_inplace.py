@@ -143,6 +143,32 @@ def test_hazards_fall_back_to_a_temporary():
     run_both(matmul_into, RNG.random((5, 5)), RNG.random((5, 5)), rtol=1e-12, atol=1e-12)
 
 
+def test_reduction_of_an_argument_after_its_update():
+    """A row kernel updates the argument in one phase and reduces its new value in a later
+    one: the later phase must not recompute the new value from the overwritten old one
+    (`x -= x.mean(axis=1, keepdims=True); x.max(axis=1)` returned max(x - 2 * mean))."""
+    def center_max(x):
+        x -= x.mean(axis=1, keepdims=True)
+        return x.max(axis=1)
+
+    def shift_sum(x):
+        x -= x.max(axis=1, keepdims=True)
+        return x.sum(axis=1), x.min()
+
+    def columns(x):
+        x -= x.mean(axis=0)
+        return x.max(axis=0)
+
+    def total(x):
+        x -= x.mean()
+        return x.max()
+
+    x = RNG.standard_normal((6, 40))
+    for f in (center_max, shift_sum, columns, total):
+        run_both(f, x, rtol=1e-12, atol=1e-12)
+        run_both(f, x.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
 def test_aliased_arguments_follow_numpy():
     def f(a, b):
         a += b

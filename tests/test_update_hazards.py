@@ -67,3 +67,14 @@ def test_later_writer_reads_only_the_current_value() -> None:
     reads_input = Kernel("k0", (N,), [Load("y", ROW, F32, node=5), Store(ROW, "y", node=20)])
     assert _hazards(reads_input, current=5) == set()
     assert _hazards(reads_input) == {99}  # a buffer that held nothing: garbage
+
+
+def test_writer_reads_the_old_value_only_before_its_first_store() -> None:
+    """A row kernel's phases run one after another over the row: a later phase that loads
+    the buffer's old value (node 5) after an earlier phase stored the new one reads the new
+    one (`x -= x.mean(axis=1, keepdims=True); return x.max(axis=1)`)."""
+    before = Kernel("k0", (N,), [Load("y", ROW, F32, node=5), Store(ROW, "y", node=20)])
+    assert _hazards(before, current=5) == set()
+    after = Kernel("k0", (N,), [Load("y", ROW, F32, node=5), Store(ROW, "y", node=20),
+                                Load("z", ROW, F32, node=5)])
+    assert _hazards(after, current=5) == {99}
