@@ -27,6 +27,7 @@ import numpy as np
 
 VARIANTS: dict[str, dict[str, int]] = {
     "now": {},
+    "novec": {"VECTOR_HOLD": False},  # held rows read and written an element at a time
     "team256": {"PER_THREAD": 16},
     "team1024": {"PER_THREAD": 4},
     "team128": {"PER_THREAD": 32, "MIN_TEAM": 128, "MAX_HOLD": 32, "HOLD_BYTES": 256},

@@ -26,6 +26,8 @@ HOLD_BYTES = 128  # register bytes per thread for held row elements at most
 # 40 registers (3 blocks of 512 per SM) to 32 without spilling: 70.2 -> 63.7 µs, layernorm
 # 56.0 -> 53.1 µs. Holding 128 bytes (teams of 256) spilled 80 bytes and ran 38% slower.
 FULL_SM_HOLD_BYTES = 64
+VECTOR_HOLD = True  # held rows read and written 16 bytes at a time where they qualify
+VECTOR_BYTES = 16
 SM_THREADS = 2048  # resident threads per multiprocessor (sm_70 to sm_90)
 
 Key = tuple  # (buffer, offset, strides, gather index terms) of an access
@@ -44,6 +46,7 @@ class ReducePlan:
     hold: int  # elements per thread held in registers across phases (0: reload)
     held: dict[Key, str] = field(default_factory=dict)  # access -> register array name
     min_blocks: int = 0  # __launch_bounds__' blocks per multiprocessor (0: not given)
+    vec: int = 1  # held rows: consecutive elements per thread and 16-byte access (1: none)
 
 
 def _pow2(n: int) -> int:
@@ -73,7 +76,35 @@ def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReduceP
     full = hold * size <= FULL_SM_HOLD_BYTES and block <= SM_THREADS // 2
     return ReducePlan(rows, n, team, block, 1, n, hold,
                       {key: f"fj_h{i}" for i, key in enumerate(sorted(held))},
-                      SM_THREADS // block if full else 0)
+                      SM_THREADS // block if full else 0,
+                      _vector_hold(k, program, n, team, hold, held))
+
+
+def _vector_hold(k: ReduceKernel, program: Program, n: int, team: int, hold: int,
+                 held: set[Key]) -> int:
+    """Elements per 16-byte access for a row kernel that holds its rows: each thread then
+    owns runs of that many consecutive elements, its held accesses are read, and its stores
+    written, a vector at a time (1: the kernel does not qualify). Needs one inner dimension
+    that the teams cover exactly, unit inner strides and vector-aligned offsets and outer
+    strides on every held access and every store, and no load of a stored buffer other than
+    through a held access (stores are written after their phase's loop)."""
+    if not VECTOR_HOLD or len(k.inner) != 1 or hold * team != n:
+        return 1
+    nouter = len(k.outer)
+    accesses = [s for s in k.body if isinstance(s, (Load, Store))]
+    stored = {s.access.buf for s in accesses if isinstance(s, Store)}
+    vectored = [s for s in accesses if isinstance(s, Store) or access_key(s) in held]
+    if any(isinstance(s, Load) and s.access.buf in stored and access_key(s) not in held
+           for s in accesses):
+        return 1
+    if any(s.access.strides[nouter] != 1 or s.index for s in vectored):
+        return 1
+    v = VECTOR_BYTES // max(program.buffers[s.access.buf].dtype.itemsize for s in vectored)
+    if v < 2 or hold % v or any(
+            s.access.offset % v or any(st % v for st in s.access.strides[:nouter])
+            for s in vectored):
+        return 1
+    return v
 
 
 def access_key(s: Load | Store) -> Key:

@@ -108,3 +108,52 @@ def test_float64_sums_are_compensated(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fusejit.jit(lambda v: v.mean(), backend="cuda")(np.linspace(-2, 5, 1000)) == 1.5
     special = np.array([np.inf, 1.0, 2.0])
     assert fusejit.jit(lambda v: v.sum(), backend="cuda")(special) == np.inf
+
+
+def test_held_rows_read_and_written_a_vector_at_a_time(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """Row kernels whose rows stay in registers read them, and write their results, 16 bytes
+    at a time (each thread owns runs of consecutive elements), with an element-by-element
+    path of the same mapping for arrays that are not 16-byte aligned: float32 (4 a vector),
+    float64 (2), float16 (8), an input updated in place, and a misaligned device array."""
+    images, driver = cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(13)
+
+    def norm(x, g):
+        m = x.mean(axis=1, keepdims=True)
+        return (x - m) / np.sqrt(((x - m) ** 2).mean(axis=1, keepdims=True) + 1e-5) * g
+
+    def center(x):
+        x -= x.mean(axis=1, keepdims=True)
+        return x.max(axis=1)
+
+    for dt, tol, n in ((f32, 2e-6, 1024), (np.float64, 1e-13, 1024), (np.float16, 2e-3, 2048)):
+        x = rng.standard_normal((3, n)).astype(dt)
+        g = rng.standard_normal(n).astype(dt)
+        np.testing.assert_allclose(fusejit.jit(softmax, backend="cuda")(x), softmax(x),
+                                   rtol=tol, atol=tol / 100)
+        np.testing.assert_allclose(fusejit.jit(norm, backend="cuda")(x, g), norm(x, g),
+                                   rtol=tol * 10, atol=tol * 10)
+    bodies = [m.body for _, m in images.values()]
+    for v, t in ((4, "float"), (2, "double"), (8, "__half")):
+        assert any(f"*(const fj_vec<{t}, {v}> *)" in b and f"*(fj_vec<{t}, {v}> *)" in b
+                   for b in bodies), t
+    x = rng.standard_normal((2, 2048)).astype(f32)
+    want, got = x.copy(), x.copy()
+    np.testing.assert_allclose(fusejit.jit(center, backend="cuda")(got), center(want),
+                               rtol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    # a device array 4 bytes past a 16-byte boundary takes the element-by-element path
+    host = rng.standard_normal(2 * 1024 + 1).astype(f32)
+    gpuarray = __import__("sys").modules["pycuda.gpuarray"]
+    driver.Device(0).retain_primary_context().push()
+    try:
+        dev = gpuarray.to_gpu(host)
+        odd = host[1:].reshape(2, 1024)
+        iface = {"shape": odd.shape, "typestr": odd.dtype.str, "data": (dev.ptr + 4, False),
+                 "version": 3, "strides": None}
+        arg = type("Cai", (), {"__cuda_array_interface__": iface})()
+        got = fusejit.jit(softmax, backend="cuda")(arg).get()
+    finally:
+        driver.Context.pop()
+    np.testing.assert_allclose(got, softmax(odd), rtol=2e-6, atol=1e-9)
