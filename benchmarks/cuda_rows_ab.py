@@ -28,6 +28,7 @@ import numpy as np
 VARIANTS: dict[str, dict[str, int]] = {
     "now": {},
     "novec": {"VECTOR_HOLD": False},  # held rows read and written an element at a time
+    "allvec": {"VECTOR_ALL_LOADS": True},  # also one-phase loads and stores 16 bytes a time
     "team256": {"PER_THREAD": 16},
     "team1024": {"PER_THREAD": 4},
     "team128": {"PER_THREAD": 32, "MIN_TEAM": 128, "MAX_HOLD": 32, "HOLD_BYTES": 256},
@@ -66,7 +67,7 @@ def child(name: str, repeat: int) -> dict[str, Any]:
     import pycuda.gpuarray as gpuarray
 
     import fusejit
-    from fusejit.codegen import cuda_reduce, cuda_reduce_plan
+    from fusejit.codegen import cuda_reduce, cuda_reduce_plan, cuda_rowvec
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_cuda  # noqa: E402
@@ -74,7 +75,7 @@ def child(name: str, repeat: int) -> dict[str, Any]:
     variant = dict(VARIANTS[name])
     min_blocks = variant.pop("MIN_BLOCKS", 0)
     for k, v in variant.items():
-        setattr(cuda_reduce_plan, k, v)
+        setattr(cuda_rowvec if hasattr(cuda_rowvec, k) else cuda_reduce_plan, k, v)
     if min_blocks:
         header = cuda_reduce._Render._header
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from ..frontend.ops import ctype, suffix
 from ..lowering.loop_ir import (
-    Access,
     Check,
     Load,
     Program,
@@ -38,20 +37,17 @@ from .cexpr import literal
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
-    address,
     decompose,
-    from_storage,
     index_type,
     load_line,
     params,
     stmt,
-    storage_type,
     store_line,
     symbol,
-    to_storage,
     value_type,
 )
 from .cuda_reduce_plan import MAX_TEAM, Key, access_key, plan_reduce, superseded_stores
+from .cuda_rowvec import Chunk, alignment, chunk_loop
 
 
 def _acc(r: Reduce) -> tuple[str, str, str]:
@@ -134,7 +130,6 @@ class _Render:
         self.reduces = [[s for s in ph if isinstance(s, Reduce)] for ph in k.phases]
         self.dead = superseded_stores(k, self.plan.held) if self.plan.hold else set()
         self.scratch, self.slots = 0, {}
-        self._temps: dict[Key, str] = {}  # a vector-access phase's non-held stores' arrays
         if self.plan.parts > 1:
             self._layout_scratch()
 
@@ -191,33 +186,35 @@ class _Render:
     def _outer_index(self, flat: str) -> list[str]:
         return decompose(self.k.outer, flat)
 
-    def _element(self, p: int, filled: set[Key]) -> list[str]:
-        """The statements of phase `p` at inner index fj_j (i<nouter>.. declared). With
-        vector access (plan.vec > 1) the phase's held loads were read before its loop and its
-        stores are written after it (`_vector_lines`): here they are register reads and
-        writes."""
+    def _element(self, p: int, filled: set[Key], chunk: Chunk | None = None) -> list[str]:
+        """The statements of phase `p` at inner index fj_j (i<nouter>.. declared). In a
+        vector chunk (codegen/cuda_rowvec.py) the loads and stores of `chunk`'s accesses are
+        its register arrays at lane fj_c, filled before and written after the chunk."""
         lines = decompose(self.k.inner, "fj_j", self.nouter)
-        held, vec = self.plan.held, self.plan.vec > 1
+        held = self.plan.held
         for i, s in enumerate(self.k.phases[p]):
             if isinstance(s, Load):
                 key = access_key(s)
-                if key in held and (key in filled or vec):
+                if key in held and key in filled:
                     lines.append(f"const {value_type(s.dtype)} {s.var} = {held[key]}[fj_u];")
-                    filled.add(key)
+                    continue
+                if chunk is not None and key in chunk.loads:
+                    lines.append(f"const {value_type(s.dtype)} {s.var} = "
+                                 f"{chunk.loads[key]}[fj_c];")
                 else:
                     lines.append(load_line(s, self.dims))
-                    if key in held:
-                        lines.append(f"{held[key]}[fj_u] = {s.var};")
-                        filled.add(key)
+                if key in held:
+                    lines.append(f"{held[key]}[fj_u] = {s.var};")
+                    filled.add(key)
             elif isinstance(s, Store):
                 key = access_key(s)
-                if vec and (p, i) not in self.dead:
-                    lines.append(f"{self._store_array(key)}[fj_u] = {s.var};")
-                elif (p, i) not in self.dead:
-                    lines.append(store_line(s, self.dtypes[s.access.buf], self.dims))
-                if key in held and not (vec and (p, i) not in self.dead):
-                    lines.append(f"{held[key]}[fj_u] = {s.var};")
+                if (p, i) not in self.dead:
+                    if chunk is not None and key in chunk.stores:
+                        lines.append(f"{chunk.stores[key]}[fj_c] = {s.var};")
+                    else:
+                        lines.append(store_line(s, self.dtypes[s.access.buf], self.dims))
                 if key in held:
+                    lines.append(f"{held[key]}[fj_u] = {s.var};")
                     filled.add(key)
             elif isinstance(s, Reduce):
                 lines.append(_fold(s, f"fj_a_{s.var}"))
@@ -225,101 +222,18 @@ class _Render:
                 lines.append(stmt(s))
         return lines
 
-    def _store_array(self, key: Key) -> str:
-        """The register array a vector-access phase's stores to `key` go to before its loop
-        ends: the held array, or the phase's own fj_t<n>."""
-        return self.plan.held.get(key) or self._temps[key]
-
-    def _vector_lines(self, p: int, filled: set[Key]) -> tuple[list[str], list[str]]:
-        """With vector access: the lines before phase `p`'s loop (its register arrays for
-        stores, and the held accesses it reads first, loaded a vector at a time) and after
-        it (its stores, a vector at a time). Both have a scalar path with the same element
-        mapping for arrays that are not 16-byte aligned (`fj_al`), so results never depend
-        on alignment."""
-        pl, held = self.plan, self.plan.held
-        first: dict[Key, Load] = {}
-        stores: dict[Key, Store] = {}
-        seen = set(filled)
-        for i, s in enumerate(self.k.phases[p]):
-            key = access_key(s) if isinstance(s, (Load, Store)) else None
-            if isinstance(s, Load) and key in held and key not in seen:
-                first.setdefault(key, s)
-            if isinstance(s, Store) and (p, i) not in self.dead:
-                stores[key] = s
-            if key in held:
-                seen.add(key)
-        self._temps = {k: f"fj_t{i}" for i, k in enumerate(k for k in stores if k not in held)}
-        pre = [f"{value_type(self.dtypes[k[0]])} {name}[{pl.hold}];"
-               for k, name in self._temps.items()]
-        loads = [(s.access, self.dtypes[s.access.buf], held[key], True)
-                 for key, s in first.items()]
-        outs = [(s.access, self.dtypes[s.access.buf], self._store_array(key), False)
-                for key, s in stores.items()]
-        return pre + self._vector_copy(loads), self._vector_copy(outs)
-
-    def _vector_copy(self, items: list[tuple[Access, np.dtype, str, bool]]) -> list[str]:
-        """Copy register arrays from (load) or to (store) their accesses: a vector of
-        plan.vec elements at a time where every array is aligned, else element by element."""
-        if not items:
-            return []
-        pl, v = self.plan, self.plan.vec
-        inner = decompose(self.k.inner, "fj_j", self.nouter)
-        fast, slow = [], []
-        for a, dt, arr, load in items:
-            t = f"fj_vec<{storage_type(dt)}, {v}>"
-            ptr = f"b{a.buf} + ({address(a, self.dims)})"
-            elem = f"b{a.buf}[{address(a, self.dims)}]"
-            if load:
-                fast += [f"{{ const {t} fj_w = *(const {t} *)({ptr});",
-                         *(f"  {arr}[fj_q * {v} + {c}] = {from_storage(dt, f'fj_w.v[{c}]')};"
-                           for c in range(v)), "}"]
-                slow.append(f"{arr}[fj_u] = {from_storage(dt, elem)};")
-            else:
-                fast += [f"{{ {t} fj_w;",
-                         *(f"  fj_w.v[{c}] = {to_storage(dt, f'{arr}[fj_q * {v} + {c}]')};"
-                           for c in range(v)), f"  *({t} *)({ptr}) = fj_w; }}"]
-                slow.append(f"{elem} = {to_storage(dt, f'{arr}[fj_u]')};")
-        ind = " " * 12
-        return ["if (fj_on) {", "    if (fj_al) {", "        #pragma unroll",
-                f"        for (int fj_q = 0; fj_q < {pl.hold // v}; fj_q++) {{",
-                f"            const fj_idx fj_j = (fj_lane + (fj_idx)fj_q * {pl.team}) * {v};",
-                *(ind + line for line in inner), *(ind + line for line in fast),
-                "        }", "    } else {", "        #pragma unroll",
-                f"        for (int fj_u = 0; fj_u < {pl.hold}; fj_u++) {{",
-                f"            const fj_idx fj_j = {self._mapped()};",
-                *(ind + line for line in inner), *(ind + line for line in slow),
-                "        }", "    }", "}"]
-
-    def _alignment(self) -> list[str]:
-        """With vector access: `fj_al`, whether every vector-accessed array is aligned."""
-        if self.plan.vec == 1:
-            return []
-        bufs = sorted({s.access.buf for s in self.k.body if isinstance(s, Store)
-                       or (isinstance(s, Load) and access_key(s) in self.plan.held)})
-        test = " && ".join(f"fj_aligned(b{b}, {self.dtypes[b].itemsize * self.plan.vec})"
-                           for b in bufs)
-        return [f"    const bool fj_al = {test};"]
-
-    def _mapped(self) -> str:
-        """Inner index of a thread's held element fj_u."""
-        pl = self.plan
-        if pl.vec == 1:
-            return f"fj_lane + (fj_idx)fj_u * {pl.team}"
-        return (f"(fj_lane + (fj_idx)(fj_u / {pl.vec}) * {pl.team}) * {pl.vec} "
-                f"+ fj_u % {pl.vec}")
-
     def _loop(self, p: int, lo: str, hi: str, filled: set[Key]) -> list[str]:
         """Phase `p`'s loop over the inner elements [lo, hi) of this team's row."""
         team = self.plan.team
-        if self.plan.hold:
-            pre, post = (self._vector_lines(p, filled) if self.plan.vec > 1 else ([], []))
-            body = self._element(p, filled)
-            return [*pre, "#pragma unroll",
-                    f"for (int fj_u = 0; fj_u < {self.plan.hold}; fj_u++) {{",
-                    f"    const fj_idx fj_j = {self._mapped()};",
-                    f"    if (fj_j < {hi}) {{",
-                    *("        " + line for line in body), "    }", "}", *post]
+        if self.plan.hold and self.plan.vec > 1:
+            return chunk_loop(self, p, filled)
         body = self._element(p, filled)
+        if self.plan.hold:
+            return ["#pragma unroll",
+                    f"for (int fj_u = 0; fj_u < {self.plan.hold}; fj_u++) {{",
+                    f"    const fj_idx fj_j = fj_lane + (fj_idx)fj_u * {team};",
+                    f"    if (fj_j < {hi}) {{",
+                    *("        " + line for line in body), "    }", "}"]
         return [f"for (fj_idx fj_j = {lo} + fj_lane; fj_j < {hi}; fj_j += {team}) {{",
                 *("    " + line for line in body), "}"]
 
@@ -348,7 +262,7 @@ class _Render:
                                              pl.min_blocks)
         lines += [f"    const int fj_lane = threadIdx.x % {pl.team};",
                   f"    const fj_idx fj_team = threadIdx.x / {pl.team};",
-                  *self._alignment(),
+                  *alignment(self),
                   f"    for (fj_idx fj_base = (fj_idx)blockIdx.x * {rpb}; fj_base < {pl.rows}; "
                   f"fj_base += (fj_idx)gridDim.x * {rpb}) {{"]
         body = ["const fj_idx fj_o = fj_base + fj_team;",
