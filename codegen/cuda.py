@@ -7,7 +7,8 @@ buffer it touches. When every access of a kernel walks the innermost domain dim 
 broadcasts it) each thread handles a chunk of V elements with 16-byte vector loads and stores
 (`fj_vec<float, 4>` becomes ld.global.v4), guarded by a run-time alignment test, with a scalar
 path for the tail and for misaligned pointers. ReduceKernels render through
-codegen/cuda_reduce.py and GemmKernels through codegen/cuda_gemm.py; shared pieces (options,
+codegen/cuda_reduce.py, scan kernels through codegen/cuda_scan.py and GemmKernels through
+codegen/cuda_gemm.py; shared pieces (options,
 launch records, types, statements) are in codegen/cuda_base.py. Expressions come from
 codegen/cexpr.py (shared with the C renderer); the NumPy-exact helpers are fj_scalar.h turned
 into device functions, and the block-level reduction helpers live in the template's prelude.
@@ -52,6 +53,7 @@ from .cuda_base import (
 )
 from .cuda_gemm import render_cublas_epilogue, render_gemm
 from .cuda_reduce import render_reduce
+from .cuda_scan import render_scan
 
 __all__ = ["CudaLaunch", "CudaModule", "CudaOptions", "render_cuda", "scalar_header",
            "storage_type", "value_type"]
@@ -227,8 +229,8 @@ def _has_complex(program: Program) -> bool:
 
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
-    reductions (codegen/cuda_reduce.py) and matmuls (codegen/cuda_gemm.py) are supported;
-    any other kernel kind raises UnsupportedError."""
+    reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py) and matmuls
+    (codegen/cuda_gemm.py) are supported; any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
     launches: list[CudaLaunch] = []
@@ -245,13 +247,15 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             what = "is a scatter through index arrays (x[idx] = v, np.add.at)"
         elif isinstance(k, Kernel) and k.sort:
             what = ("sorts or searches (np.sort, np.argsort, np.partition, np.searchsorted)")
-        elif isinstance(k, Kernel) and k.scan:
-            what = "is a scan (np.cumsum, ufunc.accumulate)"
         if what is not None:
             where = f" (at {', '.join(k.locs)})" if k.locs else ""
             raise UnsupportedError(f"{k.name} in {program.name}(){where} {what}, which the "
                                    "CUDA backend does not support yet; use the C backend")
-        if isinstance(k, Kernel):
+        if isinstance(k, Kernel) and k.scan:
+            text, launch = render_scan(k, i, program, opts)
+            views.append({"text": text})
+            launches.append(launch)
+        elif isinstance(k, Kernel):
             view, launch = _kernel_view(k, program, opts, i)
             views.append(view)
             launches.append(launch)

@@ -35,6 +35,7 @@ from fusejit.lowering.loop_ir import (
     Program,
     Reduce,
     ReduceKernel,
+    Scan,
     Store,
 )
 from fusejit.lowering.lower import contiguous_strides
@@ -119,9 +120,18 @@ def _ix(i: np.ndarray, n: int, mode: str) -> np.ndarray:
 
 
 def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
-               idx: np.ndarray, env: dict[str, np.ndarray], err: int | None) -> None:
+               idx: np.ndarray, env: dict[str, np.ndarray], err: int | None,
+               folds: dict[str, np.ndarray] | None = None) -> None:
     n = idx.shape[1]
     for s in stmts:
+        if isinstance(s, Scan):  # `folds`: each row's running value, one step along the rows
+            assert folds is not None
+            v = np.broadcast_to(env[s.value], (n,)).astype(s.dtype)
+            if s.var in folds:
+                with np.errstate(all="ignore"):
+                    v = np.asarray(reference(OPS[s.fn])(folds[s.var], v)).astype(s.dtype)
+            env[s.var] = folds[s.var] = v
+            continue
         if isinstance(s, (Load, Store)):
             addr, dt = _addresses(program, ptr, s.access, idx)
             if isinstance(s, Load):
@@ -180,7 +190,15 @@ def store_gemm(k: GemmKernel, program: Program, ptr: dict[int, int], mem: Memory
 def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
               err: int | None) -> None:
     """Run loop-IR kernel `k` over device memory with NumPy."""
-    if isinstance(k, Kernel):
+    if isinstance(k, Kernel) and k.scan:  # the rows together, a point of each at a time
+        outer = k.domain[:-1]
+        rows = (np.indices(outer).reshape(len(outer), -1) if outer
+                else np.zeros((0, 1), np.int64))
+        folds: dict[str, np.ndarray] = {}
+        for j in range(k.domain[-1]):
+            idx = np.vstack([rows, np.full((1, rows.shape[1]), j)])
+            _run_stmts(k.body, program, ptr, mem, idx, {}, err, folds)
+    elif isinstance(k, Kernel):
         idx = np.indices(k.domain).reshape(len(k.domain), -1)
         _run_stmts(k.body, program, ptr, mem, idx, {}, err)
     elif isinstance(k, ReduceKernel):

@@ -1,0 +1,95 @@
+"""CUDA for scan kernels (np.cumsum, np.cumprod, ufunc.accumulate; loop IR: a Kernel with
+Scan statements, lowering/scan.py): one thread per row of the last domain dim, walking it in
+order and carrying the running value from point to point, exactly as NumPy accumulates (the
+first point starts the fold with its own value, so -0.0 and NaN payloads stay). Results are
+NumPy's to the bit for every op and dtype, independent of the grid.
+
+Rows run in parallel, a row's points one after another: a scan along a leading axis (rows
+strided in memory, `np.cumsum(x, axis=0)`) has adjacent threads on adjacent columns, so each
+step is one coalesced access per warp; a scan along the contiguous last axis walks each row
+from its own thread. A few long rows (the cumsum of one long vector) use a few threads only:
+correct, and slow next to the C backend's blocked scan (`explain` says how the kernel runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering.loop_ir import Check, Compute, Kernel, Load, Program, Scan, Store
+from .cexpr import cast_expr
+from .cuda_base import (
+    CudaLaunch,
+    CudaOptions,
+    compute,
+    decompose,
+    index_type,
+    load_line,
+    params,
+    stmt,
+    store_line,
+    symbol,
+    value_type,
+)
+
+THREADS = 128  # threads per block (one row each)
+
+
+def _step(s: Scan, acc: str) -> str:
+    """The fold's next value: fn(acc, value) in the scan's dtype (float16: computed in float
+    and rounded to half at every step, as NumPy's half loops do)."""
+    dt = np.dtype(s.dtype)
+    if dt == np.float16:
+        f32 = np.dtype(np.float32)
+        wide = compute(Compute("", s.fn, (acc, s.value), (f32, f32), f32))
+        return f"(float){cast_expr(f32, dt, wide)}"
+    return compute(Compute("", s.fn, (acc, s.value), (dt, dt), dt))
+
+
+def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
+                ) -> tuple[str, CudaLaunch]:
+    """CUDA text of scan kernel `k` and its launch."""
+    dtypes = {b.index: b.dtype for b in program.buffers}
+    outer, n = k.domain[:-1], k.domain[-1]
+    rows = int(np.prod(outer, dtype=np.int64))
+    dims = len(k.domain)
+    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
+    checks = any(isinstance(s, Check) for s in k.body)
+    ps = params(used, stored, dtypes) + ["unsigned int *fj_errp"] * checks
+    sym = symbol(program.name, k.name)
+    accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
+    idx = index_type(k.domain, accesses, opts.max_blocks * THREADS)
+    lines = [f"/* {k.name}: scan along rows of {n}, for each of {list(outer)}: one thread per "
+             f"row, its points in order (NumPy's); nodes {k.nodes} */",
+             f'extern "C" __global__ void __launch_bounds__({THREADS}) '
+             f"{sym}({', '.join(ps) or 'void'}) {{",
+             f"    typedef {idx} fj_idx;"]
+    if checks:
+        lines.append("    unsigned int fj_err = 0u;")
+    lines += [f"    for (fj_idx fj_o = (fj_idx)blockIdx.x * {THREADS} + threadIdx.x; "
+              f"fj_o < {rows}; fj_o += (fj_idx)gridDim.x * {THREADS}) {{"]
+    body = decompose(outer, "fj_o") if outer else []
+    body += [f"{value_type(s.dtype)} fj_a_{s.var} = 0;" for s in k.body if isinstance(s, Scan)]
+    body.append(f"for (fj_idx fj_j = 0; fj_j < {n}; fj_j++) {{")
+    body.append(f"    const fj_idx i{dims - 1} = fj_j;")
+    for s in k.body:
+        if isinstance(s, Scan):
+            acc = f"fj_a_{s.var}"
+            body += [f"    {acc} = fj_j == 0 ? {s.value} : {_step(s, acc)};",
+                     f"    const {value_type(s.dtype)} {s.var} = {acc};"]
+        elif isinstance(s, Load):
+            body.append("    " + load_line(s, dims))
+        elif isinstance(s, Store):
+            body.append("    " + store_line(s, dtypes[s.access.buf], dims))
+        else:
+            body.append("    " + stmt(s))
+    body.append("}")
+    lines += ["        " + line for line in body] + ["    }"]
+    if checks:
+        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
+    lines.append("}")
+    blocks = -(-rows // THREADS)
+    launch = CudaLaunch(sym, tuple(used), rows if n else 0, THREADS,
+                        min(blocks, opts.max_blocks), 1, checks, units=blocks, kernel=index,
+                        role="scan")
+    return "\n".join(lines), launch
