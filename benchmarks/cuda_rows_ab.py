@@ -29,6 +29,7 @@ VARIANTS: dict[str, dict[str, int]] = {
     "now": {},
     "novec": {"VECTOR_HOLD": False},  # held rows read and written an element at a time
     "allvec": {"VECTOR_ALL_LOADS": True},  # also one-phase loads and stores 16 bytes a time
+    "pure": {"VECTOR_MIXED": False},  # vector access only where every row access is held
     "team256": {"PER_THREAD": 16},
     "team1024": {"PER_THREAD": 4},
     "team128": {"PER_THREAD": 32, "MIN_TEAM": 128, "MAX_HOLD": 32, "HOLD_BYTES": 256},

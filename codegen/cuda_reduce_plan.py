@@ -28,6 +28,7 @@ HOLD_BYTES = 128  # register bytes per thread for held row elements at most
 FULL_SM_HOLD_BYTES = 64
 VECTOR_HOLD = True  # held rows read and written 16 bytes at a time where they qualify
 VECTOR_BYTES = 16
+VECTOR_MIXED = True  # also kernels whose one-phase row accesses stay element-wise
 SM_THREADS = 2048  # resident threads per multiprocessor (sm_70 to sm_90)
 
 Key = tuple  # (buffer, offset, strides, gather index terms) of an access
@@ -99,6 +100,9 @@ def _vector_hold(k: ReduceKernel, program: Program, n: int, team: int, hold: int
         return 1
     if any(s.access.strides[nouter] != 1 or s.index for s in vectored):
         return 1
+    if not VECTOR_MIXED and any(s.access.strides[nouter] == 1 and access_key(s) not in held
+                                for s in accesses):
+        return 1  # a one-phase full-row access would be read element-wise in runs
     v = VECTOR_BYTES // max(program.buffers[s.access.buf].dtype.itemsize for s in vectored)
     if v < 2 or hold % v or any(
             s.access.offset % v or any(st % v for st in s.access.strides[:nouter])
