@@ -32,6 +32,7 @@ from ..lowering.loop_ir import (
     Load,
     Program,
     ReduceKernel,
+    Sort,
     Store,
 )
 from . import templates
@@ -54,6 +55,8 @@ from .cuda_base import (
 from .cuda_gemm import render_cublas_epilogue, render_gemm
 from .cuda_reduce import render_reduce
 from .cuda_scan import render_scan
+from .cuda_sort import helpers as sort_helpers
+from .cuda_sort import render_sort
 
 __all__ = ["CudaLaunch", "CudaModule", "CudaOptions", "render_cuda", "scalar_header",
            "storage_type", "value_type"]
@@ -229,13 +232,15 @@ def _has_complex(program: Program) -> bool:
 
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
-    reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py) and matmuls
+    reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py), sorts and searches
+    (codegen/cuda_sort.py) and matmuls
     (codegen/cuda_gemm.py) are supported; any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
     launches: list[CudaLaunch] = []
     epilogues: list[CudaLaunch] = []
     scratch = 0
+    sort_dtypes: set[np.dtype] = set()
     if _has_complex(program):
         locs = [loc for k in program.kernels for loc in getattr(k, "locs", ())]
         where = f" (at {', '.join(dict.fromkeys(locs))})" if locs else ""
@@ -245,13 +250,17 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
         what = None
         if isinstance(k, Kernel) and k.serial:
             what = "is a scatter through index arrays (x[idx] = v, np.add.at)"
-        elif isinstance(k, Kernel) and k.sort:
-            what = ("sorts or searches (np.sort, np.argsort, np.partition, np.searchsorted)")
         if what is not None:
             where = f" (at {', '.join(k.locs)})" if k.locs else ""
             raise UnsupportedError(f"{k.name} in {program.name}(){where} {what}, which the "
                                    "CUDA backend does not support yet; use the C backend")
-        if isinstance(k, Kernel) and k.scan:
+        if isinstance(k, Kernel) and k.sort:
+            text, launch, need = render_sort(k, i, program, opts)
+            views.append({"text": text})
+            launches.append(launch)
+            scratch = max(scratch, need)
+            sort_dtypes |= {np.dtype(s.dtype) for s in k.body if isinstance(s, Sort)}
+        elif isinstance(k, Kernel) and k.scan:
             text, launch = render_scan(k, i, program, opts)
             views.append({"text": text})
             launches.append(launch)
@@ -279,6 +288,8 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             raise UnsupportedError(f"{type(k).__name__} kernels ({k.name} in {program.name}()) "
                                    "are not supported by the CUDA backend yet; use the C "
                                    "backend")
+    if sort_dtypes:  # the sort keys' device functions, before the kernels that call them
+        views.insert(0, {"text": sort_helpers(sort_dtypes)})
     source = templates.render(
         "program.cu.j2", name=program.name, scalar_h=scalar_header(),
         status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)

@@ -60,6 +60,10 @@ template <class T> static inline T __shfl_sync(unsigned, T v, int src, int w = 3
     __syncthreads();
     return r;
 }
+static inline unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }
+static inline long long __double_as_longlong(double x) { long long u; memcpy(&u, &x, 8); return u; }
+static inline double __longlong_as_double(long long u) { double x; memcpy(&x, &u, 8); return x; }
 static inline unsigned atomicOr(unsigned *p, unsigned v) {
     return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
 }
@@ -143,6 +147,10 @@ typedef _Float16 __half;
 static inline __half __float2half_rn(float x) { return (__half)x; }
 static inline __half __double2half(double x) { return (__half)x; }
 static inline float __half2float(__half x) { return (float)x; }
+static inline unsigned short __half_as_ushort(__half x) {
+    unsigned short u; memcpy(&u, &x, 2); return u;
+}
+static inline __half __ushort_as_half(unsigned short u) { __half x; memcpy(&x, &u, 2); return x; }
 """
 
 _DIR = tempfile.mkdtemp(prefix="fusejit-cuda-emu-")

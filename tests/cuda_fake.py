@@ -36,6 +36,7 @@ from fusejit.lowering.loop_ir import (
     Reduce,
     ReduceKernel,
     Scan,
+    Sort,
     Store,
 )
 from fusejit.lowering.lower import contiguous_strides
@@ -91,7 +92,55 @@ def _addresses(program: Program, ptr: dict[int, int], access: Any, idx: np.ndarr
                ) -> tuple[np.ndarray, np.dtype]:
     dt = program.buffers[access.buf].dtype
     elem = access.offset + sum(st * i for st, i in zip(access.strides, idx))
-    return ptr[access.buf] + np.asarray(elem, np.int64) * dt.itemsize, dt
+    elem = np.broadcast_to(np.asarray(elem, np.int64), idx.shape[1:])  # (a 0-d domain: one)
+    return ptr[access.buf] + elem * dt.itemsize, dt
+
+
+def _sort_keys(v: np.ndarray, dtype: np.dtype, tie_zeros: bool) -> np.ndarray:
+    """codegen/cuda_sort.py's keys: unsigned integers in NumPy's order (NaN last; -0.0 and
+    0.0 one key where `tie_zeros`, else -0.0 first)."""
+    dt = np.dtype(dtype)
+    ut = np.dtype(f"u{dt.itemsize}")
+    x = np.ascontiguousarray(v.astype(dt))
+    u = x.view(ut).copy()
+    top = ut.type(1 << (8 * dt.itemsize - 1))
+    if dt.kind == "f":
+        if tie_zeros:
+            u[x == 0] = 0
+        keys = np.where(u & top, ~u, u | top).astype(ut)
+        keys[np.isnan(x)] = ~ut.type(0)
+        return keys
+    return (u ^ top).astype(ut) if dt.kind == "i" else u
+
+
+def _sort_rows(k: Kernel, program: Program, ptr: dict[int, int], mem: Memory,
+               err: int | None) -> None:
+    """A sort or search kernel, as the device computes it (sort keys, a stable order)."""
+    srt = next(s for s in k.body if isinstance(s, Sort))
+    store = next(s for s in k.body if isinstance(s, Store))
+    table = next((s for s in k.body if isinstance(s, Load) and s.var == srt.table), None)
+    point = [s for s in k.body if s is not table and not isinstance(s, (Sort, Store))]
+    idx = np.indices(k.domain).reshape(len(k.domain), -1) if k.domain else np.zeros((0, 1),
+                                                                                     np.int64)
+    env: dict[str, np.ndarray] = {}
+    _run_stmts(point, program, ptr, mem, idx, env, err)
+    size = idx.shape[1]
+    vals = np.broadcast_to(env[srt.value], (size,)).astype(srt.dtype)
+    if table is not None:
+        dt = program.buffers[table.access.buf].dtype
+        at = ptr[table.access.buf] + (table.access.offset + np.arange(srt.n, dtype=np.int64)
+                                      * srt.stride) * dt.itemsize
+        tkeys = _sort_keys(mem.read(at, dt), srt.dtype, True)
+        env[srt.var] = np.searchsorted(tkeys, _sort_keys(vals, srt.dtype, True),
+                                       side=srt.mode).astype(np.int64)
+    else:
+        n = k.domain[-1]
+        rows = vals.reshape(-1, n)
+        order = np.argsort(_sort_keys(rows, srt.dtype, srt.mode != "sort"), axis=1,
+                           kind="stable")
+        got = order if srt.mode == "arg" else np.take_along_axis(rows, order, axis=1)
+        env[srt.var] = got.reshape(-1)
+    _run_stmts([store], program, ptr, mem, idx, env, err)
 
 
 def _reduce(r: Reduce, vals: np.ndarray) -> np.ndarray:
@@ -190,7 +239,9 @@ def store_gemm(k: GemmKernel, program: Program, ptr: dict[int, int], mem: Memory
 def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
               err: int | None) -> None:
     """Run loop-IR kernel `k` over device memory with NumPy."""
-    if isinstance(k, Kernel) and k.scan:  # the rows together, a point of each at a time
+    if isinstance(k, Kernel) and k.sort:
+        _sort_rows(k, program, ptr, mem, err)
+    elif isinstance(k, Kernel) and k.scan:  # the rows together, a point of each at a time
         outer = k.domain[:-1]
         rows = (np.indices(outer).reshape(len(outer), -1) if outer
                 else np.zeros((0, 1), np.int64))
