@@ -55,6 +55,7 @@ from .cuda_base import (
 from .cuda_gemm import render_cublas_epilogue, render_gemm
 from .cuda_reduce import render_reduce
 from .cuda_scan import render_scan
+from .cuda_scatter import render_scatter
 from .cuda_sort import helpers as sort_helpers
 from .cuda_sort import render_sort
 
@@ -233,7 +234,7 @@ def _has_complex(program: Program) -> bool:
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
     reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py), sorts and searches
-    (codegen/cuda_sort.py) and matmuls
+    (codegen/cuda_sort.py), scatters (codegen/cuda_scatter.py) and matmuls
     (codegen/cuda_gemm.py) are supported; any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
@@ -247,14 +248,11 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
         raise UnsupportedError(f"{program.name}(){where} works on complex64/complex128 values, "
                                "which the CUDA backend does not support yet; use the C backend")
     for i, k in enumerate(program.kernels):
-        what = None
         if isinstance(k, Kernel) and k.serial:
-            what = "is a scatter through index arrays (x[idx] = v, np.add.at)"
-        if what is not None:
-            where = f" (at {', '.join(k.locs)})" if k.locs else ""
-            raise UnsupportedError(f"{k.name} in {program.name}(){where} {what}, which the "
-                                   "CUDA backend does not support yet; use the C backend")
-        if isinstance(k, Kernel) and k.sort:
+            text, launch = render_scatter(k, i, program)
+            views.append({"text": text})
+            launches.append(launch)
+        elif isinstance(k, Kernel) and k.sort:
             text, launch, need = render_sort(k, i, program, opts)
             views.append({"text": text})
             launches.append(launch)

@@ -183,11 +183,18 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             continue
         if isinstance(s, (Load, Store)):
             addr, dt = _addresses(program, ptr, s.access, idx)
+            for t in s.index:  # a gather or scatter: fj_ix_<mode> of each index value
+                i = np.broadcast_to(env[t.var], (n,)).astype(np.int64)
+                addr = addr + _ix(i, t.extent, t.mode) * t.stride * dt.itemsize
             if isinstance(s, Load):
-                for t in s.index:  # a gather: fj_ix_<mode> of each index value
-                    i = np.broadcast_to(env[t.var], (n,)).astype(np.int64)
-                    addr = addr + _ix(i, t.extent, t.mode) * t.stride * dt.itemsize
                 env[s.var] = mem.read(addr, dt)
+            elif s.fn is not None:  # ufunc.at's update (one point at a time: _scatter)
+                assert s.loop is not None
+                l0, l1, lo = s.loop
+                with np.errstate(all="ignore"):
+                    new = reference(OPS[s.fn])(mem.read(addr, dt).astype(l0),
+                                               np.broadcast_to(env[s.var], (n,)).astype(l1))
+                mem.write(addr, np.asarray(new).astype(lo).astype(dt))
             else:
                 mem.write(addr, np.broadcast_to(env[s.var], (n,)).astype(dt))
         elif isinstance(s, Const):
@@ -196,6 +203,11 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             i = np.broadcast_to(env[s.args[0]], (n,)).astype(np.int64)
             extent = int(np.broadcast_to(env[s.args[1]], (n,))[0]) if n else 0
             if ((i < -extent) | (i >= extent)).any() and err is not None:
+                mem.write(np.array([err]), np.array([s.code], np.uint32))
+        elif isinstance(s, Check) and s.op == "scatter":  # np.bincount: 0 <= value < length
+            i = np.broadcast_to(env[s.args[0]], (n,)).astype(np.int64)
+            extent = int(np.broadcast_to(env[s.args[1]], (n,))[0]) if n else 0
+            if ((i < 0) | (i >= extent)).any() and err is not None:
                 mem.write(np.array([err]), np.array([s.code], np.uint32))
         elif isinstance(s, Check) and len(s.args) == 1:  # check_*: the flag itself
             if np.broadcast_to(env[s.args[0]], (n,)).astype(bool).any() and err is not None:
@@ -239,7 +251,16 @@ def store_gemm(k: GemmKernel, program: Program, ptr: dict[int, int], mem: Memory
 def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
               err: int | None) -> None:
     """Run loop-IR kernel `k` over device memory with NumPy."""
-    if isinstance(k, Kernel) and k.sort:
+    if isinstance(k, Kernel) and k.serial:  # checks first, then the points in C order
+        idx = np.indices(k.domain).reshape(len(k.domain), -1)
+        _run_stmts([s for s in k.body if not isinstance(s, Store)], program, ptr, mem, idx, {},
+                   err)
+        if err is not None and mem.read(np.array([err]), np.dtype(np.uint32))[0]:
+            return
+        body = [s for s in k.body if not isinstance(s, Check)]
+        for p in range(idx.shape[1]):
+            _run_stmts(body, program, ptr, mem, idx[:, p:p + 1], {}, err)
+    elif isinstance(k, Kernel) and k.sort:
         _sort_rows(k, program, ptr, mem, err)
     elif isinstance(k, Kernel) and k.scan:  # the rows together, a point of each at a time
         outer = k.domain[:-1]

@@ -172,7 +172,7 @@ def test_traced_integer_index_is_a_view_as_in_numpy() -> None:
     jf = run_both(lambda x, i: x[i], x[:, 0].copy(), 3)
     assert isinstance(jf(x[:, 0].copy(), 3), np.float64)  # a scalar, as NumPy gives
     run_both(lambda x: x[np.argmax(x.sum(axis=1))] - x.max(), x)
-    # Writing through x[i] is a scatter: tests/test_scatter.py (C backend only).
+    # Writing through x[i] is a scatter: tests/test_scatter.py.
     with pytest.raises(IndexError):
         fusejit.jit(lambda x, i: x[i])(x, 4)
 

@@ -1,0 +1,92 @@
+"""CUDA for scatter kernels (x[idx] = v, x[idx] += v, np.add.at and the other ufunc.at,
+np.bincount; loop IR: a Kernel with a Store through index terms, lowering/scatter.py).
+
+The points run serially in C order of the domain, on one GPU thread, as the C backend's
+serial kernel (codegen/cscatter.py) runs them: a repeated position ends with the last
+assignment, and ufunc.at's updates apply once per occurrence, in order, so results are
+NumPy's to the bit. A first pass evaluates the body's error checks alone (index range, the
+value's own checks) and reports the error before anything is stored, as NumPy raises before
+it writes. One thread is correct and slow: a scatter of many points takes about a
+microsecond per point (`explain` says how the kernel runs); the C backend's parallel
+accumulating scatter (codegen/cscatter_par.py) has no CUDA counterpart yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering.loop_ir import Check, Compute, Kernel, Load, Program, Store
+from .cexpr import cast_expr, gather_terms
+from .cuda_base import (
+    CudaLaunch,
+    address,
+    compute,
+    from_storage,
+    load_line,
+    params,
+    stmt,
+    storage_type,
+    symbol,
+    to_storage,
+)
+
+
+def _update(a: str, b: str, fn: str, loop: tuple[np.dtype, np.dtype, np.dtype]) -> str:
+    """fn(a, b) computed with operands of loop[0], loop[1] into loop[2] (float16: in float,
+    rounded to half, as NumPy's half loops)."""
+    l0, l1, lo = (np.dtype(d) for d in loop)
+    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
+    if f16 in (l0, l1, lo):
+        wide = tuple(f32 if d == f16 else d for d in (l0, l1, lo))
+        expr = compute(Compute("", fn, (a, b), wide[:2], wide[2]))
+        return cast_expr(f32, f16, expr) if lo == f16 else expr
+    return compute(Compute("", fn, (a, b), (l0, l1), lo))
+
+
+def _store(s: Store, dtype: np.dtype, dims: int) -> str:
+    at = f"{address(s.access, dims)}{gather_terms(s)}"  # type: ignore[arg-type]
+    if s.fn is None:
+        return f"b{s.access.buf}[{at}] = {to_storage(dtype, s.var)};"
+    assert s.loop is not None
+    l0, _, lo = s.loop
+    old = cast_expr(dtype, np.dtype(l0), from_storage(dtype, "*fj_q"))
+    new = cast_expr(np.dtype(lo), dtype, _update(old, s.var, s.fn, s.loop))
+    return (f"{{ {storage_type(dtype)} *const fj_q = &b{s.access.buf}[{at}]; "
+            f"*fj_q = {to_storage(dtype, new)}; }}")
+
+
+def render_scatter(k: Kernel, index: int, program: Program) -> tuple[str, CudaLaunch]:
+    """CUDA text of serial kernel `k` and its launch (one thread)."""
+    dtypes = {b.index: b.dtype for b in program.buffers}
+    dims = len(k.domain)
+    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
+    checks = any(isinstance(s, Check) for s in k.body)
+    ps = params(used, stored, dtypes) + ["unsigned int *fj_errp"] * checks
+    sym = symbol(program.name, k.name)
+
+    def loop(stmts: list) -> list[str]:
+        out = [f"for (long long i{d} = 0; i{d} < {n}LL; i{d}++) {{"
+               for d, n in enumerate(k.domain)]
+        for s in stmts:
+            if isinstance(s, Load):
+                out.append("    " + load_line(s, dims))
+            elif isinstance(s, Store):
+                out.append("    " + _store(s, dtypes[s.access.buf], dims))
+            else:
+                out.append("    " + stmt(s))
+        return out + ["}"] * len(k.domain)
+
+    lines = [f"/* {k.name}: scatter over {list(k.domain)}: one thread, the points in NumPy's "
+             f"order; nodes {k.nodes} */",
+             f'extern "C" __global__ void __launch_bounds__(1) {sym}({", ".join(ps) or "void"}) {{',
+             "    typedef long long fj_idx;"]
+    if checks:
+        lines += ["    unsigned int fj_err = 0u;",
+                  *("    " + x for x in loop([s for s in k.body if not isinstance(s, Store)])),
+                  "    if (fj_err) { atomicOr(fj_errp, fj_err); return; }"]
+    lines += ["    " + x for x in loop([s for s in k.body if not isinstance(s, Check)])]
+    lines.append("}")
+    launch = CudaLaunch(sym, tuple(used), k.size, 1, 1, 1, checks, units=1, kernel=index,
+                        role="scatter")
+    return "\n".join(lines), launch
