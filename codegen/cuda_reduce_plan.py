@@ -28,7 +28,12 @@ HOLD_BYTES = 128  # register bytes per thread for held row elements at most
 FULL_SM_HOLD_BYTES = 64
 VECTOR_HOLD = True  # held rows read and written 16 bytes at a time where they qualify
 VECTOR_BYTES = 16
-VECTOR_MIXED = True  # also kernels whose one-phase row accesses stay element-wise
+# Kernels with a full-row access that is not held (layernorm's g, b and output) keep
+# element-wise access: on an H100 (cuda_rows_ab.py, session 16) vector access with those
+# element-wise took layernorm 4096x4096 from 53.6 to 103.3 us, and with them read and written
+# a vector at a time too (VECTOR_ALL_LOADS, 24 bytes spilled) to 59.6; softmax, whose row
+# accesses are all held, went from 63.7 to 49.0 us (1.37x -> 1.05x the bound).
+VECTOR_MIXED = False
 SM_THREADS = 2048  # resident threads per multiprocessor (sm_70 to sm_90)
 
 Key = tuple  # (buffer, offset, strides, gather index terms) of an access

@@ -104,7 +104,9 @@ class SortLayout:
         self.kt = "uint64_t" if self.packed or bits == 64 else "uint32_t"
         kbytes = 8 if self.kt == "uint64_t" else 4
         self.x_at = self.p * kbytes
-        self.v_at = self.x_at + (self.p * 4 if self.carry and not self.packed else 0)
+        # (each array 16-byte aligned: a row of one key would put 8-byte values at 12)
+        self.v_at = -(-(self.x_at + (self.p * 4 if self.carry and not self.packed else 0))
+                      // 16) * 16
         vbytes = np.dtype(np.float32 if srt.dtype == np.float16 else srt.dtype).itemsize
         top = self.v_at + (self.p * vbytes if srt.mode == "stable" else 0)
         self.block_bytes = -(-top // 256) * 256

@@ -30,6 +30,10 @@ def _probe(shape: tuple[int, ...]) -> np.ndarray:
     return np.empty(shape, dtype=[])  # itemsize 0: NumPy's shape checks, no memory
 
 
+# what the running NumPy returns for np.meshgrid(..., sparse=True, copy=False)
+_SPARSE_VIEWS = type(np.meshgrid(np.zeros(1), sparse=True, copy=False))
+
+
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
              ) -> tuple | list:
     """np.meshgrid: coordinate arrays, as views of the inputs (values are copies anyway)."""
@@ -44,8 +48,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if not sparse:
         shape = np.broadcast_shapes(*(o.shape for o in out))
         out = [np.broadcast_to(o, shape) for o in out]
-    # NumPy: a list of views when sparse without copying, else a tuple
-    return out if sparse and not copy else tuple(out)
+    # NumPy 2.4: a list of views when sparse without copying, else a tuple (2.5: a tuple)
+    return out if sparse and not copy and _SPARSE_VIEWS is list else tuple(out)
 
 
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
@@ -63,10 +67,12 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n"
                          "(dimension must be 2 or 3)")
-    if na == 2 or nb == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=3)
+    if na == 2 or nb == 2:  # the running NumPy's rule: a DeprecationWarning (2.0) or an error
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            np.cross(np.zeros(na), np.zeros(nb))
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=3)
     shape = np.broadcast(_probe(ta.shape[:-1]), _probe(tb.shape[:-1])).shape
     if na == 3 or nb == 3:
         axisc = np.lib.array_utils.normalize_axis_index(axisc, len(shape) + 1,
