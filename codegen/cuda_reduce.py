@@ -186,7 +186,7 @@ class _Render:
     def _outer_index(self, flat: str) -> list[str]:
         return decompose(self.k.outer, flat)
 
-    def _element(self, p: int, filled: set[Key], chunk: Chunk | None = None) -> list[str]:
+    def element(self, p: int, filled: set[Key], chunk: Chunk | None = None) -> list[str]:
         """The statements of phase `p` at inner index fj_j (i<nouter>.. declared). In a
         vector chunk (codegen/cuda_rowvec.py) the loads and stores of `chunk`'s accesses are
         its register arrays at lane fj_c, filled before and written after the chunk."""
@@ -227,7 +227,7 @@ class _Render:
         team = self.plan.team
         if self.plan.hold and self.plan.vec > 1:
             return chunk_loop(self, p, filled)
-        body = self._element(p, filled)
+        body = self.element(p, filled)
         if self.plan.hold:
             return ["#pragma unroll",
                     f"for (int fj_u = 0; fj_u < {self.plan.hold}; fj_u++) {{",

@@ -13,18 +13,29 @@ alignment. codegen/cuda_reduce_plan.py decides when a kernel qualifies (`_vector
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from ..lowering.loop_ir import Access, Load, Store
+from ..lowering.loop_ir import Access, Load, ReduceKernel, Store
 from .cuda_base import address, decompose, from_storage, storage_type, to_storage, value_type
-from .cuda_reduce_plan import VECTOR_BYTES, Key, access_key
+from .cuda_reduce_plan import VECTOR_BYTES, Key, ReducePlan, access_key
 
 VECTOR_ALL_LOADS = False  # also loads read in one phase only (not held)
 
-if TYPE_CHECKING:
-    from .cuda_reduce import _Render
+
+
+class _Render(Protocol):
+    """What these functions read of codegen/cuda_reduce.py's renderer of one ReduceKernel."""
+
+    k: ReduceKernel
+    plan: ReducePlan
+    nouter: int
+    dims: int
+    dtypes: dict[int, np.dtype]
+    dead: set[tuple[int, int]]
+
+    def element(self, p: int, filled: set[Key], chunk: Chunk | None = None) -> list[str]: ...
 
 
 @dataclass
@@ -118,7 +129,7 @@ def chunk_loop(r: _Render, p: int, filled: set[Key]) -> list[str]:
                      if isinstance(s, Load) and access_key(s) in chunk.loads])
     stores = _unique([(s.access, chunk.stores[access_key(s)]) for s in r.k.phases[p]
                       if isinstance(s, Store) and access_key(s) in chunk.stores])
-    body = r._element(p, filled, chunk)
+    body = r.element(p, filled, chunk)
     return ["#pragma unroll",
             f"for (int fj_q = 0; fj_q < {pl.hold // v}; fj_q++) {{",
             f"    const fj_idx fj_j0 = (fj_lane + (fj_idx)fj_q * {pl.team}) * {v};",
