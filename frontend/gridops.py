@@ -126,7 +126,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
         fp = np.concatenate((fp[-1:], fp, fp[0:1]))
     txp, tfp = _t(xp, np.float64), _t(fp, np.float64)
-    np.interp(np.zeros(0), np.zeros(txp.shape), np.zeros(tfp.shape))  # NumPy's errors
+    np.interp(np.zeros(1), np.zeros(txp.shape), np.zeros(tfp.shape))  # NumPy's errors
     n = txp.shape[0]
     lval = tfp[0] if left is None else _t(left, np.float64)
     rval = tfp[n - 1] if right is None else _t(right, np.float64)
