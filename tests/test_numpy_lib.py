@@ -9,14 +9,13 @@ conftest's `run_both` (values, dtype, shape, scalar vs array, or the same except
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, run_both, subprocess_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_composite import layout
@@ -427,7 +426,7 @@ _SCRIPT = textwrap.dedent("""
 
 def test_scipy_under_scipy_array_api():
     """SCIPY_ARRAY_API=1 is read when SciPy is imported: a fresh interpreter."""
-    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    env = subprocess_env(SCIPY_ARRAY_API="1")
     out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
