@@ -158,3 +158,39 @@ def test_held_rows_read_and_written_a_vector_at_a_time(monkeypatch: pytest.Monke
     finally:
         driver.Context.pop()
     np.testing.assert_allclose(got, softmax(odd), rtol=2e-6, atol=1e-9)
+
+
+def test_scans_sorts_searches_and_scatters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA scan (a thread per row, NumPy's order), sort (a block per row, a bitonic sort
+    of keys carrying positions), search (a binary search per point) and scatter (one thread,
+    checks first) kernels, run as generated: NumPy's values to the bit, NumPy's errors."""
+    cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((5, 37)).astype(f32)
+    x[1, ::4], x[2, 3], x[2, 9], x[3, :5] = np.nan, -0.0, 0.0, 1.5  # NaNs, signed zeros, ties
+
+    def scans(x):
+        return (np.cumsum(x, axis=1), np.cumprod(x[:, :6], axis=0),
+                np.cumsum(x.astype(np.float16), axis=1), np.maximum.accumulate(x, axis=1))
+
+    def sorts(x):
+        return (np.sort(x, axis=1), np.argsort(x, axis=1, kind="stable"),
+                np.sort(x.astype(np.float64), axis=0, kind="stable"),
+                np.argsort(x[0].astype(np.int8), kind="stable"),
+                np.searchsorted(np.sort(x[4]), x[:3]),
+                np.searchsorted(np.sort(x[4]), x[0], side="right"))
+
+    def scatters(w, i, v):
+        w[i] = v  # repeated positions: the last assignment wins
+        np.add.at(w, i[::-1], v * 2)
+        return w, np.bincount(i, minlength=9)
+
+    for f, args in ((scans, (x,)), (sorts, (x,)),
+                    (scatters, (rng.standard_normal(9), np.array([3, 1, 3, 8, 1]),
+                                rng.standard_normal(5)))):
+        want = f(*[a.copy() for a in args])
+        got = fusejit.jit(f, backend="cuda")(*[a.copy() for a in args])
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), f.__name__
+    with pytest.raises(IndexError):
+        fusejit.jit(scatters, backend="cuda")(np.zeros(4), np.array([1, 4]), np.ones(2))
