@@ -18,6 +18,7 @@ from ..frontend.ops import ctype
 from ..lowering.loop_ir import (
     Check,
     Compute,
+    Const,
     GemmKernel,
     Kernel,
     LapackKernel,
@@ -38,6 +39,7 @@ from .ccolumns import (
     render_column_reduce,
     render_column_split,
 )
+from .ccube import PRE, REDO, REDUCE, cube_lines
 from .cexpr import buffer_types, gather_terms, invariant_stmts, point_lines
 from .cgemm import render_gemm
 from .cgemm_epilogue import render_gemm_epilogue
@@ -194,6 +196,7 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
     with a tile function (vtile builds) leaves its loop with the argument in tile fj_a<var>,
     and the function fills fj_t<var> after the loop."""
     dtypes = {s.var: s.dtype for s in k.body if isinstance(s, (Load, Compute))}
+    consts = {s.var: s for s in k.body if isinstance(s, Const)}
     nbytes = sum(program.buffers[b].nbytes
                  for b in {s.access.buf for s in k.body if isinstance(s, (Load, Store))})
     wide, other = tile_points(stages, vtile, nbytes)
@@ -217,8 +220,11 @@ def _staged_view(stages: list[Segment], k: Kernel, program: Program,
             lines.append(f"fj_a{call.var}[j - fj_t] = {call.args[0]};")
             after = f"{fn}(fj_t{call.var}, fj_a{call.var}, fj_e - fj_t);"
         lines += [f"fj_t{v}[j - fj_t] = {v};" for v in st.writes if not (fn and v == call.var)]
-        views.append({"kind": st.kind, "lines": lines, "after": after,
-                      "checks": any(isinstance(s, Check) for s in st.body)})
+        fast = cube_lines(lines, body, consts) if vtile else None
+        views.append({"kind": st.kind, "lines": fast or lines, "after": after,
+                      "checks": any(isinstance(s, Check) for s in st.body),
+                      "cube": {"pre": PRE, "reduce": REDUCE, "redo": REDO, "lines": lines}
+                      if fast else None})
     return {"stages": views, "tiles": tiles, "tile": tile}
 
 

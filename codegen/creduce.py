@@ -26,7 +26,7 @@ from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan
 from .creread import reread_sums
 from .crowexp import exp_loops, plan_exp
 from .crpoint import accumulator, combine, kernel_buffers, point_index, point_stmt
-from .cstream import STREAM_ROW_C, streamed_row
+from .cstream import STREAM_ROW_C, stream_direct, streamed_row
 
 
 def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tuple[str, bool]]
@@ -57,6 +57,9 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         if staged:
             ref = f"b{staged.buf}[{point_index(staged, nouter, 'fj_c + j')}]"
             lines = [line.replace(ref, "fj_row[fj_c + j]") for line in lines]
+            if tail:
+                dst = f"&b{staged.buf}[{point_index(staged, nouter, 'fj_c')}]"
+                lines = stream_direct(lines, dst, buf_types[staged.buf][0])
         out.extend("        " + line for line in lines)
     if staged:
         t = buf_types[staged.buf][0]

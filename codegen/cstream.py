@@ -14,7 +14,11 @@ it back) keeps that row in an aligned array on the stack, in L1, and streams eac
 as the last phase finishes it: the output is written once, with no read of its lines. Two
 threads, 4096x4096 float32, interleaved in one process (load 7.7, wall): layernorm_rows
 2.58 -> 2.15 ms, softmax_rows 4.20 -> 3.54 ms (a 2-thread streaming copy of the same bytes:
-1.49 ms with plain stores, 1.09 ms streamed).
+1.49 ms with plain stores, 1.09 ms streamed). When the last phase's chunk loop is a plain
+loop that stores the row, it runs a cache line of points at a time into a 64-byte array
+streamed straight to the output (stream_direct) instead of the row and a copy after it:
+softmax_rows 3.67 -> 3.49 ms (x86-64-v3), 2.43 -> 2.40 (native); layernorm_rows 2.71 -> 2.58,
+2.59 -> 2.44 (benchmarks/RESULTS.md, session 16).
 """
 
 from __future__ import annotations
@@ -87,6 +91,22 @@ static inline void fj_stream_row(void *dst, const void *src, int64_t bytes) {
     }
     __builtin_memcpy(d + b, s + b, bytes - b);
 }
+/* 64 bytes from src to dst, both 64-byte aligned, past the caches. */
+static inline void fj_stream_line(void *dst, const void *src) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512((void *)dst, _mm512_load_si512(src));
+#elif defined(__AVX__)
+    _mm256_stream_si256((__m256i *)dst, _mm256_load_si256((const __m256i *)src));
+    _mm256_stream_si256((__m256i *)((char *)dst + 32),
+                        _mm256_load_si256((const __m256i *)((const char *)src + 32)));
+#elif defined(__SSE2__)
+    for (int q = 0; q < 64; q += 16)
+        _mm_stream_si128((__m128i *)((char *)dst + q),
+                         _mm_load_si128((const __m128i *)((const char *)src + q)));
+#else
+    __builtin_memcpy(dst, src, 64);
+#endif
+}
 static inline void fj_sfence_rows(void) {
 #if defined(__SSE2__)
     _mm_sfence();
@@ -121,3 +141,50 @@ def streamed_row(k: ReduceKernel, buf_types: dict[int, tuple[str, bool]]) -> Acc
         return None
     # Written before it is read (not an input updated in place, whose row the kernel reads).
     return acc if isinstance(mine[0], Store) else None
+
+
+def stream_direct(lines: list[str], dst: str, ctype: str) -> list[str]:
+    """`lines` (a streamed row kernel's last phase, its row staged in fj_row) with the chunk
+    loop that stores the row and the fj_stream_row after it fused: the loop runs a cache line
+    of points at a time into a 64-byte array that fj_stream_line streams to `dst` + point
+    (the chunk's first output element), the partial lines at the chunk's ends stored as
+    usual; the same statements at every point, so the same bits. Unchanged unless that loop
+    is a plain `omp simd` loop (no reduction) with one store to the row. x86-64-v3, softmax
+    rows of 4096 float32, two threads, generated C in one process (benchmarks/c_ab.py, 14
+    rounds, median): 4.05 -> 3.48 ms."""
+    tail = next((i for i, ln in enumerate(lines) if ln.strip().startswith("fj_stream_row(")),
+                None)
+    head = "for (int64_t j = 0; j < fj_cn; j++) {"
+    if tail is None or tail < 3 or lines[tail - 1].strip() != "}":
+        return lines
+    pad = lines[tail][:len(lines[tail]) - len(lines[tail].lstrip())]
+    start = next((i for i in range(tail - 2, -1, -1) if lines[i] == pad + head), None)
+    if start is None or start == 0 or lines[start - 1] != pad + "#pragma omp simd":
+        return lines
+    body = [ln.strip() for ln in lines[start + 1:tail - 1]]
+    store = "fj_row[fj_c + j] = "
+    if (sum(ln.startswith(store) for ln in body) != 1 or any(ln.endswith("{") or ln == "}"
+                                                             for ln in body)):
+        return lines
+
+    def at(target: str) -> list[str]:
+        return [target + ln[len(store):] if ln.startswith(store) else ln for ln in body]
+
+    line = f"(int64_t)(64 / sizeof({ctype}))"
+    fused = ["{", f"{ctype} *const fj_d = {dst};",
+             "int64_t fj_h = ((uintptr_t)fj_d % sizeof *fj_d) ? fj_cn : "
+             "(int64_t)(((64 - ((uintptr_t)fj_d & 63)) & 63) / sizeof *fj_d);",
+             "if (fj_h > fj_cn) fj_h = fj_cn;",
+             "for (int64_t j = 0; j < fj_h; j++) {", *(f"    {b}" for b in at("fj_d[j] = ")), "}",
+             "int64_t fj_q = fj_h;",
+             f"for (; fj_q + {line} <= fj_cn; fj_q += {line}) {{",
+             f"    {ctype} fj_s[64 / sizeof({ctype})] __attribute__((aligned(64)));",
+             "    #pragma omp simd",
+             f"    for (int64_t fj_l = 0; fj_l < {line}; fj_l++) {{",
+             "        const int64_t j = fj_q + fj_l;",
+             *(f"        {b}" for b in at("fj_s[fj_l] = ")),
+             "    }", "    fj_stream_line(fj_d + fj_q, fj_s);", "}",
+             "for (int64_t j = fj_q; j < fj_cn; j++) {", *(f"    {b}" for b in at("fj_d[j] = ")),
+             "}", "}"]
+    return lines[:start - 1] + [pad + ln for ln in fused] + lines[tail + 1:]
+

@@ -204,6 +204,35 @@ def test_deep_kernels_take_smaller_tiles_on_avx512(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_float_cubes_give_the_double_paths_bits(monkeypatch):
+    """`x ** 3` in a loop that only fills tiles takes the float32 fma cube (codegen/ccube.py) on
+    AVX2 + FMA builds, and runs the loop again with fj_pow_f32 for a tile that holds a value it
+    may get wrong (2^-50 <= |x| < 2^-33, huge, inf, NaN): the same bits as the loop without it,
+    in tiles of normal values, of zeros and of each kind of special value alike (tanh(y) = y
+    for the tiny cubes, so their bits reach the output)."""
+    def f(x):
+        return np.tanh(x ** 3) * 0.5 + np.tanh(x)
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 2, 128 * 12).astype(np.float32)
+    x[128:256] = 0.0
+    x[129] = -0.0
+    x[256:768] = np.ldexp(rng.uniform(1, 2, 512), rng.integers(-50, -33, 512)).astype(np.float32)
+    x[800], x[801], x[1000], x[1200] = 2.0 ** 45, -np.inf, np.nan, 2.0 ** 42
+    jf = fusejit.jit(f)
+    assert "= fj_cube_fma_f32(v" in jf.lower_for(x).source or not toolchain.detect().vtile
+    fast = jf(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        assert_same(fast, f(x), rtol=2e-6, atol=0)
+    from fusejit.codegen import ccube
+    from fusejit.runtime import source_cache
+    monkeypatch.setattr(source_cache, "render_source", source_cache._render)  # render afresh
+    monkeypatch.setattr(ccube, "cubes", lambda body, consts: [])
+    plain = fusejit.jit(f)
+    assert "= fj_cube_fma_f32(v" not in plain.lower_for(x).source
+    np.testing.assert_array_equal(fast, plain(x))
+
+
 def test_cheap_values_are_recomputed_not_tiled():
     """gelu: 0.5 * x is evaluated again in the last loop, as x is loaded again there, instead of
     a loop of its own that stores it in a tile; a value used after the first store keeps its

@@ -99,19 +99,29 @@ def _softmax_into(x):
 
 
 @pytest.mark.c_only  # the C source's streamed rows
-def test_large_softmax_rows_stream_out_from_a_staged_row() -> None:
+def test_large_softmax_rows_stream_out_from_a_staged_row(monkeypatch) -> None:
     """An output of STREAM_BYTES or more whose rows the last phase writes is kept a row at a
-    time on the stack and streamed out (codegen/cstream.py): rows of 2100 float32 (8400 bytes,
+    time on the stack and streamed out (codegen/cstream.py), the last phase's loop a cache
+    line at a time straight to the output (stream_direct): rows of 2100 float32 (8400 bytes,
     so most rows start off a 64-byte line: partial lines at both ends), softmax's exp stashed
-    in the staged row and read back; the same values as NumPy, in place too; rows of 1024
-    points are not staged."""
+    in the staged row and read back; the same values as NumPy, in place too, and the same
+    bits as streaming the staged row after the loop; rows of 1024 points are not staged."""
     x = RNG.standard_normal((2000, 2100)).astype(np.float32)  # 16.8 MB out
     jf = fusejit.jit(_softmax)
     source = jf.lower_for(x).source
     kernel = source[source.index("static int fj_k0"):]
-    assert "fj_row[fj_c + j] = " in kernel and "fj_stream_row(&b1[" in kernel
-    assert "fj_sfence_rows();" in kernel and "b1[0 + i0" not in kernel.split("fj_stream_row")[0]
-    assert_same(jf(x), _softmax(x))
+    assert "fj_row[fj_c + j] = " in kernel and "fj_stream_line(fj_d + fj_q, fj_s);" in kernel
+    assert "fj_sfence_rows();" in kernel and "b1[0 + i0" not in kernel.split("fj_d = ")[0]
+    got = jf(x)
+    assert_same(got, _softmax(x))
+    from fusejit.codegen import creduce
+    from fusejit.runtime import source_cache
+    monkeypatch.setattr(source_cache, "render_source", source_cache._render)  # render afresh
+    monkeypatch.setattr(creduce, "stream_direct", lambda lines, dst, ctype: lines)
+    plain = fusejit.jit(_softmax)
+    assert "fj_stream_row(&b1[" in plain.lower_for(x).source
+    np.testing.assert_array_equal(got, plain(x))
+    monkeypatch.undo()
     inplace, want = x.copy(), x.copy()
     _softmax_into(want)
     fusejit.jit(_softmax_into)(inplace)

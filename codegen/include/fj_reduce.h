@@ -189,8 +189,12 @@ static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, in
         fj__vtile_t u, v;
         __builtin_memcpy(&u, x + i, sizeof u);
         __builtin_memcpy(&v, x + i + lanes, sizeof v);
+#if defined(FJ__VEXP_PAIR)
+        FJ__VEXP_PAIR(u, v);
+#else
         u = fj__vexp(u);
         v = fj__vexp(v);
+#endif
         __builtin_memcpy(y + i, &u, sizeof u);
         __builtin_memcpy(y + i + lanes, &v, sizeof v);
     }

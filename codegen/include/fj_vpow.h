@@ -205,6 +205,35 @@ static inline float fj_pow_f32(float x, float y) {
 }
 
 #if defined(__FP_FAST_FMA)
+/* x^3 in float32 arithmetic: x^2 = x2 + e2 exactly (fma), x^3 = fma(x2, x, e2 x) rounded once
+ * (e2 x's own rounding does not move it): the correctly rounded cube, so fj_pow_f32(x, 3)'s
+ * bits, for x = 0 and 2^-33 <= |x| < 2^51 (all 2^32 inputs compared: benchmarks/
+ * vpow_cube_exact.c); below 2^-33 e2 x loses bits as a subnormal, from 2^51 on x2 e2 overflow.
+ * Eight lanes a ymm register where the double path converts to two halves.  Staged loops
+ * (codegen/ccube.py) take it for a whole tile when fj_cube_key's min and max over the tile
+ * pass fj_cube_redo, and otherwise run the loop again with fj_pow_f32. */
+static inline float fj_cube_fma_f32(float x) {
+    const float x2 = x * x;
+    return fmaf(x2, x, fmaf(x, x, -x2) * x);
+}
+/* bits(|x|) - 1: 0 -> 0xffffffff (the unsigned minimum ignores it), 0 -> -1 as a signed int
+ * (the signed maximum ignores it) */
+static inline uint32_t fj_cube_key(float x) {
+    uint32_t u;
+    __builtin_memcpy(&u, &x, sizeof u);
+    return (u & 0x7fffffffu) - 1u;
+}
+/* Whether a tile whose keys have unsigned minimum lo and signed maximum hi holds an x != 0
+ * outside [2^-33, 2^43) (or an inf or NaN): then fj_cube_fma_f32 may be wrong there. */
+static inline int fj_cube_redo(uint32_t lo, int32_t hi) {
+    return lo < 0x2f000000u - 1u || hi >= 0x55000000 - 1;
+}
+/* Taken on AVX2 + FMA builds; AVX-512 ones keep the double path (16 lanes convert to two
+ * halves of 8 doubles: gelu_pow, full size, two threads 2.44 -> 2.46 ms, no gain). */
+#if !defined(__AVX512F__)
+#define FJ_CUBE_FMA 1
+#endif
+
 /* x^n in double-double, n a constant integer with |n| <= 64, rounded once.  n < 0 raises the
  * pair 1/x (q + (1 - q x) q) to -n: no intermediate overflows where the result is a subnormal. */
 static inline double fj__pw_ipow_f64(double x, int n) {
@@ -237,6 +266,9 @@ static inline double fj_pow_f64(double x, double y) {
 }
 #else
 static inline double fj_pow_f64(double x, double y) { return pow(x, y); }
+#endif
+#ifndef FJ_CUBE_FMA
+#define FJ_CUBE_FMA 0
 #endif
 
 #endif /* FJ_VPOW_H */
