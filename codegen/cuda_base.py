@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Access, Check, Compute, Const, Load, Stmt, Store
+from ..lowering.loop_ir import Access, Check, Compute, Const, Kernel, Load, Program, Stmt, Store
 from .cexpr import cast_expr, check_expr, compute_expr, const_expr, gather_terms
 
 INT32_MAX = (1 << 31) - 1
@@ -140,3 +140,17 @@ def store_line(s: Store, dtype: np.dtype, dims: int) -> str:
 def params(bufs: Iterable[int], stored: set[int], dtypes: dict[int, np.dtype]) -> list[str]:
     """Pointer parameters b<i> (const unless the kernel stores to the buffer)."""
     return [f"{'' if b in stored else 'const '}{storage_type(dtypes[b])} *b{b}" for b in bufs]
+
+
+def kernel_params(k: Kernel, program: Program, scratch: bool = False
+                  ) -> tuple[dict[int, np.dtype], list[int], list[str], bool]:
+    """A Kernel's (buffer dtypes, the buffers it touches in order, its parameter list: their
+    pointers, then the scratch area's where `scratch`, then the error word's where it checks,
+    and whether it checks)."""
+    dtypes = {b.index: b.dtype for b in program.buffers}
+    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
+    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
+    checks = any(isinstance(s, Check) for s in k.body)
+    ps = (params(used, stored, dtypes) + ["unsigned char *fj_scr"] * scratch
+          + ["unsigned int *fj_errp"] * checks)
+    return dtypes, used, ps, checks

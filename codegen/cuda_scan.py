@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering.loop_ir import Check, Compute, Kernel, Load, Program, Scan, Store
+from ..lowering.loop_ir import Compute, Kernel, Load, Program, Scan, Store
 from .cexpr import cast_expr
 from .cuda_base import (
     CudaLaunch,
@@ -23,8 +23,8 @@ from .cuda_base import (
     compute,
     decompose,
     index_type,
+    kernel_params,
     load_line,
-    params,
     stmt,
     store_line,
     symbol,
@@ -48,14 +48,10 @@ def _step(s: Scan, acc: str) -> str:
 def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
                 ) -> tuple[str, CudaLaunch]:
     """CUDA text of scan kernel `k` and its launch."""
-    dtypes = {b.index: b.dtype for b in program.buffers}
+    dtypes, used, ps, checks = kernel_params(k, program)
     outer, n = k.domain[:-1], k.domain[-1]
     rows = int(np.prod(outer, dtype=np.int64))
     dims = len(k.domain)
-    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
-    checks = any(isinstance(s, Check) for s in k.body)
-    ps = params(used, stored, dtypes) + ["unsigned int *fj_errp"] * checks
     sym = symbol(program.name, k.name)
     accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
     idx = index_type(k.domain, accesses, opts.max_blocks * THREADS)

@@ -22,8 +22,8 @@ from .cuda_base import (
     address,
     compute,
     from_storage,
+    kernel_params,
     load_line,
-    params,
     stmt,
     storage_type,
     symbol,
@@ -57,12 +57,8 @@ def _store(s: Store, dtype: np.dtype, dims: int) -> str:
 
 def render_scatter(k: Kernel, index: int, program: Program) -> tuple[str, CudaLaunch]:
     """CUDA text of serial kernel `k` and its launch (one thread)."""
-    dtypes = {b.index: b.dtype for b in program.buffers}
+    dtypes, used, ps, checks = kernel_params(k, program)
     dims = len(k.domain)
-    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    stored = {s.access.buf for s in k.body if isinstance(s, Store)}
-    checks = any(isinstance(s, Check) for s in k.body)
-    ps = params(used, stored, dtypes) + ["unsigned int *fj_errp"] * checks
     sym = symbol(program.name, k.name)
 
     def loop(stmts: list) -> list[str]:

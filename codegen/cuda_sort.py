@@ -20,15 +20,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontend.ops import suffix
-from ..lowering.loop_ir import Check, Kernel, Load, Program, Sort, Store
+from ..lowering.loop_ir import Kernel, Load, Program, Sort, Store
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
     decompose,
     from_storage,
     index_type,
+    kernel_params,
     load_line,
-    params,
     stmt,
     storage_type,
     store_line,
@@ -127,10 +127,7 @@ def render_sort(k: Kernel, index: int, program: Program, opts: CudaOptions
     dims, sfx = len(k.domain), suffix(srt.dtype)
     lay = SortLayout(srt, n)
     threads = min(MAX_THREADS, max(32, lay.p // 2))
-    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    checks = any(isinstance(s, Check) for s in k.body)
-    ps = params(used, {store.access.buf}, dtypes) + ["unsigned char *fj_scr"] + \
-        ["unsigned int *fj_errp"] * checks
+    _, used, ps, checks = kernel_params(k, program, scratch=True)
     sym = symbol(program.name, k.name)
     accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
     idx = index_type(k.domain, accesses, lay.p)
@@ -210,9 +207,7 @@ def _render_search(k: Kernel, srt: Sort, index: int, program: Program, opts: Cud
     point = [s for s in k.body if s is not table and not isinstance(s, (Sort, Store))]
     dims = len(k.domain)
     size = int(np.prod(k.domain, dtype=np.int64))
-    used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    checks = any(isinstance(s, Check) for s in k.body)
-    ps = params(used, {store.access.buf}, dtypes) + ["unsigned int *fj_errp"] * checks
+    _, used, ps, checks = kernel_params(k, program)
     sym = symbol(program.name, k.name)
     accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
     idx = index_type(k.domain, accesses, opts.max_blocks * SEARCH_THREADS)
