@@ -93,7 +93,8 @@ def _vector_hold(k: ReduceKernel, program: Program, n: int, team: int, hold: int
     written, a vector at a time (1: the kernel does not qualify). Needs one inner dimension
     that the teams cover exactly, unit inner strides and vector-aligned offsets and outer
     strides on every held access and every store, and no load of a stored buffer other than
-    through a held access (stores are written after their phase's loop)."""
+    through a held access (stores are written at the end of their chunk); without
+    VECTOR_MIXED, every full-row access held."""
     if not VECTOR_HOLD or len(k.inner) != 1 or hold * team != n:
         return 1
     nouter = len(k.outer)

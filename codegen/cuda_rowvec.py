@@ -2,12 +2,14 @@
 
 Each thread of a team owns runs of `vec` consecutive elements of its row (run q of lane l
 starts at element (l + q * team) * vec), so a phase walks its elements a chunk of `vec` at a
-time: the chunk's unit-stride loads are read as one 16-byte access each into small register
-arrays, the phase's statements run for each element of the chunk, and its stores leave as
-one 16-byte access each. Where any of those arrays is not aligned for such an access
-(`fj_al`, tested once per launch) the same chunks are read and written an element at a time,
-so the element mapping, and with it every reduction's order and result, never depends on
-alignment. codegen/cuda_reduce_plan.py decides when a kernel qualifies (`_vector_hold`).
+time: the chunk's held loads are read as one 16-byte access each into small register arrays,
+the phase's statements run for each element of the chunk, and its held stores leave as one
+16-byte access each (one-phase accesses too with VECTOR_ALL_LOADS; by default a kernel that
+has any takes the element path: cuda_reduce_plan.VECTOR_MIXED). Where any of those arrays
+is not aligned for such an access (`fj_al`, tested once per launch) the same chunks are read
+and written an element at a time, so the element mapping, and with it every reduction's
+order and result, never depends on alignment. codegen/cuda_reduce_plan.py decides when a
+kernel qualifies (`_vector_hold`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from .cuda_base import address, decompose, from_storage, storage_type, to_storag
 from .cuda_reduce_plan import VECTOR_BYTES, Key, ReducePlan, access_key
 
 VECTOR_ALL_LOADS = False  # also loads read in one phase only (not held)
-
 
 
 class _Render(Protocol):
