@@ -228,3 +228,18 @@ def test_tiled_scan_streams_large_outputs() -> None:
     assert np.array_equal(jg(x), np.cumsum(x[:, :2048], axis=1) - 1.0)
     src = render(jg.lower_for(x).program, COptions())
     assert "fj_stream(p" in src and "__builtin_ia32_movntdq" in src
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_long_scans_of_folds_that_do_not_regroup() -> None:
+    """subtract, divide and fmod accumulate in NumPy's order however long the row: a blocked
+    scan (which folds block totals) gave subtract.accumulate of 2^16 integers off by 33198."""
+    x = RNG.integers(-5, 5, 1 << 16)
+    f = RNG.uniform(1.0, 3.0, 1 << 16)
+    jf = fusejit.jit(lambda a, b: (np.subtract.accumulate(a), np.divide.accumulate(b),
+                                   np.fmod.accumulate(b * 7), np.cumsum(a)))
+    for got, want in zip(jf(x, f), (np.subtract.accumulate(x), np.divide.accumulate(f),
+                                    np.fmod.accumulate(f * 7), np.cumsum(x))):
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+    if c_structure():
+        assert str(jf.explain(x, f)).count("blocks per row") == 1  # the cumsum only
