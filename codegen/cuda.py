@@ -259,9 +259,10 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             scratch = max(scratch, need)
             sort_dtypes |= {np.dtype(s.dtype) for s in k.body if isinstance(s, Sort)}
         elif isinstance(k, Kernel) and k.scan:
-            text, launch = render_scan(k, i, program, opts)
+            text, more, need = render_scan(k, i, program, opts)
             views.append({"text": text})
-            launches.append(launch)
+            launches.extend(more)
+            scratch = max(scratch, need)
         elif isinstance(k, Kernel):
             view, launch = _kernel_view(k, program, opts, i)
             views.append(view)

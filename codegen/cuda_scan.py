@@ -7,8 +7,10 @@ NumPy's to the bit for every op and dtype, independent of the grid.
 Rows run in parallel, a row's points one after another: a scan along a leading axis (rows
 strided in memory, `np.cumsum(x, axis=0)`) has adjacent threads on adjacent columns, so each
 step is one coalesced access per warp; a scan along the contiguous last axis walks each row
-from its own thread. A few long rows (the cumsum of one long vector) use a few threads only:
-correct, and slow next to the C backend's blocked scan (`explain` says how the kernel runs).
+from its own thread. A few long rows (the cumsum of one long vector) by a fold that regroups
+run as a blocked scan instead (codegen/cuda_scan_blocks.py: float sums within rounding of
+NumPy's); by any other fold (np.subtract.accumulate) they stay a thread per row: correct and
+slow.
 """
 
 from __future__ import annotations
@@ -30,24 +32,28 @@ from .cuda_base import (
     symbol,
     value_type,
 )
+from .cuda_scan_blocks import render_blocked, segments
 
 THREADS = 128  # threads per block (one row each)
 
 
-def _step(s: Scan, acc: str) -> str:
-    """The fold's next value: fn(acc, value) in the scan's dtype (float16: computed in float
-    and rounded to half at every step, as NumPy's half loops do)."""
+def step(s: Scan, a: str, b: str) -> str:
+    """The fold's next value fn(a, b) in the scan's dtype (float16: computed in float and
+    rounded to half at every step, as NumPy's half loops do)."""
     dt = np.dtype(s.dtype)
     if dt == np.float16:
         f32 = np.dtype(np.float32)
-        wide = compute(Compute("", s.fn, (acc, s.value), (f32, f32), f32))
+        wide = compute(Compute("", s.fn, (a, b), (f32, f32), f32))
         return f"(float){cast_expr(f32, dt, wide)}"
-    return compute(Compute("", s.fn, (acc, s.value), (dt, dt), dt))
+    return compute(Compute("", s.fn, (a, b), (dt, dt), dt))
 
 
 def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
-                ) -> tuple[str, CudaLaunch]:
-    """CUDA text of scan kernel `k` and its launch."""
+                ) -> tuple[str, list[CudaLaunch], int]:
+    """CUDA text of scan kernel `k`, its launches and the scratch bytes they need (a few
+    long rows: codegen/cuda_scan_blocks.py)."""
+    if segments(k):
+        return render_blocked(k, index, program, opts, step)
     dtypes, used, ps, checks = kernel_params(k, program)
     outer, n = k.domain[:-1], k.domain[-1]
     rows = int(np.prod(outer, dtype=np.int64))
@@ -71,7 +77,7 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
     for s in k.body:
         if isinstance(s, Scan):
             acc = f"fj_a_{s.var}"
-            body += [f"    {acc} = fj_j == 0 ? {s.value} : {_step(s, acc)};",
+            body += [f"    {acc} = fj_j == 0 ? {s.value} : {step(s, acc, s.value)};",
                      f"    const {value_type(s.dtype)} {s.var} = {acc};"]
         elif isinstance(s, Load):
             body.append("    " + load_line(s, dims))
@@ -88,4 +94,4 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
     launch = CudaLaunch(sym, tuple(used), rows if n else 0, THREADS,
                         min(blocks, opts.max_blocks), 1, checks, units=blocks, kernel=index,
                         role="scan")
-    return "\n".join(lines), launch
+    return "\n".join(lines), [launch], 0

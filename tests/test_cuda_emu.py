@@ -164,7 +164,7 @@ def test_scans_sorts_searches_and_scatters(monkeypatch: pytest.MonkeyPatch) -> N
     """The CUDA scan (a thread per row, NumPy's order), sort (a block per row, a bitonic sort
     of keys carrying positions), search (a binary search per point) and scatter (one thread,
     checks first) kernels, run as generated: NumPy's values to the bit, NumPy's errors."""
-    cuda_fake.install(monkeypatch, emulate=True)
+    _, driver = cuda_fake.install(monkeypatch, emulate=True)
     rng = np.random.default_rng(14)
     x = rng.standard_normal((5, 37)).astype(f32)
     x[1, ::4], x[2, 3], x[2, 9], x[3, :5] = np.nan, -0.0, 0.0, 1.5  # NaNs, signed zeros, ties
@@ -194,3 +194,13 @@ def test_scans_sorts_searches_and_scatters(monkeypatch: pytest.MonkeyPatch) -> N
             assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), f.__name__
     with pytest.raises(IndexError):
         fusejit.jit(scatters, backend="cuda")(np.zeros(4), np.array([1, 4]), np.ones(2))
+    # one long vector: a blocked scan (segment totals, their carries, the segments rescanned)
+    v = rng.integers(-9, 9, (1 << 15) + 3).astype(np.int32)
+    driver.launches.clear()
+    got = fusejit.jit(lambda v: (np.cumsum(v * 2), np.maximum.accumulate(v)), backend="cuda")(v)
+    assert [n[-2:] for n in driver.launches] == ["_t", "_c", "_s"] * 2
+    for g, w in zip(got, (np.cumsum(v * 2), np.maximum.accumulate(v))):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+    f = rng.uniform(-1, 1, (1 << 15) + 3)
+    np.testing.assert_allclose(fusejit.jit(np.cumsum, backend="cuda")(f), np.cumsum(f),
+                               rtol=0, atol=1e-12)
