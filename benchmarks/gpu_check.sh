@@ -29,9 +29,11 @@ FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/
        "$T"/test_special.py "$T"/test_gemv.py "$T"/test_errors.py "$T"/test_array_api.py
        "$T"/test_numpy_lib.py "$T"/test_status.py "$T"/test_asarray.py "$T"/test_rowtile.py
        "$T"/test_numpy_tail.py "$T"/test_grad.py "$T"/test_grad_api.py "$T"/test_gridops.py
-       "$T"/test_sum_accuracy.py)
+       "$T"/test_sum_accuracy.py "$T"/test_scans.py "$T"/test_sorting.py "$T"/test_scatter.py
+       "$T"/test_scatter_rows.py "$T"/test_error_order.py)
 echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
-FUSEJIT_BACKEND=cuda timeout "$TEST_S" python3 -m pytest -v -rfE -n 15 --dist load -p no:randomly \
+# (SIGINT at the limit: pytest still prints the failures it has seen)
+FUSEJIT_BACKEND=cuda timeout -s INT "$TEST_S" python3 -m pytest -v -rfE -n 15 --dist load -p no:randomly \
     -p no:cacheprovider --timeout 150 --junitxml="$OUT/junit.xml" "${FILES[@]}" >> "$OUT/tests.txt" 2>&1
 echo "pytest exit status $?" >> "$OUT/tests.txt"
 echo "== bench_cuda_host.py: host time per call (limit ${HOST_S}s)" | tee "$OUT/host.txt"
