@@ -26,20 +26,27 @@ FEW_ROWS = 4  # rows up to which a scan is blocked (more rows run in parallel as
 
 
 # Folds that regroup: exactly for integers and the logical ops, within rounding for float
-# sums and products. Others (subtract, divide, fmod, ...) run row by row, in NumPy's order:
-# blocks would fold block totals that are not the prefix of the row.
+# sums. Others (subtract, divide, fmod, ...) run row by row, in NumPy's order: blocks would
+# fold block totals that are not the prefix of the row. Float products too: regrouped, a
+# running product near the overflow or underflow threshold becomes inf or 0 at another index
+# than NumPy's (session 16's CUDA emulation: finite where NumPy has inf).
 ASSOCIATIVE = frozenset({"add", "multiply", "maximum", "minimum", "fmax", "fmin",
                          "logical_and", "logical_or", "logical_xor", "bitwise_and",
                          "bitwise_or", "bitwise_xor"})
 
 
+def regroups(s: Scan) -> bool:
+    """Whether scan `s`'s fold may be taken in blocks (see ASSOCIATIVE)."""
+    return s.fn in ASSOCIATIVE and not (s.fn == "multiply" and s.dtype.kind in "fc")
+
+
 def blocks(k: Kernel) -> int:
     """The blocks per row of scan kernel `k`, or 0 when it runs row by row (codegen/cscan.py):
-    blocked are scans by an ASSOCIATIVE fold of at most FEW_ROWS contiguous rows long enough
-    for 2+ blocks."""
+    blocked are scans by a fold that `regroups` of at most FEW_ROWS contiguous rows long
+    enough for 2+ blocks."""
     rows = k.size // max(k.domain[-1], 1)
     if columns(k) or rows > FEW_ROWS or rows == 0 or any(
-            isinstance(s, Scan) and s.fn not in ASSOCIATIVE for s in k.body):
+            isinstance(s, Scan) and not regroups(s) for s in k.body):
         return 0
     nb = min(BLOCKS, k.domain[-1] // BLOCK_MIN)
     return nb if nb >= 2 else 0

@@ -6,8 +6,8 @@ GPU): a first kernel folds every segment's values into its total (a thread per s
 second folds each row's totals in segment order into the carry of every segment (a thread per
 row), and a third rescans every segment from its carry, storing the scan and its fused
 consumers. As the C backend's blocked scan (codegen/cscan_blocks.py), only folds that regroup
-take this path (cscan_blocks.ASSOCIATIVE): integer, max/min and logical results are NumPy's
-exactly, float sums and products differ from NumPy's sequential fold only by rounding, and
+take this path (cscan_blocks.regroups): integer, max/min and logical results are NumPy's
+exactly, float sums differ from NumPy's sequential fold only by rounding, and
 results are the same on every GPU and call.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..lowering.loop_ir import Check, Kernel, Load, Program, Scan, Store
-from .cscan_blocks import ASSOCIATIVE
+from .cscan_blocks import regroups
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
@@ -43,7 +43,7 @@ def segments(k: Kernel) -> int:
     scans = [s for s in k.body if isinstance(s, Scan)]
     n = k.domain[-1]
     rows = k.size // max(n, 1)
-    if len(scans) != 1 or scans[0].fn not in ASSOCIATIVE or not 0 < rows <= FEW_ROWS:
+    if len(scans) != 1 or not regroups(scans[0]) or not 0 < rows <= FEW_ROWS:
         return 0
     nb = min(SEGMENTS, n // SEG_MIN)
     return nb if nb >= 2 else 0
