@@ -45,9 +45,9 @@ from .cuda_base import (
     index_type,
     load_line,
     params,
+    point_line,
     stmt,
     storage_type,
-    store_line,
     symbol,
     to_storage,
     value_type,
@@ -135,15 +135,8 @@ def _vector_width(k: Kernel, program: Program, opts: CudaOptions) -> int:
 
 
 def _scalar_lines(k: Kernel, program: Program) -> list[str]:
-    dims, lines = len(k.domain), []
-    for s in k.body:
-        if isinstance(s, Load):
-            lines.append(load_line(s, dims))
-        elif isinstance(s, Store):
-            lines.append(store_line(s, program.buffers[s.access.buf].dtype, dims))
-        else:
-            lines.append(stmt(s))
-    return lines
+    dtypes = {b.index: b.dtype for b in program.buffers}
+    return [point_line(s, dtypes, len(k.domain)) for s in k.body]
 
 
 def _vector_view(k: Kernel, program: Program, v: int) -> dict[str, Any]:

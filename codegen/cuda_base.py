@@ -128,6 +128,27 @@ def stmt(s: Stmt) -> str:
     return f"fj_err |= ({check_expr(s)}) ? {s.code}u : 0u;"
 
 
+def binary(fn: str, a: str, b: str, loop: tuple[np.dtype, np.dtype, np.dtype]) -> str:
+    """Op `fn` of the op table on a, b with operands of loop[0], loop[1] giving loop[2]
+    (float16: computed in float and rounded to half, as NumPy's half loops; held in float)."""
+    l0, l1, lo = (np.dtype(d) for d in loop)
+    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
+    if f16 in (l0, l1, lo):
+        wide = tuple(f32 if d == f16 else d for d in (l0, l1, lo))
+        expr = compute(Compute("", fn, (a, b), wide[:2], wide[2]))
+        return f"(float){cast_expr(f32, f16, expr)}" if lo == f16 else expr
+    return compute(Compute("", fn, (a, b), (l0, l1), lo))
+
+
+def point_line(s: Stmt, dtypes: dict[int, np.dtype], dims: int) -> str:
+    """A Load, Store (through its access) or other statement of a point, as one line."""
+    if isinstance(s, Load):
+        return load_line(s, dims)
+    if isinstance(s, Store):
+        return store_line(s, dtypes[s.access.buf], dims)
+    return stmt(s)
+
+
 def load_line(s: Load, dims: int) -> str:
     ref = f"b{s.access.buf}[{address(s.access, dims)}{gather_terms(s)}]"
     return f"const {value_type(s.dtype)} {s.var} = {from_storage(s.dtype, ref)};"

@@ -17,18 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering.loop_ir import Compute, Kernel, Load, Program, Scan, Store
-from .cexpr import cast_expr
+from ..lowering.loop_ir import Kernel, Load, Program, Scan, Store
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
-    compute,
+    binary,
     decompose,
     index_type,
     kernel_params,
-    load_line,
-    stmt,
-    store_line,
+    point_line,
     symbol,
     value_type,
 )
@@ -38,14 +35,8 @@ THREADS = 128  # threads per block (one row each)
 
 
 def step(s: Scan, a: str, b: str) -> str:
-    """The fold's next value fn(a, b) in the scan's dtype (float16: computed in float and
-    rounded to half at every step, as NumPy's half loops do)."""
-    dt = np.dtype(s.dtype)
-    if dt == np.float16:
-        f32 = np.dtype(np.float32)
-        wide = compute(Compute("", s.fn, (a, b), (f32, f32), f32))
-        return f"(float){cast_expr(f32, dt, wide)}"
-    return compute(Compute("", s.fn, (a, b), (dt, dt), dt))
+    """The fold's next value fn(a, b) in the scan's dtype (cuda_base.binary)."""
+    return binary(s.fn, a, b, (s.dtype,) * 3)
 
 
 def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
@@ -79,12 +70,8 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
             acc = f"fj_a_{s.var}"
             body += [f"    {acc} = fj_j == 0 ? {s.value} : {step(s, acc, s.value)};",
                      f"    const {value_type(s.dtype)} {s.var} = {acc};"]
-        elif isinstance(s, Load):
-            body.append("    " + load_line(s, dims))
-        elif isinstance(s, Store):
-            body.append("    " + store_line(s, dtypes[s.access.buf], dims))
         else:
-            body.append("    " + stmt(s))
+            body.append("    " + point_line(s, dtypes, dims))
     body.append("}")
     lines += ["        " + line for line in body] + ["    }"]
     if checks:

@@ -23,10 +23,8 @@ from .cuda_base import (
     decompose,
     index_type,
     kernel_params,
-    load_line,
     params,
-    stmt,
-    store_line,
+    point_line,
     symbol,
     value_type,
 )
@@ -80,12 +78,8 @@ def render_blocked(k: Kernel, index: int, program: Program, opts: CudaOptions,
             if isinstance(s, Scan):
                 out += [f"    fj_a = fj_j == fj_j0 ? {first} : {step(s, 'fj_a', s.value)};",
                         f"    const {vt} {s.var} = fj_a;"]
-            elif isinstance(s, Load):
-                out.append("    " + load_line(s, dims))
-            elif isinstance(s, Store):
-                out.append("    " + store_line(s, dtypes[s.access.buf], dims))
             else:
-                out.append("    " + stmt(s))
+                out.append("    " + point_line(s, dtypes, dims))
         return out + ["}"]
 
     def kernel(name: str, comment: str, plist: list[str], count: str, body: list[str],

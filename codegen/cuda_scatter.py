@@ -15,32 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering.loop_ir import Check, Compute, Kernel, Load, Program, Store
+from ..lowering.loop_ir import Check, Kernel, Program, Store
 from .cexpr import cast_expr, gather_terms
 from .cuda_base import (
     CudaLaunch,
     address,
-    compute,
+    binary,
     from_storage,
     kernel_params,
-    load_line,
-    stmt,
+    point_line,
     storage_type,
     symbol,
     to_storage,
 )
-
-
-def _update(a: str, b: str, fn: str, loop: tuple[np.dtype, np.dtype, np.dtype]) -> str:
-    """fn(a, b) computed with operands of loop[0], loop[1] into loop[2] (float16: in float,
-    rounded to half, as NumPy's half loops)."""
-    l0, l1, lo = (np.dtype(d) for d in loop)
-    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
-    if f16 in (l0, l1, lo):
-        wide = tuple(f32 if d == f16 else d for d in (l0, l1, lo))
-        expr = compute(Compute("", fn, (a, b), wide[:2], wide[2]))
-        return cast_expr(f32, f16, expr) if lo == f16 else expr
-    return compute(Compute("", fn, (a, b), (l0, l1), lo))
 
 
 def _store(s: Store, dtype: np.dtype, dims: int) -> str:
@@ -50,7 +37,7 @@ def _store(s: Store, dtype: np.dtype, dims: int) -> str:
     assert s.loop is not None
     l0, _, lo = s.loop
     old = cast_expr(dtype, np.dtype(l0), from_storage(dtype, "*fj_q"))
-    new = cast_expr(np.dtype(lo), dtype, _update(old, s.var, s.fn, s.loop))
+    new = cast_expr(np.dtype(lo), dtype, binary(s.fn, old, s.var, s.loop))
     return (f"{{ {storage_type(dtype)} *const fj_q = &b{s.access.buf}[{at}]; "
             f"*fj_q = {to_storage(dtype, new)}; }}")
 
@@ -64,13 +51,9 @@ def render_scatter(k: Kernel, index: int, program: Program) -> tuple[str, CudaLa
     def loop(stmts: list) -> list[str]:
         out = [f"for (long long i{d} = 0; i{d} < {n}LL; i{d}++) {{"
                for d, n in enumerate(k.domain)]
-        for s in stmts:
-            if isinstance(s, Load):
-                out.append("    " + load_line(s, dims))
-            elif isinstance(s, Store):
-                out.append("    " + _store(s, dtypes[s.access.buf], dims))
-            else:
-                out.append("    " + stmt(s))
+        for s in stmts:  # (stores through index terms: _store)
+            out.append("    " + (_store(s, dtypes[s.access.buf], dims) if isinstance(s, Store)
+                                 else point_line(s, dtypes, dims)))
         return out + ["}"] * len(k.domain)
 
     lines = [f"/* {k.name}: scatter over {list(k.domain)}: one thread, the points in NumPy's "
