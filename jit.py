@@ -1,6 +1,7 @@
 """`@fusejit.jit`: the in-memory cache of compiled functions keyed by call signature, and the
-call paths (the fast stub, keywords and `out=`, in-place updates, aliased arguments, huge
-Python ints). A cache miss runs runtime/compiler.py, which chains the stages."""
+plain call path (keywords, defaults, huge Python ints; the stubs, `out=`, in-place updates
+and aliased arguments are runtime/callpaths.py's). A cache miss runs runtime/compiler.py,
+which chains the stages."""
 
 from __future__ import annotations
 
@@ -18,16 +19,8 @@ from .frontend.ops import check_dtype
 from .frontend.pytree import unflatten
 from .frontend.tracer import tracing
 from .runtime import backends
-from .runtime.backend_c import ready_dispatcher
-from .runtime.callargs import (
-    arg_key,
-    check_writeable,
-    element_strides,
-    same_view,
-    updates_need_slow_path,
-)
-from .runtime.executor import make_stub
-from .runtime.outarg import check_out, copy_into, direct_outs
+from .runtime.callargs import arg_key, check_writeable, element_strides
+from .runtime.callpaths import CallPaths
 from .runtime.progress import Status
 
 if TYPE_CHECKING:
@@ -55,7 +48,7 @@ def explain_module() -> Any:
 # short (issue 2: <= 0.2 s) and a plain call never loads them.
 
 
-class JitFunction:
+class JitFunction(CallPaths):
     """A NumPy function compiled on first call for each new argument signature."""
 
     def __init__(self, fn: Callable[..., Any], static_argnums: Iterable[int] = (),
@@ -122,7 +115,7 @@ class JitFunction:
     def _key(self, args: tuple) -> Hashable:
         static = self.static
         if not static:
-            return tuple(arg_key(a) for a in args)
+            return tuple([arg_key(a) for a in args])  # (a list is quicker than a generator)
         return tuple(("static", a) if i in static else arg_key(a) for i, a in enumerate(args))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -258,7 +251,7 @@ class JitFunction:
             return self._call_updating(compiled, args)
         if compiled.stub is None and self.target.fast_path:
             self._install_stub(compiled, args)
-        if compiled.stub is not None:
+        if compiled.stub is not None and on_device is None:
             return compiled.stub(*args)
         return self._run(compiled, args, on_device)
 
@@ -294,68 +287,11 @@ class JitFunction:
                                  "two evaluations of the same arguments")
         return variant, vals
 
-    def _call_out(self, args: tuple, out: Any) -> Any:
-        """`f(..., out=buf)`: the result written into `buf` (see runtime.outarg), `buf`
-        returned; a tuple of arrays for a function returning a tuple."""
-        compiled = self.lower_for(*args)
-        norm = self._normalise(args)
-        compiled, vals = self._values(compiled, norm)
-        g = compiled.optimised
-        specs = [(n.shape, n.dtype) for n in g.outputs[:g.n_results]]
-        outs = check_out(out, g.out_tree, specs, self.fn.__name__)
-        direct = None if compiled.updated or not self.target.fast_path else direct_outs(
-            compiled.executable, outs, args)
-        if direct is None:
-            copy_into(outs, self(*args), g.out_tree)
-        else:
-            compiled.executable.run([vals[i] for i in compiled.positions], direct)
-        return tuple(outs) if isinstance(out, tuple) and g.out_tree[0] == "tuple" else outs[0]
-
     def _finish(self, compiled: Compiled, outs: list[Any]) -> Any:
         g = compiled.optimised
         outs = [o[()] if s and isinstance(o, np.ndarray) else o
                 for o, s in zip(outs, g.out_scalar[:g.n_results])]
         return unflatten(g.out_tree, outs)
-
-    def _call_updating(self, compiled: Compiled, args: tuple) -> Any:
-        """A call of a function that writes some arguments in place: NumPy's read-only
-        error before anything is written; arguments that overlap an updated one get a
-        trace that sees the aliasing (the same array twice) or, for partial overlaps, run
-        as plain NumPy; arrays the kernels cannot address are updated through a copy."""
-        if updates_need_slow_path(args, compiled.updated):
-            return self._call_aliased(args)
-        compiled, vals = self._values(compiled, self._normalise(args))
-        outs = compiled.executable.run([vals[i] for i in compiled.positions])
-        norm = vals[:len(args)]
-        for p in compiled.updated:
-            if norm[p] is not args[p]:
-                args[p][...] = norm[p]
-        return self._finish(compiled, outs)
-
-    def _call_aliased(self, args: tuple) -> Any:
-        same: dict[int, int] = {}
-        arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)
-                  and i not in self.static]
-        for j in arrays:
-            for i in arrays:
-                if i >= j or not np.may_share_memory(args[i], args[j]):
-                    continue
-                if same_view(args[i], args[j]):
-                    same.setdefault(j, same.get(i, i))
-                elif np.shares_memory(args[i], args[j]):
-                    log(1, f"{self.fn.__name__}: arguments {i} and {j} partly overlap and "
-                            "one is updated in place: running it as plain NumPy")
-                    return self.fn(*args)
-        norm = self._normalise(args)
-        key = (self._key(norm), ("same", tuple(sorted(same.items()))))
-        compiled = self._cache.get(key) or self._compile(norm, key, same)
-        compiled, vals = self._values(compiled, norm, key, same)
-        check_writeable(args, compiled.updated)
-        outs = compiled.executable.run([vals[i] for i in compiled.positions])
-        for p in compiled.updated:
-            if norm[p] is not args[p]:
-                args[p][...] = norm[p]
-        return self._finish(compiled, outs)
 
     def _normalise(self, args: tuple) -> tuple:
         """Copy arrays whose strides are not whole elements; reject unsupported arguments."""
@@ -399,24 +335,6 @@ class JitFunction:
         return explain_module().explain(c.graph, c.optimised, c.program, c.times,
                                          backend=self.backend,
                                          transfers=report() if report else None)
-
-    def _install_stub(self, compiled: Compiled, args: tuple) -> None:
-        """Give `compiled` its fast call stub once the dispatcher is built (the first calls of
-        a fresh machine run through cffi while it builds in the background)."""
-        dispatch = ready_dispatcher()
-        if dispatch is None or not self.target.fast_path:
-            return
-        g = compiled.optimised
-        if compiled.updated:
-            return  # calls that write arguments go through _call_updating's checks
-        compiled.stub = make_stub(compiled.executable, len(args), compiled.positions,
-                                  g.out_tree, g.out_scalar[:g.n_results], compiled.prelude,
-                                  functools.partial(self._run, compiled))
-        if compiled.stub is not None and not self.static:
-            self._keyfn = dispatch.key
-            fast_key = dispatch.key(args)
-            if fast_key is not None:
-                self._stubs[fast_key] = compiled.stub
 
     def _compile(self, args: tuple, key: Hashable, same: dict[int, int] | None = None,
                  variant: bool = False) -> Compiled:

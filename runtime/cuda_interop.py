@@ -26,9 +26,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import sys
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -158,16 +159,21 @@ def _layout(typestr: Any, shape: Any, strides: Any) -> Layout:
     return lay
 
 
-_ASK, _TORCH, _CUPY, _PYCUDA = range(4)
+_ASK, _TORCH, _CUPY, _PYCUDA, _GPUARRAY = range(5)
 _OWNER: dict[type, int] = {}  # type -> which of the above says where its arrays live
 
 
-def _owner(a: Any) -> int:
-    mod = type(a).__module__.partition(".")[0]
+def _owner(t: type, a: Any) -> int:
+    """_GPUARRAY: pycuda's own GPUArray class (read from its attributes: its interface
+    property builds them into a dict, ~1 µs a call); the others say where arrays live."""
+    mod = t.__module__.partition(".")[0]
     if mod == "torch":
         return _TORCH
     if mod == "cupy":
         return _CUPY
+    gpuarray = sys.modules.get("pycuda.gpuarray")
+    if gpuarray is not None and t is getattr(gpuarray, "GPUArray", None):
+        return _GPUARRAY
     return _PYCUDA if mod == "pycuda" or hasattr(a, "gpudata") else _ASK
 
 
@@ -176,7 +182,7 @@ def _own_device(a: Any, owner: int) -> int | None:
     memory: PyTorch CUDA tensors, CuPy arrays, pycuda allocations (ON_CONTEXT). None for
     other exporters: the driver is asked (cuPointerGetAttribute)."""
     try:
-        if owner == _PYCUDA:
+        if owner == _PYCUDA or owner == _GPUARRAY:
             data = a.gpudata
             return None if isinstance(data, int) else ON_CONTEXT  # an int: a user pointer
         if owner == _TORCH:
@@ -191,43 +197,62 @@ def _own_device(a: Any, owner: int) -> int | None:
 _tuple_new = tuple.__new__  # (a NamedTuple's own __new__ is slower, and reads run per call)
 
 
+def _not_whole(lay: Layout) -> NoReturn:
+    raise ValueError(f"device array {lay.dtype}{list(lay.shape)} has byte strides "
+                     f"{lay.strides} (or an address) that are not whole elements; pass a "
+                     "contiguous copy")
+
+
 def read(a: Any) -> DeviceArg:
     """`a` as a DeviceArg; TypeError for an unsupported dtype, a masked array or an object
     that exports no interface after all, ValueError for strides that are not whole
     elements."""
-    try:
-        cai = a.__cuda_array_interface__
-    except AttributeError:  # (PyTorch CPU tensors raise it)
-        cai = None
-    if cai is not None:
-        get = cai.get
-        if get("mask") is not None:
-            raise ArgumentTypeError("masked device arrays (__cuda_array_interface__ 'mask') "
-                                    "are not supported")
-        strides = get("strides")
-        try:
-            lay = _LAYOUTS[(cai["typestr"], cai["shape"], strides)]
-        except (KeyError, TypeError):
-            lay = _layout(cai["typestr"], cai["shape"], strides)
-        ptr, readonly = cai["data"]
-        stream = get("stream")
-    elif not hasattr(a, "gpudata"):
-        raise ArgumentTypeError(f"a {type(a).__module__}.{type(a).__name__} that exports no "
-                                "__cuda_array_interface__ (a CPU tensor?): pass a NumPy array "
-                                "or a device array")
-    else:  # an older pycuda GPUArray without the interface
-        lay = _layout(np.dtype(a.dtype).str, tuple(a.shape), tuple(a.strides))
-        ptr, readonly, stream = int(a.gpudata) if a.size else 0, False, None
-    if type(ptr) is not int:
-        ptr = int(ptr or 0)
-    if ptr % lay.dtype.itemsize:
-        raise ValueError(f"device array {lay.dtype}{list(lay.shape)} has byte strides "
-                         f"{lay.strides} (or an address) that are not whole elements; pass a "
-                         "contiguous copy")
     t = type(a)
     owner = _OWNER.get(t)
     if owner is None:
-        owner = _OWNER[t] = _owner(a)
+        owner = _OWNER[t] = _owner(t, a)
+    if owner == _GPUARRAY:  # the fields pycuda's __cuda_array_interface__ gives
+        data = a.gpudata
+        probe = (a.dtype, a.shape, a.strides)
+        try:
+            lay = _LAYOUTS[probe]
+        except (KeyError, TypeError):
+            lay = _layout(probe[0].str, probe[1], probe[2])
+            if len(_LAYOUTS) < _MAX_LAYOUTS:
+                _LAYOUTS[probe] = lay
+        ptr = 0 if data is None else int(data)
+        if ptr % lay.dtype.itemsize:
+            _not_whole(lay)
+        return _tuple_new(DeviceArg, (ptr, lay, False, None,
+                                      None if isinstance(data, int) else ON_CONTEXT))
+    else:
+        try:
+            cai = a.__cuda_array_interface__
+        except AttributeError:  # (PyTorch CPU tensors raise it)
+            cai = None
+        if cai is not None:
+            get = cai.get
+            if get("mask") is not None:
+                raise ArgumentTypeError("masked device arrays (__cuda_array_interface__ "
+                                        "'mask') are not supported")
+            strides = get("strides")
+            try:
+                lay = _LAYOUTS[(cai["typestr"], cai["shape"], strides)]
+            except (KeyError, TypeError):
+                lay = _layout(cai["typestr"], cai["shape"], strides)
+            ptr, readonly = cai["data"]
+            stream = get("stream")
+        elif not hasattr(a, "gpudata"):
+            raise ArgumentTypeError(f"a {t.__module__}.{t.__name__} that exports no "
+                                    "__cuda_array_interface__ (a CPU tensor?): pass a NumPy "
+                                    "array or a device array")
+        else:  # an older pycuda GPUArray without the interface
+            lay = _layout(np.dtype(a.dtype).str, tuple(a.shape), tuple(a.strides))
+            ptr, readonly, stream = int(a.gpudata) if a.size else 0, False, None
+        if type(ptr) is not int:
+            ptr = int(ptr or 0)
+    if ptr % lay.dtype.itemsize:
+        _not_whole(lay)
     return _tuple_new(DeviceArg, (ptr, lay, readonly is True or bool(readonly),
                                   stream if stream is None else int(stream),
                                   None if owner == _ASK else _own_device(a, owner)))
@@ -293,20 +318,27 @@ def device_flags(inputs: list[Any]) -> list[bool] | None:
     """Which inputs are device arrays (None when none is); TypeError when host arrays are
     mixed in."""
     flags = None
+    host = None
     for i, v in enumerate(inputs):
-        if type(v) is not np.ndarray and is_device_array(v):
-            if flags is None:
-                flags = [False] * len(inputs)
-            flags[i] = True
-    if flags is not None:
-        host = [i for i, v in enumerate(inputs) if isinstance(v, np.ndarray) and v.ndim]
-        if host:
-            device = [i for i, f in enumerate(flags) if f]
-            raise ArgumentTypeError(
-                f"graph inputs {host} are host NumPy arrays and inputs {device} device arrays: "
-                "fusejit does not copy host arrays to the GPU implicitly when device arrays "
-                "are passed (as CuPy); move them first (cupy.asarray, gpuarray.to_gpu) or pass "
-                "all inputs as NumPy arrays")
+        t = type(v)
+        if t is np.ndarray:
+            if v.ndim:
+                host = [i] if host is None else host + [i]
+            continue
+        if t in _SCALARS or not (_DEVICE_TYPES.get(t) or is_device_array(v)):
+            if isinstance(v, np.ndarray) and v.ndim:
+                host = [i] if host is None else host + [i]
+            continue
+        if flags is None:
+            flags = [False] * len(inputs)
+        flags[i] = True
+    if flags is not None and host is not None:
+        device = [i for i, f in enumerate(flags) if f]
+        raise ArgumentTypeError(
+            f"graph inputs {host} are host NumPy arrays and inputs {device} device arrays: "
+            "fusejit does not copy host arrays to the GPU implicitly when device arrays "
+            "are passed (as CuPy); move them first (cupy.asarray, gpuarray.to_gpu) or pass "
+            "all inputs as NumPy arrays")
     return flags
 
 

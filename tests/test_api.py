@@ -424,11 +424,11 @@ def _without_dispatcher(monkeypatch: pytest.MonkeyPatch) -> None:
     so calls take the cffi fallback path."""
     import importlib
 
-    jit_module = importlib.import_module("fusejit.jit")  # (fusejit.jit is also the function)
+    paths = importlib.import_module("fusejit.runtime.callpaths")
     executor = importlib.import_module("fusejit.runtime.executor")
 
     monkeypatch.setattr(executor, "ready_dispatcher", lambda: None)
-    monkeypatch.setattr(jit_module, "ready_dispatcher", lambda: None)
+    monkeypatch.setattr(paths, "ready_dispatcher", lambda: None)
 
 
 def test_cold_start_path_contiguous(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -229,6 +229,49 @@ def test_each_argument_read_once_per_call(monkeypatch: pytest.MonkeyPatch) -> No
     assert not cuda_interop.readings()  # no reading outlives its call
 
 
+def test_gpuarrays_read_from_their_attributes_as_their_interface_says(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pycuda's own GPUArray is read from its attributes, not its interface dict: the reading
+    is the one the interface gives (address, layout, not read-only, no stream), its GPU
+    the context's (a user pointer as gpudata: the driver is asked), and a subclass or
+    another class with the same fields still goes through the interface."""
+    driver, gpuarray = _setup(monkeypatch)
+    host = np.arange(24, dtype=f32).reshape(4, 6)
+    arrays = [gpuarray.to_gpu(host), gpuarray.to_gpu(host[:, 0].copy()),
+              gpuarray.to_gpu(np.zeros((0, 3), np.float64)), gpuarray.to_gpu(np.int8(3))]
+    strided = gpuarray.to_gpu(host)
+    strided.shape, strided.strides = (4, 3), (24, 8)  # every other column
+    user = gpuarray.to_gpu(host)
+    user.gpudata = int(user.gpudata)  # a user's pointer
+    for a in [*arrays, strided, user]:
+        fast = cuda_interop.read(a)
+        via = cuda_interop.read(type("Exporter", (), {
+            "__cuda_array_interface__": a.__cuda_array_interface__})())
+        assert fast[:4] == via[:4], (fast, via)
+        assert fast.layout is via.layout or fast.layout == via.layout
+        assert fast.device == (None if a is user else cuda_interop.ON_CONTEXT)
+
+    class Sub(gpuarray.GPUArray):
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            return {**super().__cuda_array_interface__, "data": (self.ptr, True)}
+
+    sub = Sub((4, 6), f32)
+    assert cuda_interop.read(sub).readonly  # its own interface, not the attributes
+    odd = gpuarray.to_gpu(host)
+    odd.gpudata = int(odd.gpudata) + 2
+    with pytest.raises(ValueError, match="not whole elements"):
+        cuda_interop.read(odd)
+    f = fusejit.jit(lambda a, b: a * b + 1, backend="cuda")
+    for _ in range(3):  # compiled, then the stub: the same answers
+        np.testing.assert_array_equal(f(arrays[0], arrays[0]).get(), host * host + 1)
+    back = f(arrays[0], arrays[0], device_output=False)  # not the stub's device result
+    assert type(back) is np.ndarray
+    np.testing.assert_array_equal(back, host * host + 1)
+    with pytest.raises(TypeError, match="host NumPy arrays"):
+        f(arrays[0], host)
+
+
 def test_packed_inputs_sent_when_changed_or_updated(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small host inputs are sent when their bytes change, and every call when the function
     updates one in place (its device copy changed, even if the caller's bytes did not)."""
