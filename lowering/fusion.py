@@ -24,7 +24,13 @@ from ..frontend.ir import Graph, Node, users
 from ..frontend.ops import OPS
 from .epilogue_plan import Epilogues
 from .narrow import narrow_stores
-from .stored import is_source, materialised_deps, strip_views, via_reshape
+from .stored import (
+    is_source,
+    materialised_deps,
+    reads_only_scalars,
+    strip_views,
+    via_reshape,
+)
 
 if TYPE_CHECKING:
     from .gemm_update import GemmUpdate
@@ -37,6 +43,10 @@ LAPACK_OPS = ("lapack", "lapack_solve")
 SORT_OPS = ("sort", "searchsorted")  # kernels of lowering/sort.py
 # Recompute a broadcast producer inside its consumer unless that repeats more work than this.
 RECOMPUTE_BUDGET = 16
+# A one-element value made only of one-element values, costing up to this, is computed in the
+# kernels that read it (once per row where the renderer hoists row-invariant statements)
+# rather than stored by a kernel of its own (a CUDA launch).
+SCALAR_INLINE = 8
 
 
 @dataclass
@@ -156,6 +166,8 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
             continue
         repeat = biggest // size
         cost = inline_cost(node, materialised)
+        if size == 1 and cost <= SCALAR_INLINE and reads_only_scalars(node, materialised):
+            continue  # (a Python scalar's cast: the renderers hoist it; a kernel costs more)
         if cost * (repeat - 1) > RECOMPUTE_BUDGET * cost + RECOMPUTE_BUDGET:
             materialised.add(node.id)
             reasons[node.id] = (f"%{node.id} ({node.op}, cost {cost}) is broadcast {repeat}x "

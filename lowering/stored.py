@@ -58,3 +58,19 @@ def via_reshape(node: Node, materialised: set[int]) -> set[int]:
 def _from_memory(node: Node, k: int) -> bool:
     """Whether `node` reads its input `k` from memory (a reshape's, a gather's source)."""
     return node.op == "reshape" or (node.op == "gather" and k == 0)
+
+
+def reads_only_scalars(node: Node, materialised: set[int]) -> bool:
+    """Whether `node`'s inlined computation reads only one-element values (0-d inputs,
+    constants, stored scalars): it is the same at every point of a kernel that reads it."""
+    seen, stack = set(), list(node.inputs)
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.type.size > 1:
+            return False
+        if not (is_source(n) or n.id in materialised):
+            stack.extend(n.inputs)
+    return True

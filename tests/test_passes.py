@@ -17,7 +17,7 @@ from fusejit.frontend.interpret import interpret
 from fusejit.frontend.ir import Graph, Node, TensorType, format_graph
 from fusejit.frontend.ops import OPS, reference
 from fusejit.frontend.trace import trace
-from fusejit.lowering import fusion, passes
+from fusejit.lowering import fusion, passes, stored
 from fusejit.lowering.loop_ir import Buffer, Load, Store, format_program
 from fusejit.lowering.lower import contiguous_strides, lower
 from fusejit.lowering.memplan import check_plan, lifetimes, plan, summary
@@ -234,6 +234,11 @@ def _partition(fn, *args):
     return fusion.partition(optimise(traced(fn, *args)))
 
 
+def _node_of(fn, *args) -> Node:
+    """The node `fn` returns, traced on `args` and optimised."""
+    return optimise(traced(fn, *args)).outputs[0]
+
+
 def test_fusion_elementwise_chain_is_one_kernel() -> None:
     groups, materialised, reasons = _partition(
         lambda x, y: np.tanh(x * y + 1) / (1 + np.exp(-x)), np.ones((8, 8)), np.ones(8))
@@ -273,6 +278,21 @@ def test_fusion_materialises_expensive_broadcast_producers() -> None:
     (reason,) = reasons.values()
     assert "exp" in reason and "broadcast 4096x" in reason
     assert fusion.RECOMPUTE_BUDGET > 0
+
+
+def test_fusion_computes_cheap_scalar_values_in_their_readers() -> None:
+    """A Python float's cast (or a little arithmetic on scalars) read by a large kernel is
+    computed there (once per row: hoisted) instead of by a one-element kernel before it (a
+    CUDA launch each call); an expensive one (exp) or one that reads an array is stored."""
+    x = np.ones((256, 256), F32)
+    groups, _, reasons = _partition(lambda a, b, x: a * x + b / 3, 0.5, 2.0, x)
+    assert [g.shape for g in groups] == [(256, 256)] and not reasons
+    groups, _, reasons = _partition(lambda a, x: np.exp(a) * x, 0.5, x)
+    assert len(groups) == 2 and len(reasons) == 1
+    groups, _, reasons = _partition(lambda s, x: x * s.sum(), np.ones(8, F32), x)
+    assert len(groups) == 2  # (the reduction is its own kernel, whatever its size)
+    assert stored.reads_only_scalars(_node_of(lambda a: a * 2.0, 0.5), set())
+    assert not stored.reads_only_scalars(_node_of(lambda v: v.sum() * 2.0, np.ones(3)), set())
 
 
 def test_fusion_decision_threshold() -> None:
