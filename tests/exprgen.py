@@ -91,7 +91,8 @@ UNARY = {s.name: s for s in [
     OpSpec("nan_to_num", 1, np.nan_to_num),  # a NumPy function (frontend/complex_lib.py)
     # scipy.special ufuncs in fusejit's own C (codegen/include/fj_special.h)
     *(_spec(n, True, fn=getattr(sp, n)) for n in (
-        "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gammaln", "digamma",
+        "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gamma", "rgamma",
+        "gammaln", "digamma",
         "erfinv", "erfcx", "i0", "i0e", "i1", "i1e")),
 ]}
 BINARY = {s.name: s for s in [
