@@ -104,6 +104,7 @@ class Status(Enum):
                                          "array of the given shape (negative, or not below "
                                          "its size)")
     NOT_FINITE = (262144, ValueError, "array must not contain infs or NaNs")
+    SVD_NOCONV = (524288, LinAlgError, "SVD did not converge")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

@@ -22,9 +22,10 @@ from ..frontend.ops import ctype
 from ..lowering.loop_ir import LapackKernel, Program
 from .cblas import batch_offsets
 from .clstsq import render_lstsq
+from .csvd import GESDD_SIG, svd_body, svd_query, svd_workspace
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
-                   "dgelsd", "zgelsd")
+                   "dgelsd", "zgelsd", "dgesdd")
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
 # own threads, which nested OpenMP threads would oversubscribe).
 PAR_MAX_N = 128
@@ -42,6 +43,7 @@ __attribute__((visibility("default"))) void fj_set_lapack(void *const *fns) {
 #define FJ_ERR_NOT_POSDEF %(posdef)d
 #define FJ_ERR_EIG_NOCONV %(noconv)d
 #define FJ_ERR_LSTSQ_NOCONV %(lstsq)d
+#define FJ_ERR_SVD_NOCONV %(svd)d
 """
 
 _SIGS = {
@@ -50,9 +52,14 @@ _SIGS = {
     "potrf": "void (*)(char *, int *, {t} *, int *, int *)",
     "syevd": "void (*)(char *, char *, int *, {t} *, int *, {t} *, {t} *, int *, int *, "
              "int *, int *)",
+    "gesdd": GESDD_SIG,
 }
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
-            "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd"}
+            "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd", "svd": "gesdd",
+            "svd_full": "gesdd", "svdvals": "gesdd"}
+
+
+SVD_FNS = ("svd", "svd_full", "svdvals")
 
 
 def uses_lapack(program: Program) -> bool:
@@ -67,12 +74,14 @@ def lapack_decls(program: Program) -> str:
                            "no_scratch": Status.NO_SCRATCH.code,
                            "singular": Status.SINGULAR.code, "posdef": Status.NOT_POSDEF.code,
                            "noconv": Status.EIG_NOCONV.code,
-                           "lstsq": Status.LSTSQ_NOCONV.code}
+                           "lstsq": Status.LSTSQ_NOCONV.code, "svd": Status.SVD_NOCONV.code}
 
 
-def _workspace(k: LapackKernel) -> tuple[int, int]:
+def _workspace(k: LapackKernel) -> tuple[int | str, int]:
     """(elements of the dtype, ints) of scratch one thread needs."""
     n = k.n
+    if k.fn in SVD_FNS:
+        return svd_workspace(k)
     if k.fn in ("solve", "inv"):
         return n * n + n * max(k.k if k.fn == "solve" else n, 1), max(n, 1)
     if k.fn == "eigh":
@@ -84,6 +93,8 @@ def _workspace(k: LapackKernel) -> tuple[int, int]:
 
 def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
     """The C of one matrix: scratch fj_w (and fj_iw) in, result out."""
+    if k.fn in SVD_FNS:
+        return svd_body(k, fn_ptr)
     n = k.n
     sa0, sa1 = k.a.strides[-2:]
     oc = k.out.strides
@@ -165,8 +176,9 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
     nw, ni = _workspace(k)
     accs = [("a", k.a)] + ([("b", k.b)] if k.b is not None else []) + [("c", k.out)]
     par = nb > 1 and k.n <= PAR_MAX_N
+    rows = k.m if k.fn in SVD_FNS else k.n
     head = (f"/* {k.name}: np.linalg {k.fn} (LAPACK {routine}), batch {list(k.batch)} of "
-            f"{k.n} x {k.n}, {k.dtype.name}; nodes {k.nodes} */")
+            f"{rows} x {k.n}, {k.dtype.name}; nodes {k.nodes} */")
     lines = [head, f"static int {fn}(char *const *fj_buf) {{",
              f"    const {t} *const fj_A = (const {t} *)fj_buf[{k.a.buf}];"]
     if k.b is not None:
@@ -180,9 +192,11 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
                   "    return 0;", "}"]
         return {"name": k.name, "fn": fn, "text": "\n".join(lines),
                 "calls": [f"fj_err = {fn}(fj_buf);"]}
+    if k.fn in SVD_FNS:  # the workspace dgesdd asks for (its path depends on it)
+        lines += ["    " + s for s in svd_query(k, fn_ptr)]
     if par:
-        lines += [f"    #pragma omp parallel if ({nb} * {k.n ** 3 + 1} >= FJ_PAR_MIN) "
-                  "reduction(|:fj_err)"]
+        lines += [f"    #pragma omp parallel if ({nb} * {rows * k.n * k.n + 1} >= "
+                  "FJ_PAR_MIN) reduction(|:fj_err)"]
     lines += ["    {",
               f"        {t} *const fj_w = ({t} *)malloc(sizeof({t}) * {nw} + "
               f"sizeof(int) * {ni});",

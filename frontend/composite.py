@@ -42,13 +42,6 @@ def _scalar_if_0d(t: Any) -> Any:
 
 # --- np.linalg.norm ---------------------------------------------------------------------------
 
-def _svd_refusal(ord: Any) -> T.UnsupportedError:
-    return T.UnsupportedError(
-        f"np.linalg.norm(..., ord={ord!r}) of a matrix needs its singular values (an SVD), "
-        f"which fusejit does not compute{T.where_msg()}; compute it outside the compiled "
-        "function, or use ord='fro', 1, -1, inf or -inf")
-
-
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """numpy.linalg.norm (vector norms, and matrix norms without an SVD)."""
     t = _array(x)
@@ -116,7 +109,10 @@ def _matrix_norm(t: T.Tracer, ord: Any, axis: tuple) -> Any:
     if row_axis == col_axis:
         raise ValueError("Duplicate axes given.")
     if (not isinstance(ord, str) and ord in (2, -2)) or ord == "nuc":
-        raise _svd_refusal(ord)
+        # NumPy's _multi_svd_norm: the largest, smallest or summed singular values
+        y = np.moveaxis(t, (row_axis, col_axis), (-2, -1))
+        s = np.linalg.svd(y, compute_uv=False)
+        return s.max(axis=-1) if ord == 2 else s.min(axis=-1) if ord == -2 else s.sum(axis=-1)
     if ord in (1, -1):
         if col_axis > row_axis:
             col_axis -= 1

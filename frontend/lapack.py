@@ -1,5 +1,5 @@
 """np.linalg's dense solvers at trace time: solve, inv, cholesky, det, slogdet, eigh, eigvalsh,
-lstsq.
+lstsq, svd.
 
 Each becomes one `lapack` (or `lapack_solve`) node over operands cast to the dtype NumPy
 computes in (float64, float32 operands included: NumPy's linalg always calls the double
@@ -23,9 +23,9 @@ from . import tracer as T
 from .ir import Node
 
 try:  # NumPy's result tuples (private module path; plain tuples when it moves)
-    from numpy.linalg._linalg import EighResult, SlogdetResult
+    from numpy.linalg._linalg import EighResult, SlogdetResult, SVDResult
 except ImportError:  # pragma: no cover - other NumPy layouts
-    EighResult = SlogdetResult = None  # type: ignore[assignment,misc]
+    EighResult = SlogdetResult = SVDResult = None  # type: ignore[assignment,misc]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -219,6 +219,90 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     return x, resid, rank, s
 
 
-HANDLERS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
+def svd(a: Any, full_matrices: Any = True, compute_uv: Any = True,
+        hermitian: Any = False) -> Any:
+    """np.linalg.svd through LAPACK's dgesdd, in float64 as NumPy computes it (results cast
+    to NumPy's result dtype): U, S, Vh as views of one stored array (frontend/lapack_ref.py),
+    or S alone. An empty matrix's results are NumPy's constants."""
+    t = _tracer(a)
+    for name, flag in (("full_matrices", full_matrices), ("compute_uv", compute_uv),
+                       ("hermitian", hermitian)):
+        if isinstance(flag, T.Tracer):
+            raise UnsupportedError(f"np.linalg.svd: {name} must be a constant, not a traced "
+                                   "value")
+    if t.ndim < 2:
+        raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
+                          "two-dimensional")
+    dtype = np.linalg.svd(np.eye(1, dtype=t.dtype), compute_uv=False).dtype  # NumPy's errors
+    if t.dtype.kind == "c" or hermitian:
+        what = "of complex matrices" if t.dtype.kind == "c" else "with hermitian=True"
+        raise UnsupportedError(f"np.linalg.svd {what} is not supported by fusejit yet; "
+                               "compute it outside the compiled function")
+    if t.size == 0:  # NumPy's results do not depend on the (absent) values
+        r = np.linalg.svd(np.zeros(t.shape, dtype), bool(full_matrices), bool(compute_uv))
+        consts = [T.Tracer(T.const_node(np.asarray(x))) for x in (r if compute_uv else [r])]
+        return SVDResult(*consts) if compute_uv and SVDResult is not None else (
+            tuple(consts) if compute_uv else consts[0])
+    batch, (m, n) = t.shape[:-2], t.shape[-2:]
+    p = min(m, n)
+    if not compute_uv:
+        fn, mu, nv = "svdvals", 0, 0
+    else:
+        fn, mu, nv = ("svd_full", m, n) if full_matrices else ("svd", p, p)
+    size = m * mu + p + nv * n
+    node = T.make_node("lapack", [_operand(t, np.dtype(np.float64))], batch + (size,),
+                       np.dtype(np.float64), fn=fn, uplo="L")
+    r = T.Tracer(T.cast_node(node, dtype))
+    if not compute_uv:
+        return r
+    u = r[..., :m * mu].reshape(batch + (m, mu))
+    s = r[..., m * mu:m * mu + p]
+    vh = r[..., m * mu + p:].reshape(batch + (nv, n))
+    return SVDResult(u, s, vh) if SVDResult is not None else (u, s, vh)
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: Any = False, *, rtol: Any = np._NoValue) -> Any:
+    """np.linalg.pinv as NumPy computes it: Vh^T diag(1/s where s > rcond * max(s), else 0)
+    U^T from the reduced SVD (the cutoff may be a traced value)."""
+    t = _tracer(a)
+    if rcond is None:
+        if rtol is np._NoValue:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(t.shape[-2:]) * np.finfo(t.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    if isinstance(hermitian, T.Tracer) or hermitian:
+        raise UnsupportedError("np.linalg.pinv(..., hermitian=True) is not supported by "
+                               "fusejit yet; compute it outside the compiled function")
+    if t.ndim >= 2 and t.size == 0 and t.shape[-1] * t.shape[-2] == 0:
+        return T.Tracer(T.const_node(np.empty(t.shape[:-2] + t.shape[:-3:-1], t.dtype)))
+    u, s, vt = svd(t, full_matrices=False)
+    cutoff = np.multiply(np.asarray(rcond)[..., None], s.max(axis=-1, keepdims=True))
+    sinv = np.where(s > cutoff, np.divide(1, s), 0).astype(s.dtype)
+    return np.matmul(np.swapaxes(vt, -1, -2), np.multiply(sinv[..., None],
+                                                          np.swapaxes(u, -1, -2)))
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """np.linalg.cond for p None, 2 and -2 (the ratio of the extreme singular values; NaN
+    turned to inf unless the matrix holds a NaN, as NumPy does)."""
+    t = _tracer(x)
+    if t.size == 0 and t.ndim >= 2 and t.shape[-1] * t.shape[-2] == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
+    if p is not None and (isinstance(p, (str, T.Tracer)) or p not in (2, -2)):
+        raise UnsupportedError(f"np.linalg.cond(x, p={p!r}) is not supported by fusejit yet "
+                               "(p None, 2 and -2 are); compute it outside the compiled "
+                               "function")
+    s = svd(t, compute_uv=False)
+    r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    r = np.where(np.isnan(r) & ~np.isnan(t).any(axis=(-2, -1)), np.inf, r).astype(r.dtype)
+    return _scalar(r)
+
+
+HANDLERS = {np.linalg.svd: svd, np.linalg.pinv: pinv, np.linalg.cond: cond,
+            np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
             np.linalg.slogdet: slogdet, np.linalg.det: det, np.linalg.eigh: eigh,
             np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq}

@@ -9,6 +9,8 @@ views and elementwise ops:
 - `eigh`: (..., n + 1, n), row 0 the eigenvalues (ascending), rows 1.. the eigenvectors as
   columns; `eigvalsh`: (..., n) the eigenvalues.
 The `uplo` attribute names the triangle eigh and eigvalsh read.
+- `svd` / `svd_full` (a of shape (..., m, n), k = min(m, n)): (..., L) holding U (m x k, or
+  m x m), row-major, then S (k), then Vh (k x n, or n x n), row-major; `svdvals`: (..., k).
 - `lstsq` (a of shape (m, n), b of shape (m, k), float64 or complex128, attribute `rcond`):
   one flat array of a's dtype, [x (n, k) row-major | residuals (k) | singular values
   (min(m, n)) | rank]; the residuals are the squared norms of b - a @ x's columns when
@@ -36,6 +38,12 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
     if fn == "eigh":
         w, v = np.linalg.eigh(a, UPLO=uplo)
         return np.concatenate([w[..., None, :], v], axis=-2)
+    if fn == "svdvals":
+        return np.linalg.svd(a, compute_uv=False)
+    if fn in ("svd", "svd_full"):
+        u, s, vh = np.linalg.svd(a, full_matrices=fn == "svd_full")
+        flat = a.shape[:-2] + (-1,)
+        return np.concatenate([u.reshape(flat), s, vh.reshape(flat)], axis=-1)
     raise ValueError(f"unknown LAPACK op {fn!r}")
 
 

@@ -284,6 +284,7 @@ _THROUGH_NUMPY = [
     np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
     np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
     np.linalg.cross, np.linalg.matrix_power, np.fft.fftshift, np.fft.ifftshift,
+    np.linalg.matrix_rank, np.linalg.svdvals,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -143,6 +143,10 @@ CASES.update({
     "argsort": (lambda xp, a: xp.argsort(a, axis=1), (F,)),
     "sort": (lambda xp, a: xp.sort(a, axis=1), (F,)),
     "imag": (lambda xp, a: xp.imag(xp.astype(a, xp.complex128) * 1j), (F,)),
+    "linalg.matrix_rank": (lambda xp, a: xp.linalg.matrix_rank(a), (S,)),
+    "linalg.pinv": (lambda xp, a: xp.linalg.pinv(a), (S,)),
+    "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
+    "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
 })
 
 # What fusejit does not compile: each raises a clear UnsupportedError (checked below).
@@ -154,11 +158,7 @@ NOT_COVERED = {
     "unique_all": (lambda xp, a: xp.unique_all(a).values, (J,)),
     "linalg.eig": (lambda xp, a: xp.linalg.eig(a).eigenvalues, (S,)),
     "linalg.eigvals": (lambda xp, a: xp.linalg.eigvals(a), (S,)),
-    "linalg.matrix_rank": (lambda xp, a: xp.linalg.matrix_rank(a), (S,)),
-    "linalg.pinv": (lambda xp, a: xp.linalg.pinv(a), (S,)),
     "linalg.qr": (lambda xp, a: xp.linalg.qr(a).R, (S,)),
-    "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
-    "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(a))(n), (F,))
        for n in ("rfft", "rfftn", "ihfft")},
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(
