@@ -22,10 +22,11 @@ from ..frontend.ops import ctype
 from ..lowering.loop_ir import LapackKernel, Program
 from .cblas import batch_offsets
 from .clstsq import render_lstsq
+from .cqr import GEQRF_SIG, qr_body, qr_query, qr_workspace
 from .csvd import GESDD_SIG, svd_body, svd_query, svd_workspace
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
-                   "dgelsd", "zgelsd", "dgesdd")
+                   "dgelsd", "zgelsd", "dgesdd", "dgeqrf", "dorgqr")
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
 # own threads, which nested OpenMP threads would oversubscribe).
 PAR_MAX_N = 128
@@ -53,13 +54,16 @@ _SIGS = {
     "syevd": "void (*)(char *, char *, int *, {t} *, int *, {t} *, {t} *, int *, int *, "
              "int *, int *)",
     "gesdd": GESDD_SIG,
+    "geqrf": GEQRF_SIG,
 }
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
             "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd", "svd": "gesdd",
-            "svd_full": "gesdd", "svdvals": "gesdd"}
+            "svd_full": "gesdd", "svdvals": "gesdd", "qr": "geqrf", "qr_complete": "geqrf",
+            "qr_r": "geqrf"}
 
 
 SVD_FNS = ("svd", "svd_full", "svdvals")
+QR_FNS = ("qr", "qr_complete", "qr_r")
 
 
 def uses_lapack(program: Program) -> bool:
@@ -82,6 +86,8 @@ def _workspace(k: LapackKernel) -> tuple[int | str, int]:
     n = k.n
     if k.fn in SVD_FNS:
         return svd_workspace(k)
+    if k.fn in QR_FNS:
+        return qr_workspace(k)
     if k.fn in ("solve", "inv"):
         return n * n + n * max(k.k if k.fn == "solve" else n, 1), max(n, 1)
     if k.fn == "eigh":
@@ -95,6 +101,8 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
     """The C of one matrix: scratch fj_w (and fj_iw) in, result out."""
     if k.fn in SVD_FNS:
         return svd_body(k, fn_ptr)
+    if k.fn in QR_FNS:
+        return qr_body(k)
     n = k.n
     sa0, sa1 = k.a.strides[-2:]
     oc = k.out.strides
@@ -176,7 +184,7 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
     nw, ni = _workspace(k)
     accs = [("a", k.a)] + ([("b", k.b)] if k.b is not None else []) + [("c", k.out)]
     par = nb > 1 and k.n <= PAR_MAX_N
-    rows = k.m if k.fn in SVD_FNS else k.n
+    rows = k.m if k.fn in SVD_FNS + QR_FNS else k.n
     head = (f"/* {k.name}: np.linalg {k.fn} (LAPACK {routine}), batch {list(k.batch)} of "
             f"{rows} x {k.n}, {k.dtype.name}; nodes {k.nodes} */")
     lines = [head, f"static int {fn}(char *const *fj_buf) {{",
@@ -194,6 +202,8 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
                 "calls": [f"fj_err = {fn}(fj_buf);"]}
     if k.fn in SVD_FNS:  # the workspace dgesdd asks for (its path depends on it)
         lines += ["    " + s for s in svd_query(k, fn_ptr)]
+    if k.fn in QR_FNS:  # dgeqrf's and dorgqr's workspaces, and dorgqr
+        lines += ["    " + s for s in qr_query(k, LAPACK_ROUTINES.index("dorgqr"))]
     if par:
         lines += [f"    #pragma omp parallel if ({nb} * {rows * k.n * k.n + 1} >= "
                   "FJ_PAR_MIN) reduction(|:fj_err)"]

@@ -1,5 +1,5 @@
 """np.linalg's dense solvers at trace time: solve, inv, cholesky, det, slogdet, eigh, eigvalsh,
-lstsq, svd.
+lstsq, svd, qr.
 
 Each becomes one `lapack` (or `lapack_solve`) node over operands cast to the dtype NumPy
 computes in (float64, float32 operands included: NumPy's linalg always calls the double
@@ -23,9 +23,9 @@ from . import tracer as T
 from .ir import Node
 
 try:  # NumPy's result tuples (private module path; plain tuples when it moves)
-    from numpy.linalg._linalg import EighResult, SlogdetResult, SVDResult
+    from numpy.linalg._linalg import EighResult, QRResult, SlogdetResult, SVDResult
 except ImportError:  # pragma: no cover - other NumPy layouts
-    EighResult = SlogdetResult = SVDResult = None  # type: ignore[assignment,misc]
+    EighResult = QRResult = SlogdetResult = SVDResult = None  # type: ignore[assignment,misc]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -261,6 +261,41 @@ def svd(a: Any, full_matrices: Any = True, compute_uv: Any = True,
     return SVDResult(u, s, vh) if SVDResult is not None else (u, s, vh)
 
 
+def qr(a: Any, mode: Any = "reduced") -> Any:
+    """np.linalg.qr through LAPACK's dgeqrf and dorgqr, in float64 as NumPy computes it
+    (results cast to NumPy's result dtype): modes 'reduced', 'complete' and 'r'."""
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    t = _tracer(a)
+    if t.ndim < 2:
+        raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
+                          "two-dimensional")
+    dtype = np.linalg.qr(np.eye(1, dtype=t.dtype), mode="r").dtype  # NumPy's errors
+    if t.dtype.kind == "c" or mode == "raw":
+        what = "of complex matrices" if t.dtype.kind == "c" else "with mode='raw'"
+        raise UnsupportedError(f"np.linalg.qr {what} is not supported by fusejit yet; "
+                               "compute it outside the compiled function")
+    if t.size == 0:  # NumPy's results do not depend on the (absent) values
+        r = np.linalg.qr(np.zeros(t.shape, dtype), mode=mode)
+        consts = [T.Tracer(T.const_node(np.asarray(x))) for x in (r if mode != "r" else [r])]
+        if mode == "r":
+            return consts[0]
+        return QRResult(*consts) if QRResult is not None else tuple(consts)
+    batch, (m, n) = t.shape[:-2], t.shape[-2:]
+    p = min(m, n)
+    fn, mc = {"reduced": ("qr", p), "complete": ("qr_complete", m if m > n else p),
+              "r": ("qr_r", 0)}[mode]
+    rows = mc or p
+    node = T.make_node("lapack", [_operand(t, np.dtype(np.float64))],
+                       batch + (m * mc + rows * n,), np.dtype(np.float64), fn=fn, uplo="L")
+    res = T.Tracer(T.cast_node(node, dtype))
+    rr = res[..., m * mc:].reshape(batch + (rows, n))
+    if mode == "r":
+        return rr
+    q = res[..., :m * mc].reshape(batch + (m, mc))
+    return QRResult(q, rr) if QRResult is not None else (q, rr)
+
+
 def pinv(a: Any, rcond: Any = None, hermitian: Any = False, *, rtol: Any = np._NoValue) -> Any:
     """np.linalg.pinv as NumPy computes it: Vh^T diag(1/s where s > rcond * max(s), else 0)
     U^T from the reduced SVD (the cutoff may be a traced value)."""
@@ -302,7 +337,7 @@ def cond(x: Any, p: Any = None) -> Any:
     return _scalar(r)
 
 
-HANDLERS = {np.linalg.svd: svd, np.linalg.pinv: pinv, np.linalg.cond: cond,
+HANDLERS = {np.linalg.svd: svd, np.linalg.qr: qr, np.linalg.pinv: pinv, np.linalg.cond: cond,
             np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
             np.linalg.slogdet: slogdet, np.linalg.det: det, np.linalg.eigh: eigh,
             np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq}

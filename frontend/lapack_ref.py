@@ -11,6 +11,8 @@ views and elementwise ops:
 The `uplo` attribute names the triangle eigh and eigvalsh read.
 - `svd` / `svd_full` (a of shape (..., m, n), k = min(m, n)): (..., L) holding U (m x k, or
   m x m), row-major, then S (k), then Vh (k x n, or n x n), row-major; `svdvals`: (..., k).
+- `qr` / `qr_complete` (a of shape (..., m, n)): (..., L) holding Q (m x k, or m x m when
+  complete and m > n) then R (Q's columns x n), both row-major; `qr_r`: R (..., k, n).
 - `lstsq` (a of shape (m, n), b of shape (m, k), float64 or complex128, attribute `rcond`):
   one flat array of a's dtype, [x (n, k) row-major | residuals (k) | singular values
   (min(m, n)) | rank]; the residuals are the squared norms of b - a @ x's columns when
@@ -44,6 +46,12 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
         u, s, vh = np.linalg.svd(a, full_matrices=fn == "svd_full")
         flat = a.shape[:-2] + (-1,)
         return np.concatenate([u.reshape(flat), s, vh.reshape(flat)], axis=-1)
+    if fn == "qr_r":
+        return np.linalg.qr(a, mode="r")
+    if fn in ("qr", "qr_complete"):
+        q, r = np.linalg.qr(a, mode="complete" if fn == "qr_complete" else "reduced")
+        flat = a.shape[:-2] + (-1,)
+        return np.concatenate([q.reshape(flat), r.reshape(flat)], axis=-1)
     raise ValueError(f"unknown LAPACK op {fn!r}")
 
 

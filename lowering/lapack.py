@@ -16,7 +16,8 @@ from .loop_ir import Access, LapackKernel
 NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.linalg.cholesky",
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
          "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq", "svd": "np.linalg.svd",
-         "svd_full": "np.linalg.svd", "svdvals": "np.linalg.svd"}
+         "svd_full": "np.linalg.svd", "svdvals": "np.linalg.svd", "qr": "np.linalg.qr",
+         "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr"}
 
 
 def _operand(low: Lowering, node: Node) -> tuple[Access, int]:

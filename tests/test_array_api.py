@@ -147,6 +147,7 @@ CASES.update({
     "linalg.pinv": (lambda xp, a: xp.linalg.pinv(a), (S,)),
     "linalg.svd": (lambda xp, a: xp.linalg.svd(a).S, (S,)),
     "linalg.svdvals": (lambda xp, a: xp.linalg.svdvals(a), (S,)),
+    "linalg.qr": (lambda xp, a: xp.linalg.qr(a).R, (S,)),
 })
 
 # What fusejit does not compile: each raises a clear UnsupportedError (checked below).
@@ -158,7 +159,6 @@ NOT_COVERED = {
     "unique_all": (lambda xp, a: xp.unique_all(a).values, (J,)),
     "linalg.eig": (lambda xp, a: xp.linalg.eig(a).eigenvalues, (S,)),
     "linalg.eigvals": (lambda xp, a: xp.linalg.eigvals(a), (S,)),
-    "linalg.qr": (lambda xp, a: xp.linalg.qr(a).R, (S,)),
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(a))(n), (F,))
        for n in ("rfft", "rfftn", "ihfft")},
     **{f"fft.{n}": ((lambda m: lambda xp, a: getattr(xp.fft, m)(

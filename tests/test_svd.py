@@ -1,7 +1,9 @@
 """np.linalg.svd (LAPACK dgesdd, as NumPy calls it: codegen/csvd.py) and what is built on it
-(np.linalg.pinv, cond, matrix_rank, norm with ord 2, -2 and 'nuc') against NumPy: tall, wide,
-square, batched, strided and transposed operands, float32 / float64 / integer inputs, empty
-matrices, NaN (NumPy's LinAlgError) and the refusals (complex, hermitian=True)."""
+(np.linalg.pinv, cond, matrix_rank, norm with ord 2, -2 and 'nuc'), and np.linalg.qr (dgeqrf
+and dorgqr: codegen/cqr.py), against NumPy: tall, wide, square, batched, strided and
+transposed operands, float32 / float64 / integer inputs, empty matrices, NaN (NumPy's
+LinAlgError for the SVD, NaN results for QR) and the refusals (complex, hermitian=True,
+mode='raw')."""
 
 from __future__ import annotations
 
@@ -101,3 +103,39 @@ def test_pinv_cond_rank_and_norms() -> None:
         fusejit.jit(lambda a: np.linalg.pinv(a, rcond=0.1, rtol=0.1))(zero)
     with pytest.raises(UnsupportedError, match="p='fro'"):
         fusejit.jit(lambda a: np.linalg.cond(a, "fro"))(np.eye(2))
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 5, 5), (3, 1)])
+def test_qr_matches_numpy(shape) -> None:
+    x = RNG.standard_normal(shape)
+
+    def f(a):
+        return (np.linalg.qr(a), np.linalg.qr(a, mode="complete"), np.linalg.qr(a, "r"),
+                np.linalg.qr(a.swapaxes(-1, -2)[..., ::-1, :]))
+
+    got, want = fusejit.jit(f)(x), f(x)
+    assert type(got[0]) is type(want[0])
+    for g, w in zip(got[0] + got[1] + (got[2],) + got[3], want[0] + want[1] + (want[2],) + want[3]):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        # (the same dgeqrf: NumPy's signs; tolerance for another build's last bits)
+        assert_same(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_qr_dtypes_empty_and_errors() -> None:
+    f = fusejit.jit(lambda a: np.linalg.qr(a))
+    x32 = RNG.standard_normal((5, 3)).astype(np.float32)
+    for got, want in zip(f(x32), np.linalg.qr(x32)):
+        assert_same(got, want, rtol=2e-6, atol=2e-6)
+    for shape in [(0, 3), (3, 0), (2, 0, 0)]:
+        for mode in ("reduced", "complete"):
+            g = fusejit.jit(lambda a, mode=mode: np.linalg.qr(a, mode))
+            for got, want in zip(g(np.zeros(shape)), np.linalg.qr(np.zeros(shape), mode)):
+                assert_same(got, want)
+    got = f(np.full((2, 2), np.nan))  # no error, as NumPy
+    assert np.isnan(got.Q).all()
+    with pytest.raises(ValueError, match="Unrecognized mode 'bad'"):
+        fusejit.jit(lambda a: np.linalg.qr(a, "bad"))(np.eye(2))
+    with pytest.raises(UnsupportedError, match="raw"):
+        fusejit.jit(lambda a: np.linalg.qr(a, "raw"))(np.eye(2))
+    with pytest.raises(UnsupportedError, match="complex"):
+        f(np.eye(2, dtype=complex))
