@@ -29,7 +29,7 @@ class CudaBackend:
     def lower_options(self) -> LowerOptions:
         from ...lowering.prelower import LowerOptions
 
-        return LowerOptions(blas=False)
+        return LowerOptions(blas=False, own_lapack=True)  # (codegen/cuda_lapack.py)
 
     def require(self) -> None:
         cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
