@@ -116,8 +116,6 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
               "    if (fj_t == 0) {",
               "        fj_d[fj_j] = fj_piv;",
               "        if (fj_p != fj_j) fj_sign = -fj_sign;",
-              "        if (fj_piv < 0) fj_sign = -fj_sign;",
-              f"        fj_logdet += {m['log']}({m['abs']}(fj_piv));",
               "    }",
               f"    const {t} fj_rp = ({t})1 / fj_piv;",
               f"    const int fj_c0 = fj_t + ((fj_j + 1 - fj_t + {_T} - 1) / {_T}) * {_T};",
@@ -146,7 +144,11 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
               "    __syncthreads();",
               "}"]
     if k.fn == "slogdet":
-        lines += ["if (fj_t == 0) {",
+        lines += ["if (fj_t == 0) {  // (the logs out of the steps' loop: no call there)",
+                  f"    for (int fj_j = 0; fj_j < {n} && !fj_bad; fj_j++) {{",
+                  "        if (fj_d[fj_j] < 0) fj_sign = -fj_sign;",
+                  f"        fj_logdet += {m['log']}({m['abs']}(fj_d[fj_j]));",
+                  "    }",
                   f"    if (fj_bad) {{ fj_sign = 0; fj_logdet = -({t})INFINITY; }}",
                   "    bC[fj_oc] = fj_sign;",
                   f"    bC[fj_oc + {oc[-1]}LL] = fj_logdet;",
@@ -214,8 +216,11 @@ _T = "FJ_T"  # the block size, a macro of each kernel
 
 
 def threads(k: LapackKernel) -> int:
-    """Threads of a block for kernel `k`: one per column of the working copy, in warps."""
-    return min(MAX_THREADS, max(32, -(-_columns(k) // 32) * 32))
+    """Threads of a block for kernel `k`: about one per column of the working copy (32, 64,
+    128, then multiples of 128: with 320, ptxas 13.0 spilled the slogdet kernel)."""
+    c = _columns(k)
+    return min(MAX_THREADS, next(t for t in (32, 64, 128) if c <= t) if c <= 128
+               else -(-c // 128) * 128)
 
 
 def render_lapack_cuda(k: LapackKernel, index: int, program: Program
