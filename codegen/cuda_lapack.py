@@ -61,9 +61,9 @@ def _columns(k: LapackKernel) -> int:
     return k.n + {"solve": k.k, "inv": k.n}.get(k.fn, 0)
 
 
-def _math(dtype: np.dtype) -> dict[str, str]:
-    f = "f" if dtype == np.float32 else ""
-    return {"abs": f"fabs{f}", "sqrt": f"sqrt{f}", "log": f"log{f}"}
+# the device math of the value type (double: the frontend computes np.linalg in float64,
+# float32 operands included, as NumPy does)
+MATH = {"abs": "fabs", "sqrt": "sqrt", "log": "log"}
 
 
 def _offsets(k: LapackKernel, accs: list[tuple[str, object]]) -> list[str]:
@@ -226,9 +226,9 @@ def threads(k: LapackKernel) -> int:
 def render_lapack_cuda(k: LapackKernel, index: int, program: Program
                        ) -> tuple[str, CudaLaunch, int]:
     """CUDA text of LapackKernel `k`, its launch, and the scratch bytes it needs."""
-    if k.fn not in SUPPORTED or k.dtype.kind != "f" or k.dtype.itemsize not in (4, 8):
+    if k.fn not in SUPPORTED or k.dtype != np.float64:
         raise refuse(k, program)
-    t, m, n = ctype(k.dtype), _math(k.dtype), k.n
+    t, m, n = ctype(k.dtype), MATH, k.n
     nb = int(np.prod(k.batch, dtype=np.int64))
     nc = _columns(k)
     work = n * nc + (0 if k.fn == "cholesky" else n)  # the copy, then the pivots
