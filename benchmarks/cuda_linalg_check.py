@@ -39,6 +39,8 @@ def cases(rng: np.random.Generator) -> list[tuple[str, Callable[..., Any], list[
         ("inv 10000 x 8x8", lambda a: np.linalg.inv(a), [well((10000, 8, 8))]),
         ("det 10000 x 8x8", lambda a: np.linalg.det(a), [well((10000, 8, 8))]),
         ("cholesky 10000 x 8x8", lambda a: np.linalg.cholesky(a), [_spd(rng, (10000, 8, 8))]),
+        ("eigvalsh 10000 x 8x8", lambda a: np.linalg.eigvalsh(a), [_spd(rng, (10000, 8, 8))]),
+        ("eigvalsh 128x128", lambda a: np.linalg.eigvalsh(a), [_spd(rng, (128, 128))]),
         ("solve 256x256, b (256,)", lambda a, b: np.linalg.solve(a, b),
          [well((256, 256)), rng.standard_normal(256)]),
         ("solve 512x512, b (512,)", lambda a, b: np.linalg.solve(a, b),
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         t_ms = float("nan")
         if has_torch:
             tfn = {"solve": lambda a, b: torch.linalg.solve(a, b), "inv": torch.linalg.inv,
-                   "det": torch.linalg.det, "cholesky": torch.linalg.cholesky}[label.split()[0]]
+                   "det": torch.linalg.det, "cholesky": torch.linalg.cholesky,
+                   "eigvalsh": torch.linalg.eigvalsh}[label.split()[0]]
             call, sync = _torch(tfn, host)
             t_ms = per_call_ms(call, sync, args.repeat)
         print(f"{label:28} {diff:12.2e} {ms:11.3f} {np_ms:9.3f} {t_ms:9.3f}", flush=True)

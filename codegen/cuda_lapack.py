@@ -24,7 +24,9 @@ itself, so one elimination step needs one __syncthreads:
 Each step costs O((n - j) * columns / T) work per thread and one barrier: a batch of many
 small matrices fills the GPU with blocks, one large matrix runs on one multiprocessor
 (O(n^3 / T) steps through L2 when it does not fit in shared memory).
-eigh, eigvalsh and lstsq are refused with UnsupportedError naming the call and its line.
+eigvalsh is a parallel cyclic Jacobi method (codegen/cuda_jacobi.py) in the same frame. eigh
+(whose eigenvectors' signs would not be LAPACK's) and lstsq are refused with an
+UnsupportedError naming the call and its line.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from ..errors import UnsupportedError
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import LapackKernel, Program
 from .cuda_base import CudaLaunch, params, symbol
+from .cuda_jacobi import eigvalsh_extra, eigvalsh_lines
 
-SUPPORTED = ("solve", "inv", "slogdet", "cholesky")
+SUPPORTED = ("solve", "inv", "slogdet", "cholesky", "eigvalsh")
 NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.linalg.cholesky",
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
          "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq"}
@@ -231,7 +234,8 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program
     t, m, n = ctype(k.dtype), MATH, k.n
     nb = int(np.prod(k.batch, dtype=np.int64))
     nc = _columns(k)
-    work = n * nc + (0 if k.fn == "cholesky" else n)  # the copy, then the pivots
+    # the copy, then the pivots (LU) or the rotations (Jacobi)
+    work = n * nc + {"cholesky": 0, "eigvalsh": eigvalsh_extra(n)}.get(k.fn, n)
     nbytes = max(work, 1) * k.dtype.itemsize
     shared = nbytes <= SHARED_MAX
     block_bytes = -(-nbytes // 256) * 256
@@ -256,20 +260,21 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program
     if k.b is not None:
         lines.append(f"    const {t} *const bB = (const {t} *)b{k.b.buf};")
     lines += [f"    {t} *const bC = b{k.out.buf};",
-              "    __shared__ int fj_sp[2];",
+              "    __shared__ int fj_sp[3];",
               f"    __shared__ {t} fj_sv[2];"]
     if shared:
         lines.append(f"    __shared__ {t} fj_w[{max(work, 1)}];")
     else:
         lines.append(f"    {t} *const fj_w = ({t} *)(fj_scr + (size_t)blockIdx.x * "
                      f"{block_bytes});")
-    lines += [f"    {t} *const fj_d = fj_w + {n * nc};  // the pivots (LU)",
+    lines += [f"    {t} *const fj_d = fj_w + {n * nc};  // the pivots (LU), rotations (Jacobi)",
               "    (void)fj_d; (void)fj_sp;",
               "    const int fj_t = threadIdx.x;",
               "    unsigned int fj_err = 0u;",
               f"    for (long long fj_m = blockIdx.x; fj_m < {nb}LL; fj_m += gridDim.x) {{"]
     body = _offsets(k, [(name.lower(), a) for name, a in bufs])
-    body += _cholesky(k, t, m) if k.fn == "cholesky" else _lu(k, t, m, nc)
+    body += (_cholesky(k, t, m) if k.fn == "cholesky" else eigvalsh_lines(k, t, m, _T)
+             if k.fn == "eigvalsh" else _lu(k, t, m, nc))
     body.append("__syncthreads();  // (the next matrix reuses the working copy)")
     lines += ["        " + s for s in body]
     lines += ["    }", "    if (fj_err) atomicOr(fj_errp, fj_err);", "}", f"#undef {_T}"]

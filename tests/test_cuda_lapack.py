@@ -1,10 +1,11 @@
-"""np.linalg on the CUDA backend (codegen/cuda_lapack.py): the generated kernels run on the CPU
-(tests/cuda_emu.py) against NumPy: batched, strided and transposed operands, float32 and
-float64 inputs (computed in float64 as NumPy does), a matrix whose working copy is in global
-scratch, pivot ties, singular and non-positive-definite matrices (NumPy's LinAlgError, from
-the replay with host inputs and from the status word with device inputs, and slogdet's
-(0, -inf)); eigh and lstsq refused naming the call's line; the kernels compiled for sm_90
-by nvcc without spills."""
+"""np.linalg on the CUDA backend (codegen/cuda_lapack.py, cuda_jacobi.py): the generated
+kernels run on the CPU (tests/cuda_emu.py) against NumPy: batched, strided and transposed
+operands, float32 and float64 inputs (computed in float64 as NumPy does), matrices whose
+working copy is in global scratch, pivot ties, eigenvalues of graded, repeated and NaN
+matrices, singular and non-positive-definite matrices (NumPy's LinAlgError, from the replay
+with host inputs and from the status word with device inputs, and slogdet's (0, -inf));
+eigh and lstsq refused naming the call's line; the kernels compiled for sm_90 by nvcc
+without spills."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def solvers(a, b, v, s):
     at = np.swapaxes(a, -1, -2)
     return (np.linalg.solve(at, b[..., ::-1, :]), np.linalg.solve(a[1], v),
             np.linalg.inv(at[:, ::-1]), np.linalg.det(a), tuple(np.linalg.slogdet(at)),
-            np.linalg.cholesky(s), np.linalg.cholesky(s[..., ::-1, ::-1], upper=True))
+            np.linalg.cholesky(s), np.linalg.cholesky(s[..., ::-1, ::-1], upper=True),
+            np.linalg.eigvalsh(at), np.linalg.eigvalsh(s[0].T, UPLO="U"))
 
 
 def _cases(rng: np.random.Generator) -> list[tuple]:
@@ -72,6 +74,20 @@ def test_linalg_runs_as_generated(monkeypatch: pytest.MonkeyPatch) -> None:
                         backend="cuda")
     assert_same(big_f(big), (np.linalg.inv(big), np.linalg.solve(big, big[0, 0])), **TOL)
     assert driver.launches
+    # eigenvalues: graded (tiny off-diagonals beside large and tiny diagonals), repeated,
+    # n = 70 (its 70 x 70 copy in scratch), NaN (NaN values, as NumPy's; no error)
+    graded = np.diag([1.0, 1e-20, 3.0, -1e3, 3.0])
+    graded[0, 1] = graded[1, 0] = 1e-12
+    graded[2, 3] = graded[3, 2] = 5.0
+    sym = rng.standard_normal((70, 70))
+    eig = fusejit.jit(lambda g, o, s: (np.linalg.eigvalsh(g), np.linalg.eigvalsh(o),
+                                       np.linalg.eigvalsh(s + s.T)), backend="cuda")
+    args = graded, np.ones((2, 4, 4)), sym
+    want = (np.linalg.eigvalsh(graded), np.linalg.eigvalsh(args[1]),
+            np.linalg.eigvalsh(sym + sym.T))
+    assert_same(eig(*args), want, rtol=1e-12, atol=1e-12 * 60)
+    nan = np.array([[1.0, np.nan], [np.nan, 1.0]])
+    assert np.isnan(fusejit.jit(np.linalg.eigvalsh, backend="cuda")(nan)).all()
 
 
 @needs_gxx
@@ -113,7 +129,8 @@ def test_kernels_compile_for_sm90_without_spills() -> None:
     big = rng.standard_normal((300, 300))
     modules = [render_cuda(program_of(solvers, a, b, v, s, name="lin")),
                render_cuda(program_of(lambda x: (np.linalg.inv(x), np.linalg.det(x),
-                                                 np.linalg.cholesky(x)), big, name="big"))]
+                                                 np.linalg.cholesky(x), np.linalg.eigvalsh(x)),
+                                      big, name="big"))]
     assert modules[1].scratch_bytes > 0  # (the 300 x 600 working copy: global scratch)
     source = modules[0].prelude + "".join(m.body for m in modules)
     nvcc = backend_cuda.find_nvcc()
