@@ -280,7 +280,7 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
                 views.append({"text": epi[0]})
                 epilogues.append(epi[1])
         elif isinstance(k, LapackKernel):  # np.linalg (codegen/cuda_lapack.py)
-            text, launch, need = render_lapack_cuda(k, i, program)
+            text, launch, need = render_lapack_cuda(k, i, program, opts)
             views.append({"text": text})
             launches.append(launch)
             scratch = max(scratch, need)

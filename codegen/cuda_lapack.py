@@ -35,8 +35,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import LapackKernel, Program
-from .cuda_base import CudaLaunch, params, symbol
+from ..lowering.loop_ir import Access, LapackKernel, Program
+from .cuda_base import CudaLaunch, CudaOptions, params, symbol
 from .cuda_jacobi import eigvalsh_extra, eigvalsh_lines
 
 SUPPORTED = ("solve", "inv", "slogdet", "cholesky", "eigvalsh")
@@ -69,15 +69,15 @@ def _columns(k: LapackKernel) -> int:
 MATH = {"abs": "fabs", "sqrt": "sqrt", "log": "log"}
 
 
-def _offsets(k: LapackKernel, accs: list[tuple[str, object]]) -> list[str]:
+def _offsets(k: LapackKernel, accs: list[tuple[str, Access]]) -> list[str]:
     """Lines decoding matrix index fj_m into each operand's element offset fj_o<name>."""
     lines = ["long long fj_r = fj_m;"]
-    offs = {name: [str(a.offset)] for name, a in accs}  # type: ignore[attr-defined]
+    offs = {name: [str(a.offset)] for name, a in accs}
     for d in reversed(range(len(k.batch))):
         lines.append(f"const long long fj_i{d} = fj_r % {k.batch[d]}; fj_r /= {k.batch[d]};")
         for name, a in accs:
-            if a.strides[d]:  # type: ignore[attr-defined]
-                offs[name].append(f"fj_i{d} * {a.strides[d]}")  # type: ignore[attr-defined]
+            if a.strides[d]:
+                offs[name].append(f"fj_i{d} * {a.strides[d]}LL")
     lines.append("(void)fj_r;")
     return lines + [f"const long long fj_o{name} = {' + '.join(offs[name])};"
                     for name, _ in accs]
@@ -216,6 +216,31 @@ def _cholesky(k: LapackKernel, t: str, m: dict[str, str]) -> list[str]:
 
 
 _T = "FJ_T"  # the block size, a macro of each kernel
+METHOD = {"solve": "LU with getrf's partial pivoting, B's columns eliminated alongside, then "
+                   "back substitution",
+          "inv": "LU with getrf's partial pivoting, the identity's columns eliminated "
+                 "alongside, then back substitution",
+          "slogdet": "LU with getrf's partial pivoting",
+          "cholesky": "right-looking Cholesky of the lower triangle",
+          "eigvalsh": "parallel cyclic Jacobi (codegen/cuda_jacobi.py)"}
+
+
+def _working_copy(k: LapackKernel) -> tuple[int, bool]:
+    """(elements, in shared memory) of a matrix's working copy: the copy, then the pivots
+    (LU) or the rotations (Jacobi)."""
+    n = k.n
+    work = n * _columns(k) + {"cholesky": 0, "eigvalsh": eigvalsh_extra(n)}.get(k.fn, n)
+    return work, max(work, 1) * k.dtype.itemsize <= SHARED_MAX
+
+
+def describe(k: LapackKernel) -> str:
+    """What explain says of LapackKernel `k` on CUDA."""
+    if k.fn not in SUPPORTED:
+        return "refused on CUDA"
+    work, shared = _working_copy(k)
+    return (f"CUDA: a block of {threads(k)} threads per matrix, {METHOD[k.fn]}; the "
+            f"{work * k.dtype.itemsize}-byte working copy in "
+            f"{'shared memory' if shared else 'global scratch'}")
 
 
 def threads(k: LapackKernel) -> int:
@@ -226,7 +251,7 @@ def threads(k: LapackKernel) -> int:
                else -(-c // 128) * 128)
 
 
-def render_lapack_cuda(k: LapackKernel, index: int, program: Program
+def render_lapack_cuda(k: LapackKernel, index: int, program: Program, opts: CudaOptions
                        ) -> tuple[str, CudaLaunch, int]:
     """CUDA text of LapackKernel `k`, its launch, and the scratch bytes it needs."""
     if k.fn not in SUPPORTED or k.dtype != np.float64:
@@ -234,10 +259,8 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program
     t, m, n = ctype(k.dtype), MATH, k.n
     nb = int(np.prod(k.batch, dtype=np.int64))
     nc = _columns(k)
-    # the copy, then the pivots (LU) or the rotations (Jacobi)
-    work = n * nc + {"cholesky": 0, "eigvalsh": eigvalsh_extra(n)}.get(k.fn, n)
+    work, shared = _working_copy(k)
     nbytes = max(work, 1) * k.dtype.itemsize
-    shared = nbytes <= SHARED_MAX
     block_bytes = -(-nbytes // 256) * 256
     blocks = nb if shared else max(1, min(nb, MAX_BLOCKS, SCRATCH_MAX // block_bytes))
     if n * nc >= 1 << 31:
@@ -279,6 +302,6 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program
     lines += ["        " + s for s in body]
     lines += ["    }", "    if (fj_err) atomicOr(fj_errp, fj_err);", "}", f"#undef {_T}"]
     size = nb if n or k.fn == "slogdet" else 0  # (slogdet of 0 x 0: sign 1, log|det| 0)
-    launch = CudaLaunch(sym, tuple(used), size, T, min(blocks, 132 * 32), 1, True,
+    launch = CudaLaunch(sym, tuple(used), size, T, min(blocks, opts.max_blocks), 1, True,
                         units=blocks, scratch=not shared, kernel=index, role="lapack")
     return "\n".join(lines), launch, 0 if shared else blocks * block_bytes

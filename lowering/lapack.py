@@ -26,11 +26,11 @@ def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
     return Access(buf.index, int(off), tuple(strides)), held
 
 
-def build_lapack(low: Lowering, name: str, node: Node, lapack: bool) -> LapackKernel:
-    """The LapackKernel computing `node` into its buffer (`lapack`: the target can run one:
-    SciPy's LAPACK, or the backend's own kernels)."""
+def build_lapack(low: Lowering, name: str, node: Node, by: str | None) -> LapackKernel:
+    """The LapackKernel computing `node` into its buffer; `by`: what runs it ("scipy":
+    SciPy's LAPACK, "own": the backend's own kernels; None: nothing, refused)."""
     fn = node.attrs["fn"]
-    if not lapack:
+    if by is None:
         where = f" (at {node.loc})" if node.loc else ""
         raise UnsupportedError(
             f"{NAMES[fn]}{where} calls SciPy's LAPACK from the compiled code: this target "
@@ -46,4 +46,5 @@ def build_lapack(low: Lowering, name: str, node: Node, lapack: bool) -> LapackKe
     return LapackKernel(name, fn, node.inputs[0].shape[:-2], n, k, a, b,
                         access(out, identity_map(nd), nd), node.shape, node.dtype,
                         node.attrs.get("uplo", "L"), [node.id], [node.loc] if node.loc else [],
-                        (held_a, held_b), m, float(node.attrs.get("rcond", -1.0)))
+                        (held_a, held_b), m, float(node.attrs.get("rcond", -1.0)),
+                        own=by == "own")

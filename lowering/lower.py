@@ -79,8 +79,8 @@ def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: b
     rowwise = True
     while True:
         try:
-            program, shared = _lower(graph, input_strides, blas, safe, exclude, rowwise,
-                                     blas or own_lapack)
+            lapack = "scipy" if blas else "own" if own_lapack else None
+            program, shared = _lower(graph, input_strides, blas, safe, exclude, rowwise, lapack)
         except NonCanonicalUse:
             # A reduction is read across rows in its own row kernel (`x - x.max(axis=1)`
             # broadcasts the row maxima along the other axis): reductions and their users
@@ -101,7 +101,7 @@ def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: b
 
 def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
            safe: frozenset[int], exclude: frozenset[int] = frozenset(), rowwise: bool = True,
-           can_lapack: bool = True) -> tuple[Program, dict[int, tuple[int, int]]]:
+           lapack_by: str | None = "scipy") -> tuple[Program, dict[int, tuple[int, int]]]:
     """One lowering, and the buffers it shares between values (scatter chains, arguments
     updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
     each value gets its own buffer, and an argument's new value is copied into it last."""
@@ -159,7 +159,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
         elif g.lapack:
             from .lapack import build_lapack
 
-            kernels.append(build_lapack(low, f"k{i}", g.roots[0], can_lapack))
+            kernels.append(build_lapack(low, f"k{i}", g.roots[0], lapack_by))
         elif g.scan:
             from .scan import build_scan
 

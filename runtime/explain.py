@@ -194,8 +194,9 @@ def _loc_text(loc: str) -> str:
 def _kind(k: AnyKernel, program: Program) -> str:
     if isinstance(k, LapackKernel):
         batch = f"batch {list(k.batch)} x " if k.batch else ""
-        return (f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: SciPy LAPACK "
-                f"{lapack_routine(k)} per matrix (a library call: fuses nothing)")
+        how = ("the backend's own kernel (fuses nothing)" if k.own else
+               f"SciPy LAPACK {lapack_routine(k)} per matrix (a library call: fuses nothing)")
+        return f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: {how}"
     if isinstance(k, GemmKernel):
         how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas
                else f"generated loops ({_no_blas(k)})")

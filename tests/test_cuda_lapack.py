@@ -110,9 +110,13 @@ def test_singular_and_not_positive_definite(monkeypatch: pytest.MonkeyPatch) -> 
     assert_same(empty(np.ones((2, 0, 0))), tuple(np.linalg.slogdet(np.ones((2, 0, 0)))))
 
 
-def test_eigh_and_lstsq_are_refused_naming_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explain_and_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain says which kernel runs; eigh and lstsq are refused naming the call's line."""
     cuda_fake.install(monkeypatch)
     a = np.eye(3) * 2
+    text = str(fusejit.jit(lambda a: np.linalg.inv(a) + 1, backend="cuda").explain(a))
+    assert "np.linalg inv [3x3] float64: the backend's own kernel" in text, text
+    assert "CUDA: a block of 32 threads per matrix, LU with getrf's partial pivoting" in text
     for f, what in ((lambda a: np.linalg.lstsq(a, a[0])[0], "np.linalg.lstsq"),
                     (lambda a: np.linalg.eigh(a)[1], "np.linalg.eigh")):
         with pytest.raises(UnsupportedError) as e:
