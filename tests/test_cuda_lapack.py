@@ -22,6 +22,7 @@ from conftest import assert_same
 from test_cuda_codegen import needs_nvcc, program_of
 
 import fusejit
+from fusejit.codegen import cuda_lapack
 from fusejit.codegen.cuda import render_cuda
 from fusejit.errors import UnsupportedError
 from fusejit.runtime import backend_cuda
@@ -55,7 +56,8 @@ def _cases(rng: np.random.Generator) -> list[tuple]:
 
 @needs_gxx
 def test_linalg_runs_as_generated(monkeypatch: pytest.MonkeyPatch) -> None:
-    _, driver = cuda_fake.install(monkeypatch, emulate=True)
+    images, driver = cuda_fake.install(monkeypatch, emulate=True)
+    driver.Device(0).get_attribute = lambda attr: 1  # one SM: grids of 32 blocks at most
     rng = np.random.default_rng(21)
     jf = fusejit.jit(solvers, backend="cuda")
     for args in _cases(rng):
@@ -66,14 +68,18 @@ def test_linalg_runs_as_generated(monkeypatch: pytest.MonkeyPatch) -> None:
                      [[2.0, 0.0, 0.0], [0.0, -2.0, 0.0], [0.0, 0.0, 2.0]]])
     exact = fusejit.jit(lambda a: (np.linalg.inv(a), np.linalg.slogdet(a)[0]), backend="cuda")
     assert_same(exact(ties), (np.linalg.inv(ties), np.linalg.slogdet(ties)[0]), **TOL)
-    # n = 40: the working copy (40 x 80 and the pivots) is larger than the shared memory
+    many = rng.standard_normal((45, 3, 3))  # more matrices than blocks: each block loops
+    assert_same(exact(many), (np.linalg.inv(many), np.linalg.slogdet(many)[0]), **TOL)
+    # n = 48: the working copy (48 x 96 and the pivots) is larger than the shared memory
     # a kernel keeps, so it lives in the module's scratch area
-    big = rng.standard_normal((2, 40, 40)) + 8 * np.eye(40)
+    big = rng.standard_normal((2, 48, 48)) + 8 * np.eye(48)
+    monkeypatch.setattr(cuda_lapack, "MAX_BLOCKS", 1)  # one block's scratch: it does both
     driver.launches.clear()
     big_f = fusejit.jit(lambda a: (np.linalg.inv(a), np.linalg.solve(a, a[0, 0])),
                         backend="cuda")
     assert_same(big_f(big), (np.linalg.inv(big), np.linalg.solve(big, big[0, 0])), **TOL)
-    assert driver.launches
+    launches = [k for _, m in images.values() for k in m.kernels if k.role == "lapack"]
+    assert any(k.scratch and k.units == 1 and k.name in driver.launches for k in launches)
     # eigenvalues: graded (tiny off-diagonals beside large and tiny diagonals), repeated,
     # n = 70 (its 70 x 70 copy in scratch), NaN (NaN values, as NumPy's; no error)
     graded = np.diag([1.0, 1e-20, 3.0, -1e3, 3.0])
