@@ -42,13 +42,15 @@ def eigvalsh_lines(k: LapackKernel, t: str, m: dict[str, str], T: str) -> list[s
             f"if (fj_k) {{ fj_p = (fj_r + fj_k) % {mm - 1}; "
             f"fj_q = (fj_r - fj_k + {mm - 1}) % {mm - 1}; }}",
             "if (fj_p > fj_q) { const int fj_x = fj_p; fj_p = fj_q; fj_q = fj_x; }"]
-    rot = [f"for (int fj_f = fj_t; fj_f < {half * n}; fj_f += {T}) {{",
+    rot = ["#pragma unroll 2",
+           f"for (int fj_f = fj_t; fj_f < {half * n}; fj_f += {T}) {{",
            f"    const int fj_k = fj_f / {n}, fj_e = fj_f % {n};",
            f"    const {t} fj_s = fj_d[{half} + fj_k];",
            "    if (fj_s == 0) continue;",
            f"    const {t} fj_c = fj_d[fj_k];",
            *("    " + x for x in pair)]
     return [
+        "#pragma unroll 4",
         f"for (int fj_f = fj_t; fj_f < {n * n}; fj_f += {T}) {{",
         f"    const int fj_i = fj_f / {n}, fj_j = fj_f % {n};",
         f"    fj_w[fj_f] = {src} ? bA[fj_oa + fj_i * {sa0}LL + fj_j * {sa1}LL] : "
@@ -57,8 +59,11 @@ def eigvalsh_lines(k: LapackKernel, t: str, m: dict[str, str], T: str) -> list[s
         "if (fj_t == 0) fj_sp[0] = 0;",
         "__syncthreads();",
         "int fj_conv = 0;",
+        "#pragma unroll 1",
         f"for (int fj_sweep = 0; fj_sweep < {MAX_SWEEPS} && !fj_conv; fj_sweep++) {{",
+        "    #pragma unroll 1",
         f"    for (int fj_r = 0; fj_r < {mm - 1}; fj_r++) {{",
+        "        #pragma unroll 1",
         f"        for (int fj_k = fj_t; fj_k < {half}; fj_k += {T}) {{  // the rotations",
         *("            " + x for x in pair),
         f"            {t} fj_c = 1, fj_s = 0;",
@@ -104,6 +109,7 @@ def eigvalsh_lines(k: LapackKernel, t: str, m: dict[str, str], T: str) -> list[s
         f"for (int fj_i = fj_t; fj_i < {n}; fj_i += {T}) {{  // ascending: each value's rank",
         f"    const {t} fj_v = fj_w[fj_i * {n + 1}];",
         "    int fj_rank = 0;",
+        "    #pragma unroll 4",
         f"    for (int fj_j = 0; fj_j < {n}; fj_j++) {{",
         f"        const {t} fj_u = fj_w[fj_j * {n + 1}];",
         "        fj_rank += fj_u < fj_v || (fj_u == fj_v && fj_j < fj_i);",

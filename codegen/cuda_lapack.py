@@ -44,7 +44,10 @@ NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.lin
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
          "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq"}
 SHARED_MAX = 32 * 1024  # bytes of working copy kept in (static) shared memory at most
-MAX_THREADS = 512
+MAX_THREADS = 1024
+# the inner loops' unrolling (by nvcc's choice it spilled: up to 900 bytes at some sizes; the
+# step loops are never unrolled)
+UNROLL = "#pragma unroll 4"
 MAX_BLOCKS = 1024  # blocks of a kernel that works in global scratch, at most ...
 SCRATCH_MAX = 256 << 20  # ... and the bytes of scratch they take together, at most
 
@@ -90,21 +93,27 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
     oc = k.out.strides
     lines = [f"for (int fj_c = fj_t; fj_c < {nc}; fj_c += {_T}) {{"]
     lines += [f"    if (fj_c < {n}) {{",
+              f"        {UNROLL}",
               f"        for (int fj_i = 0; fj_i < {n}; fj_i++) fj_w[fj_i * {nc} + fj_c] = "
               f"bA[fj_oa + fj_i * {sa0}LL + fj_c * {sa1}LL];"]
     if k.fn == "solve":
         assert k.b is not None
         sb0, sb1 = k.b.strides[-2:]
         lines += ["    } else {",
-                  f"        for (int fj_i = 0; fj_i < {n}; fj_i++) fj_w[fj_i * {nc} + fj_c] = "
+                  f"        {UNROLL}",
+                  f"        {UNROLL}",
+              f"        for (int fj_i = 0; fj_i < {n}; fj_i++) fj_w[fj_i * {nc} + fj_c] = "
                   f"bB[fj_ob + fj_i * {sb0}LL + (fj_c - {n}) * {sb1}LL];"]
     elif k.fn == "inv":
         lines += ["    } else {",
-                  f"        for (int fj_i = 0; fj_i < {n}; fj_i++) fj_w[fj_i * {nc} + fj_c] = "
+                  f"        {UNROLL}",
+                  f"        {UNROLL}",
+              f"        for (int fj_i = 0; fj_i < {n}; fj_i++) fj_w[fj_i * {nc} + fj_c] = "
                   f"({t})(fj_i == fj_c - {n});"]
     lines += ["    }",
               "    if (fj_c == 0) {  // step 0's pivot: idamax of column 0",
               f"        int fj_bi = 0; {t} fj_best = {m['abs']}(fj_w[0]);",
+              f"        {UNROLL}",
               f"        for (int fj_i = 1; fj_i < {n}; fj_i++) {{",
               f"            const {t} fj_av = {m['abs']}(fj_w[fj_i * {nc}]);",
               "            if (fj_av > fj_best) { fj_best = fj_av; fj_bi = fj_i; }",
@@ -112,6 +121,7 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
               f"        fj_sp[0] = fj_bi; fj_sv[0] = fj_w[fj_bi * {nc}];",
               "    }", "}", "__syncthreads();",
               f"{t} fj_sign = 1, fj_logdet = 0;", "int fj_bad = 0;",
+              "#pragma unroll 1",
               f"for (int fj_j = 0; fj_j < {n}; fj_j++) {{",
               "    const int fj_p = fj_sp[fj_j & 1];",
               f"    const {t} fj_piv = fj_sv[fj_j & 1];",
@@ -130,6 +140,7 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
               f"            fj_w[fj_j * {nc} + fj_c] = fj_pv;",
               "        }",
               f"        int fj_bi = fj_j + 1; {t} fj_best = 0;",
+              f"        {UNROLL}",
               f"        for (int fj_i = fj_j + 1; fj_i < {n}; fj_i++) {{",
               f"            const {t} fj_l = fj_w[(fj_i == fj_p ? fj_j : fj_i) * {nc} + fj_j] "
               "* fj_rp;",
@@ -164,8 +175,10 @@ def _lu(k: LapackKernel, t: str, m: dict[str, str], nc: int) -> list[str]:
     lines += ["if (fj_bad) {",
               "    if (fj_t == 0) fj_err |= FJ_ERR_SINGULAR;",
               "} else {",
+              "    #pragma unroll 1",
               f"    for (int fj_j = {n} - 1; fj_j >= 0; fj_j--) {{  // U x = y, row j",
               f"        const {t} fj_u = fj_d[fj_j];",
+              f"        {UNROLL}",
               f"        for (int fj_f = fj_t; fj_f < (fj_j + 1) * {cols}; fj_f += {_T}) {{",
               f"            const int fj_i = fj_f / {cols}, fj_c = fj_f % {cols} + {n};",
               f"            const {t} fj_x = fj_w[fj_j * {nc} + fj_c] / fj_u;",
@@ -187,10 +200,12 @@ def _cholesky(k: LapackKernel, t: str, m: dict[str, str]) -> list[str]:
     oc = k.out.strides
     out = f"bC[fj_oc + fj_i * {oc[-2]}LL + fj_j * {oc[-1]}LL]"
     return [f"for (int fj_c = fj_t; fj_c < {n}; fj_c += {_T})",
+            f"    {UNROLL}",
             f"    for (int fj_i = fj_c; fj_i < {n}; fj_i++) fj_w[fj_i * {n} + fj_c] = "
             f"bA[fj_oa + fj_i * {sa0}LL + fj_c * {sa1}LL];",
             "if (fj_t == 0) fj_sv[0] = fj_w[0];",
             "__syncthreads();",
+            "#pragma unroll 1",
             f"for (int fj_j = 0; fj_j < {n}; fj_j++) {{",
             f"    const {t} fj_ajj = fj_sv[fj_j & 1];",
             "    if (!(fj_ajj > 0)) {  // (NaN too; the same for every thread)",
@@ -206,6 +221,7 @@ def _cholesky(k: LapackKernel, t: str, m: dict[str, str]) -> list[str]:
             f"    const int fj_c0 = fj_t + ((fj_j + 1 - fj_t + {_T} - 1) / {_T}) * {_T};",
             f"    for (int fj_c = fj_t < fj_j + 1 ? fj_c0 : fj_t; fj_c < {n}; fj_c += {_T}) {{",
             f"        const {t} fj_lc = fj_w[fj_c * {n} + fj_j] * fj_rd;",
+            f"        {UNROLL}",
             f"        for (int fj_i = fj_c; fj_i < {n}; fj_i++)",
             f"            fj_w[fj_i * {n} + fj_c] -= fj_w[fj_i * {n} + fj_j] * fj_rd * fj_lc;",
             "        if (fj_c == fj_j + 1) fj_sv[(fj_j + 1) & 1] = "
@@ -245,7 +261,7 @@ def describe(k: LapackKernel) -> str:
 
 def threads(k: LapackKernel) -> int:
     """Threads of a block for kernel `k`: about one per column of the working copy (32, 64,
-    128, then multiples of 128: with 320, ptxas 13.0 spilled the slogdet kernel)."""
+    128, then multiples of 128), 1024 at most."""
     c = _columns(k)
     return min(MAX_THREADS, next(t for t in (32, 64, 128) if c <= t) if c <= 128
                else -(-c // 128) * 128)
@@ -267,6 +283,9 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program, opts: Cuda
         raise UnsupportedError(f"{NAMES[k.fn]}: a {n} x {n} matrix is too large for the CUDA "
                                "backend's LAPACK kernels")
     T = threads(k)
+    # blocks enough for 1024 threads a multiprocessor: 64 registers a thread (ptxas's own
+    # choice, for 2048 threads, spilled at some sizes)
+    bounds = f"{T}, {1024 // T}"
     bufs = [("A", k.a)] + ([("B", k.b)] if k.b is not None else []) + [("C", k.out)]
     used = sorted({a.buf for _, a in bufs})
     dtypes = {b.index: b.dtype for b in program.buffers}
@@ -278,7 +297,7 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program, opts: Cuda
              f"{k.dtype.name}: a block of {T} threads per matrix, its {n} x {nc} working copy "
              f"in {where}; nodes {k.nodes} */",
              f"#define {_T} {T}",
-             f'extern "C" __global__ void __launch_bounds__({T}) {sym}({", ".join(ps)}) {{']
+             f'extern "C" __global__ void __launch_bounds__({bounds}) {sym}({", ".join(ps)}) {{']
     lines += [f"    const {t} *const bA = (const {t} *)b{k.a.buf};"]
     if k.b is not None:
         lines.append(f"    const {t} *const bB = (const {t} *)b{k.b.buf};")
