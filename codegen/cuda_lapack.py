@@ -1,6 +1,6 @@
-"""CUDA for LapackKernels (np.linalg.solve, inv, slogdet/det, cholesky): dense factorisations
-written as device code, one thread block per matrix of the batch (a grid-stride loop over
-the matrices when the batch is larger than the grid).
+"""CUDA for LapackKernels (np.linalg.solve, inv, slogdet/det, cholesky, eigvalsh): dense
+factorisations written as device code, one thread block per matrix of the batch (a
+grid-stride loop over the matrices when the batch is larger than the grid).
 
 Each block copies its matrix (read at any strides through its Access; solve: with B's
 columns beside it, inv: with the identity's) into a row-major working copy, in shared memory
@@ -23,7 +23,9 @@ itself, so one elimination step needs one __syncthreads:
   (NaN included) sets Status.NOT_POSDEF. Only the lower triangle is read; zeros above.
 Each step costs O((n - j) * columns / T) work per thread and one barrier: a batch of many
 small matrices fills the GPU with blocks, one large matrix runs on one multiprocessor
-(O(n^3 / T) steps through L2 when it does not fit in shared memory).
+(O(n^3 / T) steps through L2 when it does not fit in shared memory). Blocks of up to 1024
+threads are built for 1024 threads a multiprocessor (64 registers) with the step loops
+rolled: no register spills at any size (tests/test_cuda_lapack.py checks with ptxas).
 eigvalsh is a parallel cyclic Jacobi method (codegen/cuda_jacobi.py) in the same frame. eigh
 (whose eigenvectors' signs would not be LAPACK's) and lstsq are refused with an
 UnsupportedError naming the call and its line.
