@@ -223,8 +223,9 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             if s.op == "power" and np.dtype(s.dtype).kind in "iu":  # the device computes 0
                 # for a negative integer exponent and reports the error (floats: no error)
                 xs[1] = np.maximum(xs[1], 0)
-            with np.errstate(all="ignore"):
-                r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
+            with np.errstate(all="ignore"):  # (check_*: the flag, which a Check reports)
+                r = xs[0] if s.op == "cast" or s.op.startswith("check_") else reference(
+                    OPS[s.op])(*xs)
             env[s.var] = np.asarray(r).astype(s.dtype)
 
 
