@@ -2,9 +2,9 @@
 # Issue 18's checks on a lent GPU machine, in ONE device call of under 10 minutes: the tests
 # that compare with NumPy (and the CUDA backend's own tests) under FUSEJIT_BACKEND=cuda, the
 # host time of one call (benchmarks/bench_cuda_host.py: the dispatch target, <= 15 µs), then
-# `bench.py --backend cuda`. Everything it writes goes under $OUT (the device tool's folder
-# that comes back): tests.txt, junit.xml, host.txt, host.json, bench.txt, bench_cuda.json,
-# device.txt.
+# benchmarks/cuda_linalg_check.py (np.linalg's CUDA kernels), then `bench.py --backend cuda`.
+# Everything it writes goes under $OUT (the device tool's folder that comes back): tests.txt,
+# junit.xml, host.txt, host.json, linalg.txt, bench.txt, bench_cuda.json, device.txt.
 #   here, once:  mkdir -p .gpu && cp -r ../shared/gpu/. .gpu/ && echo /.gpu/ >> .git/info/exclude
 #   then:        run(command="bash benchmarks/gpu_check.sh", carry=[".gpu"], timeout_s=590)
 # Each step has its own time limit (TEST_S, HOST_S, BENCH_S seconds) so that the results of
@@ -16,7 +16,8 @@ OUT=${OUT:-/tmp/fusejit-gpu-check}
 mkdir -p "$OUT"
 TEST_S=${TEST_S:-300}
 HOST_S=${HOST_S:-45}
-BENCH_S=${BENCH_S:-120}
+BENCH_S=${BENCH_S:-100}
+LINALG_S=${LINALG_S:-40}
 # shellcheck disable=SC1091
 source .gpu/setup.sh > "$OUT/device.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$OUT/device.txt" 2>&1
@@ -30,7 +31,7 @@ FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/
        "$T"/test_numpy_lib.py "$T"/test_status.py "$T"/test_asarray.py "$T"/test_rowtile.py
        "$T"/test_numpy_tail.py "$T"/test_grad.py "$T"/test_grad_api.py "$T"/test_gridops.py
        "$T"/test_sum_accuracy.py "$T"/test_scans.py "$T"/test_sorting.py "$T"/test_scatter.py
-       "$T"/test_scatter_rows.py "$T"/test_error_order.py)
+       "$T"/test_scatter_rows.py "$T"/test_error_order.py "$T"/test_lapack.py)
 echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
 # (SIGINT at the limit: pytest still prints the failures it has seen)
 FUSEJIT_BACKEND=cuda timeout -s INT "$TEST_S" python3 -m pytest -v -rfE -n 15 --dist load -p no:randomly \
@@ -45,6 +46,9 @@ timeout 30 python3 benchmarks/cuda_launch_floor.py >> "$OUT/host.txt" 2>&1
 echo "== profile with CUDA events (limit 40s)" | tee -a "$OUT/host.txt"
 timeout 40 python3 -m fusejit profile benchmarks/cuda_profile_check.py >> "$OUT/host.txt" 2>&1
 echo "profile exit status $?" >> "$OUT/host.txt"
+echo "== np.linalg on CUDA: agreement and ms per call (limit ${LINALG_S}s)" | tee "$OUT/linalg.txt"
+timeout "$LINALG_S" python3 benchmarks/cuda_linalg_check.py >> "$OUT/linalg.txt" 2>&1
+echo "linalg check exit status $?" >> "$OUT/linalg.txt"
 echo "== bench.py --backend cuda (limit ${BENCH_S}s)" | tee "$OUT/bench.txt"
 timeout "$BENCH_S" python3 benchmarks/bench.py --backend cuda --repeat 7 \
     --json "$OUT/bench_cuda.json" >> "$OUT/bench.txt" 2>&1
@@ -53,4 +57,5 @@ grep -E "(FAILED|ERROR)" "$OUT/tests.txt" | head -n 40
 tail -n 5 "$OUT/tests.txt"
 sed "/^profile of/q" "$OUT/host.txt"  # the table (the profile stays in host.txt)
 sed -n '/== launch floors/,$p' "$OUT/host.txt"
+cat "$OUT/linalg.txt"
 cat "$OUT/bench.txt"

@@ -29,6 +29,7 @@ from ..lowering.loop_ir import (
     Check,
     GemmKernel,
     Kernel,
+    LapackKernel,
     Load,
     Program,
     ReduceKernel,
@@ -53,6 +54,7 @@ from .cuda_base import (
     value_type,
 )
 from .cuda_gemm import render_cublas_epilogue, render_gemm
+from .cuda_lapack import render_lapack_cuda
 from .cuda_reduce import render_reduce
 from .cuda_scan import render_scan
 from .cuda_scatter import render_scatter
@@ -227,8 +229,9 @@ def _has_complex(program: Program) -> bool:
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
     reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py), sorts and searches
-    (codegen/cuda_sort.py), scatters (codegen/cuda_scatter.py) and matmuls
-    (codegen/cuda_gemm.py) are supported; any other kernel kind raises UnsupportedError."""
+    (codegen/cuda_sort.py), scatters (codegen/cuda_scatter.py), matmuls
+    (codegen/cuda_gemm.py) and np.linalg's solvers (codegen/cuda_lapack.py) are supported;
+    any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
     launches: list[CudaLaunch] = []
@@ -276,6 +279,11 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             if epi is not None:
                 views.append({"text": epi[0]})
                 epilogues.append(epi[1])
+        elif isinstance(k, LapackKernel):  # np.linalg (codegen/cuda_lapack.py)
+            text, launch, need = render_lapack_cuda(k, i, program, opts)
+            views.append({"text": text})
+            launches.append(launch)
+            scratch = max(scratch, need)
         else:
             raise UnsupportedError(f"{type(k).__name__} kernels ({k.name} in {program.name}()) "
                                    "are not supported by the CUDA backend yet; use the C "

@@ -2,8 +2,9 @@
 
 The kernel reads its operands where they lie (through views of a stored value, any
 strides: codegen/clapack.py copies each matrix into column-major scratch for LAPACK) and
-writes its result into the node's own buffer. LAPACK comes from SciPy at run time, so a
-program lowered without BLAS (an export, the CUDA backend) refuses these nodes.
+writes its result into the node's own buffer. On the C backend LAPACK comes from SciPy at
+run time, so a program lowered without it (an exported library) refuses these nodes; the
+CUDA backend renders its own kernels (codegen/cuda_lapack.py: `lapack` is true there).
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
     return Access(buf.index, int(off), tuple(strides)), held
 
 
-def build_lapack(low: Lowering, name: str, node: Node, blas: bool) -> LapackKernel:
-    """The LapackKernel computing `node` into its buffer."""
+def build_lapack(low: Lowering, name: str, node: Node, by: str | None) -> LapackKernel:
+    """The LapackKernel computing `node` into its buffer; `by`: what runs it ("scipy":
+    SciPy's LAPACK, "own": the backend's own kernels; None: nothing, refused)."""
     fn = node.attrs["fn"]
-    if not blas:
+    if by is None:
         where = f" (at {node.loc})" if node.loc else ""
         raise UnsupportedError(
             f"{NAMES[fn]}{where} calls SciPy's LAPACK from the compiled code: this target "
-            "(an exported library without SciPy, or the CUDA backend) cannot run it; compute "
+            "(an exported library without SciPy) cannot run it; compute "
             "it outside the compiled function")
     out = low.buffer_for(node)
     assert out is not None
@@ -46,4 +48,5 @@ def build_lapack(low: Lowering, name: str, node: Node, blas: bool) -> LapackKern
     return LapackKernel(name, fn, node.inputs[0].shape[:-2], n, k, a, b,
                         access(out, identity_map(nd), nd), node.shape, node.dtype,
                         node.attrs.get("uplo", "L"), [node.id], [node.loc] if node.loc else [],
-                        (held_a, held_b), m, float(node.attrs.get("rcond", -1.0)))
+                        (held_a, held_b), m, float(node.attrs.get("rcond", -1.0)),
+                        own=by == "own")

@@ -324,6 +324,7 @@ class LapackKernel:
     operand_nodes: tuple[int, int] = (-1, -1)
     m: int = 0
     rcond: float = -1.0
+    own: bool = False  # the backend's own kernel computes it (CUDA), not SciPy's LAPACK
 
     @property
     def size(self) -> int:

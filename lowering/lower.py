@@ -60,23 +60,27 @@ def kernel_local_reductions(graph: Graph, groups: list) -> set[int]:
     return local
 
 
-def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True) -> Program:
+def lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True,
+          own_lapack: bool = False) -> Program:
     """Lower an optimised graph, given the element strides of each input, to a Program.
-    With `blas`, float matmuls become BLAS calls; otherwise generated loops. Updated
-    arguments are written in place where that is proven safe (lowering.update)."""
-    return lower_prelowered(prelower(graph, input_strides, LowerOptions(blas)), input_strides,
-                            blas)
+    With `blas`, float matmuls become BLAS calls; otherwise generated loops. np.linalg's
+    LapackKernels need `blas` (SciPy's LAPACK) or `own_lapack` (the backend renders them
+    itself: CUDA). Updated arguments are written in place where that is proven safe
+    (lowering.update)."""
+    return lower_prelowered(prelower(graph, input_strides, LowerOptions(blas, own_lapack)),
+                            input_strides, blas, own_lapack)
 
 
-def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True
-                     ) -> Program:
+def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool = True,
+                     own_lapack: bool = False) -> Program:
     """`lower` of a graph that `prelower` (lowering/prelower.py) has prepared already."""
     safe: frozenset[int] = frozenset()
     exclude: frozenset[int] = frozenset()  # argument updates not to compute by a gemm
     rowwise = True
     while True:
         try:
-            program, shared = _lower(graph, input_strides, blas, safe, exclude, rowwise)
+            lapack = "scipy" if blas else "own" if own_lapack else None
+            program, shared = _lower(graph, input_strides, blas, safe, exclude, rowwise, lapack)
         except NonCanonicalUse:
             # A reduction is read across rows in its own row kernel (`x - x.max(axis=1)`
             # broadcasts the row maxima along the other axis): reductions and their users
@@ -96,8 +100,8 @@ def lower_prelowered(graph: Graph, input_strides: list[tuple[int, ...]], blas: b
 
 
 def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
-           safe: frozenset[int], exclude: frozenset[int] = frozenset(), rowwise: bool = True
-           ) -> tuple[Program, dict[int, tuple[int, int]]]:
+           safe: frozenset[int], exclude: frozenset[int] = frozenset(), rowwise: bool = True,
+           lapack_by: str | None = "scipy") -> tuple[Program, dict[int, tuple[int, int]]]:
     """One lowering, and the buffers it shares between values (scatter chains, arguments
     updated in place) for the hazard check. Chains whose top is in `safe` share nothing:
     each value gets its own buffer, and an argument's new value is copied into it last."""
@@ -155,7 +159,7 @@ def _lower(graph: Graph, input_strides: list[tuple[int, ...]], blas: bool,
         elif g.lapack:
             from .lapack import build_lapack
 
-            kernels.append(build_lapack(low, f"k{i}", g.roots[0], blas))
+            kernels.append(build_lapack(low, f"k{i}", g.roots[0], lapack_by))
         elif g.scan:
             from .scan import build_scan
 

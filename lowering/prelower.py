@@ -29,6 +29,7 @@ class LowerOptions:
     """What a backend asks of lowering."""
 
     blas: bool = True  # float matmuls call BLAS (else generated loops)
+    own_lapack: bool = False  # np.linalg kernels without BLAS: the backend renders them (CUDA)
 
 
 PrePass = Callable[[Graph, Strides, LowerOptions], Graph]

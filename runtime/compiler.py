@@ -90,7 +90,8 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
             strides.append(element_strides(a))
         else:
             strides.append(contiguous_strides(node.shape))
-    program = plan(lower(optimised, strides, blas=target.lower_options.blas))
+    options = target.lower_options
+    program = plan(lower(optimised, strides, blas=options.blas, own_lapack=options.own_lapack))
     t3 = time.perf_counter()
     times["lower"] = t3 - t2
     log(3, lambda: explain_module().explain(graph, optimised, program).lowering_report())

@@ -119,10 +119,11 @@ def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:
     (the same kernels and plan, without rendering or building anything)."""
     strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
     blas = _blas(program)
-    graph = prelower(optimised, strides, LowerOptions(blas))
+    own = any(isinstance(k, LapackKernel) for k in program.kernels)  # (LAPACK without BLAS)
+    graph = prelower(optimised, strides, LowerOptions(blas, own))
     if referenced_nodes(program) <= {n.id for n in graph.nodes()}:
         return graph, program
-    return graph, plan(lower_prelowered(graph, strides, blas))
+    return graph, plan(lower_prelowered(graph, strides, blas, own))
 
 
 def _blas(program: Program) -> bool:
@@ -193,8 +194,9 @@ def _loc_text(loc: str) -> str:
 def _kind(k: AnyKernel, program: Program) -> str:
     if isinstance(k, LapackKernel):
         batch = f"batch {list(k.batch)} x " if k.batch else ""
-        return (f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: SciPy LAPACK "
-                f"{lapack_routine(k)} per matrix (a library call: fuses nothing)")
+        how = ("the backend's own kernel (fuses nothing)" if k.own else
+               f"SciPy LAPACK {lapack_routine(k)} per matrix (a library call: fuses nothing)")
+        return f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: {how}"
     if isinstance(k, GemmKernel):
         how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas
                else f"generated loops ({_no_blas(k)})")

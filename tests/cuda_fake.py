@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 
 from fusejit.codegen.cuda import CudaModule
+from fusejit.errors import Status
+from fusejit.frontend.lapack_ref import lapack_ref, lapack_solve_ref
 from fusejit.frontend.ops import OPS, reference
 from fusejit.lowering.loop_ir import (
     Check,
@@ -31,6 +33,7 @@ from fusejit.lowering.loop_ir import (
     Const,
     GemmKernel,
     Kernel,
+    LapackKernel,
     Load,
     Program,
     Reduce,
@@ -220,8 +223,9 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             if s.op == "power" and np.dtype(s.dtype).kind in "iu":  # the device computes 0
                 # for a negative integer exponent and reports the error (floats: no error)
                 xs[1] = np.maximum(xs[1], 0)
-            with np.errstate(all="ignore"):
-                r = xs[0] if s.op == "cast" else reference(OPS[s.op])(*xs)
+            with np.errstate(all="ignore"):  # (check_*: the flag, which a Check reports)
+                r = xs[0] if s.op == "cast" or s.op.startswith("check_") else reference(
+                    OPS[s.op])(*xs)
             env[s.var] = np.asarray(r).astype(s.dtype)
 
 
@@ -246,6 +250,34 @@ def store_gemm(k: GemmKernel, program: Program, ptr: dict[int, int], mem: Memory
         if k.beta:
             c = (mem.read(addr, dt).astype(ct) + c).astype(ct)
     mem.write(addr, c.astype(dt))
+
+
+def _lapack(k: LapackKernel, program: Program, ptr: dict[int, int], mem: Memory,
+             err: int | None) -> None:
+    """A LapackKernel with NumPy (frontend/lapack_ref.py's layouts), a matrix at a time: one
+    NumPy refuses sets the kernel's status flag (codegen/cuda_lapack.py's)."""
+    def operand(a: Any, cols: int) -> np.ndarray:
+        idx = np.indices(k.batch + (k.n, cols)).reshape(len(k.batch) + 2, -1)
+        addr, dt = _addresses(program, ptr, a, idx)
+        return mem.read(addr, dt).reshape((nb, k.n, cols))
+
+    nb = int(np.prod(k.batch, dtype=np.int64))
+
+    a = operand(k.a, k.n)
+    b = operand(k.b, k.k) if k.b is not None else None
+    out = np.zeros((len(a),) + k.domain[len(k.batch):], k.dtype)
+    flag = Status.NOT_POSDEF if k.fn == "cholesky" else Status.SINGULAR
+    for m in range(len(a)):
+        try:
+            out[m] = (lapack_solve_ref(a[m], b[m], k.fn) if b is not None
+                      else lapack_ref(a[m], k.fn, k.uplo))
+        except np.linalg.LinAlgError:
+            if err is not None:
+                word = mem.read(np.array([err]), np.dtype(np.uint32))
+                mem.write(np.array([err]), word | np.uint32(flag.code))
+    idx = np.indices(k.domain).reshape(len(k.domain), -1)
+    addr, dt = _addresses(program, ptr, k.out, idx)
+    mem.write(addr, out.reshape(-1).astype(dt))
 
 
 def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
@@ -296,6 +328,8 @@ def interpret(k: Any, program: Program, ptr: dict[int, int], mem: Memory,
         with np.errstate(all="ignore"):
             product = np.matmul(operand(k.a, k.m, k.k), operand(k.b, k.k, k.n)).reshape(-1)
         store_gemm(k, program, ptr, mem, product)
+    elif isinstance(k, LapackKernel):
+        _lapack(k, program, ptr, mem, err)
     else:
         raise AssertionError(f"unknown kernel kind {type(k).__name__}")
 

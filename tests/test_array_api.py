@@ -197,7 +197,10 @@ def test_namespace_against_array_api_strict(name: str) -> None:
         return
     got = np.asarray(got)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert_same(got, want, rtol=1e-12 if want.dtype == np.float64 else 1e-5)
+    # (np.linalg's factorisations agree within float tolerance: zeros of an exact result may
+    # be rounding noise in one backend's and exact in another's, e.g. the CUDA kernels')
+    atol = (1e-13 if want.dtype == np.float64 else 1e-6) if name.startswith("linalg.") else 0.0
+    assert_same(got, want, rtol=1e-12 if want.dtype == np.float64 else 1e-5, atol=atol)
 
 
 @pytest.mark.parametrize("name", sorted(NOT_COVERED))

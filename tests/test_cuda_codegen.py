@@ -46,7 +46,7 @@ def program_of(fn: Any, *args: Any, name: str | None = None) -> Program:
                                  for s, n in zip(a.strides, a.shape)))
         else:
             strides.append(contiguous_strides(node.shape))
-    return plan(lower(optimise(graph), strides, blas=False))  # CUDA: no BLAS, as jit.py
+    return plan(lower(optimise(graph), strides, blas=False, own_lapack=True))  # as jit.py
 
 
 def gelu(x):

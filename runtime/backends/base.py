@@ -1,11 +1,12 @@
 """The Backend protocol: what jit.py, runtime/compiler.py and runtime/explain.py ask of a
 backend, so that C and CUDA (and a test's fake) are peers behind one small interface.
 
-A backend says what it needs from lowering (`lower_options`: BLAS or not), turns tracing
-arguments into what the tracer may see (`trace_args`), renders and builds a planned Program
-into an executable (`build`), and answers explain (`describe_kernel`) and the profiler
-(`register`). Its flags tell the call paths what its executables support. Backends are found
-by name in the registry (runtime/backends/__init__.py); no other module compares names.
+A backend says what it needs from lowering (`lower_options`: BLAS or not, LAPACK kernels of
+its own or not), turns tracing arguments into what the tracer may see (`trace_args`),
+renders and builds a planned Program into an executable (`build`), and answers explain
+(`describe_kernel`) and the profiler (`register`). Its flags tell the call paths what its
+executables support. Backends are found by name in the registry
+(runtime/backends/__init__.py); no other module compares names.
 """
 
 from __future__ import annotations

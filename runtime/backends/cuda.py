@@ -29,7 +29,7 @@ class CudaBackend:
     def lower_options(self) -> LowerOptions:
         from ...lowering.prelower import LowerOptions
 
-        return LowerOptions(blas=False)
+        return LowerOptions(blas=False, own_lapack=True)  # (codegen/cuda_lapack.py)
 
     def require(self) -> None:
         cuda_jit.require()  # pycuda, a GPU and nvcc, or a clear error now
@@ -54,9 +54,13 @@ class CudaBackend:
             on_compile(fn, key, program, timer, times)
 
     def describe_kernel(self, kernel: AnyKernel) -> list[str]:
-        from ...lowering.loop_ir import GemmKernel
+        from ...lowering.loop_ir import GemmKernel, LapackKernel
         from ..cuda_blas import describe
 
         if isinstance(kernel, GemmKernel):
             return [describe(kernel)]
+        if isinstance(kernel, LapackKernel):
+            from ...codegen.cuda_lapack import describe as lapack_describe
+
+            return [lapack_describe(kernel)]
         return []
