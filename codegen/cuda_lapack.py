@@ -37,14 +37,12 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..frontend.ops import ctype
+from ..lowering.lapack import NAMES
 from ..lowering.loop_ir import Access, LapackKernel, Program
 from .cuda_base import CudaLaunch, CudaOptions, params, symbol
 from .cuda_jacobi import eigvalsh_extra, eigvalsh_lines
 
 SUPPORTED = ("solve", "inv", "slogdet", "cholesky", "eigvalsh")
-NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.linalg.cholesky",
-         "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
-         "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq"}
 SHARED_MAX = 32 * 1024  # bytes of working copy kept in (static) shared memory at most
 MAX_THREADS = 1024
 # the inner loops' unrolling (by nvcc's choice it spilled: up to 900 bytes at some sizes; the
