@@ -168,6 +168,19 @@ def _ix(i: np.ndarray, n: int, mode: str) -> np.ndarray:
     return np.where((k >= 0) & (k < n), k, 0)
 
 
+def _fold(s: Scan, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A scan's next running value: the op's reference, except that a complex product is the
+    plain one (each product rounded, no fma), as NumPy's accumulate and the kernels'
+    fj_cprod compute it."""
+    if s.fn == "multiply" and np.dtype(s.dtype).kind == "c":
+        a, b = np.asarray(a), np.asarray(b)
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape), s.dtype)
+        out.real = a.real * b.real - a.imag * b.imag
+        out.imag = a.real * b.imag + a.imag * b.real
+        return out
+    return reference(OPS[s.fn])(a, b)
+
+
 def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
                idx: np.ndarray, env: dict[str, np.ndarray], err: int | None,
                folds: dict[str, np.ndarray] | None = None) -> None:
@@ -178,7 +191,7 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             v = np.broadcast_to(env[s.value], (n,)).astype(s.dtype)
             if s.var in folds:
                 with np.errstate(all="ignore"):
-                    v = np.asarray(reference(OPS[s.fn])(folds[s.var], v)).astype(s.dtype)
+                    v = np.asarray(_fold(s, folds[s.var], v)).astype(s.dtype)
             env[s.var] = folds[s.var] = v
             continue
         if isinstance(s, (Load, Store)):

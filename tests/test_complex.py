@@ -17,9 +17,6 @@ from hypothesis import strategies as st
 import fusejit
 from fusejit.errors import UnsupportedError
 
-# The CUDA backend refuses complex values (test_cuda_codegen.py::test_complex_refused).
-pytestmark = pytest.mark.c_only
-
 CDTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
 _PARTS = [0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 1e30, 3e-39, 1e300, -7e-20]
 

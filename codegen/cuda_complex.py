@@ -1,0 +1,100 @@
+"""complex64 / complex128 on the CUDA backend: the device complex type and what the CUDA
+renderer refuses.
+
+The shared expression renderer (codegen/cexpr.py, frontend/ops_complex.py) writes complex
+values in C99's spelling (`double _Complex`, `__real__ (z)`, `__builtin_complex(r, i)`), which
+nvcc's device code does not have. A program that holds complex values gets
+codegen/include/fj_complex_cuda.h (fj_c64 / fj_c128, two parts aligned as NumPy stores them,
+and the helpers of fj_complex.h as device functions) after the prelude, and its kernels'
+text rewritten onto it (`to_device`). What the device header does not compute the NumPy way
+is refused at render time with the op and the user's line (`check`): the inverse
+trigonometric and hyperbolic functions of complex values, complex sorts and complex matmuls.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..lowering.loop_ir import Compute, GemmKernel, Kernel, Program, Sort
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Ops of complex operands the device header does not have (glibc's algorithms for them are
+# long; a short formula loses accuracy near the branch points).
+REFUSED_OPS = frozenset({"arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"})
+
+_SPELLINGS = [(re.compile(r"\bfloat _Complex\b"), "fj_c64"),
+              (re.compile(r"\bdouble _Complex\b"), "fj_c128"),
+              (re.compile(r"__real__\s*\("), "fj_re("),
+              (re.compile(r"__imag__\s*\("), "fj_im("),
+              (re.compile(r"__builtin_complex\("), "fj_cbuild(")]
+
+
+@functools.lru_cache(maxsize=1)
+def header() -> str:
+    """fj_complex_cuda.h, the device complex type and its functions."""
+    with open(os.path.join(_HERE, "include", "fj_complex_cuda.h"), encoding="utf-8") as f:
+        return f.read()
+
+
+def to_device(text: str) -> str:
+    """Kernel text with C99's complex spellings replaced by fj_complex_cuda.h's."""
+    for pattern, repl in _SPELLINGS:
+        text = pattern.sub(repl, text)
+    assert "__real__" not in text and "__imag__" not in text and "_Complex" not in text
+    return text
+
+
+def has_complex(program: Program) -> bool:
+    """Whether any buffer or kernel statement of `program` holds a complex value."""
+    if any(b.dtype.kind == "c" for b in program.buffers):
+        return True
+    return any(_is_complex(s) for k in program.kernels for s in _stmts(k))
+
+
+def check(program: Program) -> None:
+    """Raise UnsupportedError, naming the op and the user's line, for the complex work the
+    CUDA backend does not do (REFUSED_OPS, sorts and matmuls of complex values)."""
+    for k in program.kernels:
+        if isinstance(k, GemmKernel) and np.dtype(k.dtype).kind == "c":
+            _refuse(program, k, "matmul of complex64/complex128 values")
+        for s in _stmts(k):
+            if isinstance(s, Compute) and s.op in REFUSED_OPS and _is_complex(s):
+                what = f"np.{s.op} of complex64/complex128 values"
+            elif isinstance(s, Sort) and np.dtype(s.dtype).kind == "c":
+                what = f"sorting complex64/complex128 values (np.{s.mode})"
+            else:
+                continue
+            _refuse(program, k, what)
+
+
+def _refuse(program: Program, k: object, what: str) -> None:
+    locs = ", ".join(dict.fromkeys(getattr(k, "locs", ()))) or "?"
+    raise UnsupportedError(f"{what} in {program.name}() (at {locs}), which the CUDA backend "
+                           "does not support yet; use the C backend (backend='c') for this "
+                           "function")
+
+
+def _stmts(k: object) -> list:
+    stmts = list(getattr(k, "body", None) or [])
+    for phase in getattr(k, "phases", None) or []:
+        stmts += phase
+    epilogue = getattr(k, "epilogue", None)
+    return stmts + (epilogue if isinstance(epilogue, list) else [])
+
+
+def _is_complex(s: object) -> bool:
+    dtypes = [getattr(s, "dtype", None), *getattr(s, "in_dtypes", ())]
+    return any(d is not None and np.dtype(d).kind == "c" for d in dtypes)
+
+
+def vector_ok(k: Kernel, program: Program) -> bool:
+    """Whether elementwise kernel `k` may take the vector path: not with complex buffers
+    (their elements are 8 or 16 bytes: one value per thread step)."""
+    bufs = {s.access.buf for s in k.body if hasattr(s, "access")}
+    return not any(program.buffers[b].dtype.kind == "c" for b in bufs)
