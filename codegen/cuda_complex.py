@@ -8,7 +8,7 @@ codegen/include/fj_complex_cuda.h (fj_c64 / fj_c128, two parts aligned as NumPy 
 and the helpers of fj_complex.h as device functions) after the prelude, and its kernels'
 text rewritten onto it (`to_device`). What the device header does not compute the NumPy way
 is refused at render time with the op and the user's line (`check`): the inverse
-trigonometric and hyperbolic functions of complex values, complex sorts and complex matmuls.
+trigonometric and hyperbolic functions of complex values, and complex sorts.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..lowering.loop_ir import Compute, GemmKernel, Kernel, Program, Sort
+from ..lowering.loop_ir import Compute, Kernel, Program, Sort
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -59,10 +59,8 @@ def has_complex(program: Program) -> bool:
 
 def check(program: Program) -> None:
     """Raise UnsupportedError, naming the op and the user's line, for the complex work the
-    CUDA backend does not do (REFUSED_OPS, sorts and matmuls of complex values)."""
+    CUDA backend does not do (REFUSED_OPS, sorts of complex values)."""
     for k in program.kernels:
-        if isinstance(k, GemmKernel) and np.dtype(k.dtype).kind == "c":
-            _refuse(program, k, "matmul of complex64/complex128 values")
         for s in _stmts(k):
             if isinstance(s, Compute) and s.op in REFUSED_OPS and _is_complex(s):
                 what = f"np.{s.op} of complex64/complex128 values"

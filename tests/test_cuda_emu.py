@@ -204,3 +204,29 @@ def test_scans_sorts_searches_and_scatters(monkeypatch: pytest.MonkeyPatch) -> N
     f = rng.uniform(-1, 1, (1 << 15) + 3)
     np.testing.assert_allclose(fusejit.jit(np.cumsum, backend="cuda")(f), np.cumsum(f),
                                rtol=0, atol=1e-12)
+
+
+def test_complex_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """complex64/complex128 (fj_complex_cuda.h's fj_c64/fj_c128) through each kind of kernel:
+    elementwise with casts and transcendental functions, a row product (team shuffles of
+    both parts), a split sum and mean, a blocked cumsum (16-byte values in its scratch), a
+    cumprod (plain products, as NumPy), np.add.at and the tiled matmul."""
+    cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(14)
+
+    def f(z, w, idx, acc):
+        np.add.at(acc, idx, w[:idx.size])
+        return (np.exp(z) * w / (z + 2) + np.sqrt(w) - np.log(z).real, np.tan(w[:64]),
+                (z[:300].reshape(30, 10) * 0.9).prod(axis=1), z.sum(), w.mean(),
+                np.cumsum(z), np.cumprod(w[:40] * 0.5), acc,
+                z[:48].reshape(6, 8) @ w[:40].reshape(8, 5))
+
+    for dt, tol in ((np.complex64, 2e-5), (np.complex128, 1e-12)):
+        z = (rng.standard_normal(70001) + 1j * rng.standard_normal(70001)).astype(dt)
+        w = (rng.standard_normal(70001) - 1j * rng.standard_normal(70001)).astype(dt)
+        idx, acc = rng.integers(0, 5, 50), np.zeros(5, dt)
+        got = fusejit.jit(f, backend="cuda")(z, w, idx, acc.copy())
+        want = f(z, w, idx, acc)
+        for g, e in zip(got, want):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol * float(np.abs(e).max()))
