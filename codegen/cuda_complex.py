@@ -7,8 +7,9 @@ nvcc's device code does not have. A program that holds complex values gets
 codegen/include/fj_complex_cuda.h (fj_c64 / fj_c128, two parts aligned as NumPy stores them,
 and the helpers of fj_complex.h as device functions) after the prelude, and its kernels'
 text rewritten onto it (`to_device`). What the device header does not compute the NumPy way
-is refused at render time with the op and the user's line (`check`): the inverse
-trigonometric and hyperbolic functions of complex values, and complex sorts.
+is refused at render time with the op and the user's line (`check`): sorts and searches of
+complex values (the device sorts order unsigned keys of one or two machine words; NumPy's
+complex order would need a comparison sort).
 """
 
 from __future__ import annotations
@@ -20,13 +21,9 @@ import re
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..lowering.loop_ir import Compute, Kernel, Program, Sort
+from ..lowering.loop_ir import Kernel, Program, Sort
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-
-# Ops of complex operands the device header does not have (glibc's algorithms for them are
-# long; a short formula loses accuracy near the branch points).
-REFUSED_OPS = frozenset({"arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"})
 
 _SPELLINGS = [(re.compile(r"\bfloat _Complex\b"), "fj_c64"),
               (re.compile(r"\bdouble _Complex\b"), "fj_c128"),
@@ -59,16 +56,15 @@ def has_complex(program: Program) -> bool:
 
 def check(program: Program) -> None:
     """Raise UnsupportedError, naming the op and the user's line, for the complex work the
-    CUDA backend does not do (REFUSED_OPS, sorts of complex values)."""
+    CUDA backend does not do: sorts and searches of complex values."""
+    calls = {"sort": "np.sort", "stable": "a stable sort", "arg": "np.argsort",
+             "left": "np.searchsorted", "right": "np.searchsorted"}
     for k in program.kernels:
         for s in _stmts(k):
-            if isinstance(s, Compute) and s.op in REFUSED_OPS and _is_complex(s):
-                what = f"np.{s.op} of complex64/complex128 values"
-            elif isinstance(s, Sort) and np.dtype(s.dtype).kind == "c":
-                what = f"sorting complex64/complex128 values (np.{s.mode})"
-            else:
-                continue
-            _refuse(program, k, what)
+            if isinstance(s, Sort) and np.dtype(s.dtype).kind == "c":
+                verb = "searching" if s.mode in ("left", "right") else "sorting"
+                _refuse(program, k, f"{verb} complex64/complex128 values "
+                                    f"({calls.get(s.mode, s.mode)})")
 
 
 def _refuse(program: Program, k: object, what: str) -> None:

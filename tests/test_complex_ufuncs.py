@@ -6,8 +6,7 @@ and NaN in either part, signed zeros, huge and tiny parts) and on random values 
 magnitude; real operands keep their real loops.
 
 On a CUDA run the functions are the device's (codegen/include/fj_complex_cuda.h over the
-GPU's libm, not glibc's): the same special values, the other values to float tolerance; the
-inverse functions, which the CUDA backend refuses, are left out."""
+GPU's libm, not glibc's): the same special values, the other values to float tolerance."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from conftest import assert_same, on_cuda
 from test_complex import CDTYPES, quiet_numpy, special_grid
 
 import fusejit
-from fusejit.codegen.cuda_complex import REFUSED_OPS
 
 UNARY = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
          "arccosh", "arctanh", "log2", "log10", "exp2", "log1p", "expm1", "sign", "rint")
@@ -40,14 +38,13 @@ def _exact() -> float | None:
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_unary_bit_for_bit(dtype: np.dtype) -> None:
     z = np.concatenate([special_grid(dtype), _values(dtype, 3000, 0)])
-    names = [n for n in UNARY if not (on_cuda() and n in REFUSED_OPS)]
 
     def f(z):
-        return {name: getattr(np, name)(z) for name in names}
+        return {name: getattr(np, name)(z) for name in UNARY}
 
     want = quiet_numpy(f, z)
     got = fusejit.jit(f)(z)
-    for name in names:
+    for name in UNARY:
         assert_same(got[name], want[name], rtol=_exact(), path=name)
 
 
