@@ -4,7 +4,7 @@ renderer refuses.
 The shared expression renderer (codegen/cexpr.py, frontend/ops_complex.py) writes complex
 values in C99's spelling (`double _Complex`, `__real__ (z)`, `__builtin_complex(r, i)`), which
 nvcc's device code does not have. A program that holds complex values gets
-codegen/include/fj_complex_cuda.h (fj_c64 / fj_c128, two parts aligned as NumPy stores them,
+codegen/include/fj_complex_cuda*.h (fj_c64 / fj_c128, two parts aligned as NumPy stores them,
 and the helpers of fj_complex.h as device functions) after the prelude, and its kernels'
 text rewritten onto it (`to_device`). What the device header does not compute the NumPy way
 is refused at render time with the op and the user's line (`check`): sorts and searches of
@@ -34,9 +34,13 @@ _SPELLINGS = [(re.compile(r"\bfloat _Complex\b"), "fj_c64"),
 
 @functools.lru_cache(maxsize=1)
 def header() -> str:
-    """fj_complex_cuda.h, the device complex type and its functions."""
-    with open(os.path.join(_HERE, "include", "fj_complex_cuda.h"), encoding="utf-8") as f:
-        return f.read()
+    """The device complex type and its functions: fj_complex_cuda.h, then the inverse
+    functions (fj_complex_cuda_arc.h), then fj_complex.h's names for them all."""
+    text = ""
+    for name in ("fj_complex_cuda.h", "fj_complex_cuda_arc.h", "fj_complex_cuda_names.h"):
+        with open(os.path.join(_HERE, "include", name), encoding="utf-8") as f:
+            text += f.read() + "\n"
+    return text
 
 
 def to_device(text: str) -> str:
