@@ -1,15 +1,13 @@
-"""complex64 / complex128 on the CUDA backend: the device complex type and what the CUDA
-renderer refuses.
+"""complex64 / complex128 on the CUDA backend: the device complex type and the rewriting of
+the shared expressions onto it.
 
 The shared expression renderer (codegen/cexpr.py, frontend/ops_complex.py) writes complex
 values in C99's spelling (`double _Complex`, `__real__ (z)`, `__builtin_complex(r, i)`), which
 nvcc's device code does not have. A program that holds complex values gets
 codegen/include/fj_complex_cuda*.h (fj_c64 / fj_c128, two parts aligned as NumPy stores them,
 and the helpers of fj_complex.h as device functions) after the prelude, and its kernels'
-text rewritten onto it (`to_device`). What the device header does not compute the NumPy way
-is refused at render time with the op and the user's line (`check`): sorts and searches of
-complex values (the device sorts order unsigned keys of one or two machine words; NumPy's
-complex order would need a comparison sort).
+text rewritten onto it (`to_device`). Sorts of complex values are comparison sorts
+(codegen/cuda_sort_complex.py).
 """
 
 from __future__ import annotations
@@ -20,8 +18,7 @@ import re
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..lowering.loop_ir import Kernel, Program, Sort
+from ..lowering.loop_ir import Kernel, Program
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -56,26 +53,6 @@ def has_complex(program: Program) -> bool:
     if any(b.dtype.kind == "c" for b in program.buffers):
         return True
     return any(_is_complex(s) for k in program.kernels for s in _stmts(k))
-
-
-def check(program: Program) -> None:
-    """Raise UnsupportedError, naming the op and the user's line, for the complex work the
-    CUDA backend does not do: sorts and searches of complex values."""
-    calls = {"sort": "np.sort", "stable": "a stable sort", "arg": "np.argsort",
-             "left": "np.searchsorted", "right": "np.searchsorted"}
-    for k in program.kernels:
-        for s in _stmts(k):
-            if isinstance(s, Sort) and np.dtype(s.dtype).kind == "c":
-                verb = "searching" if s.mode in ("left", "right") else "sorting"
-                _refuse(program, k, f"{verb} complex64/complex128 values "
-                                    f"({calls.get(s.mode, s.mode)})")
-
-
-def _refuse(program: Program, k: object, what: str) -> None:
-    locs = ", ".join(dict.fromkeys(getattr(k, "locs", ()))) or "?"
-    raise UnsupportedError(f"{what} in {program.name}() (at {locs}), which the CUDA backend "
-                           "does not support yet; use the C backend (backend='c') for this "
-                           "function")
 
 
 def _stmts(k: object) -> list:

@@ -136,8 +136,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 # What the CUDA backend refuses with a clear UnsupportedError (codegen/cuda.py,
 # lowering/lapack.py): on a CUDA run a test that meets one is reported as skipped, counted
 # by feature in the summary, instead of failing; any other error still fails.
-_CUDA_REFUSALS = {"complex64/complex128": "complex values",
-                  "or the CUDA backend) cannot run it": "LAPACK calls"}
+_CUDA_REFUSALS = {"or the CUDA backend) cannot run it": "LAPACK calls"}
 
 
 def _cuda_refusal(excinfo: Any) -> str | None:

@@ -221,8 +221,8 @@ def _complex_programs() -> list[Program]:
     """Complex programs of every kind the CUDA backend renders for them: every complex op of
     the op table, casts to and from every dtype, constants, parts,
     sum/prod/mean reductions (a team per row, and split), cumsum/cumprod (a thread per row,
-    and blocked), ufunc.at, gathers and matmuls (one updating its output in place), in both
-    precisions."""
+    and blocked), ufunc.at, gathers, matmuls (one updating its output in place), sorts and
+    searches, in both precisions."""
     from fusejit.frontend.ops_complex import COMPLEX_C
 
     unary = [n for n, op in OPS.items() if n in COMPLEX_C and op.nin == 1
@@ -241,8 +241,10 @@ def _complex_programs() -> list[Program]:
     def rows(z, big, w):
         np.multiply.at(z, [0, 2, 2], 1 + 1j)
         w -= 0.5 * (z[:4] @ z[:4].T.conj())
+        s = np.sort(z, axis=0)
         return (z.sum(axis=1), z.prod(axis=1), big.sum(), big.mean(), np.cumsum(z, axis=1),
-                np.cumprod(z, axis=0), np.cumsum(big), np.maximum.accumulate(big), z @ z.T)
+                np.cumprod(z, axis=0), np.cumsum(big), np.maximum.accumulate(big), z @ z.T,
+                s, np.argsort(z, kind="stable"), np.searchsorted(s[:, 0], z[0], side="right"))
 
     progs = []
     for dt in (np.complex64, np.complex128):
@@ -266,16 +268,6 @@ def test_complex_renders_on_the_device_type() -> None:
         assert re.search(r"fj_c(64|128) \*b\d", kernels)
         assert all(k.vector == 1 for k in m.kernels)
     assert "fj_c64" not in render_case("gelu").source
-
-
-@pytest.mark.parametrize("fn", [lambda z: np.sort(z * 2), lambda x: np.argsort(x * 1j),
-                                lambda z: np.searchsorted(z, z[:3])],
-                         ids=["sort", "argsort", "searchsorted"])
-def test_complex_refusals_name_the_op_and_line(fn) -> None:
-    """What the CUDA backend does not do with complex values is refused clearly."""
-    with pytest.raises(FusejitError, match=r"(sorting|searching) complex64/complex128 "
-                                           r"values.*test_cuda_codegen.py:\d+.*C backend"):
-        render_cuda(program_of(fn, np.ones(8, np.complex64)))
 
 
 @needs_nvcc

@@ -210,7 +210,8 @@ def test_complex_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """complex64/complex128 (fj_complex_cuda.h's fj_c64/fj_c128) through each kind of kernel:
     elementwise with casts and transcendental functions, a row product (team shuffles of
     both parts), a split sum and mean, a blocked cumsum (16-byte values in its scratch), a
-    cumprod (plain products, as NumPy), np.add.at and the tiled matmul."""
+    cumprod (plain products, as NumPy), np.add.at, the tiled matmul, sorts by comparison and
+    a search."""
     cuda_fake.install(monkeypatch, emulate=True)
     rng = np.random.default_rng(14)
 
@@ -219,7 +220,9 @@ def test_complex_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
         return (np.exp(z) * w / (z + 2) + np.sqrt(w) - np.log(z).real, np.tan(w[:64]),
                 (z[:300].reshape(30, 10) * 0.9).prod(axis=1), z.sum(), w.mean(),
                 np.cumsum(z), np.cumprod(w[:40] * 0.5), acc,
-                z[:48].reshape(6, 8) @ w[:40].reshape(8, 5))
+                z[:48].reshape(6, 8) @ w[:40].reshape(8, 5), np.sort(z[:1000]),
+                np.argsort(w[:100].reshape(10, 10), axis=0, kind="stable"),
+                np.searchsorted(np.sort(z[:50]), w[:20]))
 
     for dt, tol in ((np.complex64, 2e-5), (np.complex128, 1e-12)):
         z = (rng.standard_normal(70001) + 1j * rng.standard_normal(70001)).astype(dt)

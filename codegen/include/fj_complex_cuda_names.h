@@ -2,7 +2,8 @@
  * fj_complex_cuda_names.h -- the names codegen/include/fj_complex.h gives NumPy's complex
  * loops and libm's complex functions (fj_cmul_c64, fj_lm_cexpf ...), as device functions
  * over fj_complex_cuda.h and fj_complex_cuda_arc.h: the shared expression renderer writes
- * these names for both backends.  Suffixes: c64 = fj_c64, c128 = fj_c128; F: libm's `f`.
+ * these names for both backends; and fj_sort.h's complex order and search (fj_cless_c64,
+ * fj_search_c64 ...) for the sort kernels (codegen/cuda_sort_complex.py).  Suffixes: c64 = fj_c64, c128 = fj_c128; F: libm's `f`.
  */
 #ifndef FJ_COMPLEX_CUDA_NAMES_H
 #define FJ_COMPLEX_CUDA_NAMES_H
@@ -98,6 +99,26 @@ __device__ __forceinline__ bool fj_cgt_##S(fj_cx<T> a, fj_cx<T> b) {            
 }                                                                                         \
 __device__ __forceinline__ bool fj_cge_##S(fj_cx<T> a, fj_cx<T> b) {                      \
     return (a.re > b.re && !isnan(a.im) && !isnan(b.im)) || (a.re == b.re && a.im >= b.im); \
+}                                                                                         \
+/* NumPy's sort order (fj_sort.h's fj_cless): R+Rj < R+nanj < nan+Rj < nan+nanj, each class \
+   lexicographic in its non-NaN parts; and the binary search of a sorted table by it */    \
+__device__ __forceinline__ bool fj_cless_##S(fj_cx<T> a, fj_cx<T> b) {                    \
+    const T ar = a.re, ai = a.im, br = b.re, bi = b.im;                                   \
+    if (ar < br) return ai == ai || bi != bi;                                             \
+    if (ar > br) return bi != bi && ai == ai;                                             \
+    if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);     \
+    return br != br;                                                                      \
+}                                                                                         \
+__device__ __forceinline__ long long fj_search_##S(const fj_cx<T> *a, long long s,        \
+                                                   long long n, fj_cx<T> x, int right) {  \
+    long long lo = 0, hi = n;                                                             \
+    while (lo < hi) {                                                                     \
+        const long long mid = lo + ((hi - lo) >> 1);                                      \
+        const fj_cx<T> am = a[mid * s];                                                   \
+        if (right ? !fj_cless_##S(x, am) : fj_cless_##S(am, x)) lo = mid + 1;             \
+        else hi = mid;                                                                    \
+    }                                                                                     \
+    return lo;                                                                            \
 }                                                                                         \
 __device__ __forceinline__ bool fj_cnan_##S(fj_cx<T> a) { return isnan(a.re) || isnan(a.im); } \
 __device__ __forceinline__ fj_cx<T> fj_cmaximum_##S(fj_cx<T> a, fj_cx<T> b) {             \
