@@ -20,6 +20,7 @@ import pytest
 import scipy.special
 
 from fusejit.codegen.cuda import CudaModule, render_cuda
+from fusejit.codegen.cuda_complex import header as complex_header
 from fusejit.errors import FusejitError, RuntimeFailure
 from fusejit.frontend.ops import OPS, ctype
 from fusejit.frontend.ops_complex import PART_OPS
@@ -95,6 +96,9 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
                                       np.float32(0.25))),
     "zero_size_std": (lambda x: (np.std(x, 1), np.var(x, 1, keepdims=True), np.std(x, 0)),
                       (np.ones((4, 0), f32),)),
+    "complex": (lambda z, w: (np.exp(z) * w / (z + 1j), np.abs(z).astype(f32), z.sum(),
+                              (z * w).prod()),
+                (np.ones(40, np.complex64), np.ones(40, np.complex64))),
     "gather": (lambda e, t: (e[t] * 2, np.take(e, t, axis=1, mode="clip"),
                              np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
                              np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
@@ -158,7 +162,7 @@ def _check_golden(name: str) -> None:
     program = program_of(CASES[name][0], *CASES[name][1], name=name)
     for k in program.kernels:  # node ids and source lines depend on what ran before
         k.nodes, k.locs = [], []
-    body = render_cuda(program).body
+    body = render_cuda(program).body.split(complex_header(), 1)[-1]  # (complex: the kernels)
     path = os.path.join(GOLDEN, f"cuda_{name}.cu")
     if os.environ.get("FUSEJIT_UPDATE_GOLDEN") == "1" or not os.path.exists(path):
         os.makedirs(GOLDEN, exist_ok=True)
@@ -168,7 +172,7 @@ def _check_golden(name: str) -> None:
         assert body == f.read(), f"{path} differs (FUSEJIT_UPDATE_GOLDEN=1 regenerates it)"
 
 
-@pytest.mark.parametrize("name", ["gelu", "lstm_cell"])
+@pytest.mark.parametrize("name", ["gelu", "lstm_cell", "complex"])
 def test_golden(name: str) -> None:
     _check_golden(name)
 
