@@ -271,6 +271,9 @@ def test_complex_renders_on_the_device_type() -> None:
         assert "_Complex" not in kernels and "__real__" not in kernels
         assert re.search(r"fj_c(64|128) \*b\d", kernels)
         assert all(k.vector == 1 for k in m.kernels)
+        # complex team accumulators (16 bytes) need an aligned team buffer
+        assert "fj_sh[64] __attribute__((aligned(16)));" in kernels or "fj_op_mul()(fj_a" \
+            not in kernels
     assert "fj_c64" not in render_case("gelu").source
 
 

@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(256) fj_complex_k0(const fj_c64 *b0
 /* k1: reduction of 1 row(s) of 40, 1 phase(s); a team of 64 thread(s) per row, 1 row(s) per block; rows re-read between phases; nodes [] */
 extern "C" __global__ void __launch_bounds__(64) fj_complex_k1(const fj_c64 *b0, const fj_c64 *b1, fj_c64 *b4, fj_c64 *b5) {
     typedef int fj_idx;
-    __shared__ long long fj_sh[64];
+    __shared__ long long fj_sh[64] __attribute__((aligned(16)));
     const int fj_lane = threadIdx.x % 64;
     const fj_idx fj_team = threadIdx.x / 64;
     for (fj_idx fj_base = (fj_idx)blockIdx.x * 1; fj_base < 1; fj_base += (fj_idx)gridDim.x * 1) {
