@@ -242,6 +242,7 @@ def match_mask(got: np.ndarray, expected: np.ndarray, rtol: float | None = None,
         nan_g, nan_e = np.isnan(g), np.isnan(e)
         close = np.abs(g - e) <= atol + rtol * np.abs(e)
         close &= np.isfinite(g) == np.isfinite(e)
+        close &= ~np.isinf(e) | (g == e)  # (|-inf - inf| <= rtol * inf held)
         ok = (g == e) | close
         zeros = (g == 0) & (e == 0)
         ok &= ~zeros | (np.signbit(g) == np.signbit(e))

@@ -9,6 +9,7 @@ several whole test files this way (FUSEJIT_TEST_FAKE_CUDA=emulate)."""
 from __future__ import annotations
 
 import math
+import os
 import shutil
 
 import cuda_fake
@@ -233,3 +234,42 @@ def test_complex_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
         for g, e in zip(got, want):
             assert g.dtype == e.dtype and g.shape == e.shape
             np.testing.assert_allclose(g, e, rtol=tol, atol=tol * float(np.abs(e).max()))
+
+
+_CFUNCS = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
+           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log1p", "expm1", "sign",
+           "reciprocal", "square", "absolute")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+def test_complex_functions_on_drawn_values(dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fj_complex_cuda*.h's functions against NumPy's (glibc's) on hypothesis-drawn parts of
+    every magnitude, subnormals, signed zeros, Inf and NaN: one compiled program per dtype,
+    to float tolerance (a subnormal result to a few of its units)."""
+    from conftest import assert_same
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    cuda_fake.install(monkeypatch, emulate=True)
+    part = np.float32 if dtype == np.complex64 else np.float64
+    width = 32 if part == np.float32 else 64
+    f = fusejit.jit(lambda z: {n: getattr(np, n)(z) for n in _CFUNCS}, backend="cuda")
+    top = float(np.finfo(part).max) / 4  # (|z| near the largest float: NumPy's SIMD abs
+    # overflows a last bit earlier than hypot)
+    parts = hnp.arrays(part, 16, elements=st.one_of(
+        st.floats(-top, top, width=width), st.sampled_from([np.inf, -np.inf, np.nan, -np.nan])))
+
+    @settings(max_examples=int(os.environ.get("FJ_CPLX_N", "15")), deadline=None)
+    @given(parts, parts)
+    def check(re, im):
+        z = np.empty(16, dtype)
+        z.real, z.imag = re, im
+        with np.errstate(all="ignore"):
+            want = {n: getattr(np, n)(z) for n in _CFUNCS}
+        got = f(z)
+        for n in _CFUNCS:  # (a subnormal part: within a few of its units)
+            assert_same(got[n], want[n], atol=4 * float(np.finfo(part).smallest_subnormal),
+                        path=f"{n}{z.tolist()}")
+
+    check()

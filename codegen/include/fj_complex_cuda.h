@@ -164,6 +164,12 @@ __device__ __forceinline__ fj_cx<T> fj__clog(fj_cx<T> z) {
         const T d = fj_m_fma(big - 1, big + 1, small * small);
         return fj_cx<T>(fj_m_log1p(d) / 2, im);
     }
+    if (big < fj_m_minnorm(x) * 4 && big > 0) {  /* subnormal parts: |z| scaled up first */
+        const T up = sizeof(T) == 4 ? (T)16777216.0 : (T)18014398509481984.0;  /* 2^24, 2^54 */
+        return fj_cx<T>(fj_m_log(fj_m_hypot(x * up, y * up)) - fj_m_log(up), im);
+    }
+    if (big > fj_m_max(x) / 4 && isfinite(big))  /* |z| may overflow where log|z| does not */
+        return fj_cx<T>(fj_m_log(fj_m_hypot(x / 4, y / 4)) + (T)1.386294361119890618834464242916353136, im);
     return fj_cx<T>(fj_m_log(fj_m_hypot(x, y)), im);  /* hypot: Inf beats NaN, 0 -> -Inf */
 }
 template <typename T>
@@ -221,7 +227,7 @@ __device__ __forceinline__ fj_cx<T> fj__csinhcosh(fj_cx<T> z) {
                      : fj_cx<T>(fj_m_copysign((T)INFINITY, c) * sx, fj_m_copysign((T)INFINITY, s));
         }
         if (y == 0) return C ? fj_cx<T>(INFINITY, y * sx) : fj_cx<T>(x, y);
-        return C ? fj_cx<T>(INFINITY, y - y) : fj_cx<T>(x, y - y);
+        return fj_cx<T>(INFINITY, y - y);  /* (+Inf for both: glibc's choice) */
     }
     return fj_cx<T>(NAN, y == 0 ? (C ? y * 0 : y) : (T)NAN);  /* x is NaN */
 }

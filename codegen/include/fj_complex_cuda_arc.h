@@ -9,6 +9,17 @@
    functions", 1987) over csqrt for finite values, C99 Annex G's table (glibc's choices where
    it leaves a sign open) for the others; casin(z) = -i casinh(iz), catan(z) = -i catanh(iz) */
 template <typename T> __device__ __forceinline__ T fj_m_pi(T) { return (T)3.14159265358979323846; }
+/* a finite z whose square would overflow: Kahan's products too (sqrt(max) / 4 and above) */
+template <typename T>
+__device__ __forceinline__ bool fj__cbig(fj_cx<T> z) {
+    const T big = fj_m_sqrt(fj_m_max(z.re)) / 4;
+    return fj_m_fabs(z.re) > big || fj_m_fabs(z.im) > big;
+}
+/* log(2 |z|) without overflow */
+template <typename T>
+__device__ __forceinline__ T fj__log2abs(fj_cx<T> z) {
+    return fj_m_log(fj_m_hypot(z.re / 2, z.im / 2)) + (T)2 * (T)0.693147180559945309417232121458176568;
+}
 template <typename T>
 __device__ __forceinline__ fj_cx<T> fj__casinh(fj_cx<T> z) {
     const T x = z.re, y = z.im, pi = fj_m_pi(x);
@@ -17,8 +28,13 @@ __device__ __forceinline__ fj_cx<T> fj__casinh(fj_cx<T> z) {
             if (isnan(y)) return z;
             return fj_cx<T>(x, fj_m_copysign(isinf(y) ? pi / 4 : (T)0, y));
         }
-        if (isinf(y)) return isnan(x) ? fj_cx<T>(INFINITY, NAN) : fj_cx<T>(fj_m_copysign((T)INFINITY, x), fj_m_copysign(pi / 2, y));
+        if (isinf(y))  /* (x NaN: Inf of its sign, as glibc) */
+            return fj_cx<T>(fj_m_copysign((T)INFINITY, x), isnan(x) ? (T)NAN : fj_m_copysign(pi / 2, y));
         return fj_cx<T>(NAN, isnan(x) && y == 0 ? y : (T)NAN);
+    }
+    if (fj__cbig(z)) {  /* asinh(u) = log(2u) + O(1/u^2), on u = +-z with Re u >= 0 */
+        const T sg = signbit(x) ? (T)-1 : (T)1;
+        return fj_cx<T>(sg * fj__log2abs(z), sg * fj_m_atan2(y * sg, x * sg));
     }
     /* Kahan's casin at w = iz = (-y, x): its real part is our imaginary part, minus its
        imaginary part our real part */
@@ -40,6 +56,8 @@ __device__ __forceinline__ fj_cx<T> fj__cacos(fj_cx<T> z) {
         if (isinf(y)) return fj_cx<T>(isnan(x) ? (T)NAN : pi / 2, -fj_m_copysign((T)INFINITY, y));
         return fj_cx<T>(x == 0 ? pi / 2 : (T)NAN, NAN);
     }
+    if (fj__cbig(z))  /* acos(z) = -i log(2z) + O(1/z^2) in the upper half plane */
+        return fj_cx<T>(fj_m_atan2(fj_m_fabs(y), x), -fj_m_copysign(fj__log2abs(z), y));
     const fj_cx<T> s1 = fj__csqrt(fj_cx<T>(1 - x, -y)), s2 = fj__csqrt(fj_cx<T>(1 + x, y));
     return fj_cx<T>(2 * fj_m_atan2(s1.re, s2.re), fj_m_asinh(s2.re * s1.im - s2.im * s1.re));
 }
@@ -53,8 +71,9 @@ __device__ __forceinline__ fj_cx<T> fj__cacosh(fj_cx<T> z) {
             return fj_cx<T>(INFINITY, fj_m_copysign(im, y));
         }
         if (isinf(y)) return fj_cx<T>(INFINITY, isnan(x) ? (T)NAN : fj_m_copysign(pi / 2, y));
-        return fj_cx<T>(NAN, x == 0 ? fj_m_copysign(pi / 2, y) : (T)NAN);
+        return fj_cx<T>(NAN, x == 0 ? pi / 2 : (T)NAN);
     }
+    if (fj__cbig(z)) return fj_cx<T>(fj__log2abs(z), fj_m_atan2(y, x));  /* log(2z) */
     const fj_cx<T> s1 = fj__csqrt(fj_cx<T>(x - 1, y)), s2 = fj__csqrt(fj_cx<T>(x + 1, y));
     return fj_cx<T>(fj_m_asinh(s1.re * s2.re + s1.im * s2.im), 2 * fj_m_atan2(s1.im, s2.re));
 }
@@ -73,8 +92,8 @@ __device__ __forceinline__ fj_cx<T> fj__catanh(fj_cx<T> z) {
     const T big = fj_m_sqrt(fj_m_max(x)) / 4;
     T re, im;
     if (ux > big || ay > big) {  /* 1/u + i pi/2: the real part of 1/u without overflow */
-        if (ux >= ay) { const T r = uy / ux; re = 1 / (ux + uy * r); }
-        else { const T r = ux / uy; re = r / (uy + ux * r); }
+        if (ux >= ay) { const T r = uy / ux; re = (1 / ux) / (1 + r * r); }
+        else { const T r = ux / uy; re = (r / uy) / (1 + r * r); }
         im = fj_m_copysign(pi / 2, uy);
     } else {  /* log(|1 + u|^2 / |1 - u|^2) / 4 + i arg((1 - ux)(1 + ux) - uy^2 + 2i uy) / 2 */
         const T h = fj_m_hypot(1 - ux, uy);

@@ -17,6 +17,7 @@ __device__ __forceinline__ fj_cx<T> fj_lm_ccosh##F(fj_cx<T> z) { return fj__csin
 __device__ __forceinline__ fj_cx<T> fj_lm_ctanh##F(fj_cx<T> z) { return fj__ctanh(z); }    \
 /* csin(z) = -i csinh(iz), ccos(z) = ccosh(iz), ctan(z) = -i ctanh(iz) */                 \
 __device__ __forceinline__ fj_cx<T> fj_lm_csin##F(fj_cx<T> z) {                           \
+    if (!isfinite(z.re) && isinf(z.im)) return fj_cx<T>(NAN, INFINITY); /* (glibc's sign) */ \
     const fj_cx<T> w = fj__csinhcosh<T, false>(fj_cx<T>(-z.im, z.re));                    \
     return fj_cx<T>(w.im, -w.re);                                                         \
 }                                                                                         \
