@@ -2,8 +2,8 @@
 in-place matrix-product updates (`w -= lr * (a @ b)` and relatives, lowering/gemm_update.py)
 rendered as CUDA and compiled with nvcc, all in one nvcc call: to PTX (nvcc's front end and
 optimiser, where the generator's errors show; ptxas is left to the cubin tests of
-test_cuda_codegen.py), for the
-first FUSEJIT_FUZZ_CUDA_SEEDS seeds of each fuzzer (default: half of test_fuzz.py's). Values
+test_cuda_codegen.py), for the first FUSEJIT_FUZZ_CUDA_SEEDS seeds of each fuzzer (default:
+half of test_fuzz.py's). Values
 are checked on a GPU (FUSEJIT_BACKEND=cuda runs test_fuzz.py there) and, for the host side,
 under FUSEJIT_TEST_FAKE_CUDA=1; here nvcc must accept what the generator renders."""
 
