@@ -31,7 +31,7 @@ FILES=("$T"/test_cuda_*.py "$T"/test_elementwise_props.py "$T"/test_out.py "$T"/
        "$T"/test_numpy_lib.py "$T"/test_status.py "$T"/test_asarray.py "$T"/test_rowtile.py
        "$T"/test_numpy_tail.py "$T"/test_grad.py "$T"/test_grad_api.py "$T"/test_gridops.py
        "$T"/test_sum_accuracy.py "$T"/test_scans.py "$T"/test_sorting.py "$T"/test_scatter.py
-       "$T"/test_scatter_rows.py "$T"/test_error_order.py "$T"/test_lapack.py)
+       "$T"/test_scatter_rows.py "$T"/test_error_order.py "$T"/test_lapack.py "$T"/test_complex*.py)
 echo "== FUSEJIT_BACKEND=cuda pytest (limit ${TEST_S}s)" | tee "$OUT/tests.txt"
 # (SIGINT at the limit: pytest still prints the failures it has seen)
 FUSEJIT_BACKEND=cuda timeout -s INT "$TEST_S" python3 -m pytest -v -rfE -n 15 --dist load -p no:randomly \

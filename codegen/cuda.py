@@ -36,7 +36,7 @@ from ..lowering.loop_ir import (
     Sort,
     Store,
 )
-from . import templates
+from . import cuda_complex, templates
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
@@ -129,6 +129,8 @@ def _vector_width(k: Kernel, program: Program, opts: CudaOptions) -> int:
     unit = [(a, dt) for a, dt, _ in accs if a.strides[-1] == 1]
     if not unit:
         return 1
+    if not cuda_complex.vector_ok(k, program):
+        return 1
     v = opts.vector_bytes // max(dt.itemsize for _, dt in unit)
     if v < 2 or (len(k.domain) > 1 and k.domain[-1] % v):
         return 1
@@ -209,28 +211,12 @@ def _kernel_view(k: Kernel, program: Program, opts: CudaOptions,
     return view, launch
 
 
-def _has_complex(program: Program) -> bool:
-    """Whether any buffer or kernel statement of `program` holds a complex value."""
-    if any(b.dtype.kind == "c" for b in program.buffers):
-        return True
-    for k in program.kernels:
-        stmts = list(getattr(k, "body", None) or [])
-        for phase in getattr(k, "phases", None) or []:
-            stmts += phase
-        epilogue = getattr(k, "epilogue", None)
-        stmts += epilogue if isinstance(epilogue, list) else []
-        for s in stmts:
-            dtypes = [getattr(s, "dtype", None), *getattr(s, "in_dtypes", ())]
-            if any(d is not None and np.dtype(d).kind == "c" for d in dtypes):
-                return True
-    return False
-
-
 def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule:
     """Render `program` as CUDA source and the launch plan to run it. Elementwise kernels,
     reductions (codegen/cuda_reduce.py), scans (codegen/cuda_scan.py), sorts and searches
     (codegen/cuda_sort.py), scatters (codegen/cuda_scatter.py), matmuls
-    (codegen/cuda_gemm.py) and np.linalg's solvers (codegen/cuda_lapack.py) are supported;
+    (codegen/cuda_gemm.py) and np.linalg's solvers (codegen/cuda_lapack.py) are supported,
+    on complex values too (codegen/cuda_complex.py; the solvers are float64 only);
     any other kernel kind raises UnsupportedError."""
     opts = opts or CudaOptions()
     views: list[dict[str, Any]] = []
@@ -238,11 +224,7 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     epilogues: list[CudaLaunch] = []
     scratch = 0
     sort_dtypes: set[np.dtype] = set()
-    if _has_complex(program):
-        locs = [loc for k in program.kernels for loc in getattr(k, "locs", ())]
-        where = f" (at {', '.join(dict.fromkeys(locs))})" if locs else ""
-        raise UnsupportedError(f"{program.name}(){where} works on complex64/complex128 values, "
-                               "which the CUDA backend does not support yet; use the C backend")
+    cplx = cuda_complex.has_complex(program)
     for i, k in enumerate(program.kernels):
         if isinstance(k, Kernel) and k.serial:
             text, launch = render_scatter(k, i, program)
@@ -253,7 +235,8 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
             views.append({"text": text})
             launches.append(launch)
             scratch = max(scratch, need)
-            sort_dtypes |= {np.dtype(s.dtype) for s in k.body if isinstance(s, Sort)}
+            sort_dtypes |= {np.dtype(s.dtype) for s in k.body if isinstance(s, Sort)
+                            and np.dtype(s.dtype).kind != "c"}  # (complex: the header's)
         elif isinstance(k, Kernel) and k.scan:
             text, more, need = render_scan(k, i, program, opts)
             views.append({"text": text})
@@ -293,6 +276,10 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
     source = templates.render(
         "program.cu.j2", name=program.name, scalar_h=scalar_header(),
         status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)
+    if cplx:  # the device complex type after the prelude, the kernels rewritten onto it
+        prelude, body = source.split(PRELUDE_END, 1)
+        source = (prelude + PRELUDE_END + "\n\n/* ---- fj_complex_cuda.h ---- */\n"
+                  + cuda_complex.header() + cuda_complex.to_device(body))
     io = tuple(b.index for b in program.buffers if b.kind != "temp")
     return CudaModule(program.name, source, tuple(launches), io, program.arena_bytes, opts,
                       scratch, tuple(epilogues))

@@ -130,8 +130,11 @@ def stmt(s: Stmt) -> str:
 
 def binary(fn: str, a: str, b: str, loop: tuple[np.dtype, np.dtype, np.dtype]) -> str:
     """Op `fn` of the op table on a, b with operands of loop[0], loop[1] giving loop[2]
-    (float16: computed in float and rounded to half, as NumPy's half loops; held in float)."""
+    (float16: computed in float and rounded to half, as NumPy's half loops; held in float;
+    a complex product is the plain one, fj_cprod, as codegen/cscan.py's binary_expr)."""
     l0, l1, lo = (np.dtype(d) for d in loop)
+    if fn == "multiply" and lo.kind == "c":
+        return f"fj_cprod_{'c64' if lo == np.complex64 else 'c128'}({a}, {b})"
     f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
     if f16 in (l0, l1, lo):
         wide = tuple(f32 if d == f16 else d for d in (l0, l1, lo))

@@ -39,6 +39,8 @@ def tiles(dtype: np.dtype) -> tuple[int, int, int, int, int]:
 
 
 def _acc_type(dtype: np.dtype) -> str:
+    if dtype.kind == "c":  # (np.multiply's products, summed in the dtype, as cgemm/zgemm)
+        return ctype(dtype)
     if dtype.kind == "f":
         return "double" if dtype == np.float64 else "float"
     if dtype == np.bool_:
@@ -49,6 +51,8 @@ def _acc_type(dtype: np.dtype) -> str:
 def _mac(dtype: np.dtype, acc: str, a: str, b: str) -> str:
     if dtype == np.bool_:
         return f"{acc} |= (uint8_t)({a} & {b});"
+    if dtype.kind == "c":
+        return f"{acc} = {acc} + {a} * {b};"
     if dtype.kind == "f":
         return f"{acc} += {a} * {b};"
     t = _acc_type(dtype)

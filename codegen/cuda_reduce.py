@@ -73,6 +73,13 @@ def _acc(r: Reduce) -> tuple[str, str, str]:
     return ctype(r.in_dtype), literal(info.min if r.fn == "max" else info.max, r.in_dtype), op
 
 
+def _align16(stmts: list[Stmt]) -> str:
+    """The team buffer's alignment where it holds complex accumulators (fj_c128: 16 bytes,
+    read and written as one 16-byte access)."""
+    cplx = any(isinstance(s, Reduce) and s.in_dtype.kind == "c" for s in stmts)
+    return " __attribute__((aligned(16)))" if cplx else ""
+
+
 def _is_arg(r: Reduce) -> bool:
     return r.fn in ("argmax", "argmin")
 
@@ -168,7 +175,7 @@ class _Render:
                  f'{f", {min_blocks}" if min_blocks else ""}) '
                  f"{sym}({', '.join(ps) or 'void'}) {{",
                  f"    typedef {self.idx} fj_idx;",
-                 "    __shared__ long long fj_sh[64];"]  # (32 warps of 16-byte fj_ksum)
+                 f"    __shared__ long long fj_sh[64]{_align16(stmts)};"]  # (32 warps' 16 bytes)
         if arg:
             lines.append("    __shared__ long long fj_shi[32];")
         if checks:

@@ -61,7 +61,7 @@ def render_blocked(k: Kernel, index: int, program: Program, opts: CudaOptions,
     sym = symbol(program.name, k.name)
     accesses = [s.access for s in k.body if isinstance(s, (Load, Store))]
     idx = index_type(k.domain, accesses, units + opts.max_blocks * THREADS)
-    carry_at = -(-units * 8 // 256) * 256
+    carry_at = -(-units * max(scan.dtype.itemsize, 8) // 256) * 256  # (complex128: 16)
     head = [f"    typedef {idx} fj_idx;",
             f"    {vt} *const fj_tot = ({vt} *)fj_scr;",
             f"    {vt} *const fj_car = ({vt} *)(fj_scr + {carry_at});"]

@@ -12,7 +12,7 @@ NumPy's stable argsort and its stable values (ties keep their order, -0.0 and Na
 stay), whatever the block size. Each row's sort is O(n log^2 n) work over one block: quick for
 many rows of moderate length, slow next to the C backend's radix sort for one very long row.
 Searches: each point is looked up by binary search in the sorted table, the points in a
-grid-stride loop.
+grid-stride loop. Complex values sort by comparison instead (codegen/cuda_sort_complex.py).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from .cuda_base import (
     symbol,
     value_type,
 )
+from .cuda_sort_complex import render_complex_sort
 
 MAX_THREADS = 1024  # threads per sorting block
 SORT_BLOCKS = 1024  # blocks of a sort kernel at most (each has its own scratch)
@@ -119,6 +120,8 @@ def render_sort(k: Kernel, index: int, program: Program, opts: CudaOptions
     if srt.mode in ("left", "right"):
         text, launch = _render_search(k, srt, index, program, opts)
         return text, launch, 0
+    if np.dtype(srt.dtype).kind == "c":
+        return render_complex_sort(k, srt, index, program, opts, _pow2(max(k.domain[-1], 1)))
     dtypes = {b.index: b.dtype for b in program.buffers}
     store = next(s for s in k.body if isinstance(s, Store))
     point = [s for s in k.body if not isinstance(s, (Sort, Store))]

@@ -116,6 +116,17 @@ def _sort_keys(v: np.ndarray, dtype: np.dtype, tie_zeros: bool) -> np.ndarray:
     return (u ^ top).astype(ut) if dt.kind == "i" else u
 
 
+def _complex_keys(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """codegen/cuda_sort_complex.py's order as a structured key: (a NaN part, the real part's
+    key, the imaginary part's), -0.0 and 0.0 tied, field by field."""
+    part = np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else np.float64)
+    z = np.asarray(v).astype(dtype)
+    re, im = _sort_keys(z.real, part, True), _sort_keys(z.imag, part, True)
+    keys = np.empty(z.shape, [("c", "u1"), ("r", re.dtype), ("i", im.dtype)])
+    keys["c"], keys["r"], keys["i"] = np.isnan(z.real) | np.isnan(z.imag), re, im
+    return keys
+
+
 def _sort_rows(k: Kernel, program: Program, ptr: dict[int, int], mem: Memory,
                err: int | None) -> None:
     """A sort or search kernel, as the device computes it (sort keys, a stable order)."""
@@ -133,14 +144,17 @@ def _sort_rows(k: Kernel, program: Program, ptr: dict[int, int], mem: Memory,
         dt = program.buffers[table.access.buf].dtype
         at = ptr[table.access.buf] + (table.access.offset + np.arange(srt.n, dtype=np.int64)
                                       * srt.stride) * dt.itemsize
-        tkeys = _sort_keys(mem.read(at, dt), srt.dtype, True)
-        env[srt.var] = np.searchsorted(tkeys, _sort_keys(vals, srt.dtype, True),
+        cplx = np.dtype(srt.dtype).kind == "c"
+        keys = (lambda v: _complex_keys(v, srt.dtype)) if cplx else (
+            lambda v: _sort_keys(v, srt.dtype, True))
+        env[srt.var] = np.searchsorted(keys(mem.read(at, dt)), keys(vals),
                                        side=srt.mode).astype(np.int64)
     else:
         n = k.domain[-1]
         rows = vals.reshape(-1, n)
-        order = np.argsort(_sort_keys(rows, srt.dtype, srt.mode != "sort"), axis=1,
-                           kind="stable")
+        keys = (_complex_keys(rows, srt.dtype) if np.dtype(srt.dtype).kind == "c"
+                else _sort_keys(rows, srt.dtype, srt.mode != "sort"))
+        order = np.argsort(keys, axis=1, kind="stable")
         got = order if srt.mode == "arg" else np.take_along_axis(rows, order, axis=1)
         env[srt.var] = got.reshape(-1)
     _run_stmts([store], program, ptr, mem, idx, env, err)
@@ -171,6 +185,19 @@ def _ix(i: np.ndarray, n: int, mode: str) -> np.ndarray:
     return np.where((k >= 0) & (k < n), k, 0)
 
 
+def _fold(s: Scan, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A scan's next running value: the op's reference, except that a complex product is the
+    plain one (each product rounded, no fma), as NumPy's accumulate and the kernels'
+    fj_cprod compute it."""
+    if s.fn == "multiply" and np.dtype(s.dtype).kind == "c":
+        a, b = np.asarray(a), np.asarray(b)
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape), s.dtype)
+        out.real = a.real * b.real - a.imag * b.imag
+        out.imag = a.real * b.imag + a.imag * b.real
+        return out
+    return reference(OPS[s.fn])(a, b)
+
+
 def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
                idx: np.ndarray, env: dict[str, np.ndarray], err: int | None,
                folds: dict[str, np.ndarray] | None = None) -> None:
@@ -181,7 +208,7 @@ def _run_stmts(stmts: list, program: Program, ptr: dict[int, int], mem: Memory,
             v = np.broadcast_to(env[s.value], (n,)).astype(s.dtype)
             if s.var in folds:
                 with np.errstate(all="ignore"):
-                    v = np.asarray(reference(OPS[s.fn])(folds[s.var], v)).astype(s.dtype)
+                    v = np.asarray(_fold(s, folds[s.var], v)).astype(s.dtype)
             env[s.var] = folds[s.var] = v
             continue
         if isinstance(s, (Load, Store)):

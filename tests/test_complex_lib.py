@@ -14,8 +14,6 @@ from test_complex import CDTYPES, quiet_numpy, special_grid
 import fusejit
 from fusejit.errors import RuntimeFailure
 
-pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
-
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_nan_to_num_special_values(dtype: np.dtype) -> None:

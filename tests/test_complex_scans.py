@@ -18,8 +18,6 @@ from test_complex import CDTYPES, quiet_numpy, special_grid
 
 import fusejit
 
-pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
-
 SCANS = {
     "cumsum": lambda z, ax: np.cumsum(z, axis=ax),
     "cumprod": lambda z, ax: np.cumprod(z, axis=ax),

@@ -17,8 +17,6 @@ from test_complex import CDTYPES, special_grid
 
 import fusejit
 
-pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
-
 _PARTS = [0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan]
 
 

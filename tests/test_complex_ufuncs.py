@@ -3,18 +3,19 @@ csin ... catanh, which NumPy's loops call), log2/log10/exp2/log1p/expm1 (NumPy's
 formulas over libm), sign (NumPy 2's z/|z|), rint, and np.power with any exponent (NumPy's
 nc_pow: its integer and zero branches, then libm's cpow) on the grid of special values (Inf
 and NaN in either part, signed zeros, huge and tiny parts) and on random values of every
-magnitude; real operands keep their real loops."""
+magnitude; real operands keep their real loops.
+
+On a CUDA run the functions are the device's (codegen/include/fj_complex_cuda.h over the
+GPU's libm, not glibc's): the same special values, the other values to float tolerance."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import assert_same, on_cuda
 from test_complex import CDTYPES, quiet_numpy, special_grid
 
 import fusejit
-
-pytestmark = pytest.mark.c_only  # the CUDA backend refuses complex values
 
 UNARY = ("sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
          "arccosh", "arctanh", "log2", "log10", "exp2", "log1p", "expm1", "sign", "rint")
@@ -29,6 +30,11 @@ def _values(dtype: np.dtype, n: int, seed: int) -> np.ndarray:
     return z.astype(dtype)
 
 
+def _exact() -> float | None:
+    """rtol of a bit-for-bit check: 0, or on a CUDA run the dtype's float tolerance."""
+    return None if on_cuda() else 0.0
+
+
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
 def test_unary_bit_for_bit(dtype: np.dtype) -> None:
     z = np.concatenate([special_grid(dtype), _values(dtype, 3000, 0)])
@@ -39,7 +45,7 @@ def test_unary_bit_for_bit(dtype: np.dtype) -> None:
     want = quiet_numpy(f, z)
     got = fusejit.jit(f)(z)
     for name in UNARY:
-        assert_same(got[name], want[name], rtol=0.0, path=name)
+        assert_same(got[name], want[name], rtol=_exact(), path=name)
 
 
 @pytest.mark.parametrize("dtype", CDTYPES, ids=str)
@@ -57,8 +63,37 @@ def test_power_bit_for_bit(dtype: np.dtype) -> None:
 
     want = quiet_numpy(f, a, b)
     got = fusejit.jit(f)(a, b)
+    operands = {"power": (a, b), "pow_op": (a, b), "real_exp": (a, b.real),
+                "float_const": (a, 2.5), "complex_const": (a, 0.5 - 1j), "real_base": (b.real, a),
+                "int_const": (a, 7)}
     for name in want:
-        assert_same(got[name], want[name], rtol=0.0, path=name)
+        if on_cuda():
+            _conditioned(got[name], want[name], *operands[name], path=name)
+        else:
+            assert_same(got[name], want[name], rtol=0.0, path=name)
+
+
+def _conditioned(got: np.ndarray, want: np.ndarray, base, exp, path: str) -> None:
+    """np.power on a CUDA run: exp(b log a) amplifies the last bit of log(a) by |b log a|,
+    and the device's log and atan2 round differently from glibc's (and NumPy's own results
+    differ from platform to platform as much): finite results within that condition number
+    of NumPy's, normwise (so the signs of zero parts that sin/cos of a huge argument give
+    are not compared); Inf and NaN parts exactly where NumPy has them."""
+    assert got.dtype == want.dtype and got.shape == want.shape, path
+    with np.errstate(all="ignore"):
+        base, exp = np.broadcast_arrays(np.asarray(base, np.complex128), np.asarray(exp))
+        cond = 1 + np.abs(exp) * (np.abs(np.log(np.abs(base))) + np.pi)
+        tol = 8 * np.finfo(want.real.dtype).eps * cond
+        g, w = got.astype(np.complex128), want.astype(np.complex128)
+        fin = np.isfinite(w)
+        near = (g == w) | (np.abs(g - w) <= tol * np.abs(w))
+    for part in (np.real, np.imag):
+        assert_same(np.isnan(part(got)), np.isnan(part(want)), path=f"{path} (NaN parts)")
+        inf = ~fin & np.isinf(part(want))
+        assert_same(part(got)[inf], part(want)[inf], path=f"{path} (Inf parts)")
+    bad = np.flatnonzero(fin & ~near)
+    assert not bad.size, (f"{path}: {bad.size} finite results beyond the condition number, "
+                          f"e.g. {base[bad[0]]} ** {exp[bad[0]]}: {got[bad[0]]} vs {want[bad[0]]}")
 
 
 def test_real_operands_keep_real_loops_and_mixed_programs() -> None:
@@ -71,10 +106,10 @@ def test_real_operands_keep_real_loops_and_mixed_programs() -> None:
     want = quiet_numpy(f, x, z)
     got = fusejit.jit(f)(x, z)
     assert_same(got[0], want[0])  # real loops: NumPy's SIMD sin, to float tolerance
-    assert_same(got[1:], want[1:], rtol=0.0)
+    assert_same(got[1:], want[1:], rtol=_exact())
 
 
 def test_fastmath_keeps_expm1_parts() -> None:
     z = _values(np.dtype(np.complex128), 500, 3)
     f = lambda z: np.expm1(z)  # noqa: E731
-    assert_same(fusejit.jit(f, fastmath=True)(z), quiet_numpy(f, z), rtol=0.0)
+    assert_same(fusejit.jit(f, fastmath=True)(z), quiet_numpy(f, z), rtol=_exact())

@@ -20,6 +20,7 @@ import pytest
 import scipy.special
 
 from fusejit.codegen.cuda import CudaModule, render_cuda
+from fusejit.codegen.cuda_complex import header as complex_header
 from fusejit.errors import FusejitError, RuntimeFailure
 from fusejit.frontend.ops import OPS, ctype
 from fusejit.frontend.ops_complex import PART_OPS
@@ -95,6 +96,9 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
                                       np.float32(0.25))),
     "zero_size_std": (lambda x: (np.std(x, 1), np.var(x, 1, keepdims=True), np.std(x, 0)),
                       (np.ones((4, 0), f32),)),
+    "complex": (lambda z, w: (np.exp(z) * w / (z + 1j), np.abs(z).astype(f32), z.sum(),
+                              (z * w).prod()),
+                (np.ones(40, np.complex64), np.ones(40, np.complex64))),
     "gather": (lambda e, t: (e[t] * 2, np.take(e, t, axis=1, mode="clip"),
                              np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
                              np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
@@ -158,7 +162,7 @@ def _check_golden(name: str) -> None:
     program = program_of(CASES[name][0], *CASES[name][1], name=name)
     for k in program.kernels:  # node ids and source lines depend on what ran before
         k.nodes, k.locs = [], []
-    body = render_cuda(program).body
+    body = render_cuda(program).body.split(complex_header(), 1)[-1]  # (complex: the kernels)
     path = os.path.join(GOLDEN, f"cuda_{name}.cu")
     if os.environ.get("FUSEJIT_UPDATE_GOLDEN") == "1" or not os.path.exists(path):
         os.makedirs(GOLDEN, exist_ok=True)
@@ -168,7 +172,7 @@ def _check_golden(name: str) -> None:
         assert body == f.read(), f"{path} differs (FUSEJIT_UPDATE_GOLDEN=1 regenerates it)"
 
 
-@pytest.mark.parametrize("name", ["gelu", "lstm_cell"])
+@pytest.mark.parametrize("name", ["gelu", "lstm_cell", "complex"])
 def test_golden(name: str) -> None:
     _check_golden(name)
 
@@ -203,7 +207,7 @@ def _op_programs() -> list[Program]:
         if (op.kind != "elementwise" or name == "cast" or name.startswith("check_")
                 or name in PART_OPS):
             continue  # check_* ops: NumPy functions' run-time errors (test_numpy_lib.py);
-            # complex parts: the CUDA backend refuses complex values (test_complex_refused)
+            # complex parts: test_complex_programs_compile_to_cubin
         fn = getattr(scipy.special, name, None) if op.ref is None else \
             getattr(np, op.ufunc_name or name)
         for dt in dtypes:
@@ -217,11 +221,71 @@ def _op_programs() -> list[Program]:
     return programs
 
 
-@pytest.mark.parametrize("fn", [lambda z: z * 2, lambda x: np.abs(x * 1j)], ids=["c64", "inner"])
-def test_complex_refused(fn) -> None:
-    """complex64/complex128 values (arguments, or only inside a kernel) are refused clearly."""
-    with pytest.raises(FusejitError, match="complex64/complex128 values.*use the C backend"):
-        render_cuda(program_of(fn, np.ones(8, np.complex64)))
+def _complex_programs() -> list[Program]:
+    """Complex programs of every kind the CUDA backend renders for them: every complex op of
+    the op table, casts to and from every dtype, constants, parts,
+    sum/prod/mean reductions (a team per row, and split), cumsum/cumprod (a thread per row,
+    and blocked), ufunc.at, gathers, matmuls (one updating its output in place), sorts and
+    searches, in both precisions."""
+    from fusejit.frontend.ops_complex import COMPLEX_C
+
+    unary = [n for n, op in OPS.items() if n in COMPLEX_C and op.nin == 1
+             and n not in PART_OPS and op.ref is not None]
+    binary = [n for n, op in OPS.items() if n in COMPLEX_C and op.nin == 2
+              and n not in PART_OPS and op.ref is not None]
+    reals = [np.bool_, np.int8, np.int64, np.uint64, np.float16, np.float32, np.float64]
+
+    def ops(z, w, x, i):
+        out = [getattr(np, OPS[n].ufunc_name or n)(z) for n in unary]
+        out += [getattr(np, OPS[n].ufunc_name or n)(z, w) for n in binary]
+        out += [z.astype(d) for d in reals] + [x.astype(z.dtype), z * 1j - 2.5, z.real, z.imag,
+                                                np.clip(z, w, z), np.where(x > 0, z, w), z[i]]
+        return out
+
+    def rows(z, big, w):
+        np.multiply.at(z, [0, 2, 2], 1 + 1j)
+        w -= 0.5 * (z[:4] @ z[:4].T.conj())
+        s = np.sort(z, axis=0)
+        return (z.sum(axis=1), z.prod(axis=1), big.sum(), big.mean(), np.cumsum(z, axis=1),
+                np.cumprod(z, axis=0), np.cumsum(big), np.maximum.accumulate(big), z @ z.T,
+                s, np.argsort(z, kind="stable"), np.searchsorted(s[:, 0], z[0], side="right"))
+
+    progs = []
+    for dt in (np.complex64, np.complex128):
+        z = np.ones(16, dt)
+        progs.append(program_of(ops, z, z, np.ones(16), np.ones(3, np.int32),
+                                name=f"ops_{dt.__name__}"))
+        progs.append(program_of(rows, np.ones((8, 6), dt), np.ones(70_000, dt),
+                                np.ones((4, 4), dt), name=f"rows_{dt.__name__}"))
+    return progs
+
+
+def test_complex_renders_on_the_device_type() -> None:
+    """Complex buffers are fj_c64 / fj_c128 (fj_complex_cuda.h after the prelude), no C99
+    complex spelling reaches the kernels, elementwise kernels stay on the scalar path, and a
+    real program's source does not change."""
+    from fusejit.codegen.cuda_complex import header
+
+    for m in (render_cuda(p) for p in _complex_programs()):
+        kernels = m.body.split(header(), 1)[1]  # the device header, then the kernels
+        assert "_Complex" not in kernels and "__real__" not in kernels
+        assert re.search(r"fj_c(64|128) \*b\d", kernels)
+        assert all(k.vector == 1 for k in m.kernels)
+        # complex team accumulators (16 bytes) need an aligned team buffer
+        assert "fj_sh[64] __attribute__((aligned(16)));" in kernels or "fj_op_mul()(fj_a" \
+            not in kernels
+    assert "fj_c64" not in render_case("gelu").source
+
+
+@needs_nvcc
+def test_complex_programs_compile_to_cubin() -> None:
+    modules = [render_cuda(p) for p in _complex_programs()]
+    source = modules[0].source + "".join(m.body for m in modules[1:])
+    cubin = backend_cuda.compile_cubin(source, "sm_90")
+    assert cubin[:4] == b"\x7fELF"
+    for m in modules:
+        for name in m.kernel_names:
+            assert name.encode() in cubin
 
 
 @needs_nvcc

@@ -9,6 +9,7 @@ several whole test files this way (FUSEJIT_TEST_FAKE_CUDA=emulate)."""
 from __future__ import annotations
 
 import math
+import os
 import shutil
 
 import cuda_fake
@@ -204,3 +205,71 @@ def test_scans_sorts_searches_and_scatters(monkeypatch: pytest.MonkeyPatch) -> N
     f = rng.uniform(-1, 1, (1 << 15) + 3)
     np.testing.assert_allclose(fusejit.jit(np.cumsum, backend="cuda")(f), np.cumsum(f),
                                rtol=0, atol=1e-12)
+
+
+def test_complex_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """complex64/complex128 (fj_complex_cuda.h's fj_c64/fj_c128) through each kind of kernel:
+    elementwise with casts and transcendental functions, a row product (team shuffles of
+    both parts), a split sum and mean, a blocked cumsum (16-byte values in its scratch), a
+    cumprod (plain products, as NumPy), np.add.at, the tiled matmul, sorts by comparison and
+    a search."""
+    cuda_fake.install(monkeypatch, emulate=True)
+    rng = np.random.default_rng(14)
+
+    def f(z, w, idx, acc):
+        np.add.at(acc, idx, w[:idx.size])
+        return (np.exp(z) * w / (z + 2) + np.sqrt(w) - np.log(z).real, np.tan(w[:64]),
+                (z[:300].reshape(30, 10) * 0.9).prod(axis=1), z.sum(), w.mean(),
+                np.cumsum(z), np.cumprod(w[:40] * 0.5), acc,
+                z[:48].reshape(6, 8) @ w[:40].reshape(8, 5), np.sort(z[:1000]),
+                np.argsort(w[:100].reshape(10, 10), axis=0, kind="stable"),
+                np.searchsorted(np.sort(z[:50]), w[:20]))
+
+    for dt, tol in ((np.complex64, 2e-5), (np.complex128, 1e-12)):
+        z = (rng.standard_normal(70001) + 1j * rng.standard_normal(70001)).astype(dt)
+        w = (rng.standard_normal(70001) - 1j * rng.standard_normal(70001)).astype(dt)
+        idx, acc = rng.integers(0, 5, 50), np.zeros(5, dt)
+        got = fusejit.jit(f, backend="cuda")(z, w, idx, acc.copy())
+        want = f(z, w, idx, acc)
+        for g, e in zip(got, want):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol * float(np.abs(e).max()))
+
+
+_CFUNCS = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
+           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log1p", "expm1", "sign",
+           "reciprocal", "square", "absolute")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+def test_complex_functions_on_drawn_values(dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fj_complex_cuda*.h's functions against NumPy's (glibc's) on hypothesis-drawn parts of
+    every magnitude, subnormals, signed zeros, Inf and NaN: one compiled program per dtype,
+    to float tolerance (a subnormal result to a few of its units)."""
+    from conftest import assert_same
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    cuda_fake.install(monkeypatch, emulate=True)
+    part = np.float32 if dtype == np.complex64 else np.float64
+    width = 32 if part == np.float32 else 64
+    f = fusejit.jit(lambda z: {n: getattr(np, n)(z) for n in _CFUNCS}, backend="cuda")
+    top = float(np.finfo(part).max) / 4  # (|z| near the largest float: NumPy's SIMD abs
+    # overflows a last bit earlier than hypot)
+    parts = hnp.arrays(part, 16, elements=st.one_of(
+        st.floats(-top, top, width=width), st.sampled_from([np.inf, -np.inf, np.nan, -np.nan])))
+
+    @settings(max_examples=int(os.environ.get("FJ_CPLX_N", "15")), deadline=None)
+    @given(parts, parts)
+    def check(re, im):
+        z = np.empty(16, dtype)
+        z.real, z.imag = re, im
+        with np.errstate(all="ignore"):
+            want = {n: getattr(np, n)(z) for n in _CFUNCS}
+        got = f(z)
+        for n in _CFUNCS:  # (a subnormal part: within a few of its units)
+            assert_same(got[n], want[n], atol=4 * float(np.finfo(part).smallest_subnormal),
+                        path=f"{n}{z.tolist()}")
+
+    check()

@@ -1,8 +1,9 @@
-"""The random-graph fuzzer's programs (tests/test_fuzz.py) and random in-place matrix-product
-updates (`w -= lr * (a @ b)` and relatives, lowering/gemm_update.py) rendered as CUDA and
-compiled with nvcc, all in one nvcc call: to PTX (nvcc's front end and optimiser, where the
-generator's errors show; ptxas is left to the cubin tests of test_cuda_codegen.py), for the
-first FUSEJIT_FUZZ_CUDA_SEEDS seeds of each fuzzer (default: half of test_fuzz.py's). Values
+"""The random-graph fuzzer's programs (tests/test_fuzz.py, complex ones too) and random
+in-place matrix-product updates (`w -= lr * (a @ b)` and relatives, lowering/gemm_update.py)
+rendered as CUDA and compiled with nvcc, all in one nvcc call: to PTX (nvcc's front end and
+optimiser, where the generator's errors show; ptxas is left to the cubin tests of
+test_cuda_codegen.py), for the first FUSEJIT_FUZZ_CUDA_SEEDS seeds of each fuzzer (default:
+half of test_fuzz.py's). Values
 are checked on a GPU (FUSEJIT_BACKEND=cuda runs test_fuzz.py there) and, for the host side,
 under FUSEJIT_TEST_FAKE_CUDA=1; here nvcc must accept what the generator renders."""
 
@@ -61,14 +62,20 @@ def lowered(fn: Any, args: list[Any]) -> Program | None:
 
 
 def fuzz_programs() -> list[Program]:
+    """The fuzzer's programs: plain, structural, and (a quarter as many) over complex values
+    (fj_complex_cuda.h's type; their headers' include guards keep one copy per source)."""
     programs = []
-    for structural, n in ((False, min(N_CUDA, N_SEEDS)), (True, min(N_CUDA, N_STRUCTURAL))):
+    for structural, n, cplx in ((False, min(N_CUDA, N_SEEDS), False),
+                                (True, min(N_CUDA, N_STRUCTURAL), False),
+                                (False, N_CUDA // 4, True)):
         for seed in range(n):
-            result, specs, share = random_program(seed, structural)
+            result, specs, share = random_program(seed, structural or (cplx and seed % 2 == 1),
+                                                  complex_ok=cplx)
             fn = build(result, share=share, n_args=len(specs))
             p = lowered(fn, make_args(specs, seed))
             if p is not None:
-                programs.append(dataclasses.replace(p, name=f"fz{int(structural)}_{seed}"))
+                name = f"fz{'c' if cplx else int(structural)}_{seed}"
+                programs.append(dataclasses.replace(p, name=name))
     return programs
 
 

@@ -51,16 +51,12 @@ def test_unknown_backend() -> None:
 
 
 def test_refused_kernels_name_the_users_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Complex values and LAPACK calls without a device kernel (eigh, lstsq) are
-    refused on CUDA with an UnsupportedError that names the line of the user's call (as
-    every refusal does)."""
+    """LAPACK calls without a device kernel (eigh, lstsq, svd, qr) are refused on CUDA with
+    an UnsupportedError that names the line of the user's call (as every refusal does)."""
     cuda_fake.install(monkeypatch)
-    x = np.arange(6, dtype=f32)
-    for fn, args, what in [(lambda x: (x * 1j).real, (x,), "complex64/complex128"),
-                           (lambda a: np.linalg.eigh(a)[1], (np.eye(3),), "LAPACK")]:
-        with pytest.raises(UnsupportedError, match=what) as e:
-            fusejit.jit(fn, backend="cuda")(*args)
-        assert "test_cuda_jit.py:" in str(e.value), str(e.value)
+    with pytest.raises(UnsupportedError, match="LAPACK") as e:
+        fusejit.jit(lambda a: np.linalg.eigh(a)[1], backend="cuda")(np.eye(3))
+    assert "test_cuda_jit.py:" in str(e.value), str(e.value)
 
 
 def test_a_cuda_run_skips_and_counts_refused_tests(tmp_path: Any) -> None:

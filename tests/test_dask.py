@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, on_cuda
+from conftest import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,10 +162,9 @@ def test_argmax_ties_and_nan_match_numpy():
     a[7, 5] = a[11, 0] = np.nan
     check(lambda x: (np.argmax(x), np.argmin(x, axis=1), x.max()),
           da.from_array(a, chunks=(5, 4)))
-    if not on_cuda():  # complex: lexicographic, first NaN in either part (CUDA refuses them)
-        z = a + 1j * (np.arange(72).reshape(12, 6) % 3)
-        z[2, 1] = complex(5, np.nan)
-        check(lambda z: z.max(axis=0), da.from_array(z, chunks=(6, 3)))  # argmax inside
+    z = a + 1j * (np.arange(72).reshape(12, 6) % 3)  # complex: lexicographic, first NaN
+    z[2, 1] = complex(5, np.nan)  # in either part
+    check(lambda z: z.max(axis=0), da.from_array(z, chunks=(6, 3)))  # argmax inside
 
 
 def test_float32_sum_of_a_large_array_is_accurate():
@@ -288,10 +287,9 @@ def test_errors_before_anything_runs():
         fusejit.jit(lambda x: x * 2)(x[x[:, 0] > 0])
     with pytest.raises(UnsupportedError, match="datetime64"):
         fusejit.jit(lambda x: x * 2)(x.astype("datetime64[s]"))
-    if not on_cuda():  # complex chunks (the CUDA backend refuses complex values)
-        z = x.astype(np.complex64) * (1 - 2j)
-        got = fusejit.jit(lambda z: (z * 2j).sum(axis=0))(z)
-        np.testing.assert_allclose(np.asarray(got), (z.compute() * 2j).sum(axis=0), rtol=1e-5)
+    z = x.astype(np.complex64) * (1 - 2j)  # complex chunks
+    got = fusejit.jit(lambda z: (z * 2j).sum(axis=0))(z)
+    np.testing.assert_allclose(np.asarray(got), (z.compute() * 2j).sum(axis=0), rtol=1e-5)
     with pytest.raises(UnsupportedError, match="reshape"):
         fusejit.jit(lambda x: x.reshape(-1) + 1)(x)
     x1 = rand((40, 30), (10, 30))

@@ -91,7 +91,6 @@ def test_fuzz_structural(seed: int) -> None:
         raise AssertionError(f"structural seed {seed}: {describe(result, specs)}\n{e}") from e
 
 
-@pytest.mark.c_only  # the CUDA backend refuses complex values
 @pytest.mark.parametrize("seed", range(N_COMPLEX))
 def test_fuzz_complex(seed: int) -> None:
     """Programs over complex64/complex128 beside real dtypes (ops fusejit computes on complex
