@@ -178,3 +178,32 @@ def kernel_params(k: Kernel, program: Program, scratch: bool = False
     ps = (params(used, stored, dtypes) + ["unsigned char *fj_scr"] * scratch
           + ["unsigned int *fj_errp"] * checks)
     return dtypes, used, ps, checks
+
+
+SORT_BLOCKS = 1024  # blocks of a sort kernel at most (each has its own scratch)
+
+
+def sort_tail(lines: list[str], body: list[str], k: Kernel, var: str, value: str,
+              store: Store, dtypes: dict[int, np.dtype], threads: int, checks: bool,
+              sym: str, used: list[int], index: int, block_bytes: int
+              ) -> tuple[str, CudaLaunch, int]:
+    """The end of a row sort kernel (codegen/cuda_sort.py, cuda_sort_complex.py): each row's
+    sorted elements (`value`, of position fj_j) stored as `var`, the blocks' grid-stride
+    loop over the rows, the error word, and the launch with the scratch bytes it needs."""
+    dims, n = len(k.domain), k.domain[-1]
+    rows = int(np.prod(k.domain[:-1], dtype=np.int64))
+    ot = value_type(dtypes[store.access.buf])
+    body += [f"for (fj_idx fj_j = threadIdx.x; fj_j < {n}; fj_j += {threads}) {{",
+             f"    const fj_idx i{dims - 1} = fj_j;",
+             f"    const {ot} {var} = ({ot}){value};",
+             "    " + store_line(store, dtypes[store.access.buf], dims), "}",
+             "__syncthreads();  // (the next row reuses the scratch)"]
+    lines += [f"    for (fj_idx fj_o = blockIdx.x; fj_o < {rows}; fj_o += gridDim.x) {{",
+              *("        " + x for x in body), "    }"]
+    if checks:
+        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
+    lines.append("}")
+    blocks = min(rows, SORT_BLOCKS)
+    launch = CudaLaunch(sym, tuple(used), rows if n else 0, threads, blocks, 1, checks,
+                        units=blocks, scratch=True, kernel=index, role="sort")
+    return "\n".join(lines), launch, blocks * block_bytes

@@ -29,6 +29,7 @@ from .cuda_base import (
     index_type,
     kernel_params,
     load_line,
+    sort_tail,
     stmt,
     storage_type,
     store_line,
@@ -38,7 +39,6 @@ from .cuda_base import (
 from .cuda_sort_complex import render_complex_sort
 
 MAX_THREADS = 1024  # threads per sorting block
-SORT_BLOCKS = 1024  # blocks of a sort kernel at most (each has its own scratch)
 SEARCH_THREADS = 256
 
 
@@ -126,7 +126,6 @@ def render_sort(k: Kernel, index: int, program: Program, opts: CudaOptions
     store = next(s for s in k.body if isinstance(s, Store))
     point = [s for s in k.body if not isinstance(s, (Sort, Store))]
     outer, n = k.domain[:-1], k.domain[-1]
-    rows = int(np.prod(outer, dtype=np.int64))
     dims, sfx = len(k.domain), suffix(srt.dtype)
     lay = SortLayout(srt, n)
     threads = min(MAX_THREADS, max(32, lay.p // 2))
@@ -179,23 +178,10 @@ def render_sort(k: Kernel, index: int, program: Program, opts: CudaOptions
              "        }", "        __syncthreads();", "    }", "}"]
     pos = ("(fj_idx)(uint32_t)fj_k[fj_j]" if lay.packed else "(fj_idx)fj_x[fj_j]"
            if unpacked else "0")
-    ot = value_type(dtypes[store.access.buf])
     value = {"sort": f"fj_unkey_{sfx}(({_ut(srt)})fj_k[fj_j])", "stable": f"fj_v[{pos}]",
              "arg": f"(long long){pos}"}[srt.mode]
-    body += [f"for (fj_idx fj_j = threadIdx.x; fj_j < {n}; fj_j += {threads}) {{",
-             f"    const fj_idx i{dims - 1} = fj_j;",
-             f"    const {ot} {srt.var} = ({ot}){value};",
-             "    " + store_line(store, dtypes[store.access.buf], dims), "}",
-             "__syncthreads();  // (the next row reuses the scratch)"]
-    lines += [f"    for (fj_idx fj_o = blockIdx.x; fj_o < {rows}; fj_o += gridDim.x) {{",
-              *("        " + x for x in body), "    }"]
-    if checks:
-        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
-    lines.append("}")
-    blocks = min(rows, SORT_BLOCKS)
-    launch = CudaLaunch(sym, tuple(used), rows if n else 0, threads, blocks, 1, checks,
-                        units=blocks, scratch=True, kernel=index, role="sort")
-    return "\n".join(lines), launch, blocks * lay.block_bytes
+    return sort_tail(lines, body, k, srt.var, value, store, dtypes, threads, checks, sym,
+                     used, index, lay.block_bytes)
 
 
 def _ut(srt: Sort) -> str:

@@ -23,14 +23,13 @@ from .cuda_base import (
     index_type,
     kernel_params,
     load_line,
+    sort_tail,
     stmt,
-    store_line,
     symbol,
     value_type,
 )
 
 MAX_THREADS = 1024
-SORT_BLOCKS = 1024
 
 
 def render_complex_sort(k: Kernel, srt: Sort, index: int, program: Program, opts: CudaOptions,
@@ -41,7 +40,6 @@ def render_complex_sort(k: Kernel, srt: Sort, index: int, program: Program, opts
     store = next(s for s in k.body if isinstance(s, Store))
     point = [s for s in k.body if not isinstance(s, (Sort, Store))]
     outer, n = k.domain[:-1], k.domain[-1]
-    rows = int(np.prod(outer, dtype=np.int64))
     dims, sfx, vt = len(k.domain), suffix(srt.dtype), value_type(srt.dtype)
     v_at = -(-p * 4 // 16) * 16
     block_bytes = -(-(v_at + max(n, 1) * np.dtype(srt.dtype).itemsize) // 256) * 256
@@ -85,19 +83,6 @@ def render_complex_sort(k: Kernel, srt: Sort, index: int, program: Program, opts
              "fj_x[fj_l] = fj_a; }",
              "            }",
              "        }", "        __syncthreads();", "    }", "}"]
-    ot = value_type(dtypes[store.access.buf])
     value = "(long long)fj_x[fj_j]" if srt.mode == "arg" else "fj_v[fj_x[fj_j]]"
-    body += [f"for (fj_idx fj_j = threadIdx.x; fj_j < {n}; fj_j += {threads}) {{",
-             f"    const fj_idx i{dims - 1} = fj_j;",
-             f"    const {ot} {srt.var} = ({ot}){value};",
-             "    " + store_line(store, dtypes[store.access.buf], dims), "}",
-             "__syncthreads();  // (the next row reuses the scratch)"]
-    lines += [f"    for (fj_idx fj_o = blockIdx.x; fj_o < {rows}; fj_o += gridDim.x) {{",
-              *("        " + x for x in body), "    }"]
-    if checks:
-        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
-    lines.append("}")
-    blocks = min(rows, SORT_BLOCKS)
-    launch = CudaLaunch(sym, tuple(used), rows if n else 0, threads, blocks, 1, checks,
-                        units=blocks, scratch=True, kernel=index, role="sort")
-    return "\n".join(lines), launch, blocks * block_bytes
+    return sort_tail(lines, body, k, srt.var, value, store, dtypes, threads, checks, sym, used,
+                     index, block_bytes)

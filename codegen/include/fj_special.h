@@ -36,7 +36,9 @@
  *       normal float). Below x = -170.5, where |gamma| < 2.3e-308, SciPy returns +-0 for
  *       most x and this the (sub)normal value tgamma computes.
  *   fj_sp_rgamma       1 / tgamma, 0 at the poles (0, -1, -2, ... and -inf; +-0 at +-0, as
- *       SciPy): within 1e-15 of SciPy's.
+ *       SciPy): within 1e-15 of SciPy's. Below x ~ -2e9 (where 1/gamma is +-inf) SciPy's
+ *       reflection through sin(pi x) gets the sign wrong near the poles; this one's is
+ *       gamma's, (-1)^(floor(-x) + 1).
  */
 
 static inline double fj_sp_xlogy(double x, double y) {
