@@ -25,6 +25,7 @@ from ..frontend.ops import OPS
 from .epilogue_plan import Epilogues
 from .narrow import narrow_stores
 from .stored import (
+    inline_cost,
     is_source,
     materialised_deps,
     reads_only_scalars,
@@ -77,19 +78,6 @@ class Group:
         keep = tuple(1 if d in self.axes else n for d, n in enumerate(self.shape))
         squeezed = tuple(n for d, n in enumerate(self.shape) if d not in self.axes)
         return keep, squeezed
-
-
-def inline_cost(node: Node, materialised: set[int]) -> int:
-    """Op cost of computing `node` from materialised values (shared subtrees counted once)."""
-    total, seen, stack = 0, set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.id in seen or is_source(n) or (n is not node and n.id in materialised):
-            continue
-        seen.add(n.id)
-        total += OPS[n.op].cost if OPS[n.op].kind == "elementwise" else 0
-        stack.extend(n.inputs)
-    return total
 
 
 def matmul_operand_store(operand: Node) -> Node | None:

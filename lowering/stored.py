@@ -74,3 +74,16 @@ def reads_only_scalars(node: Node, materialised: set[int]) -> bool:
         if not (is_source(n) or n.id in materialised):
             stack.extend(n.inputs)
     return True
+
+
+def inline_cost(node: Node, materialised: set[int]) -> int:
+    """Op cost of computing `node` from materialised values (shared subtrees counted once)."""
+    total, seen, stack = 0, set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.id in seen or is_source(n) or (n is not node and n.id in materialised):
+            continue
+        seen.add(n.id)
+        total += OPS[n.op].cost if OPS[n.op].kind == "elementwise" else 0
+        stack.extend(n.inputs)
+    return total
