@@ -68,6 +68,18 @@ def modf(x: Any, **kwargs: Any) -> tuple[Any, Any]:
     return frac, whole
 
 
+def frexp(x: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """np.frexp: (mantissa, exponent) as C's frexp, the exponent int32 (0 for inf and NaN);
+    ints and bools go through NumPy's float loop for them."""
+    _no_kwargs("frexp", kwargs)
+    t = asarray(x) if not isinstance(x, T.Tracer) else x
+    mdt, edt = (r.dtype for r in np.frexp(np.empty(0, _dtype_of(x))))
+    t = t.astype(mdt, copy=False)
+    scalar = t.ndim == 0
+    return tuple(T.Tracer(T.make_node(op, [t.node], t.shape, dt), scalar=scalar)
+                 for op, dt in (("frexp_mantissa", mdt), ("frexp_exponent", edt)))
+
+
 def diagflat(v: Any, k: int = 0) -> T.Tracer:
     """np.diagflat: the flattened input on the k-th diagonal of a square matrix."""
     return np.diag(np.ravel(asarray(v)), k)
@@ -289,6 +301,7 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.float_power: float_power,
     np.divmod: divmod_,
     np.modf: modf,
+    np.frexp: frexp,
 }
 
 METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put,

@@ -28,6 +28,26 @@ for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
 
+
+# --- np.ldexp, and np.frexp's two results (frontend/everyday.py) ----------------------------
+def _ldexp(ins: list[str], out: str) -> str:
+    """libm's ldexp (ldexpf for float32 and float16, as NumPy's loops); an int64 exponent
+    outside int's range clamped to it, as NumPy's long loop does."""
+    fn = "ldexp" if out == "f64" else "ldexpf"
+    if ins[1] != "i64":
+        return fn + "({0}, {1})"
+    return fn + "({0}, (int)({1} > 2147483647 ? 2147483647 : {1} < -2147483647 - 1 ? " \
+        "-2147483647 - 1 : {1}))"
+
+
+def _frexp(part: str) -> Callable[[list[str], str], str]:
+    return lambda ins, out: f"fj_frexp{part}_{'f64' if ins[0] == 'f64' else 'f32'}({{0}})"
+
+
+add_op(OpDef("ldexp", "elementwise", 2, np.ldexp, _ldexp, 2, (), "ldexp"))
+add_op(OpDef("frexp_mantissa", "elementwise", 1, lambda x: np.frexp(x)[0], _frexp("m"), 2))
+add_op(OpDef("frexp_exponent", "elementwise", 1, lambda x: np.frexp(x)[1], _frexp("e"), 2))
+
 ERR_ALL_NAN = ErrorCheck(Status.ALL_NAN, "({0})")
 ERR_CHOICE = ErrorCheck(Status.CHOICE, "({0})")
 ERR_GEOM_ZERO = ErrorCheck(Status.GEOM_ZERO, "({0})")

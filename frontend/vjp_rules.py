@@ -386,6 +386,9 @@ def _install() -> None:
     for name in ("input", "const", "empty"):
         set_vjp(name, SOURCE)
     set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
+    set_vjp("frexp_exponent", INTEGER)
+    for name in ("ldexp", "frexp_mantissa"):
+        set_vjp(name, Refused(f"np.{name.split('_')[0]} is not differentiated by fusejit yet"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))

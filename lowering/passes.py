@@ -17,6 +17,10 @@ from ..frontend.ops import OPS, SUPPORTED_DTYPES, gather_shape
 
 Rule = Callable[[Node], Node]
 
+# elementwise ops whose inputs may differ in dtype: a cast, where's bool condition, and
+# np.ldexp's integer exponent (its C takes each input's own type)
+_MIXED_INPUTS = frozenset({"cast", "where", "ldexp"})
+
 
 def _rebuilt(graph: Graph, mapped: dict[int, Node]) -> Graph:
     outputs = [mapped[o.id] for o in graph.outputs]
@@ -124,7 +128,7 @@ def _check(node: Node, seen: set[int]) -> str | None:
             return "inputs do not broadcast"
         if shape != node.shape:
             return f"shape {node.shape} is not the broadcast of its inputs {shape}"
-        if node.op != "cast" and node.op != "where" and len({i.dtype for i in node.inputs}) > 1:
+        if node.op not in _MIXED_INPUTS and len({i.dtype for i in node.inputs}) > 1:
             return "inputs of an elementwise op must share the loop dtype"
     if op.kind == "update":
         old, value, *index = node.inputs

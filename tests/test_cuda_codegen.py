@@ -209,11 +209,13 @@ def _op_programs() -> list[Program]:
             continue  # check_* ops: NumPy functions' run-time errors (test_numpy_lib.py);
             # complex parts: test_complex_programs_compile_to_cubin
         fn = getattr(scipy.special, name, None) if op.ref is None else \
-            getattr(np, op.ufunc_name or name)
+            getattr(np, op.ufunc_name or name, op.ref)  # (frexp's parts: their references)
         for dt in dtypes:
             args = [np.ones(32, dt)[::2]] * op.nin  # strided: scalar path only, faster nvcc
             if name == "where":
                 args[0] = args[0].astype(bool)
+            if name == "ldexp":  # an integer exponent, of both kinds
+                args[1] = args[1].astype(np.int64 if dt == np.float64 else np.int32)
             try:
                 programs.append(program_of(fn, *args, name=name))
             except (TypeError, FusejitError):

@@ -279,3 +279,28 @@ def test_unravel_index_sliding_windows_choose_and_round():
     run_both(lambda x: round(x[0, 0] > 0, 2), x)  # nor NumPy bools
     with pytest.raises(UnsupportedError, match="writeable"):
         fusejit.jit(lambda v: swv(v, 3, writeable=True))(v)
+
+
+def test_frexp_and_ldexp_are_numpys_bits():
+    """np.frexp (mantissa, int32 exponent; inf/NaN exponent 0, subnormals' true exponent)
+    and np.ldexp (an int32 or int64 exponent, int64 ones beyond int's range clamped as
+    NumPy's long loop; overflow to inf, underflow through subnormals to 0), every float
+    dtype and integer inputs, and frexp's parts put back together by ldexp."""
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.standard_normal(50) * 10.0 ** rng.integers(-300, 300, 50),
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0, 5e-324, -2.2e-308, 1.7e308]])
+    e64 = np.array([0, 1, -1, 1100, -1100, 2**40, -2**40, 127, -149, -1074, 2000, -3000])
+    e32 = rng.integers(-300, 300, 12).astype(np.int32)
+    i8 = np.arange(-4, 5, dtype=np.int8)
+
+    def f(x, e64, e32, i8):
+        x32, x16 = x.astype(np.float32), x.astype(np.float16)
+        m, e = np.frexp(x)
+        return (np.frexp(x), np.frexp(x32), np.frexp(x16), np.frexp(i8), np.frexp(x[0]),
+                np.ldexp(m, e), np.ldexp(x[:12], e64), np.ldexp(x32[:12], e64),
+                np.ldexp(x16[:12], e32), np.ldexp(x[:12], e32), np.ldexp(x32[:12], 3),
+                np.ldexp(1.5, e32))
+
+    run_both(f, x, e64, e32, i8)
+    with pytest.raises(TypeError):
+        fusejit.jit(lambda a: np.ldexp(a, 2.0))(x)

@@ -345,7 +345,15 @@ static inline uint8_t fj_abs_b(uint8_t a) { return a; }
         return (x < 0) ? (T)0 : (x > 0) ? (T)1 : (x == 0) ? h0 : x;             \
     }                                                                           \
     static inline T fj_deg2rad_##SUF(T x) { return x * ((T)(PI) / (T)180); }    \
-    static inline T fj_rad2deg_##SUF(T x) { return x * ((T)180 / (T)(PI)); }
+    static inline T fj_rad2deg_##SUF(T x) { return x * ((T)180 / (T)(PI)); }    \
+    /* np.frexp's two results: the mantissa, and the exponent (0 for inf and NaN) */ \
+    static inline T fj_frexpm_##SUF(T x) { int e; return frexp##F(x, &e); }       \
+    static inline int32_t fj_frexpe_##SUF(T x)                                  \
+    {                                                                           \
+        int e = 0;                                                              \
+        (void)frexp##F(x, &e);                                                  \
+        return isfinite(x) ? (int32_t)e : 0;                                    \
+    }
 
 FJ__FLOAT(f32, float, f, 0.693147180559945309417232121458176568f,
           1.442695040888963407359924681001892137f,
