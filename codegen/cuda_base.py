@@ -180,6 +180,19 @@ def kernel_params(k: Kernel, program: Program, scratch: bool = False
     return dtypes, used, ps, checks
 
 
+def grid_loop(var: str, threads: int, count: str | int, body: list[str], checks: bool
+              ) -> list[str]:
+    """A kernel's lines for a thread per unit: the error word (where it `checks`), a
+    grid-stride loop of `var` over `count` units running `body`, the word flushed."""
+    lines = ["    unsigned int fj_err = 0u;"] if checks else []
+    lines += [f"    for (fj_idx {var} = (fj_idx)blockIdx.x * {threads} + threadIdx.x; "
+              f"{var} < {count}; {var} += (fj_idx)gridDim.x * {threads}) {{",
+              *("        " + x for x in body), "    }"]
+    if checks:
+        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
+    return lines
+
+
 SORT_BLOCKS = 1024  # blocks of a sort kernel at most (each has its own scratch)
 
 

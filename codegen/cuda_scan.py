@@ -23,6 +23,7 @@ from .cuda_base import (
     CudaOptions,
     binary,
     decompose,
+    grid_loop,
     index_type,
     kernel_params,
     point_line,
@@ -57,10 +58,6 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
              f'extern "C" __global__ void __launch_bounds__({THREADS}) '
              f"{sym}({', '.join(ps) or 'void'}) {{",
              f"    typedef {idx} fj_idx;"]
-    if checks:
-        lines.append("    unsigned int fj_err = 0u;")
-    lines += [f"    for (fj_idx fj_o = (fj_idx)blockIdx.x * {THREADS} + threadIdx.x; "
-              f"fj_o < {rows}; fj_o += (fj_idx)gridDim.x * {THREADS}) {{"]
     body = decompose(outer, "fj_o") if outer else []
     body += [f"{value_type(s.dtype)} fj_a_{s.var} = 0;" for s in k.body if isinstance(s, Scan)]
     body.append(f"for (fj_idx fj_j = 0; fj_j < {n}; fj_j++) {{")
@@ -73,10 +70,7 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
         else:
             body.append("    " + point_line(s, dtypes, dims))
     body.append("}")
-    lines += ["        " + line for line in body] + ["    }"]
-    if checks:
-        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
-    lines.append("}")
+    lines += grid_loop("fj_o", THREADS, rows, body, checks) + ["}"]
     blocks = -(-rows // THREADS)
     launch = CudaLaunch(sym, tuple(used), rows if n else 0, THREADS,
                         min(blocks, opts.max_blocks), 1, checks, units=blocks, kernel=index,

@@ -21,6 +21,7 @@ from .cuda_base import (
     CudaLaunch,
     CudaOptions,
     decompose,
+    grid_loop,
     index_type,
     kernel_params,
     params,
@@ -87,13 +88,7 @@ def render_blocked(k: Kernel, index: int, program: Program, opts: CudaOptions,
         lines = [f"/* {k.name}{name}: {comment}; nodes {k.nodes} */",
                  f'extern "C" __global__ void __launch_bounds__({THREADS}) '
                  f"{sym}{name}({', '.join(plist)}) {{", *head]
-        if err:
-            lines.append("    unsigned int fj_err = 0u;")
-        lines += [f"    for (fj_idx fj_u = (fj_idx)blockIdx.x * {THREADS} + threadIdx.x; "
-                  f"fj_u < {count}; fj_u += (fj_idx)gridDim.x * {THREADS}) {{",
-                  *("        " + x for x in body), "    }"]
-        if err:
-            lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
+        lines += grid_loop("fj_u", THREADS, count, body, err)
         return "\n".join(lines + ["}"])
 
     pre = [s for s in k.body[:at + 1] if not isinstance(s, Store)]

@@ -26,6 +26,7 @@ from .cuda_base import (
     CudaOptions,
     decompose,
     from_storage,
+    grid_loop,
     index_type,
     kernel_params,
     load_line,
@@ -211,14 +212,7 @@ def _render_search(k: Kernel, srt: Sort, index: int, program: Program, opts: Cud
              f'extern "C" __global__ void __launch_bounds__({SEARCH_THREADS}) '
              f"{sym}({', '.join(ps) or 'void'}) {{",
              f"    typedef {idx} fj_idx;"]
-    if checks:
-        lines.append("    unsigned int fj_err = 0u;")
-    lines += [f"    for (fj_idx fj_i = (fj_idx)blockIdx.x * {SEARCH_THREADS} + threadIdx.x; "
-              f"fj_i < {size}; fj_i += (fj_idx)gridDim.x * {SEARCH_THREADS}) {{",
-              *("        " + x for x in body), "    }"]
-    if checks:
-        lines.append("    if (fj_err) atomicOr(fj_errp, fj_err);")
-    lines.append("}")
+    lines += grid_loop("fj_i", SEARCH_THREADS, size, body, checks) + ["}"]
     blocks = max(1, -(-size // SEARCH_THREADS))
     launch = CudaLaunch(sym, tuple(used), size, SEARCH_THREADS, min(blocks, opts.max_blocks), 1,
                         checks, units=blocks, kernel=index, role="search")

@@ -119,7 +119,7 @@ def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:
     (the same kernels and plan, without rendering or building anything)."""
     strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
     blas = _blas(program)
-    own = any(isinstance(k, LapackKernel) for k in program.kernels)  # (LAPACK without BLAS)
+    own = any(isinstance(k, LapackKernel) and k.own for k in program.kernels)
     graph = prelower(optimised, strides, LowerOptions(blas, own))
     if referenced_nodes(program) <= {n.id for n in graph.nodes()}:
         return graph, program

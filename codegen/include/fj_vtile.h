@@ -312,16 +312,18 @@ static inline int fj__vexp_pair_normal(fj_v8sf u, fj_v8sf v) {
                        (fj_v8si)((fj_v8sf)((fj_v8si)v & (fj_v8si)mag) <= lim);
     return __builtin_ia32_movmskps256((fj_v8sf)ok) == 0xff;
 }
-#define FJ__VEXP_PAIR(u, v)                                                                 \
+/* A pair of vectors through FAST when OK says every lane is in its range, else SLOW. */
+#define FJ__PAIR(OK, FAST, SLOW, u, v)                                                      \
     do {                                                                                    \
-        if (__builtin_expect(fj__vexp_pair_normal(u, v), 1)) {                              \
-            u = fj__vexp_normal(u);                                                         \
-            v = fj__vexp_normal(v);                                                         \
+        if (__builtin_expect(OK(u, v), 1)) {                                                \
+            u = FAST(u);                                                                    \
+            v = FAST(v);                                                                    \
         } else {                                                                            \
-            u = fj__vexp(u);                                                                \
-            v = fj__vexp(v);                                                                \
+            u = SLOW(u);                                                                    \
+            v = SLOW(v);                                                                    \
         }                                                                                   \
     } while (0)
+#define FJ__VEXP_PAIR(u, v) FJ__PAIR(fj__vexp_pair_normal, fj__vexp_normal, fj__vexp, u, v)
 
 /* tanh, erf: on a = |x| (clamped to `cap`, where f has rounded to 1; NaN passes), one
  * polynomial per interval; interval = low 3 bits of bits(max(a, lo)) >> shift.  f = c0 + s r +
@@ -389,16 +391,7 @@ static inline int fj__vlog_pair_normal(fj_v8sf u, fj_v8sf v) {
                        (fj_v8si)(v <= hi);
     return __builtin_ia32_movmskps256((fj_v8sf)ok) == 0xff;
 }
-#define FJ__VLOG_PAIR(u, v)                                                                 \
-    do {                                                                                    \
-        if (__builtin_expect(fj__vlog_pair_normal(u, v), 1)) {                              \
-            u = fj__vlog_normal(u);                                                         \
-            v = fj__vlog_normal(v);                                                         \
-        } else {                                                                            \
-            u = fj__vlog(u);                                                                \
-            v = fj__vlog(v);                                                                \
-        }                                                                                   \
-    } while (0)
+#define FJ__VLOG_PAIR(u, v) FJ__PAIR(fj__vlog_pair_normal, fj__vlog_normal, fj__vlog, u, v)
 
 typedef fj_v8sf fj__vtile_t;
 #define FJ__TILE_FN FJ__TILE_VECTOR
