@@ -105,15 +105,17 @@ def decompose(domain: tuple[int, ...], flat: str, first: int = 0) -> list[str]:
 
 
 def compute(s: Compute) -> str:
-    """Like cexpr.compute_expr, but float -> integer casts give x86's results (NumPy's), not
-    the GPU's saturating conversions."""
+    """Like cexpr.compute_expr, but float (and complex) -> integer casts give x86's results
+    (NumPy's), not the GPU's saturating conversions."""
     if s.op != "cast":
         return compute_expr(s)
     src, dst = np.dtype(s.in_dtypes[0]), np.dtype(s.dtype)
-    if src.kind == "f" and dst.kind in "iu":
+    if src.kind in "fc" and dst.kind in "iu":
+        # complex -> integer: NumPy converts the real part as a float
+        arg = s.args[0] if src.kind == "f" else f"__real__ ({s.args[0]})"
         fn = ("fj_f2u64" if dst == np.uint64 else "fj_f2i32"
               if dst.itemsize < 4 or dst == np.int32 else "fj_f2i64")
-        return f"(({ctype(dst)}){fn}((double)({s.args[0]})))"
+        return f"(({ctype(dst)}){fn}((double)({arg})))"
     return cast_expr(src, dst, s.args[0])
 
 

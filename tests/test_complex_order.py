@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import on_cuda
 
 import fusejit
 from fusejit.errors import UnsupportedError
@@ -68,6 +69,11 @@ def _bits(x: np.ndarray) -> np.ndarray:
     return np.stack([x.real, x.imag])
 
 
+# np.ptp's results: a NaN that arithmetic makes (inf - inf) has the sign bit set on x86 (its
+# default NaN) and clear on a GPU; a NaN that ordering selects keeps its bits on both
+_ARITHMETIC = {"[2][13]", "[3][13]"}
+
+
 def _assert_identical(got: tuple, want: tuple, path: str = "") -> None:
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want), path
@@ -80,7 +86,10 @@ def _assert_identical(got: tuple, want: tuple, path: str = "") -> None:
     gb, wb = _bits(g), _bits(w)
     same = (gb == wb) | (np.isnan(gb) & np.isnan(wb)) if gb.dtype.kind == "f" else gb == wb
     if gb.dtype.kind == "f":
-        same &= np.signbit(gb) == np.signbit(wb)
+        sign = np.signbit(gb) == np.signbit(wb)
+        if on_cuda() and path in _ARITHMETIC:
+            sign |= np.isnan(wb)
+        same &= sign
     assert same.all(), f"{path}: {g} != NumPy's {w}"
 
 

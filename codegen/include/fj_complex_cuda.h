@@ -32,6 +32,12 @@ FJ_RM1(sinh) FJ_RM1(cosh) FJ_RM1(fabs) FJ_RM1(rint) FJ_RM1(asinh)
 FJ_RM2(hypot) FJ_RM2(atan2) FJ_RM2(copysign)
 #undef FJ_RM1
 #undef FJ_RM2
+/* -x by its sign bit: PTX's neg leaves the sign of a NaN unspecified (the GPU's arithmetic
+   NaN is positive), while C on x86 flips it, and Annex G's results copy signs from NaNs */
+__device__ __forceinline__ float fj_m_neg(float x) { return __uint_as_float(__float_as_uint(x) ^ 0x80000000u); }
+__device__ __forceinline__ double fj_m_neg(double x) {
+    return __longlong_as_double(__double_as_longlong(x) ^ (long long)0x8000000000000000ull);
+}
 __device__ __forceinline__ float fj_m_fma(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double fj_m_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ float fj_m_max(float) { return 3.40282346638528859812e+38f; }

@@ -18,27 +18,27 @@ __device__ __forceinline__ fj_cx<T> fj_lm_ctanh##F(fj_cx<T> z) { return fj__ctan
 /* csin(z) = -i csinh(iz), ccos(z) = ccosh(iz), ctan(z) = -i ctanh(iz) */                 \
 __device__ __forceinline__ fj_cx<T> fj_lm_csin##F(fj_cx<T> z) {                           \
     if (!isfinite(z.re) && isinf(z.im)) return fj_cx<T>(NAN, INFINITY); /* (glibc's sign) */ \
-    const fj_cx<T> w = fj__csinhcosh<T, false>(fj_cx<T>(-z.im, z.re));                    \
-    return fj_cx<T>(w.im, -w.re);                                                         \
+    const fj_cx<T> w = fj__csinhcosh<T, false>(fj_cx<T>(fj_m_neg(z.im), z.re));           \
+    return fj_cx<T>(w.im, fj_m_neg(w.re));                                                \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_lm_ccos##F(fj_cx<T> z) {                           \
-    return fj__csinhcosh<T, true>(fj_cx<T>(-z.im, z.re));                                 \
+    return fj__csinhcosh<T, true>(fj_cx<T>(fj_m_neg(z.im), z.re));                        \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_lm_ctan##F(fj_cx<T> z) {                           \
-    const fj_cx<T> w = fj__ctanh(fj_cx<T>(-z.im, z.re));                                  \
-    return fj_cx<T>(w.im, -w.re);                                                         \
+    const fj_cx<T> w = fj__ctanh(fj_cx<T>(fj_m_neg(z.im), z.re));                         \
+    return fj_cx<T>(w.im, fj_m_neg(w.re));                                                \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_lm_casinh##F(fj_cx<T> z) { return fj__casinh(z); }  \
 __device__ __forceinline__ fj_cx<T> fj_lm_cacos##F(fj_cx<T> z) { return fj__cacos(z); }    \
 __device__ __forceinline__ fj_cx<T> fj_lm_cacosh##F(fj_cx<T> z) { return fj__cacosh(z); }  \
 __device__ __forceinline__ fj_cx<T> fj_lm_catanh##F(fj_cx<T> z) { return fj__catanh(z); }  \
 __device__ __forceinline__ fj_cx<T> fj_lm_casin##F(fj_cx<T> z) {                          \
-    const fj_cx<T> w = fj__casinh(fj_cx<T>(-z.im, z.re));                                 \
-    return fj_cx<T>(w.im, -w.re);                                                         \
+    const fj_cx<T> w = fj__casinh(fj_cx<T>(fj_m_neg(z.im), z.re));                        \
+    return fj_cx<T>(w.im, fj_m_neg(w.re));                                                \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_lm_catan##F(fj_cx<T> z) {                          \
-    const fj_cx<T> w = fj__catanh(fj_cx<T>(-z.im, z.re));                                 \
-    return fj_cx<T>(w.im, -w.re);                                                         \
+    const fj_cx<T> w = fj__catanh(fj_cx<T>(fj_m_neg(z.im), z.re));                        \
+    return fj_cx<T>(w.im, fj_m_neg(w.re));                                                \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_lm_cpow##F(fj_cx<T> a, fj_cx<T> b) {               \
     return fj__cexp(fj__cmul_annexg(b, fj__clog(a)));                                     \
