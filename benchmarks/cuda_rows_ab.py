@@ -1,6 +1,8 @@
 """Row kernels on the GPU, A/B over their launch plan (codegen/cuda_reduce_plan.py): threads
 per row (`PER_THREAD`, `MIN_TEAM`), elements held in registers (`MAX_HOLD`, `HOLD_BYTES`) and
-the blocks per multiprocessor asked of the compiler (`__launch_bounds__`' second argument).
+the blocks per multiprocessor asked of the compiler (`__launch_bounds__`' second argument);
+and elementwise kernels (black_scholes, sinmul_bcast) over codegen/cuda_base.CudaOptions
+(`VECTOR_BYTES`, `THREADS`) and their own `EW_MIN_BLOCKS`.
 
 This module owns that experiment. Each variant runs in its own process with its own kernel
 cache (the plan constants are patched there, before anything compiles); every row workload is
@@ -15,6 +17,7 @@ alone of a 16-element x*y+1 (the host's floor under one call) beside the whole c
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -36,7 +39,14 @@ VARIANTS: dict[str, dict[str, int]] = {
     "now_min3": {"MIN_BLOCKS": 3},
     "now_min4": {"MIN_BLOCKS": 4},
     "team256_min8": {"PER_THREAD": 16, "MIN_BLOCKS": 8},
+    # elementwise kernels (the "ew" cases only)
+    "ew_v8": {"VECTOR_BYTES": 8},
+    "ew_v4": {"VECTOR_BYTES": 4},
+    "ew_t128": {"THREADS": 128},
+    "ew_t512": {"THREADS": 512},
+    "ew_min5": {"EW_MIN_BLOCKS": 5},
 }
+_OPTIONS = {"VECTOR_BYTES": "vector_bytes", "THREADS": "threads"}
 
 
 def softmax_rows(x: np.ndarray) -> np.ndarray:
@@ -50,9 +60,17 @@ def layernorm_rows(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (x - m) / np.sqrt(v + 1e-5) * g + b
 
 
-def cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[np.ndarray, ...]]]:
+def cases(rng: np.random.Generator, variant: str
+          ) -> list[tuple[str, Any, tuple[np.ndarray, ...]]]:
+    """The row cases, and the elementwise ones; an "ew_" variant runs only the latter."""
+    from workloads import _bs_inputs, _sinmul_inputs, black_scholes, sinmul_bcast
+
+    ew = [("black_scholes 2^22", black_scholes, _bs_inputs(0, False)),
+          ("sinmul_bcast 4096x4096", sinmul_bcast, _sinmul_inputs(0, False))]
+    if variant.startswith("ew_"):
+        return ew
     f32 = np.float32
-    out = []
+    out = [] if variant != "now" else ew
     for rows, n in ((4096, 4096), (16384, 1024), (2048, 8192)):
         x = rng.standard_normal((rows, n)).astype(f32)
         out.append((f"softmax {rows}x{n}", softmax_rows, (x,)))
@@ -75,8 +93,25 @@ def child(name: str, repeat: int) -> dict[str, Any]:
 
     variant = dict(VARIANTS[name])
     min_blocks = variant.pop("MIN_BLOCKS", 0)
+    ew_min_blocks = variant.pop("EW_MIN_BLOCKS", 0)
+    options = {_OPTIONS[k]: variant.pop(k) for k in list(variant) if k in _OPTIONS}
     for k, v in variant.items():
         setattr(cuda_rowvec if hasattr(cuda_rowvec, k) else cuda_reduce_plan, k, v)
+    if options or ew_min_blocks:
+        from fusejit.codegen import cuda as cuda_render
+
+        render = cuda_render.render_cuda
+
+        def with_options(program: Any, opts: Any = None) -> Any:
+            mod = render(program, opts or cuda_render.CudaOptions(**options))
+            if not ew_min_blocks:
+                return mod
+            src = re.sub(r"__launch_bounds__\((\d+)\)( fj_\w+_k\d+\()",
+                         rf"__launch_bounds__(\1, {ew_min_blocks})\2", mod.source)
+            return dataclasses.replace(mod, source=src)
+
+        # (runtime/cuda_jit.py imports render_cuda from the module at each compile)
+        cuda_render.render_cuda = with_options  # type: ignore[assignment]
     if min_blocks:
         header = cuda_reduce._Render._header
 
@@ -89,7 +124,7 @@ def child(name: str, repeat: int) -> dict[str, Any]:
         cuda_reduce._Render._header = with_min_blocks  # type: ignore[method-assign]
     dtod = bench_cuda.measure_dtod(cuda, 1 << 28)
     rows = []
-    for label, fn, host in cases(np.random.default_rng(0)):
+    for label, fn, host in cases(np.random.default_rng(0), name):
         f = fusejit.jit(fn, backend="cuda")
         dev = [gpuarray.to_gpu(a) for a in host]
         got = f(*dev).get().astype(np.float64)
