@@ -1002,6 +1002,8 @@ def _sort(x: Any) -> Any:
 KNOWN = {
     "kl_div": "cancellation: fusejit's value is nearer the exact one (mpmath) than SciPy's",
     "einsum transposed": "cancellation in a sum of products summed in another order",
+    "matmul transposed": "NumPy computes x @ x.T with syrk, SciPy's gemm sums in another "
+                         "order (cancellation; which elements differ depends on the CPU)",
     "cumsum long f32": "blocked parallel scan: within rounding of NumPy's sequential sums "
                        "(README, Scans)",
     "argsort ties": "NumPy's default kind is not stable; fusejit's argsort is (README)",

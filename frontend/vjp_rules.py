@@ -108,6 +108,7 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
                                        1 / _SQRT_2PI)),
     "ndtri": lambda x, y, g: M(g, M(A.ew("exp", M(M(y, y), 0.5)), _SQRT_2PI)),
     "erfinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), _SQRT_PI / 2)),
+    "erfcinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), -_SQRT_PI / 2)),
     "erfcx": lambda x, y, g: M(g, A.sub(M(M(x, y), 2.0), 2 / _SQRT_PI)),
     "gammaln": lambda x, y, g: M(g, A.ew("digamma", x)),
     "gamma": lambda x, y, g: M(g, M(y, A.ew("digamma", x))),  # gamma' = gamma psi

@@ -93,7 +93,7 @@ UNARY = {s.name: s for s in [
     *(_spec(n, True, fn=getattr(sp, n)) for n in (
         "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gamma", "rgamma",
         "gammaln", "digamma",
-        "erfinv", "erfcx", "i0", "i0e", "i1", "i1e")),
+        "erfinv", "erfcinv", "erfcx", "i0", "i0e", "i1", "i1e")),
 ]}
 BINARY = {s.name: s for s in [
     _spec("add", op=operator.add), _spec("subtract", op=operator.sub),

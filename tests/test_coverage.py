@@ -65,7 +65,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     "scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("erf", "erfc", "expit", "entr", "log_expit", "logit", "ndtr", "log_ndtr",
-                  "ndtri", "gamma", "rgamma", "gammaln", "digamma", "erfinv", "erfcx", "i0")
+                  "ndtri", "gamma", "rgamma", "gammaln", "digamma", "erfinv", "erfcinv", "erfcx",
+                  "i0")
     ] + [
         (f"scipy.special.{n}(p, p[::-1])", (lambda f: (lambda p: f(p, p[::-1])))(getattr(sp, n)),
          (P,)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")

@@ -50,6 +50,9 @@ def _args(name: str, n: int = 400) -> tuple[np.ndarray, ...]:
     if name == "erfinv":
         u = _unit(n)
         return (np.concatenate([2 * u - 1, -u]),)
+    if name == "erfcinv":  # [0, 2], both ends dense, and beyond
+        u = _unit(n)
+        return (np.concatenate([2 * u, 2 - u, u, -u]),)
     if name in ("i0", "i1"):  # SciPy overflows to inf from about 709.8 (see below)
         w = _wide(n)
         return (w[~(np.abs(w) > 709.7)],)

@@ -304,3 +304,32 @@ def test_frexp_and_ldexp_are_numpys_bits():
     run_both(f, x, e64, e32, i8)
     with pytest.raises(TypeError):
         fusejit.jit(lambda a: np.ldexp(a, 2.0))(x)
+
+
+def test_gcd_and_lcm_are_numpys_with_its_wrap_around():
+    # every int8 and uint8 pair; for wider types the ends of the range, small values and
+    # random ones: gcd(MIN, 0) == MIN and an lcm beyond the type wraps, as NumPy's loops
+    def f(a, b):
+        return np.gcd(a, b), np.lcm(a, b), np.gcd(a, 6), np.lcm(12, b)
+
+    for dt in (np.int8, np.uint8):
+        info = np.iinfo(dt)
+        a, b = np.meshgrid(np.arange(info.min, info.max + 1, dtype=dt),
+                           np.arange(info.min, info.max + 1, dtype=dt))
+        assert_same(fusejit.jit(f)(a, b), f(a, b))
+    rng = np.random.default_rng(3)
+    for dt in (np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
+        info = np.iinfo(dt)
+        ends = np.array([info.min, info.min + 1, 0, 1, 2, 3, info.max - 1, info.max], dt)
+        ends = np.unique(np.concatenate([ends, -ends[:4]]).astype(dt)) if info.min else ends
+        rand = rng.integers(info.min, info.max, 3000, dtype=dt, endpoint=True)
+        small = rng.integers(max(info.min, -900), 900, 3000).astype(dt)
+        a = np.concatenate([np.repeat(ends, len(ends)), rand, small, small])
+        b = np.concatenate([np.tile(ends, len(ends)), small, rand, small[::-1]])
+        assert_same(fusejit.jit(f)(a, b), f(a, b))
+    # no float or bool loop in NumPy: the same UFuncTypeError
+    for bad in (np.ones(3), np.ones(3, bool)):
+        with pytest.raises(TypeError) as e:
+            fusejit.jit(lambda x: np.gcd(x, x))(bad)
+        with pytest.raises(type(e.value)):
+            np.gcd(bad, bad)

@@ -24,6 +24,7 @@
  *   fj_rshift_T(a,b)    np.right_shift: count taken as unsigned, >= width ->
  *                       0, or -1 when a signed a is negative
  *   fj_maximum_T, fj_minimum_T, fj_square_T (wrapping)
+ *   fj_gcd_T(a,b), fj_lcm_T(a,b)  np.gcd, np.lcm (NumPy's npy_gcd/npy_lcm)
  *   fj_reciprocal_T(a)  np.reciprocal: NumPy computes (T)(1.0 / a) in double,
  *                       so 1 -> 1, -1 -> -1, other non-zero -> 0 and, on
  *                       x86_64 (cvttsd2si of +inf), 0 -> INT32_MIN for i32,
@@ -233,6 +234,7 @@ FJ__UDIV(u64, uint64_t)
     {                                                                           \
         return (T)((a < 0) ? (U)((U)0 - (U)a) : (U)a);                          \
     }                                                                           \
+    static inline W fj__uabs_##SUF(T a) { return (a < 0) ? (W)0 - (W)a : (W)a; } \
     static inline T fj_sign_##SUF(T a) { return (T)((a > 0) - (a < 0)); }       \
     static inline T fj_rshift_##SUF(T a, T b)                                   \
     {                                                                           \
@@ -254,6 +256,7 @@ FJ__UDIV(u64, uint64_t)
 #define FJ__UINT(SUF, T, W, NBITS)                                              \
     FJ__INTCOMMON(SUF, T, T, W, NBITS)                                          \
     static inline T fj_abs_##SUF(T a) { return a; }                             \
+    static inline W fj__uabs_##SUF(T a) { return (W)a; }                        \
     static inline T fj_sign_##SUF(T a) { return (T)(a > 0); }                   \
     static inline T fj_rshift_##SUF(T a, T b)                                   \
     {                                                                           \
@@ -263,6 +266,31 @@ FJ__UDIV(u64, uint64_t)
     static inline T fj_power_##SUF(T a, T b) { return fj__ipow_##SUF(a, b, 1); }\
     static inline T fj_reciprocal_##SUF(T a) { return (T)(a == 1); }
 
+/* np.gcd and np.lcm as NumPy's npy_gcd/npy_lcm: Euclid on |a| and |b| in unsigned int
+ * (unsigned long long for 64-bit types; 8/16-bit operands promoted as C promotes them), lcm =
+ * |a| / gcd * |b| wrapping there, the result converted back: gcd(MIN, 0) == MIN and an lcm
+ * beyond the type wraps, as NumPy's.  (A loop per element: these do not vectorise.) */
+#define FJ__GCD(SUF, T, W)                                                      \
+    static inline W fj__gcdu_##SUF(W a, W b)                                    \
+    {                                                                           \
+        while (a != 0) {                                                        \
+            const W c = a;                                                      \
+            a = b % a;                                                          \
+            b = c;                                                              \
+        }                                                                       \
+        return b;                                                               \
+    }                                                                           \
+    static inline T fj_gcd_##SUF(T a, T b)                                      \
+    {                                                                           \
+        return (T)fj__gcdu_##SUF(fj__uabs_##SUF(a), fj__uabs_##SUF(b));         \
+    }                                                                           \
+    static inline T fj_lcm_##SUF(T a, T b)                                      \
+    {                                                                           \
+        const W x = fj__uabs_##SUF(a), y = fj__uabs_##SUF(b);                   \
+        const W g = fj__gcdu_##SUF(x, y);                                       \
+        return (T)(g == 0 ? (W)0 : (W)(x / g * y));                             \
+    }
+
 FJ__SINT(i8, int8_t, uint8_t, uint32_t, 8, INT8_MIN, 0)
 FJ__SINT(i16, int16_t, uint16_t, uint32_t, 16, INT16_MIN, 0)
 FJ__SINT(i32, int32_t, uint32_t, uint32_t, 32, INT32_MIN, INT32_MIN)
@@ -271,6 +299,9 @@ FJ__UINT(u8, uint8_t, uint32_t, 8)
 FJ__UINT(u16, uint16_t, uint32_t, 16)
 FJ__UINT(u32, uint32_t, uint32_t, 32)
 FJ__UINT(u64, uint64_t, uint64_t, 64)
+FJ__GCD(i8, int8_t, uint32_t) FJ__GCD(i16, int16_t, uint32_t) FJ__GCD(i32, int32_t, uint32_t)
+FJ__GCD(i64, int64_t, uint64_t) FJ__GCD(u8, uint8_t, uint32_t) FJ__GCD(u16, uint16_t, uint32_t)
+FJ__GCD(u32, uint32_t, uint32_t) FJ__GCD(u64, uint64_t, uint64_t)
 
 /* NumPy bool (uint8_t holding 0/1). */
 static inline uint8_t fj_maximum_b(uint8_t a, uint8_t b) { return (uint8_t)(a | b); }

@@ -187,6 +187,14 @@ static inline double fj_sp_ndtri(double p) {
     return -fj_sp_ndtri_lower(1.0 - p);  /* 1 - p is exact for p >= 1/2 */
 }
 
+/* SciPy's erfcinv: -ndtri(y / 2) / sqrt(2) (bit for bit its formula over SciPy's ndtri; here
+ * over fj_sp_ndtri, with its accuracy); +inf at 0, -inf at 2, NaN outside [0, 2] */
+static inline double fj_sp_erfcinv(double y) {
+    if (y > 0.0 && y < 2.0) return -fj_sp_ndtri(0.5 * y) * 0.70710678118654752440;
+    if (y == 0.0) return INFINITY;
+    return y == 2.0 ? -INFINITY : NAN;
+}
+
 static inline double fj_sp_erfinv(double y) {
     if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
     if (y == 1.0) return INFINITY;
