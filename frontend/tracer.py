@@ -263,6 +263,13 @@ class Tracer:
         if not name.startswith("_") and hasattr(np.ndarray, name):
             raise _UnsupportedAttribute(f"ndarray.{name} is not supported by fusejit yet"
                                         f"{where_msg()}")
+        if name == "__array_interface__":  # read directly by as_strided and ctypes code
+            raise _UnsupportedAttribute(
+                f"the memory of a traced array (__array_interface__, which "
+                f"np.lib.stride_tricks.as_strided and ctypes read) is not available"
+                f"{where_msg()}: use np.lib.stride_tricks.sliding_window_view, "
+                "np.broadcast_to or indexing for the view, or call it outside the compiled "
+                "function")
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     def __matmul__(self, other: Any) -> Any:

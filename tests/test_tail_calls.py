@@ -230,7 +230,9 @@ def test_refusals_name_the_line_and_the_way_out():
     for f, what in ((lambda x: np.array_equal(x, x), r"\(a == b\).all\(\)"),
                     (lambda x: np.polyfit(x[0], x[1], 1), "lstsq"),
                     (lambda x: np.put_along_axis(x, np.array([0]), 1.0, None), "axis=None"),
-                    (lambda x: x.reshape(6, order="A"), "order='A'")):
+                    (lambda x: x.reshape(6, order="A"), "order='A'"),
+                    (lambda x: np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8)),
+                     "sliding_window_view")):
         with pytest.raises(UnsupportedError, match=what) as info:
             fusejit.jit(f)(x)
         assert "test_tail_calls.py:" in str(info.value)
