@@ -41,6 +41,7 @@ from .cuda_base import (
     CudaLaunch,
     CudaOptions,
     address,
+    by_value,
     decompose,
     from_storage,
     index_type,
@@ -188,7 +189,8 @@ def _kernel_view(k: Kernel, program: Program, opts: CudaOptions,
                  index: int) -> tuple[dict[str, Any], CudaLaunch]:
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
     used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    ps = params(used, stored, {b.index: b.dtype for b in program.buffers})
+    ps = params(used, stored, {b.index: b.dtype for b in program.buffers},
+                by_value(program))
     checks = any(isinstance(s, Check) for s in k.body)
     if checks:
         ps.append("unsigned int *fj_errp")

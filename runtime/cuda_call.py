@@ -3,9 +3,14 @@ not change between calls worked out once per executable (`CallPlan`).
 
 Planned once: which graph inputs are passed and how (converted Python ints, typed views of
 the packed host-input area for C-ordered host arrays and scalars, device addresses of large
-inputs), the address table every launch reads its arguments from (`operator.itemgetter`s
-over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
-inputs copied back. Per call:
+inputs, typed views of the values of the 0-d inputs the kernels take by value), the
+argument table every launch reads its arguments from (`operator.itemgetter`s over it; arena
+addresses fixed, device arrays' addresses patched per call, the by-value inputs' parameter
+bytes), the outputs, the inputs copied back. Per call:
+- each 0-d input the kernels take by value (codegen/cuda_base.by_value: Python scalars and
+  0-d arrays the program does not update) is written into its `fj_val` parameter's bytes
+  (no copy to the device: the launches carry it); when those bytes changed, the table's
+  entries are renewed (a 0-d device array passed for one: its address in the parameter);
 - each host input is copied into the packed area with one NumPy assignment (other layouts
   take runtime/cuda_layout.host_bytes); the area (up to COMPARE_MAX bytes) is sent to the
   device only when its bytes differ from the last sent (unless the program updates a packed
@@ -19,6 +24,7 @@ inputs copied back. Per call:
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -29,7 +35,7 @@ from ..errors import RuntimeFailure
 from ..lowering.loop_ir import Buffer
 from ..lowering.lower import contiguous_strides
 from . import cuda_interop
-from .cuda_layout import host_bytes, span
+from .cuda_layout import host_bytes, span, value_param
 
 if TYPE_CHECKING:
     from .backend_cuda import CudaExecutable
@@ -44,9 +50,13 @@ class _Input(NamedTuple):
     slot: int  # its entry in the address table
     convert: Callable[[Any], Any] | None
     view: np.ndarray | None  # typed view of its bytes in the packed area (C order), or None
-    packed: int  # offset of its bytes in the packed area, or -1: copied on its own
-    dst: int  # device address of its slot
+    packed: int  # offset of its bytes in the packed area, or -1: copied on its own, or
+    # BY_VALUE: passed as a kernel parameter (`view`: its value in CallPlan.values)
+    dst: int  # device address of its slot (0 by value)
     updated: bool
+
+
+BY_VALUE = -2
 
 
 def _c_ordered(b: Buffer) -> bool:
@@ -76,10 +86,33 @@ class CallPlan:
         for i, off in lay.slots.items():
             table[i] = base + off + lay.shift.get(i, 0)
         table[n], table[n + 1] = base + lay.scratch, base + lay.err
-        self.table = table
+        self.table: list[Any] = table
         self.inputs: list[_Input] = []
+        # the by-value inputs' fj_val parameters, side by side (the device address p, 0, then
+        # the value), and (table slot, first byte, end, graph input) of each
+        byval = [b for b in program.by_kind("input") if b.index in exe.values
+                 and b.ref not in exe.idle]
+        at, self.value_slots = 0, []
+        for b in byval:
+            _, size, align = value_param(b.dtype)
+            at = -(-at // align) * align
+            self.value_slots.append((b.index, at, at + size, b.ref))
+            at += size
+        self.values = np.zeros(at, np.uint8)
+        self.values_now = self.values.tobytes()  # the bytes the table's entries hold
+        for slot, lo, hi, _ in self.value_slots:
+            table[slot] = self.values_now[lo:hi]
+        # a 0-d device array passed for one: slot -> bytes after the address (zeros)
+        self.value_tail = {slot: bytes(hi - lo - 8) for slot, lo, hi, _ in self.value_slots}
         for b in program.by_kind("input"):
             if b.ref in exe.idle:
+                continue
+            if b.index in exe.values:
+                lo = next(lo for slot, lo, _, _ in self.value_slots if slot == b.index)
+                at = lo + value_param(b.dtype)[0]
+                view = self.values[at:at + b.nbytes].view(b.dtype).reshape(())
+                self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), view,
+                                          BY_VALUE, 0, False))
                 continue
             start = lay.slots[b.index]
             view, packed = None, -1
@@ -118,6 +151,8 @@ class CallPlan:
                 self.err_at] * k.checks
             fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
             get = _getter(positions)
+            if exe.values.intersection(k.buffers):  # (its values: the table's, each call)
+                fixed = functools.partial(lambda t, given=given, get=get: given(get(t)), table)
             self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
         if exe.timer is not None and self.launches:  # FUSEJIT_PROFILE: CUDA events around them
             self.launches = exe.timer.wrap(self.launches, [k.kernel for k in exe.module.kernels
@@ -133,7 +168,7 @@ class CallPlan:
         that are device arrays (None: none is)."""
         exe = self.exe
         table = None  # the address table, copied when a device address is patched in
-        staged = False
+        staged = valued = False
         readings = cuda_interop.readings() if device is not None else None
         for ref, b, slot, convert, view, packed, dst, updated in self.inputs:
             v = inputs[ref]
@@ -149,7 +184,17 @@ class CallPlan:
                 if d.device not in self.on or (updated and d.readonly) or (
                         d.stream is not None and d.stream not in (1, 2)):
                     cuda_interop.check_arg(d, exe.device, self.one_gpu, updated, b)
-                table[slot] = d.ptr if b.nbytes else 0
+                table[slot] = d.ptr if packed != BY_VALUE else (
+                    d.ptr.to_bytes(8, "little") + self.value_tail[slot])
+                continue
+            if packed == BY_VALUE:
+                if type(v) in _PY_SCALARS or (type(v) is np.ndarray and v.shape == ()
+                                              and v.dtype == b.dtype):
+                    view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
+                else:
+                    view[()] = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v,
+                                          b).view(b.dtype)[0]
+                valued = True
                 continue
             if view is not None:
                 if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
@@ -166,6 +211,8 @@ class CallPlan:
                 staged = staged or data.size > 0
             else:
                 exe._htod(dst, data)
+        if valued:
+            self._set_values(table, device)
         if staged:
             # with device arrays the host values are 0-d, at the start of the area: only those
             # bytes are sent (the rest holds stale host copies no launch reads)
@@ -209,6 +256,19 @@ class CallPlan:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
 
+    def _set_values(self, table: list[Any] | None, device: list[bool] | None) -> None:
+        """Renew the by-value inputs' table entries (and those of this call's `table`, but
+        for a 0-d device array passed for one) when their bytes changed."""
+        now = self.values.tobytes()
+        if now == self.values_now:
+            return
+        self.values_now = now
+        base = self.table
+        for slot, lo, hi, ref in self.value_slots:
+            base[slot] = entry = now[lo:hi]
+            if table is not None and (device is None or not device[ref]):
+                table[slot] = entry
+
     def forget(self) -> None:
         """What the device's packed area holds is not known (after a failed call)."""
         self.sent_head = self.sent_tail = None
@@ -237,20 +297,27 @@ class CallPlan:
         """What one call copies between host and device, for `explain`: per kind of call
         (NumPy arguments, device arrays), each copy and its bytes."""
         lay = self.exe.layout
-        own = [i for i in self.inputs if i.packed < 0 and i.b.nbytes]
+        own = [i for i in self.inputs if i.packed == -1 and i.b.nbytes]
         small = [i for i in self.inputs if i.packed >= 0]
+        byval = ", ".join(i.b.name for i in self.inputs if i.packed == BY_VALUE)
+        param = (f"  {byval} (scalars, 0-d arrays): kernel parameters, passed by value with "
+                 "each launch: no copy" if byval else None)
         packed = lay.small[1] - lay.small[0]
         when = ("every call" if self.resend
                 else "only when those bytes differ from the last call's")
         to_dev = [f"{i.b.name} {i.b.dtype}{list(i.b.shape)}: {span(i.b)[0]} B" for i in own]
         if small and packed:
+            kinds = ("small inputs and scalars" if any(not i.b.shape for i in small)
+                     else "small inputs")
             to_dev.append(f"{packed} B packed in one copy ({', '.join(i.b.name for i in small)}"
-                          f": small inputs and scalars), sent {when}")
+                          f": {kinds}), sent {when}")
         back = lay.out[1] - lay.out[0]
         what = ", ".join([b.name for b in self.outputs] + ["the status word"])
         lines = ["NumPy arguments:",
                  f"  to the device: {len(to_dev)} cop{'y' if len(to_dev) == 1 else 'ies'}"
                  + (": " + "; ".join(to_dev) if to_dev else "")]
+        if param:
+            lines.append(param)
         if self.outputs or self.checks:
             lines.append(f"  to the host: {back} B in one copy ({what})")
         if self.copy_back:
@@ -260,11 +327,13 @@ class CallPlan:
                            if i.b.shape)
         dev = [f"  device arrays (GPUArray, CuPy, PyTorch CUDA tensors) for {arrays} are read "
                "and written in place: no copies of them"] if arrays else []
+        if param:
+            dev.append(param + " (a 0-d device array for one: its address)")
         if lay.scalars:
             when = ("every call" if self.resend_scalars
                     else "only when those bytes differ from the last call's")
-            dev.append(f"  scalars and 0-d host arrays: the first {lay.scalars} B of the packed "
-                       f"copy, sent {when}")
+            dev.append(f"  scalars and 0-d host arrays the program updates in place: the first "
+                       f"{lay.scalars} B of the packed copy, sent {when}")
         dev.append("  results stay on the device (device_output=True, the default with device "
                    "arguments): " + ("only the error word comes back (4 B)" if self.checks
                                      else "nothing comes back"))
