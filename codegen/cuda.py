@@ -3,7 +3,8 @@
 This module owns the CUDA text and the plan the host follows to run it (a `CudaModule`): one
 `extern "C" __global__` kernel per loop-IR Kernel, each a grid-stride loop over its flattened
 domain, launched in order by the runtime (runtime/backend_cuda.py) with one pointer argument per
-buffer it touches. When every access of a kernel walks the innermost domain dim contiguously (or
+buffer it touches (a 0-d input the program only reads: its value, an `fj_val<T>`; see
+cuda_base.by_value). When every access of a kernel walks the innermost domain dim contiguously (or
 broadcasts it) each thread handles a chunk of V elements with 16-byte vector loads and stores
 (`fj_vec<float, 4>` becomes ld.global.v4), guarded by a run-time alignment test, with a scalar
 path for the tail and for misaligned pointers. ReduceKernels render through

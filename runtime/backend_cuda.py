@@ -4,7 +4,8 @@ This module owns everything on the host side of CUDA: finding nvcc and compiling
 that keep NumPy's float semantics, and `CudaExecutable`, which runs a Program through pycuda
 (an optional dependency, imported lazily): one device arena per compiled function (its layout
 in runtime/cuda_layout.py: temporaries, constants, inputs, outputs, allocated once), small host
-inputs packed and copied in with one transfer, every launch in order with its arguments
+inputs packed and copied in with one transfer, the 0-d inputs the kernels only read passed
+by value in the launches' parameters (no transfer), every launch in order with its arguments
 prepared once per signature, outputs (and the error word) copied back with one transfer; what
 one call does is planned once per executable (runtime/cuda_call.py).
 Device arrays (GPUArrays, `__cuda_array_interface__`; runtime/cuda_interop.py) are read and

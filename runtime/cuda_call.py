@@ -9,8 +9,8 @@ addresses fixed, device arrays' addresses patched per call, the by-value inputs'
 bytes), the outputs, the inputs copied back. Per call:
 - each 0-d input the kernels take by value (codegen/cuda_base.by_value: Python scalars and
   0-d arrays the program does not update) is written into its `fj_val` parameter's bytes
-  (no copy to the device: the launches carry it); when those bytes changed, the table's
-  entries are renewed (a 0-d device array passed for one: its address in the parameter);
+  (no copy to the device: the launches carry it), the table's entry for it (a Python float
+  for a float64 one: packed directly; a 0-d device array passed for one: its address);
 - each host input is copied into the packed area with one NumPy assignment (other layouts
   take runtime/cuda_layout.host_bytes); the area (up to COMPARE_MAX bytes) is sent to the
   device only when its bytes differ from the last sent (unless the program updates a packed
@@ -18,14 +18,15 @@ bytes), the outputs, the inputs copied back. Per call:
 - each device input's reading (made once per call, by the signature:
   runtime/cuda_interop.readings) gives its address; its layout is checked once per
   distinct layout;
-- the launches run, their packed arguments reused when no device address changed them;
+- the launches run, their packed arguments reused when no device address changed them and
+  they take no value (those that do pack the table's entries each call);
 - one device-to-host copy brings back the outputs and the error word.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
+import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -50,13 +51,16 @@ class _Input(NamedTuple):
     slot: int  # its entry in the address table
     convert: Callable[[Any], Any] | None
     view: np.ndarray | None  # typed view of its bytes in the packed area (C order), or None
+    # (by value: None, the view of its value in its parameter is CallPlan.value_views')
     packed: int  # offset of its bytes in the packed area, or -1: copied on its own, or
     # BY_VALUE: passed as a kernel parameter (`view`: its value in CallPlan.values)
-    dst: int  # device address of its slot (0 by value)
+    dst: Any  # device address of its slot (by value: its parameter's bytes, `view` in them)
     updated: bool
+    fast: Callable[[float], bytes] | None = None  # by value: its parameter from a float
 
 
 BY_VALUE = -2
+_F64_PARAM = struct.Struct("<8xd").pack  # fj_val<double> of a Python float (value_param)
 
 
 def _c_ordered(b: Buffer) -> bool:
@@ -88,31 +92,22 @@ class CallPlan:
         table[n], table[n + 1] = base + lay.scratch, base + lay.err
         self.table: list[Any] = table
         self.inputs: list[_Input] = []
-        # the by-value inputs' fj_val parameters, side by side (the device address p, 0, then
-        # the value), and (table slot, first byte, end, graph input) of each
-        byval = [b for b in program.by_kind("input") if b.index in exe.values
-                 and b.ref not in exe.idle]
-        at, self.value_slots = 0, []
-        for b in byval:
-            _, size, align = value_param(b.dtype)
-            at = -(-at // align) * align
-            self.value_slots.append((b.index, at, at + size, b.ref))
-            at += size
-        self.values = np.zeros(at, np.uint8)
-        self.values_now = self.values.tobytes()  # the bytes the table's entries hold
-        for slot, lo, hi, _ in self.value_slots:
-            table[slot] = self.values_now[lo:hi]
-        # a 0-d device array passed for one: slot -> bytes after the address (zeros)
-        self.value_tail = {slot: bytes(hi - lo - 8) for slot, lo, hi, _ in self.value_slots}
+        # a 0-d device array passed for a by-value input: slot -> the parameter's bytes after
+        # the address (zeros)
+        self.value_tail: dict[int, bytes] = {}
+        self.value_views: dict[int, np.ndarray] = {}  # slot -> the value in its bytes
         for b in program.by_kind("input"):
             if b.ref in exe.idle:
                 continue
-            if b.index in exe.values:
-                lo = next(lo for slot, lo, _, _ in self.value_slots if slot == b.index)
-                at = lo + value_param(b.dtype)[0]
-                view = self.values[at:at + b.nbytes].view(b.dtype).reshape(())
-                self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), view,
-                                          BY_VALUE, 0, False))
+            if b.index in exe.values:  # its fj_val's bytes (`raw`: address 0, the value)
+                at, size, _ = value_param(b.dtype)
+                raw = np.zeros(size, np.uint8)
+                table[b.index] = raw.tobytes()
+                self.value_tail[b.index] = bytes(size - 8)
+                self.value_views[b.index] = raw[at:at + b.nbytes].view(b.dtype).reshape(())
+                self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), None,
+                                          BY_VALUE, raw, False,
+                                          _F64_PARAM if b.dtype == np.float64 else None))
                 continue
             start = lay.slots[b.index]
             view, packed = None, -1
@@ -152,7 +147,7 @@ class CallPlan:
             fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
             get = _getter(positions)
             if exe.values.intersection(k.buffers):  # (its values: the table's, each call)
-                fixed = functools.partial(lambda t, given=given, get=get: given(get(t)), table)
+                fixed = lambda given=given, get=get: given(get(table))  # noqa: E731
             self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
         if exe.timer is not None and self.launches:  # FUSEJIT_PROFILE: CUDA events around them
             self.launches = exe.timer.wrap(self.launches, [k.kernel for k in exe.module.kernels
@@ -168,9 +163,9 @@ class CallPlan:
         that are device arrays (None: none is)."""
         exe = self.exe
         table = None  # the address table, copied when a device address is patched in
-        staged = valued = False
+        staged = False
         readings = cuda_interop.readings() if device is not None else None
-        for ref, b, slot, convert, view, packed, dst, updated in self.inputs:
+        for ref, b, slot, convert, view, packed, dst, updated, fast in self.inputs:
             v = inputs[ref]
             if convert is not None:
                 v = convert(v)
@@ -187,15 +182,6 @@ class CallPlan:
                 table[slot] = d.ptr if packed != BY_VALUE else (
                     d.ptr.to_bytes(8, "little") + self.value_tail[slot])
                 continue
-            if packed == BY_VALUE:
-                if type(v) in _PY_SCALARS or (type(v) is np.ndarray and v.shape == ()
-                                              and v.dtype == b.dtype):
-                    view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
-                else:
-                    view[()] = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v,
-                                          b).view(b.dtype)[0]
-                valued = True
-                continue
             if view is not None:
                 if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
                     view[...] = v
@@ -205,14 +191,28 @@ class CallPlan:
                     view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
                     staged = True
                     continue
+            if packed == BY_VALUE:  # the parameter's bytes, in the table (and this call's)
+                if fast is not None and type(v) is float:
+                    entry = fast(v)
+                else:
+                    view = self.value_views[slot]
+                    if type(v) in _PY_SCALARS or (getattr(v, "dtype", None) == b.dtype
+                                                  and getattr(v, "shape", None) == ()):
+                        view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
+                    else:
+                        view[()] = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0
+                                              else v, b).view(b.dtype)[0]
+                    entry = dst.tobytes()
+                self.table[slot] = entry
+                if table is not None:
+                    table[slot] = entry
+                continue
             data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
             if packed >= 0:
                 exe._stage[packed:packed + data.size] = data
                 staged = staged or data.size > 0
             else:
                 exe._htod(dst, data)
-        if valued:
-            self._set_values(table, device)
         if staged:
             # with device arrays the host values are 0-d, at the start of the area: only those
             # bytes are sent (the rest holds stale host copies no launch reads)
@@ -255,19 +255,6 @@ class CallPlan:
         if self.copy_back:
             self._copy_back(inputs)
         return [outs[i] if buffer else inputs[i] for buffer, i in self.results]
-
-    def _set_values(self, table: list[Any] | None, device: list[bool] | None) -> None:
-        """Renew the by-value inputs' table entries (and those of this call's `table`, but
-        for a 0-d device array passed for one) when their bytes changed."""
-        now = self.values.tobytes()
-        if now == self.values_now:
-            return
-        self.values_now = now
-        base = self.table
-        for slot, lo, hi, ref in self.value_slots:
-            base[slot] = entry = now[lo:hi]
-            if table is not None and (device is None or not device[ref]):
-                table[slot] = entry
 
     def forget(self) -> None:
         """What the device's packed area holds is not known (after a failed call)."""
