@@ -103,6 +103,10 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
                              np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
                              np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
                (np.ones((10, 8), f32), np.ones((3, 4), np.int32))),
+    # 0-d inputs the kernels take by value (fj_val<T>): bool, int8, float16, uint64, float
+    "by_value": (lambda b, i, h, u, s, x: (np.where(b, x * i, h), x + u, (x * s).sum()),
+                 (np.True_, np.int8(3), np.float16(0.5), np.uint64(7), 2.5,
+                  np.ones((6, 40), f32))),
 }
 
 

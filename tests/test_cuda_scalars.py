@@ -9,7 +9,9 @@ device array in place of a scalar, and a 0-d input updated in place (still a poi
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import struct
 import sys
 from typing import Any
@@ -191,3 +193,21 @@ def test_by_value_rule() -> None:
     p = Program("p", [buf(0, ()), buf(1, ()), buf(2, (3,)), buf(3, (), "output")], [], [], [],
                 updates=[1])
     assert by_value(p) == {0}
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists(
+    "/usr/local/cuda/bin/nvcc"), reason="nvcc (CUDA toolkit) is not installed")
+def test_complex_values_compile() -> None:
+    """fj_val<fj_c64> / fj_val<fj_c128> (16-byte aligned) through nvcc."""
+    from test_cuda_codegen import program_of
+
+    from fusejit.codegen.cuda import render_cuda
+    from fusejit.runtime import backend_cuda
+
+    def f(a, b, z):
+        return z * a + b, (z * b).sum()
+
+    m = render_cuda(program_of(f, np.complex64(1 + 2j), np.complex128(3j),
+                               np.ones(40, np.complex64)))
+    assert "fj_val<fj_c64>" in m.body and "fj_val<fj_c128>" in m.body
+    assert backend_cuda.compile_cubin(m.source, "sm_90")[:4] == b"\x7fELF"
