@@ -211,3 +211,21 @@ def test_complex_values_compile() -> None:
                                np.ones(40, np.complex64)))
     assert "fj_val<fj_c64>" in m.body and "fj_val<fj_c128>" in m.body
     assert backend_cuda.compile_cubin(m.source, "sm_90")[:4] == b"\x7fELF"
+
+
+def test_emulator_reads_parameters_at_their_alignment() -> None:
+    """The emulator's thunk lays a kernel's parameters out as the CUDA ABI does and refuses a
+    buffer of another size: a fj_val<fj_c128> packed at offset 8 instead of 16 is caught."""
+    import cuda_emu
+    from test_cuda_codegen import program_of
+
+    from fusejit.codegen.cuda import render_cuda
+
+    m = render_cuda(program_of(lambda x, a: x * a, np.ones(4, np.complex128), np.complex128(2),
+                               name="c128"))
+    (k,) = m.kernels
+    assert "(const fj_c128 *b0, fj_val<fj_c128> b1, fj_c128 *b2)" in m.body
+    assert arg_format([None, np.dtype(np.complex128), None]) == "P8x32sP"  # 56 bytes
+    lib = cuda_emu.build(m.source)
+    with pytest.raises(RuntimeError, match="48 bytes of parameters, the kernel's take 56"):
+        cuda_emu.launch(lib, k.name, 1, 32, struct.pack("=Q32sQ", 0, bytes(32), 0))
