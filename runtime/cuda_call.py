@@ -179,8 +179,10 @@ class CallPlan:
                 if d.device not in self.on or (updated and d.readonly) or (
                         d.stream is not None and d.stream not in (1, 2)):
                     cuda_interop.check_arg(d, exe.device, self.one_gpu, updated, b)
-                table[slot] = d.ptr if packed != BY_VALUE else (
-                    d.ptr.to_bytes(8, "little") + self.value_tail[slot])
+                if packed != BY_VALUE:
+                    table[slot] = d.ptr if b.nbytes else 0
+                else:  # (a 0-d device array for a by-value input: its address in the fj_val)
+                    table[slot] = d.ptr.to_bytes(8, "little") + self.value_tail[slot]
                 continue
             if view is not None:
                 if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
