@@ -51,10 +51,10 @@ class _Input(NamedTuple):
     slot: int  # its entry in the address table
     convert: Callable[[Any], Any] | None
     view: np.ndarray | None  # typed view of its bytes in the packed area (C order), or None
-    # (by value: None, the view of its value in its parameter is CallPlan.value_views')
+    # (by value: None; the view of the value in its parameter's bytes is in value_views)
     packed: int  # offset of its bytes in the packed area, or -1: copied on its own, or
-    # BY_VALUE: passed as a kernel parameter (`view`: its value in CallPlan.values)
-    dst: Any  # device address of its slot (by value: its parameter's bytes, `view` in them)
+    # BY_VALUE: passed as a kernel parameter
+    dst: Any  # device address of its slot (by value: its parameter's bytes, a uint8 array)
     updated: bool
     fast: Callable[[float], bytes] | None = None  # by value: its parameter from a float
 
