@@ -3,7 +3,8 @@
 This module owns the CUDA text and the plan the host follows to run it (a `CudaModule`): one
 `extern "C" __global__` kernel per loop-IR Kernel, each a grid-stride loop over its flattened
 domain, launched in order by the runtime (runtime/backend_cuda.py) with one pointer argument per
-buffer it touches. When every access of a kernel walks the innermost domain dim contiguously (or
+buffer it touches (a 0-d input the program only reads: its value, an `fj_val<T>`; see
+cuda_base.by_value). When every access of a kernel walks the innermost domain dim contiguously (or
 broadcasts it) each thread handles a chunk of V elements with 16-byte vector loads and stores
 (`fj_vec<float, 4>` becomes ld.global.v4), guarded by a run-time alignment test, with a scalar
 path for the tail and for misaligned pointers. ReduceKernels render through
@@ -41,6 +42,7 @@ from .cuda_base import (
     CudaLaunch,
     CudaOptions,
     address,
+    by_value,
     decompose,
     from_storage,
     index_type,
@@ -188,7 +190,8 @@ def _kernel_view(k: Kernel, program: Program, opts: CudaOptions,
                  index: int) -> tuple[dict[str, Any], CudaLaunch]:
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
     used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
-    ps = params(used, stored, {b.index: b.dtype for b in program.buffers})
+    ps = params(used, stored, {b.index: b.dtype for b in program.buffers},
+                by_value(program))
     checks = any(isinstance(s, Check) for s in k.body)
     if checks:
         ps.append("unsigned int *fj_errp")

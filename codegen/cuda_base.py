@@ -163,9 +163,24 @@ def store_line(s: Store, dtype: np.dtype, dims: int) -> str:
     return f"b{s.access.buf}[{address(s.access, dims)}] = {to_storage(dtype, s.var)};"
 
 
-def params(bufs: Iterable[int], stored: set[int], dtypes: dict[int, np.dtype]) -> list[str]:
-    """Pointer parameters b<i> (const unless the kernel stores to the buffer)."""
-    return [f"{'' if b in stored else 'const '}{storage_type(dtypes[b])} *b{b}" for b in bufs]
+def by_value(program: Program) -> frozenset[int]:
+    """The buffers every kernel takes as an `fj_val<T>` parameter (the value itself, packed
+    into the launch's parameters, or the address of a 0-d device array) instead of a
+    pointer: the 0-d graph inputs the program reads and does not update in place. A call
+    with device arrays and changing Python scalars then copies nothing to the device."""
+    updates = set(program.updates)
+    return frozenset(b.index for b in program.buffers
+                     if b.kind == "input" and not b.shape and b.ref not in updates)
+
+
+def params(bufs: Iterable[int], stored: set[int], dtypes: dict[int, np.dtype],
+           values: frozenset[int] = frozenset()) -> list[str]:
+    """Parameters b<i>: pointers (const unless the kernel stores to the buffer), or the
+    `fj_val<T>` of a buffer in `values` (by_value)."""
+    assert not stored & values, "a kernel stores to an input it takes by value"
+    return [f"fj_val<{storage_type(dtypes[b])}> b{b}" if b in values
+            else f"{'' if b in stored else 'const '}{storage_type(dtypes[b])} *b{b}"
+            for b in bufs]
 
 
 def kernel_params(k: Kernel, program: Program, scratch: bool = False
@@ -177,7 +192,7 @@ def kernel_params(k: Kernel, program: Program, scratch: bool = False
     used = sorted({s.access.buf for s in k.body if isinstance(s, (Load, Store))})
     stored = {s.access.buf for s in k.body if isinstance(s, Store)}
     checks = any(isinstance(s, Check) for s in k.body)
-    ps = (params(used, stored, dtypes) + ["unsigned char *fj_scr"] * scratch
+    ps = (params(used, stored, dtypes, by_value(program)) + ["unsigned char *fj_scr"] * scratch
           + ["unsigned int *fj_errp"] * checks)
     return dtypes, used, ps, checks
 

@@ -21,6 +21,7 @@ from ..lowering.loop_ir import GemmKernel, Program
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
+    by_value,
     from_storage,
     index_type,
     storage_type,
@@ -91,13 +92,27 @@ def _tile_load(name: str, operand: str, buf: int, dtype: np.dtype, rows: tuple[s
             "}"]
 
 
-def _alpha_decl(k: GemmKernel, ct: str) -> str:
+def _params(k: GemmKernel, used: list[int], elem: str, program: Program) -> list[str]:
+    """The buffers' parameters: pointers to `elem` (C's writable), or the fj_val of a 0-d
+    input alpha is read from (cuda_base.by_value)."""
+    values = by_value(program)
+    return [f"fj_val<{storage_type(program.buffers[b].dtype)}> b{b}" if b in values
+            else f"{'' if b == k.c.buf else 'const '}{elem} *b{b}" for b in used]
+
+
+def _alpha_decl(k: GemmKernel, ct: str, program: Program) -> str:
     """`fj_alpha`: the constant alpha, or the run-time 0-d value it multiplies (cast to the
     gemm's type as NumPy casts `lr`)."""
     if k.alpha_from is None:
         return f"const {ct} fj_alpha = ({ct}){float(k.alpha)!r};"
     assert k.alpha_dtype is not None
-    src = f"(({ctype(k.alpha_dtype)} const *)b{k.alpha_from.buf})[{k.alpha_from.offset}]"
+    buf = program.buffers[k.alpha_from.buf]
+    if buf.index in by_value(program):  # (its value, of the factor's own dtype)
+        assert buf.dtype == k.alpha_dtype
+        value = from_storage(buf.dtype, f"b{buf.index}[{k.alpha_from.offset}]")
+        src = f"(({ctype(k.alpha_dtype)})({value}))"
+    else:
+        src = f"(({ctype(k.alpha_dtype)} const *)b{k.alpha_from.buf})[{k.alpha_from.offset}]"
     scale = "" if k.alpha == 1.0 else f"({ct}){float(k.alpha)!r} * "
     return f"const {ct} fj_alpha = {scale}({ct}){src};"
 
@@ -114,7 +129,7 @@ def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
     scm, scn = k.c.strides[-2:]
     used = sorted({k.a.buf, k.b.buf, k.c.buf}
                   | ({k.alpha_from.buf} if k.alpha_from is not None else set()))
-    ps = [f"{'' if b == k.c.buf else 'const '}{storage_type(dt)} *b{b}" for b in used]
+    ps = _params(k, used, storage_type(dt), program)
     sym = symbol(program.name, k.name)
     idx = "int"
     for a, dims in ((k.a, (k.m, k.k)), (k.b, (k.k, k.n)), (k.c, (k.m, k.n))):
@@ -174,7 +189,7 @@ def render_gemm(k: GemmKernel, index: int, program: Program, opts: CudaOptions
         val = f"({ct})({from_storage(dt, cref)}) + {val}"
     out = to_storage(dt, f"({ct})({val})")
     if scaled:
-        body.append(_alpha_decl(k, ct))
+        body.append(_alpha_decl(k, ct, program))
     body += ["#pragma unroll",
              f"for (int i = 0; i < {tm}; i++) {{",
              "    const fj_idx fj_gm = fj_m0 + fj_ty + 16 * i;",
@@ -207,7 +222,7 @@ def render_cublas_epilogue(k: GemmKernel, index: int, program: Program, opts: Cu
     if dt not in CUBLAS_DTYPES or not needs_epilogue(k):
         return None
     used = sorted({k.c.buf} | ({k.alpha_from.buf} if k.alpha_from is not None else set()))
-    ps = [f"{'' if b == k.c.buf else 'const '}{ctype(dt)} *b{b}" for b in used]
+    ps = _params(k, used, ctype(dt), program)
     sym = symbol(program.name, k.name) + "_cublas_epi"
     ct = ctype(dt)
     total = int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n
@@ -227,7 +242,7 @@ def render_cublas_epilogue(k: GemmKernel, index: int, program: Program, opts: Cu
     lines = [f"/* {k.name}: C = C + alpha * P after cuBLAS wrote P = A @ B ({dt.name}) */",
              f'extern "C" __global__ void {sym}(const {ct} *fj_p, {", ".join(ps)}) {{']
     if k.alpha != 1.0 or k.alpha_from is not None:
-        lines.append("    " + _alpha_decl(k, ct))
+        lines.append("    " + _alpha_decl(k, ct, program))
     lines += [f"    for (long long fj_e = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
               f"fj_e < {total}; fj_e += (long long)blockDim.x * gridDim.x) {{",
               f"        const long long fj_j = fj_e % {k.n}, fj_i = (fj_e / {k.n}) % {k.m};",

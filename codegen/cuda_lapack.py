@@ -39,7 +39,7 @@ from ..errors import UnsupportedError
 from ..frontend.ops import ctype
 from ..lowering.lapack import NAMES
 from ..lowering.loop_ir import Access, LapackKernel, Program
-from .cuda_base import CudaLaunch, CudaOptions, params, symbol
+from .cuda_base import CudaLaunch, CudaOptions, by_value, params, symbol
 from .cuda_jacobi import eigvalsh_extra, eigvalsh_lines
 
 SUPPORTED = ("solve", "inv", "slogdet", "cholesky", "eigvalsh")
@@ -289,8 +289,8 @@ def render_lapack_cuda(k: LapackKernel, index: int, program: Program, opts: Cuda
     bufs = [("A", k.a)] + ([("B", k.b)] if k.b is not None else []) + [("C", k.out)]
     used = sorted({a.buf for _, a in bufs})
     dtypes = {b.index: b.dtype for b in program.buffers}
-    ps = params(used, {k.out.buf}, dtypes) + ["unsigned char *fj_scr"] * (not shared) + [
-        "unsigned int *fj_errp"]
+    ps = params(used, {k.out.buf}, dtypes, by_value(program)) + [
+        "unsigned char *fj_scr"] * (not shared) + ["unsigned int *fj_errp"]
     sym = symbol(program.name, k.name)
     where = "shared memory" if shared else "global scratch"
     lines = [f"/* {k.name}: np.linalg {k.fn}, batch {list(k.batch)} of {n} x {n}, "

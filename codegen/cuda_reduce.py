@@ -37,6 +37,7 @@ from .cexpr import literal
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
+    by_value,
     decompose,
     index_type,
     load_line,
@@ -165,7 +166,7 @@ class _Render:
                 comment: str, min_blocks: int = 0) -> tuple[list[str], CudaLaunch, bool]:
         used = sorted({s.access.buf for s in stmts if isinstance(s, (Load, Store))})
         stored = {s.access.buf for s in stmts if isinstance(s, Store)}
-        ps = params(used, stored, self.dtypes)
+        ps = params(used, stored, self.dtypes, by_value(self.program))
         checks = any(isinstance(s, Check) for s in stmts)
         ps += ["unsigned char *fj_scr"] * scratch + ["unsigned int *fj_errp"] * checks
         sym = f"{self.sym}{name}"

@@ -20,6 +20,7 @@ from .cscan_blocks import regroups
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
+    by_value,
     decompose,
     grid_loop,
     index_type,
@@ -94,7 +95,7 @@ def render_blocked(k: Kernel, index: int, program: Program, opts: CudaOptions,
     pre = [s for s in k.body[:at + 1] if not isinstance(s, Store)]
     pre_used = sorted({s.access.buf for s in pre if isinstance(s, Load)})
     pre_checks = any(isinstance(s, Check) for s in pre)
-    pre_ps = (params(pre_used, set(), dtypes) + ["unsigned char *fj_scr"]
+    pre_ps = (params(pre_used, set(), dtypes, by_value(program)) + ["unsigned char *fj_scr"]
               + ["unsigned int *fj_errp"] * pre_checks)
     texts = [
         kernel("_t", f"the totals of {nb} segments of each of {rows} row(s) of {n}", pre_ps,

@@ -4,7 +4,8 @@ This module owns everything on the host side of CUDA: finding nvcc and compiling
 that keep NumPy's float semantics, and `CudaExecutable`, which runs a Program through pycuda
 (an optional dependency, imported lazily): one device arena per compiled function (its layout
 in runtime/cuda_layout.py: temporaries, constants, inputs, outputs, allocated once), small host
-inputs packed and copied in with one transfer, every launch in order with its arguments
+inputs packed and copied in with one transfer, the 0-d inputs the kernels only read passed
+by value in the launches' parameters (no transfer), every launch in order with its arguments
 prepared once per signature, outputs (and the error word) copied back with one transfer; what
 one call does is planned once per executable (runtime/cuda_call.py).
 Device arrays (GPUArrays, `__cuda_array_interface__`; runtime/cuda_interop.py) are read and
@@ -36,13 +37,14 @@ import numpy as np
 
 from .. import config
 from ..codegen.cuda import CudaModule
+from ..codegen.cuda_base import by_value
 from ..errors import CompileError, CompilerNotFoundError, RuntimeFailure
 from ..kernels_cache.store import default_store, key_of
 from ..lowering.loop_ir import Program
 from . import cuda_blas, cuda_interop
 from .backend_c import VERSION
 from .cuda_call import CallPlan
-from .cuda_layout import device_layout
+from .cuda_layout import arg_format, device_layout
 from .cuda_pool import OutputPool
 from .cuda_timer import KernelTimer
 from .error_order import ErrorReplay, raise_failure
@@ -193,7 +195,9 @@ class CudaExecutable:
         self.program, self.module = program, module
         self.input_ranges = input_ranges or []
         self.idle, self.converts = idle, dict(converts or {})
-        self.layout = device_layout(program, module.scratch_bytes)
+        # 0-d inputs the kernels take by value (a fj_val parameter), not in the arena
+        self.values = by_value(program)
+        self.layout = device_layout(program, module.scratch_bytes, self.values)
         self.transfers = {"htod": 0, "dtoh": 0}
         self._lock = threading.Lock()
         self.device = device
@@ -207,8 +211,8 @@ class CudaExecutable:
             self.sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
             self.gpus = cuda.Device.count()
             self._mod = cuda.module_from_buffer(self._image(dev.compute_capability()))
-            self._fns = [self._mod.get_function(k.name).prepare(
-                "P" * (len(k.buffers) + k.scratch + k.checks)) for k in module.kernels]
+            self._fns = [self._mod.get_function(k.name).prepare(self.arg_format(k))
+                         for k in module.kernels]
             try:
                 self._arena = cuda.mem_alloc(self.layout.total)
             except cuda.Error as e:
@@ -242,7 +246,7 @@ class CudaExecutable:
             return functools.partial(gemm, *args), lambda a: gemm(*a)
         fn = next(f for launch, f in zip(self.module.kernels, self._fns) if launch is k)
         grid, block = (k.grid_for(self.sms), 1), (k.block, 1, 1)
-        fmt = "P" * len(args)
+        fmt = self.arg_format(k)
         launch = getattr(fn, "_launch_kernel", None)
         if callable(launch) and getattr(fn, "arg_format", None) == fmt and not getattr(
                 fn, "texrefs", True):
@@ -251,6 +255,14 @@ class CudaExecutable:
                     lambda a: launch(grid, block, pack(*a), 0, None))
         call = functools.partial(fn.prepared_call, grid, block)
         return functools.partial(call, *args), lambda a: call(*a)
+
+    def arg_format(self, k: Any, first: int = 0) -> str:
+        """The parameters of launch `k` as pycuda's prepare takes them (cuda_layout.arg_format):
+        `first` pointers (a cuBLAS epilogue's product), its buffers' (pointers, or the fj_val
+        of a 0-d input taken by value), the scratch area's and the error word's."""
+        dtypes = [self.program.buffers[b].dtype if b in self.values else None
+                  for b in k.buffers]
+        return arg_format([None] * first + dtypes + [None] * (k.scratch + k.checks))
 
     def _plan_gemms(self) -> None:
         """`gemm_calls`: launch name -> cuda_blas.GemmCall, for the gemms cuBLAS runs (the
@@ -272,7 +284,7 @@ class CudaExecutable:
             epi = None
             if not p.direct:
                 e = epis[launch.kernel]
-                fn = self._mod.get_function(e.name).prepare("P" * (1 + len(e.buffers)))
+                fn = self._mod.get_function(e.name).prepare(self.arg_format(e, 1))
                 epi = (fn, (e.grid_for(self.sms), 1), (e.block, 1, 1), e.buffers)
             self.gemm_calls[launch.name] = cuda_blas.GemmCall(
                 blas, k, p, launch.buffers, epi, int(self._gemm_scratch or 0))

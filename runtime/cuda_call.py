@@ -3,9 +3,14 @@ not change between calls worked out once per executable (`CallPlan`).
 
 Planned once: which graph inputs are passed and how (converted Python ints, typed views of
 the packed host-input area for C-ordered host arrays and scalars, device addresses of large
-inputs), the address table every launch reads its arguments from (`operator.itemgetter`s
-over it; arena addresses fixed, device arrays' addresses patched per call), the outputs, the
-inputs copied back. Per call:
+inputs, typed views of the values of the 0-d inputs the kernels take by value), the
+argument table every launch reads its arguments from (`operator.itemgetter`s over it; arena
+addresses fixed, device arrays' addresses patched per call, the by-value inputs' parameter
+bytes), the outputs, the inputs copied back. Per call:
+- each 0-d input the kernels take by value (codegen/cuda_base.by_value: Python scalars and
+  0-d arrays the program does not update) is written into its `fj_val` parameter's bytes
+  (no copy to the device: the launches carry it), the table's entry for it (a Python float
+  for a float64 one: packed directly; a 0-d device array passed for one: its address);
 - each host input is copied into the packed area with one NumPy assignment (other layouts
   take runtime/cuda_layout.host_bytes); the area (up to COMPARE_MAX bytes) is sent to the
   device only when its bytes differ from the last sent (unless the program updates a packed
@@ -13,13 +18,15 @@ inputs copied back. Per call:
 - each device input's reading (made once per call, by the signature:
   runtime/cuda_interop.readings) gives its address; its layout is checked once per
   distinct layout;
-- the launches run, their packed arguments reused when no device address changed them;
+- the launches run, their packed arguments reused when no device address changed them and
+  they take no value (those that do pack the table's entries each call);
 - one device-to-host copy brings back the outputs and the error word.
 """
 
 from __future__ import annotations
 
 import operator
+import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -29,7 +36,7 @@ from ..errors import RuntimeFailure
 from ..lowering.loop_ir import Buffer
 from ..lowering.lower import contiguous_strides
 from . import cuda_interop
-from .cuda_layout import host_bytes, span
+from .cuda_layout import host_bytes, span, value_param
 
 if TYPE_CHECKING:
     from .backend_cuda import CudaExecutable
@@ -44,9 +51,16 @@ class _Input(NamedTuple):
     slot: int  # its entry in the address table
     convert: Callable[[Any], Any] | None
     view: np.ndarray | None  # typed view of its bytes in the packed area (C order), or None
-    packed: int  # offset of its bytes in the packed area, or -1: copied on its own
-    dst: int  # device address of its slot
+    # (by value: None; the view of the value in its parameter's bytes is in value_views)
+    packed: int  # offset of its bytes in the packed area, or -1: copied on its own, or
+    # BY_VALUE: passed as a kernel parameter
+    dst: Any  # device address of its slot (by value: its parameter's bytes, a uint8 array)
     updated: bool
+    fast: Callable[[float], bytes] | None = None  # by value: its parameter from a float
+
+
+BY_VALUE = -2
+_F64_PARAM = struct.Struct("<8xd").pack  # fj_val<double> of a Python float (value_param)
 
 
 def _c_ordered(b: Buffer) -> bool:
@@ -76,10 +90,24 @@ class CallPlan:
         for i, off in lay.slots.items():
             table[i] = base + off + lay.shift.get(i, 0)
         table[n], table[n + 1] = base + lay.scratch, base + lay.err
-        self.table = table
+        self.table: list[Any] = table
         self.inputs: list[_Input] = []
+        # a 0-d device array passed for a by-value input: slot -> the parameter's bytes after
+        # the address (zeros)
+        self.value_tail: dict[int, bytes] = {}
+        self.value_views: dict[int, np.ndarray] = {}  # slot -> the value in its bytes
         for b in program.by_kind("input"):
             if b.ref in exe.idle:
+                continue
+            if b.index in exe.values:  # its fj_val's bytes (`raw`: address 0, the value)
+                at, size, _ = value_param(b.dtype)
+                raw = np.zeros(size, np.uint8)
+                table[b.index] = raw.tobytes()
+                self.value_tail[b.index] = bytes(size - 8)
+                self.value_views[b.index] = raw[at:at + b.nbytes].view(b.dtype).reshape(())
+                self.inputs.append(_Input(b.ref, b, b.index, exe.converts.get(b.ref), None,
+                                          BY_VALUE, raw, False,
+                                          _F64_PARAM if b.dtype == np.float64 else None))
                 continue
             start = lay.slots[b.index]
             view, packed = None, -1
@@ -118,6 +146,8 @@ class CallPlan:
                 self.err_at] * k.checks
             fixed, given = exe.launcher(k, tuple(table[p] for p in positions))
             get = _getter(positions)
+            if exe.values.intersection(k.buffers):  # (its values: the table's, each call)
+                fixed = lambda given=given, get=get: given(get(table))  # noqa: E731
             self.launches.append((fixed, lambda t, given=given, get=get: given(get(t))))
         if exe.timer is not None and self.launches:  # FUSEJIT_PROFILE: CUDA events around them
             self.launches = exe.timer.wrap(self.launches, [k.kernel for k in exe.module.kernels
@@ -135,7 +165,7 @@ class CallPlan:
         table = None  # the address table, copied when a device address is patched in
         staged = False
         readings = cuda_interop.readings() if device is not None else None
-        for ref, b, slot, convert, view, packed, dst, updated in self.inputs:
+        for ref, b, slot, convert, view, packed, dst, updated, fast in self.inputs:
             v = inputs[ref]
             if convert is not None:
                 v = convert(v)
@@ -149,7 +179,10 @@ class CallPlan:
                 if d.device not in self.on or (updated and d.readonly) or (
                         d.stream is not None and d.stream not in (1, 2)):
                     cuda_interop.check_arg(d, exe.device, self.one_gpu, updated, b)
-                table[slot] = d.ptr if b.nbytes else 0
+                if packed != BY_VALUE:
+                    table[slot] = d.ptr if b.nbytes else 0
+                else:  # (a 0-d device array for a by-value input: its address in the fj_val)
+                    table[slot] = d.ptr.to_bytes(8, "little") + self.value_tail[slot]
                 continue
             if view is not None:
                 if type(v) is np.ndarray and v.shape == b.shape and v.dtype == b.dtype:
@@ -160,6 +193,22 @@ class CallPlan:
                     view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
                     staged = True
                     continue
+            if packed == BY_VALUE:  # the parameter's bytes, in the table (and this call's)
+                if fast is not None and type(v) is float:
+                    entry = fast(v)
+                else:
+                    view = self.value_views[slot]
+                    if type(v) in _PY_SCALARS or (getattr(v, "dtype", None) == b.dtype
+                                                  and getattr(v, "shape", None) == ()):
+                        view[()] = v  # (as np.asarray(v, b.dtype): the same cast and errors)
+                    else:
+                        view[()] = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0
+                                              else v, b).view(b.dtype)[0]
+                    entry = dst.tobytes()
+                self.table[slot] = entry
+                if table is not None:
+                    table[slot] = entry
+                continue
             data = host_bytes(np.asarray(v, b.dtype) if np.ndim(v) == 0 else v, b)
             if packed >= 0:
                 exe._stage[packed:packed + data.size] = data
@@ -237,20 +286,27 @@ class CallPlan:
         """What one call copies between host and device, for `explain`: per kind of call
         (NumPy arguments, device arrays), each copy and its bytes."""
         lay = self.exe.layout
-        own = [i for i in self.inputs if i.packed < 0 and i.b.nbytes]
+        own = [i for i in self.inputs if i.packed == -1 and i.b.nbytes]
         small = [i for i in self.inputs if i.packed >= 0]
+        byval = ", ".join(i.b.name for i in self.inputs if i.packed == BY_VALUE)
+        param = (f"  {byval} (scalars, 0-d arrays): kernel parameters, passed by value with "
+                 "each launch: no copy" if byval else None)
         packed = lay.small[1] - lay.small[0]
         when = ("every call" if self.resend
                 else "only when those bytes differ from the last call's")
         to_dev = [f"{i.b.name} {i.b.dtype}{list(i.b.shape)}: {span(i.b)[0]} B" for i in own]
         if small and packed:
+            kinds = ("small inputs and scalars" if any(not i.b.shape for i in small)
+                     else "small inputs")
             to_dev.append(f"{packed} B packed in one copy ({', '.join(i.b.name for i in small)}"
-                          f": small inputs and scalars), sent {when}")
+                          f": {kinds}), sent {when}")
         back = lay.out[1] - lay.out[0]
         what = ", ".join([b.name for b in self.outputs] + ["the status word"])
         lines = ["NumPy arguments:",
                  f"  to the device: {len(to_dev)} cop{'y' if len(to_dev) == 1 else 'ies'}"
                  + (": " + "; ".join(to_dev) if to_dev else "")]
+        if param:
+            lines.append(param)
         if self.outputs or self.checks:
             lines.append(f"  to the host: {back} B in one copy ({what})")
         if self.copy_back:
@@ -260,11 +316,13 @@ class CallPlan:
                            if i.b.shape)
         dev = [f"  device arrays (GPUArray, CuPy, PyTorch CUDA tensors) for {arrays} are read "
                "and written in place: no copies of them"] if arrays else []
+        if param:
+            dev.append(param + " (a 0-d device array for one: its address)")
         if lay.scalars:
             when = ("every call" if self.resend_scalars
                     else "only when those bytes differ from the last call's")
-            dev.append(f"  scalars and 0-d host arrays: the first {lay.scalars} B of the packed "
-                       f"copy, sent {when}")
+            dev.append(f"  scalars and 0-d host arrays the program updates in place: the first "
+                       f"{lay.scalars} B of the packed copy, sent {when}")
         dev.append("  results stay on the device (device_output=True, the default with device "
                    "arguments): " + ("only the error word comes back (4 B)" if self.checks
                                      else "nothing comes back"))

@@ -1,5 +1,7 @@
 """Where a compiled CUDA function's buffers live in its one device arena (`device_layout`),
-and the bytes of a host array as one of those buffers expects them (`host_bytes`)."""
+the bytes of a host array as one of those buffers expects them (`host_bytes`), and how a
+kernel's parameters are laid out in its launch's parameter buffer (`arg_format`,
+`value_param`: the `fj_val<T>` of a 0-d input taken by value)."""
 
 from __future__ import annotations
 
@@ -43,9 +45,10 @@ def _up(n: int, a: int = _ALIGN) -> int:
     return (n + a - 1) // a * a
 
 
-def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
+def device_layout(program: Program, scratch_bytes: int = 0,
+                  values: frozenset[int] = frozenset()) -> DeviceLayout:
     """Where every buffer of `program` (and `scratch_bytes` of scratch) lives in its device
-    arena."""
+    arena; the inputs in `values` (passed to the kernels by value) have no place there."""
     slots: dict[int, int] = {b.index: b.offset for b in program.by_kind("temp")}
     shift: dict[int, int] = {}
     scratch = _up(program.arena_bytes)
@@ -60,7 +63,7 @@ def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
 
     for b in program.by_kind("const"):
         place(b, _ALIGN)
-    inputs = program.by_kind("input")
+    inputs = [b for b in program.by_kind("input") if b.index not in values]
     for b in inputs:
         if span(b)[0] > SMALL_INPUT:
             place(b, _ALIGN)
@@ -79,6 +82,32 @@ def device_layout(program: Program, scratch_bytes: int = 0) -> DeviceLayout:
         place(b, _ALIGN)
     return DeviceLayout(max(top, 1), slots, shift, (small_lo, small_hi), (err, top), err,
                         scratch, scalars_hi - small_lo)
+
+
+def value_param(dtype: np.dtype) -> tuple[int, int, int]:
+    """(offset of the value, size, alignment) of the kernel parameter `fj_val<T>` holding a
+    value of `dtype` (program.cu.j2: the device address `p` first, then the value `v`; every
+    type the kernels hold is aligned to its size, complex128's fj_c128 to 16 bytes)."""
+    size = np.dtype(dtype).itemsize
+    at, align = _up(8, size), max(8, size)
+    return at, _up(at + size, align), align
+
+
+def arg_format(params: list[np.dtype | None]) -> str:
+    """The struct format (native alignment, as pycuda's prepare takes it) of a launch's
+    parameters, each a pointer (None: "P", an int) or the fj_val of a value of a dtype (its
+    bytes, a `bytes` of value_param's size at its alignment, as the CUDA ABI places it)."""
+    fmt, at = [], 0
+    for dt in params:
+        if dt is None:
+            fmt.append("P")
+            at = _up(at, 8) + 8
+            continue
+        _, size, align = value_param(dt)
+        pad = _up(at, align) - at
+        fmt.append(f"{pad}x{size}s" if pad else f"{size}s")
+        at += pad + size
+    return "".join(fmt)
 
 
 def host_bytes(a: np.ndarray, b: Buffer) -> np.ndarray:

@@ -10,8 +10,15 @@ every thread of a block must make the same calls); `atomicOr` is an atomic OR; `
 `_Float16`. Device math (expf, tanhf, erff, powf...) is the host's libm, not CUDA's, so
 results agree with a GPU's to the functions' accuracy, not bit for bit.
 
+A kernel is called as the driver calls it from a launch's parameter buffer (pycuda's
+`_launch_kernel`, CU_LAUNCH_PARAM_BUFFER_POINTER): a thunk compiled beside each kernel reads
+every parameter of the kernel's own C++ type (pointers, the `fj_val<T>` of a 0-d input passed
+by value) at that type's alignment, one after the other, and refuses a buffer whose size is
+not theirs together.
+
 What this checks that the fake pycuda's loop-IR interpreter cannot: the CUDA text itself, its
-indexing, vector paths, team reductions, split reductions, the tiled matmul and its epilogue.
+indexing, vector paths, team reductions, split reductions, the tiled matmul and its epilogue,
+the kernels' parameter layout.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import atexit
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -69,20 +77,52 @@ static inline unsigned atomicOr(unsigned *p, unsigned v) {
 }
 """
 
-MAX_ARGS = 160
+# Appended to a program's source: a thunk per kernel that reads its parameters from a launch's
+# parameter buffer at the offsets the CUDA ABI gives them (each aligned to its type) and
+# calls it, and the size those parameters take together.
+THUNKS = r"""
+#include <utility>
+template <typename T> static inline T fj_emu_param(const unsigned char *p) {
+    T v;
+    memcpy((void *)&v, p, sizeof v);
+    return v;
+}
+template <typename... A> static inline void fj_emu_offsets(unsigned long *off, unsigned long *end) {
+    unsigned long at = 0, k = 0;
+    ((at = (at + alignof(A) - 1) / alignof(A) * alignof(A), off[k++] = at, at += sizeof(A)), ...);
+    *end = at;
+}
+template <typename... A, unsigned long... I>
+static inline void fj_emu_apply(void (*fn)(A...), const unsigned char *buf,
+                                std::integer_sequence<unsigned long, I...>) {
+    unsigned long off[sizeof...(A) + 1], end;
+    fj_emu_offsets<A...>(off, &end);
+    fn(fj_emu_param<A>(buf + off[I])...);
+}
+template <typename... A>
+static inline void fj_emu_call(void (*fn)(A...), const unsigned char *buf) {
+    fj_emu_apply(fn, buf, std::make_integer_sequence<unsigned long, sizeof...(A)>{});
+}
+template <typename... A> static inline long fj_emu_size(void (*)(A...)) {
+    unsigned long off[sizeof...(A) + 1], end;
+    fj_emu_offsets<A...>(off, &end);
+    return (long)end;
+}
+"""
+_KERNEL = re.compile(r"__global__ void (?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(")
 
 
-def _calls() -> str:
-    """The switch calling a kernel of n pointer arguments (all arguments are pointers)."""
-    lines = []
-    for n in range(MAX_ARGS + 1):
-        params = ", ".join(["void *"] * n) or "void"
-        args = ", ".join(f"a[{i}]" for i in range(n))
-        lines.append(f"    case {n}: ((void (*)({params}))fn)({args}); break;")
-    return "\n".join(lines)
+def _thunks(source: str) -> str:
+    """THUNKS and, for each kernel of `source`, fj_emu_thunk_<name> and fj_emu_size_<name>."""
+    lines = [THUNKS]
+    for name in dict.fromkeys(_KERNEL.findall(source)):
+        lines += [f'extern "C" void fj_emu_thunk_{name}(const unsigned char *b) '
+                  f"{{ fj_emu_call({name}, b); }}",
+                  f'extern "C" long fj_emu_size_{name}(void) {{ return fj_emu_size({name}); }}']
+    return "\n".join(lines) + "\n"
 
 
-# The launcher, built once per process: threads, barriers, the kernel call by arity. A kernel
+# The launcher, built once per process: threads, barriers, the kernel's thunk. A kernel
 # that synchronises runs its block's threads as host threads (made once per launch, a barrier
 # per block); one that does not (an elementwise grid-stride loop) runs them one by one.
 RUNTIME = r"""
@@ -97,15 +137,10 @@ static std::barrier<> *fj_emu_bar;
 static unsigned char fj_emu_slots[1024][16];
 extern "C" void fj_emu_sync(void) { fj_emu_bar->arrive_and_wait(); }
 extern "C" unsigned char *fj_emu_slot(unsigned t) { return fj_emu_slots[t]; }
-static void fj_emu_call(void *fn, int n, void **a) {
-    switch (n) {
-CALLS
-    default: __builtin_trap();
-    }
-}
-extern "C" int fj_emu_launch(void *fn, int n, void **args, unsigned grid, unsigned block,
-                             int threaded) {
-    if (n > MAX_ARGS || block > 1024) return -1;
+typedef void (*fj_emu_thunk)(const unsigned char *);
+extern "C" int fj_emu_launch(fj_emu_thunk fn, const unsigned char *args, unsigned grid,
+                             unsigned block, int threaded) {
+    if (block > 1024) return -1;
     blockDim = {block, 1, 1};
     gridDim = {grid, 1, 1};
     if (!threaded) {
@@ -113,7 +148,7 @@ extern "C" int fj_emu_launch(void *fn, int n, void **args, unsigned grid, unsign
             for (unsigned t = 0; t < block; t++) {
                 threadIdx = {t, 0, 0};
                 blockIdx = {b, 0, 0};
-                fj_emu_call(fn, n, args);
+                fn(args);
             }
         return 0;
     }
@@ -126,7 +161,7 @@ extern "C" int fj_emu_launch(void *fn, int n, void **args, unsigned grid, unsign
                 gate.arrive_and_wait();  /* this block's barrier is ready */
                 threadIdx = {t, 0, 0};
                 blockIdx = {b, 0, 0};
-                fj_emu_call(fn, n, args);
+                fn(args);
                 fj_emu_bar->arrive_and_drop();
                 gate.arrive_and_wait();  /* the block is done */
             }
@@ -174,8 +209,7 @@ def _runtime() -> ctypes.CDLL:
         inc = os.path.join(_DIR, "include")
         os.makedirs(inc, exist_ok=True)
         for name, text in (("fj_emu_shim.h", SHIM), ("cuda_fp16.h", FP16),
-                           ("runtime.cc", RUNTIME.replace("CALLS", _calls())
-                            .replace("MAX_ARGS", str(MAX_ARGS)))):
+                           ("runtime.cc", RUNTIME)):
             with open(os.path.join(inc, name), "w") as f:
                 f.write(text)
         out = os.path.join(_DIR, "libfj_emu.so")
@@ -193,25 +227,30 @@ def build(source: str) -> ctypes.CDLL:
         return lib
     src, out = os.path.join(_DIR, f"{key}.cu"), os.path.join(_DIR, f"{key}.so")
     with open(src, "w") as f:
-        f.write(source)
+        f.write(source + _thunks(source))
     _compile(src, out, ["-I", os.path.join(_DIR, "include"), "-include", "fj_emu_shim.h"])
     lib = _LIBS[key] = ctypes.CDLL(out)
     lib.fj_emu_launch = runtime.fj_emu_launch  # (the launcher, reached from the kernel's lib)
     return lib
 
 
-def launch(lib: ctypes.CDLL, name: str, grid: int, block: int, pointers: list[int],
+def launch(lib: ctypes.CDLL, name: str, grid: int, block: int, params: bytes,
            threaded: bool = True) -> None:
-    """Run kernel `name` of `lib` over `grid` blocks of `block` threads with these (host)
-    pointer arguments; `threaded=False` for a kernel that never synchronises its threads
-    (they then run one after the other)."""
-    fn = ctypes.cast(getattr(lib, name), ctypes.c_void_p)
-    args = (ctypes.c_void_p * max(len(pointers), 1))(*pointers)
-    status = lib.fj_emu_launch(fn, len(pointers), args, ctypes.c_uint(grid),
-                               ctypes.c_uint(block), int(threaded))
+    """Run kernel `name` of `lib` over `grid` blocks of `block` threads with the parameter
+    buffer `params` (host addresses for device ones); `threaded=False` for a kernel that never
+    synchronises its threads (they then run one after the other)."""
+    size = getattr(lib, f"fj_emu_size_{name}")
+    size.restype = ctypes.c_long
+    if size() != len(params):
+        raise RuntimeError(f"emulated launch of {name}: {len(params)} bytes of parameters, "
+                           f"the kernel's take {size()}")
+    fn = ctypes.cast(getattr(lib, f"fj_emu_thunk_{name}"), ctypes.c_void_p)
+    buf = ctypes.create_string_buffer(params, max(len(params), 1))
+    status = lib.fj_emu_launch(fn, buf, ctypes.c_uint(grid), ctypes.c_uint(block),
+                               int(threaded))
     if status:
-        raise RuntimeError(f"emulated launch of {name}: {len(pointers)} arguments or "
-                           f"{block} threads a block is more than the emulator takes")
+        raise RuntimeError(f"emulated launch of {name}: {block} threads a block is more than "
+                           "the emulator takes")
 
 
 def host_address(buf: Any) -> int:

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from fusejit.codegen.cuda import CudaModule
+from fusejit.codegen.cuda_base import by_value
 from fusejit.errors import Status
 from fusejit.frontend.lapack_ref import lapack_ref, lapack_solve_ref
 from fusejit.frontend.ops import OPS, reference
@@ -44,6 +45,7 @@ from fusejit.lowering.loop_ir import (
 )
 from fusejit.lowering.lower import contiguous_strides
 from fusejit.runtime import backend_cuda, cuda_blas, cuda_interop, cuda_jit
+from fusejit.runtime.cuda_layout import arg_format, value_param
 
 OTHER_GPU = 1 << 40  # addresses the fake's cuPointerGetAttribute places on GPU 1
 
@@ -395,6 +397,37 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
         if not stack() and getattr(local, "bare", None) is None:
             local.bare = c
 
+    def params_of(program: Program, ln: Any, first: int = 0) -> str:
+        """The launch's parameter format (runtime/cuda_layout.arg_format), from its own
+        reading of which buffers are passed by value."""
+        values = by_value(program)
+        return arg_format([None] * first + [program.buffers[b].dtype if b in values else None
+                                            for b in ln.buffers]
+                          + [None] * (ln.scratch + ln.checks))
+
+    values_at: dict[tuple[int, int], int] = {}  # (launch, parameter) -> where its value is
+
+    def addresses(program: Program, ln: Any, args: tuple, first: int = 0) -> list[int]:
+        """The launch's arguments as device addresses: a by-value parameter's (bytes: the
+        fj_val) is the 0-d device array's it holds, or a place in device memory its value
+        is written to for this launch."""
+        out = []
+        for i, a in enumerate(args):
+            if isinstance(a, bytes):
+                dt = program.buffers[ln.buffers[i - first]].dtype
+                at, size, _ = value_param(dt)
+                assert len(a) == size and not any(a[at + dt.itemsize:]) and not any(a[8:at])
+                p = int.from_bytes(a[:8], "little")
+                if not p:
+                    key = (id(ln), i)
+                    if key not in values_at:
+                        values_at[key] = mem.alloc(64)
+                    p = values_at[key]
+                    mem.buf[p:p + dt.itemsize] = a[at:at + dt.itemsize]
+                a = p
+            out.append(a)
+        return out
+
     class EpilogueFn:
         """A cuBLAS gemm's epilogue kernel: C = beta * C + alpha * P, P contiguous."""
 
@@ -402,18 +435,21 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
             self.program, self.launch = program, launch
 
         def prepare(self, fmt: str) -> EpilogueFn:
-            assert fmt == "P" * (1 + len(self.launch.buffers))
+            assert fmt == params_of(self.program, self.launch, 1)
+            self.arg_format = fmt
             return self
 
-        def prepared_call(self, grid: tuple, block: tuple, p: int, *args: int) -> None:
+        def prepared_call(self, grid: tuple, block: tuple, p: int, *args: Any) -> None:
             current()
             ln = self.launch
             assert 1 <= grid[0] and block == (ln.block, 1, 1) and len(args) == len(ln.buffers)
+            struct.pack(self.arg_format, p, *args)  # (as pycuda packs them: types and sizes)
             launches.append(ln.name)
             k = self.program.kernels[ln.kernel]
             count = int(np.prod(k.batch, dtype=np.int64)) * k.m * k.n
             product = mem.read(p + np.arange(count) * k.dtype.itemsize, k.dtype)
-            store_gemm(k, self.program, dict(zip(ln.buffers, args)), mem, product)
+            ptr = dict(zip(ln.buffers, addresses(self.program, ln, args)))
+            store_gemm(k, self.program, ptr, mem, product)
 
     class Fn:
         def __new__(cls, program: Program, module: CudaModule, name: str) -> Any:
@@ -427,8 +463,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
             self.last = same[-1] == name  # the launch that completes its loop-IR kernel
 
         def prepare(self, fmt: str) -> Fn:
-            ln = self.launch
-            assert fmt == "P" * (len(ln.buffers) + ln.scratch + ln.checks)
+            assert fmt == params_of(self.program, self.launch)
             self.arg_format, self.texrefs = fmt, []  # as pycuda's prepare sets them
             return self
 
@@ -439,7 +474,7 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
             packed.append(self.launch.name)
             self.prepared_call(grid, block, *struct.unpack(self.arg_format, buf))
 
-        def prepared_call(self, grid: tuple, block: tuple, *args: int) -> None:
+        def prepared_call(self, grid: tuple, block: tuple, *args: Any) -> None:
             launching()
             ln = self.launch
             assert 1 <= grid[0] and block == (ln.block, 1, 1) and ln.block <= 1024
@@ -448,12 +483,16 @@ def fake_pycuda(mem: Memory, images: dict[bytes, tuple[Program, CudaModule]],
                 scratch = args[len(ln.buffers)]
                 assert scratch % 256 == 0 and scratch + self.module.scratch_bytes <= mem.top
             launches.append(ln.name)
-            if emulate:
+            if emulate:  # the parameter buffer, with host addresses for device ones
                 base = cuda_emu.host_address(mem.buf)
+                host = [base + a if isinstance(a, int) else a if not any(a[:8]) else
+                        (base + int.from_bytes(a[:8], "little")).to_bytes(8, "little") + a[8:]
+                        for a in args]
                 cuda_emu.launch(cuda_emu.build(self.module.source), ln.name, grid[0],
-                                ln.block, [base + a for a in args],
+                                ln.block, struct.pack(self.arg_format, *host),
                                 threaded=ln.role != "elementwise")
                 return
+            args = tuple(addresses(self.program, ln, args))
             # a split reduction's launches each get the buffers of their own phase
             ptr = pointers.setdefault((id(self.program), ln.kernel), {})
             ptr.update(zip(ln.buffers, args))

@@ -103,6 +103,10 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
                              np.take(e, t[0], axis=0, mode="wrap"), e[t].sum(axis=-1),
                              np.exp(e[t] - e[t].max(axis=1, keepdims=True))),
                (np.ones((10, 8), f32), np.ones((3, 4), np.int32))),
+    # 0-d inputs the kernels take by value (fj_val<T>): bool, int8, float16, uint64, float
+    "by_value": (lambda b, i, h, u, s, x: (np.where(b, x * i, h), x + u, (x * s).sum()),
+                 (np.True_, np.int8(3), np.float16(0.5), np.uint64(7), 2.5,
+                  np.ones((6, 40), f32))),
 }
 
 
@@ -142,7 +146,9 @@ def test_gemm_update_applies_alpha_and_beta() -> None:
         assert k.beta == 1 and k.alpha == -1 and k.alpha_from is not None
         body = render_case(name).body
         t = "double" if name.endswith("f64") else "float"
-        src = f"(({ctype(k.alpha_dtype)} const *)b{k.alpha_from.buf})[0]"
+        # (lr, a 0-d input the program only reads: a kernel parameter, by value)
+        assert f"fj_val<{ctype(k.alpha_dtype)}> b{k.alpha_from.buf}" in body
+        src = f"(({ctype(k.alpha_dtype)})(b{k.alpha_from.buf}[0]))"
         assert f"const {t} fj_alpha = ({t})-1.0 * ({t}){src};" in body
         c = f"b{k.c.buf}[fj_oc + fj_gm * "
         assert re.search(rf"{re.escape(c)}[^\n]*\] = \({t}\)\(\({t}\)\({re.escape(c)}"
@@ -353,11 +359,11 @@ def test_host_path_with_fake_pycuda(monkeypatch: pytest.MonkeyPatch) -> None:
         for g, e in zip(got, fn(x, y, 1.5)):
             assert g.dtype == e.dtype and g.shape == e.shape
             np.testing.assert_allclose(g, e, rtol=1e-6)
-    # per call: big y, the packed (x, 1.5) only when its bytes changed; outputs
+    # per call: big y, the packed x only when its bytes changed; outputs (s: by value)
     assert exe.transfers == {"htod": 3, "dtoh": 2}
     for s in (2.5, 2.5, 1.5):
         np.testing.assert_allclose(exe.run([x, y, s])[0], fn(x, y, s)[0], rtol=1e-6)
-    assert exe.transfers == {"htod": 8, "dtoh": 5}
+    assert exe.transfers == {"htod": 6, "dtoh": 5}
     dx = gpuarray.empty(x.shape, f32)  # contiguous: not the layout x was compiled for
     with pytest.raises(RuntimeFailure, match="strides"):
         exe.run([dx, gpuarray.empty(y.shape, f32), 1.5])

@@ -92,10 +92,10 @@ def test_strided_inputs_read_and_updated_in_place(monkeypatch: pytest.MonkeyPatc
         step(Cai(w_dev.ptr, w_host, w_host, readonly=True), g, f32(0.5))
 
 
-def test_device_calls_send_only_their_scalars(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Small inputs are packed into one host-to-device copy; with device arrays passed for
-    them, a call sends only the 0-d inputs at the start of that area, when they change, and
-    host calls before and after still see their own values."""
+def test_device_calls_send_no_scalars(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small host inputs are packed into one host-to-device copy; the scalars the kernels
+    only read are kernel parameters, in no copy: with device arrays passed for the others, a
+    call sends nothing, and host calls before and after still see their own values."""
     driver, gpuarray = _setup(monkeypatch)
     rng = np.random.default_rng(5)
     hw, hb = (rng.standard_normal(s).astype(f32) for s in ((16, 64), (64,)))
@@ -111,11 +111,10 @@ def test_device_calls_send_only_their_scalars(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(exe, "_htod", lambda dst, src: (sent.append(src.nbytes), real(dst, src)))
     dw, db = gpuarray.to_gpu(hw), gpuarray.to_gpu(hb)
     area = exe.layout.small[1] - exe.layout.small[0]
-    n = exe.layout.scalars
-    assert 16 <= n <= 32 and area > 4096  # two float64 scalars first, then w and b
+    assert exe.layout.scalars == 0 and area > 4096  # w and b only: lr and k go by value
     for lr, k in [(0.25, 2.0), (0.25, 2.0), (0.125, 3.0)]:
         np.testing.assert_allclose(jf(dw, db, lr, k).get(), f(hw, hb, lr, k), rtol=1e-6)
-    assert sent == [n, n]  # the scalars only; nothing when they did not change
+    assert sent == []  # the scalars travel with the launches
     sent.clear()
     np.testing.assert_allclose(jf(hw, hb * 2, 0.125, 3.0), f(hw, hb * 2, 0.125, 3.0),
                                rtol=1e-6)
@@ -123,8 +122,10 @@ def test_device_calls_send_only_their_scalars(monkeypatch: pytest.MonkeyPatch) -
                                rtol=1e-6)
     assert sent == [area]  # a host call sends the whole area, once: the same bytes after
     np.testing.assert_allclose(jf(dw, db, 1.0, 1.0).get(), f(hw, hb, 1.0, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(jf(hw, hb * 2, 1.0, 1.0), f(hw, hb * 2, 1.0, 1.0), rtol=1e-6)
+    assert sent == [area]  # (new scalars, the same arrays: nothing more to send)
     np.testing.assert_allclose(jf(hw, hb, 1.0, 1.0), f(hw, hb, 1.0, 1.0), rtol=1e-6)
-    assert sent == [area, n, area]
+    assert sent == [area, area]
 
 
 def test_clear_errors_and_streams(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -282,7 +283,7 @@ def test_packed_inputs_sent_when_changed_or_updated(monkeypatch: pytest.MonkeyPa
     for a in (2.0, 2.0, 3.0):
         np.testing.assert_array_equal(axpy(a, dev).get(), a * host + 1)
     exe = next(iter(axpy._cache.values())).executable
-    assert exe.transfers["htod"] == 2  # 2.0, then 3.0
+    assert exe.transfers["htod"] == 0  # a: a kernel parameter, never copied
 
     def step(w, g):
         w -= 0.5 * g

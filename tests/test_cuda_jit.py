@@ -178,7 +178,9 @@ def test_explain_lists_the_host_device_copies(monkeypatch: pytest.MonkeyPatch) -
     text = str(jf.explain(w, big, small, 0.5))
     sec = text.split("== host-device copies per call ==\n")[1].split("\n== ")[0]
     assert "to the device: 2 copies: input1 float32[256, 128]: 131072 B;" in sec, sec
-    assert "packed in one copy (input0, input2, input3" in sec and "sent every call" in sec
+    assert "packed in one copy (input0, input2:" in sec and "sent every call" in sec
+    # the Python float: a kernel parameter, in no copy
+    assert "input3 (scalars, 0-d arrays): kernel parameters, passed by value" in sec
     assert "to the host: " in sec and "(output0, the status word)" in sec
     assert "copied back into the arguments updated in place: input0 512 B" in sec
     assert "for input0, input1, input2 are read and written in place" in sec
