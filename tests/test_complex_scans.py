@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, assert_unmodified, match_mask, on_cuda, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_complex import CDTYPES, quiet_numpy, special_grid
@@ -37,6 +37,19 @@ def _compiled(f, *args):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return fusejit.jit(f)(*args)
+
+
+def _normwise(got: np.ndarray, want: np.ndarray, path: str) -> None:
+    """A CUDA run's complex products (nvcc contracts them into fma as it likes) and powers
+    (exp(b log a) over the device's log, atan2 and exp) are within a few ulp of |result|:
+    a part much smaller than the other cancels, so they are compared normwise; NaN and Inf
+    parts where NumPy has them."""
+    assert got.dtype == want.dtype and got.shape == want.shape, path
+    eps = np.finfo(want.real.dtype).eps
+    with np.errstate(all="ignore"):
+        near = np.abs(got - want) <= 64 * eps * np.abs(want)
+    ok = near | match_mask(got, want)
+    assert ok.all(), f"{path}: {got[~ok][:4]} vs NumPy's {want[~ok][:4]}"
 
 
 shapes = st.sampled_from([(5,), (0,), (3, 4), (4, 0), (2, 3, 5), (1, 6), (6, 1)])
@@ -69,6 +82,9 @@ def test_scans_bit_for_bit(shape: tuple[int, ...], dtype: np.dtype, how: str,
     got, want = _compiled(f, z), quiet_numpy(f, z)
     for n in names:  # products: NumPy rounds some with fma, depending on the layout
         exact = "prod" not in n and "power" not in n
+        if not exact and on_cuda():
+            _normwise(got[n], want[n], n)
+            continue
         assert_same(got[n], want[n], rtol=0.0 if exact else None, path=n)
     assert_unmodified(snap)
 

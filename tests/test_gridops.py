@@ -82,8 +82,21 @@ def test_cross_errors() -> None:
     run_both(lambda a, b: np.cross(a, b), np.ones(()), np.ones(3))
     run_both(lambda a, b: np.cross(a, b, axisa=2), np.ones(3), np.ones(3))
     run_both(lambda a, b: np.cross(a, b), np.ones((2, 3)), np.ones((3, 3)))
-    with pytest.warns(DeprecationWarning):
-        fusejit.jit(lambda a, b: np.cross(a, b))(np.ones(2), np.ones(2) * 3)
+    # 2-vectors: deprecated up to NumPy 2.4, a ValueError from 2.5 on: as the running NumPy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            np.cross(np.ones(2), np.ones(2) * 3)
+            expired = False
+        except DeprecationWarning:
+            expired = False
+        except ValueError:
+            expired = True
+    if expired:
+        run_both(lambda a, b: np.cross(a, b), np.ones(2), np.ones(2) * 3)
+    else:
+        with pytest.warns(DeprecationWarning):
+            fusejit.jit(lambda a, b: np.cross(a, b))(np.ones(2), np.ones(2) * 3)
 
 
 XP = np.array([-2.0, -0.5, 0.0, 1.0, 4.0])
