@@ -3,11 +3,11 @@ operations or run through NumPy's own code: np.hsplit/vsplit/dsplit, np.block,
 np.put_along_axis, np.i0 (NumPy's own code), np.diagflat (np.diag of the flattened array),
 np.fill_diagonal and ndarray.fill (np.copyto), np.put (a scatter at the unravelled flat
 indices), np.unravel_index (floor divisions; NumPy's ValueError when the program runs),
-sliding_window_view (a view), np.place (a select of values cycled by the mask's running
-count), ndarray.clip (NumPy's method signature), ndarray.choose, round() of a traced NumPy
-scalar, and the ufuncs np.float_power (power in the dtype NumPy's loops give), np.divmod
-(floor_divide, remainder) and np.modf (trunc and the exact difference). Dtypes, shapes and
-errors are NumPy's."""
+sliding_window_view (a view), ndarray.flat (FlatIter), np.place (a select of values cycled by
+the mask's running count), ndarray.clip (NumPy's method signature), ndarray.choose, round() of
+a traced NumPy scalar, and the ufuncs np.float_power (power in the dtype NumPy's loops give),
+np.divmod (floor_divide, remainder) and np.modf (trunc and the exact difference). Dtypes,
+shapes and errors are NumPy's."""
 
 from __future__ import annotations
 
@@ -297,6 +297,45 @@ REFUSED: dict[Any, str] = {
                 "rcond=None) inside, or call np.polyfit outside the compiled function",
 }
 
+class FlatIter:
+    """ndarray.flat of a traced array: indexing reads the C-order flattened array
+    (np.ravel(a)[index]: its IndexErrors too), assignment writes through np.put (values cycled
+    to the indices, as NumPy's flat iterator does); iteration yields its elements."""
+
+    def __init__(self, base: T.Tracer) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self) -> Any:
+        return iter(np.ravel(self.base))
+
+    def __getitem__(self, index: Any) -> Any:
+        return np.ravel(self.base)[index]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, T.Tracer):
+            ind = index
+        else:  # the flat positions, with NumPy's IndexError (and message) for a bad index
+            try:
+                ind = np.arange(self.base.size)[index]
+            except IndexError as e:
+                raise IndexError(str(e).replace("array", "flat iterator")) from None
+        put(self.base, ind, value)
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_") and hasattr(np.flatiter, name):
+            raise T.UnsupportedError(f"ndarray.flat.{name} is not supported by fusejit"
+                                     f"{T.where_msg()}")
+        raise AttributeError(name)
+
+
+def _flat_set(self: T.Tracer, value: Any) -> None:
+    """`a.flat = v`: every element, v cycled."""
+    FlatIter(self)[...] = value
+
+
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.float_power: float_power,
     np.divmod: divmod_,
@@ -305,4 +344,5 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
 }
 
 METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put,
-                           "choose": _method_choose, "__round__": _method_round}
+                           "choose": _method_choose, "__round__": _method_round,
+                           "flat": property(FlatIter, _flat_set)}

@@ -335,3 +335,30 @@ def test_gcd_and_lcm_are_numpys_with_its_wrap_around():
             fusejit.jit(lambda x: np.gcd(x, x))(bad)
         with pytest.raises(type(e.value)):
             np.gcd(bad, bad)
+
+
+def test_flat_reads_and_writes_as_numpys_flat_iterator():
+    x = np.arange(12.0).reshape(3, 4)
+
+    def f(x):
+        y = x.copy()
+        y.flat[2:7] = np.array([-1.0, -2.0])  # values cycled over the indices
+        y.flat[[0, 5]] = 100
+        z = x.copy()
+        z.flat = [7, 8, 9]
+        return (x.flat[3] + x.flat[-1], x.T.flat[[1, 2]] * 2, x.flat[2:5], y, z,
+                sum(v for v in x[:1].flat), len(x.flat), x.flat[np.array([[1, 2], [3, 4]])])
+
+    run_both(f, x)
+    run_both(lambda x: x.T.flat[5:], x)  # a transposed view: C order of its own indices
+
+    def g(w, i):  # an argument updated in place through its flat iterator, traced indices
+        w.flat[i] = -1.0
+        return w
+
+    w, i = np.ones((2, 3)), np.array([4, 0])
+    got = fusejit.jit(g)(w.copy(), i)
+    assert_same(got, g(w.copy(), i))
+    for bad in (lambda x: x.flat[100], lambda x: x.flat[1, 2]):
+        with pytest.raises(IndexError):
+            fusejit.jit(bad)(x)
