@@ -11,6 +11,7 @@ shapes and errors are NumPy's."""
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 
 from . import tracer as T
 from .numpy_lib import asarray, numpy_code
+from .ops_more import BITCAST_DTYPES
 from .views import make_view
 
 
@@ -331,6 +333,34 @@ class FlatIter:
         raise AttributeError(name)
 
 
+def _method_view(self: T.Tracer, dtype: Any = None, type: Any = None) -> T.Tracer:
+    """ndarray.view: the array itself (no dtype, or its own), or its bits as another integer
+    or float dtype of the same item size (bitcast_<dtype>); writing through that view is
+    refused, since fusejit's values do not share memory."""
+    if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+        dtype, type = None, dtype
+    if type is not None and type is not np.ndarray:
+        raise T.UnsupportedError(f"ndarray.view(type={type.__name__}) (a subclass) is not "
+                                 f"supported by fusejit{T.where_msg()}")
+    if dtype is None or np.dtype(dtype) == self.dtype:
+        return self
+    dt = np.dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize:
+        raise T.UnsupportedError(
+            f"ndarray.view({dt}) of a {self.dtype} array (another item size: NumPy changes "
+            f"the last axis) is not supported by fusejit{T.where_msg()}")
+    if dt not in BITCAST_DTYPES or self.dtype not in BITCAST_DTYPES:
+        raise T.UnsupportedError(
+            f"ndarray.view({dt}) of a {self.dtype} array is not supported by fusejit"
+            f"{T.where_msg()}: integer and float32/float64 bits only")
+    out = T.Tracer(T.make_node(f"bitcast_{dt.name}", [self.node], self.shape, dt),
+                   scalar=self.scalar)
+    out.readonly = ("writing through ndarray.view(dtype) (the same memory as another dtype) "
+                    "is not supported by fusejit{where}: compute the new bits and assign "
+                    "them back, x[...] = bits.view(x.dtype)")
+    return out
+
+
 def _flat_set(self: T.Tracer, value: Any) -> None:
     """`a.flat = v`: every element, v cycled."""
     FlatIter(self)[...] = value
@@ -345,4 +375,4 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
 
 METHODS: dict[str, Any] = {"fill": _method_fill, "clip": _method_clip, "put": _method_put,
                            "choose": _method_choose, "__round__": _method_round,
-                           "flat": property(FlatIter, _flat_set)}
+                           "flat": property(FlatIter, _flat_set), "view": _method_view}

@@ -45,6 +45,15 @@ def _frexp(part: str) -> Callable[[list[str], str], str]:
 
 
 add_op(OpDef("ldexp", "elementwise", 2, np.ldexp, _ldexp, 2, (), "ldexp"))
+
+# --- ndarray.view(dtype) of the same item size: bitcast_<dtype>, the bits reinterpreted ----
+BITCAST_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                             np.uint32, np.float32, np.int64, np.uint64,
+                                             np.float64))
+for _d in BITCAST_DTYPES:
+    add_op(OpDef(f"bitcast_{_d.name}", "elementwise", 1,
+                 (lambda d: lambda x: np.asarray(x).view(d))(_d),
+                 lambda ins, out: f"fj_bits_{ins[0]}_{out}({{0}})", 1))
 add_op(OpDef("frexp_mantissa", "elementwise", 1, lambda x: np.frexp(x)[0], _frexp("m"), 2))
 add_op(OpDef("frexp_exponent", "elementwise", 1, lambda x: np.frexp(x)[1], _frexp("e"), 2))
 

@@ -27,6 +27,7 @@ from . import adjoint as A
 from . import vjp_more
 from .ir import Node
 from .ops import OPS, set_vjp
+from .ops_more import BITCAST_DTYPES
 from .views import view_node
 
 Rule = Callable[[Node, Node], tuple]
@@ -389,6 +390,8 @@ def _install() -> None:
         set_vjp(name, SOURCE)
     set_vjp("nextafter", Refused("np.nextafter is a step to the next float, not differentiable"))
     set_vjp("frexp_exponent", INTEGER)
+    for d in BITCAST_DTYPES:  # (one side of a bitcast is an integer: no gradient flows)
+        set_vjp(f"bitcast_{d.name}", INTEGER)
     for name in ("ldexp", "frexp_mantissa"):
         set_vjp(name, Refused(f"np.{name.split('_')[0]} is not differentiated by fusejit yet"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))

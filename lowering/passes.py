@@ -14,12 +14,14 @@ from ..errors import IRError
 from ..frontend.interpret import eval_node
 from ..frontend.ir import Graph, Node, format_graph, format_node, toposort
 from ..frontend.ops import OPS, SUPPORTED_DTYPES, gather_shape
+from ..frontend.ops_more import BITCAST_DTYPES
 
 Rule = Callable[[Node], Node]
 
-# elementwise ops whose inputs may differ in dtype: a cast, where's bool condition, and
-# np.ldexp's integer exponent (its C takes each input's own type)
-_MIXED_INPUTS = frozenset({"cast", "where", "ldexp"})
+# elementwise ops whose inputs may differ in dtype: a cast, where's bool condition,
+# np.ldexp's integer exponent (its C takes each input's own type) and ndarray.view's bitcasts
+_MIXED_INPUTS = frozenset({"cast", "where", "ldexp"}) | frozenset(
+    f"bitcast_{d.name}" for d in BITCAST_DTYPES)
 
 
 def _rebuilt(graph: Graph, mapped: dict[int, Node]) -> Graph:

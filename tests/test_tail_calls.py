@@ -362,3 +362,42 @@ def test_flat_reads_and_writes_as_numpys_flat_iterator():
     for bad in (lambda x: x.flat[100], lambda x: x.flat[1, 2]):
         with pytest.raises(IndexError):
             fusejit.jit(bad)(x)
+
+
+def test_view_as_another_dtype_reinterprets_the_bits():
+    # floats with NaN payloads, -0.0, infinities and subnormals; ints of both signs
+    f32 = np.array([0.0, -0.0, 1.5, -np.inf, np.inf, 1e-45, -3e-39, 3.4e38], np.float32)
+    f32 = np.concatenate([f32, np.array([0x7FC00001, 0xFFC12345, 0x7F800001], np.uint32)
+                          .view(np.float32)]).reshape(1, -1)
+    f64 = np.array([0.0, -0.0, -2.5, np.nan, 5e-324, -1e308], np.float64)
+    i8 = np.array([-128, -1, 0, 1, 127], np.int8)
+    i16 = np.array([-32768, -1, 0, 7, 32767], np.int16)
+
+    def f(f32, f64, i8, i16):
+        i = f32.view(np.int32)
+        return (i, f32.view(np.uint32) >> 23, (i & 0x7FFFFFFF).view(np.float32),
+                f32.T.view(np.int32), f32[0, 3].view(np.uint32), f64.view(np.int64),
+                f64[::-1].view(np.uint64) + 1, (f64.view(np.uint64) ^ (1 << 63)).view(np.float64),
+                i8.view(np.uint8), i16.view(np.uint16), i16.view(np.uint16).view(np.int16),
+                f32[:0].view(np.int32), f32.view(), f32.view(np.ndarray), f32.view(np.float32))
+
+    got = fusejit.jit(f)(f32, f64, i8, i16)
+    want = f(f32, f64, i8, i16)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):  # bits, NaN payloads included
+        assert type(g) is type(w) and g.dtype == w.dtype and g.shape == w.shape
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+    for bad, what in ((lambda x: x.view(np.float64), "item size"),
+                      (lambda x: x.view(np.float16), "item size"),
+                      (lambda x: x.view(np.int16), "item size"),
+                      (lambda x: x.view(np.recarray), "subclass")):
+        with pytest.raises(UnsupportedError, match=what):
+            fusejit.jit(bad)(f32)
+
+    def write_through(x):
+        v = x.view(np.int32)
+        v[0] = 0
+        return x
+
+    with pytest.raises(UnsupportedError, match="test_tail_calls.py:"):
+        fusejit.jit(write_through)(f32.copy())

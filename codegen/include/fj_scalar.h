@@ -25,6 +25,7 @@
  *                       0, or -1 when a signed a is negative
  *   fj_maximum_T, fj_minimum_T, fj_square_T (wrapping)
  *   fj_gcd_T(a,b), fj_lcm_T(a,b)  np.gcd, np.lcm (NumPy's npy_gcd/npy_lcm)
+ *   fj_bits_A_B(x)      x's bits as type B (ndarray.view; same size, ints and floats)
  *   fj_reciprocal_T(a)  np.reciprocal: NumPy computes (T)(1.0 / a) in double,
  *                       so 1 -> 1, -1 -> -1, other non-zero -> 0 and, on
  *                       x86_64 (cvttsd2si of +inf), 0 -> INT32_MIN for i32,
@@ -302,6 +303,24 @@ FJ__UINT(u64, uint64_t, uint64_t, 64)
 FJ__GCD(i8, int8_t, uint32_t) FJ__GCD(i16, int16_t, uint32_t) FJ__GCD(i32, int32_t, uint32_t)
 FJ__GCD(i64, int64_t, uint64_t) FJ__GCD(u8, uint8_t, uint32_t) FJ__GCD(u16, uint16_t, uint32_t)
 FJ__GCD(u32, uint32_t, uint32_t) FJ__GCD(u64, uint64_t, uint64_t)
+
+/* ndarray.view(dtype) of the same item size: the bits reinterpreted (through a union, which
+ * C99 allows and gcc and nvcc compile to nothing). */
+#define FJ__BITS(A, TA, B, TB)                                                  \
+    static inline TB fj_bits_##A##_##B(TA x)                                    \
+    {                                                                           \
+        union { TA a; TB b; } u;                                                \
+        u.a = x;                                                                \
+        return u.b;                                                             \
+    }
+FJ__BITS(i8, int8_t, u8, uint8_t) FJ__BITS(u8, uint8_t, i8, int8_t)
+FJ__BITS(i16, int16_t, u16, uint16_t) FJ__BITS(u16, uint16_t, i16, int16_t)
+FJ__BITS(i32, int32_t, u32, uint32_t) FJ__BITS(u32, uint32_t, i32, int32_t)
+FJ__BITS(i32, int32_t, f32, float) FJ__BITS(f32, float, i32, int32_t)
+FJ__BITS(u32, uint32_t, f32, float) FJ__BITS(f32, float, u32, uint32_t)
+FJ__BITS(i64, int64_t, u64, uint64_t) FJ__BITS(u64, uint64_t, i64, int64_t)
+FJ__BITS(i64, int64_t, f64, double) FJ__BITS(f64, double, i64, int64_t)
+FJ__BITS(u64, uint64_t, f64, double) FJ__BITS(f64, double, u64, uint64_t)
 
 /* NumPy bool (uint8_t holding 0/1). */
 static inline uint8_t fj_maximum_b(uint8_t a, uint8_t b) { return (uint8_t)(a | b); }
