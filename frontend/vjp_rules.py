@@ -121,6 +121,12 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
     "i1": lambda x, y, g: M(g, _bessel1(x, y, A.ew("i0", x))),
     "i1e": lambda x, y, g: M(g, A.sub(_bessel1(x, y, A.ew("i0e", x)), M(A.ew("sign", x), y))),
     "entr": lambda x, y, g: A.neg(M(g, A.add(A.ew("log", x), 1.0))),
+    # Bessel functions of the first and second kind: J0' = -J1, J1' = J0 - J1/x (1/2 at 0),
+    # Y0' = -Y1, Y1' = Y0 - Y1/x
+    "j0": lambda x, y, g: A.neg(M(g, A.ew("j1", x))),
+    "j1": lambda x, y, g: M(g, _bessel1(x, y, A.ew("j0", x))),
+    "y0": lambda x, y, g: A.neg(M(g, A.ew("y1", x))),
+    "y1": lambda x, y, g: M(g, A.sub(A.ew("y0", x), A.div(y, x))),
 }
 
 

@@ -66,7 +66,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("erf", "erfc", "expit", "entr", "log_expit", "logit", "ndtr", "log_ndtr",
                   "ndtri", "gamma", "rgamma", "gammaln", "digamma", "erfinv", "erfcinv", "erfcx",
-                  "i0")
+                  "i0", "j0", "y1")
     ] + [
         (f"scipy.special.{n}(p, p[::-1])", (lambda f: (lambda p: f(p, p[::-1])))(getattr(sp, n)),
          (P,)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")
