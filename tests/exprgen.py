@@ -93,7 +93,9 @@ UNARY = {s.name: s for s in [
     *(_spec(n, True, fn=getattr(sp, n)) for n in (
         "entr", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri", "gamma", "rgamma",
         "gammaln", "digamma",
-        "erfinv", "erfcinv", "erfcx", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1")),
+        "erfinv", "erfcinv", "erfcx", "i0", "i0e", "i1", "i1e")),
+    # (not j0, j1, y0, y1: SciPy's, the reference, lose digits as the argument grows, beyond
+    # what a nudge of the result models; tests/test_special.py checks them with SciPy's error)
 ]}
 BINARY = {s.name: s for s in [
     _spec("add", op=operator.add), _spec("subtract", op=operator.sub),
