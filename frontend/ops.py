@@ -107,6 +107,9 @@ class OpDef:
     tile: str | None = None
     # Reverse-mode rule (installed by frontend/vjp_rules.py with set_vjp; tests check each op)
     vjp: Any = None
+    # an elementwise op whose inputs may differ in dtype (its C takes each input's own type):
+    # cast, where's bool condition, ldexp's integer exponent, ndarray.view's bitcasts
+    mixed_inputs: bool = False
 
 
 def set_vjp(name: str, rule: Any) -> None:
@@ -276,12 +279,13 @@ for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc"))
     add_op(OpDef(_n, "elementwise", 1, None, _r, 20, (), _n, tile="erf" if _n == "erf" else None))
 # --- non-ufunc elementwise ------------------------------------------------------------------
 add_op(OpDef("where", "elementwise", 3, np.where, lambda i, o: (  # float: fj_where_T (fj_scalar.h)
-    f"fj_where_{o}({{0}}, {{1}}, {{2}})" if o in ("f32", "f64") else "({0} ? {1} : {2})")))
+    f"fj_where_{o}({{0}}, {{1}}, {{2}})" if o in ("f32", "f64") else "({0} ? {1} : {2})"),
+    mixed_inputs=True))
 add_op(OpDef("clip", "elementwise", 3, np.clip,
            lambda i, o: ("(({0} | {1}) & {2})" if i[0] == "b" else
                          f"fj_minimum_{i[0]}(fj_maximum_{i[0]}({{0}}, {{1}}), {{2}})")))
 add_op(OpDef("cast", "elementwise", 1, lambda x, dtype: x.astype(dtype),
-           lambda i, o: "({0} != 0)" if o == "b" else "({0})"))
+           lambda i, o: "({0} != 0)" if o == "b" else "({0})", mixed_inputs=True))
 add_op(OpDef("copy", "elementwise", 1, np.copy, fixed_expr("({0})")))
 # --- views: index maps over their input (lowering/views.py gives each its map) --------------
 

@@ -45,7 +45,7 @@ def _frexp(part: str) -> Callable[[list[str], str], str]:
     return lambda ins, out: f"fj_frexp{part}_{'f64' if ins[0] == 'f64' else 'f32'}({{0}})"
 
 
-add_op(OpDef("ldexp", "elementwise", 2, np.ldexp, _ldexp, 2, (), "ldexp"))
+add_op(OpDef("ldexp", "elementwise", 2, np.ldexp, _ldexp, 2, (), "ldexp", mixed_inputs=True))
 
 # --- ndarray.view(dtype) of the same item size: bitcast_<dtype>, the bits reinterpreted ----
 BITCAST_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
@@ -54,7 +54,7 @@ BITCAST_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uin
 for _d in BITCAST_DTYPES:
     add_op(OpDef(f"bitcast_{_d.name}", "elementwise", 1,
                  (lambda d: lambda x: np.asarray(x).view(d))(_d),
-                 lambda ins, out: f"fj_bits_{ins[0]}_{out}({{0}})", 1))
+                 lambda ins, out: f"fj_bits_{ins[0]}_{out}({{0}})", 1, mixed_inputs=True))
 add_op(OpDef("frexp_mantissa", "elementwise", 1, lambda x: np.frexp(x)[0], _frexp("m"), 2))
 add_op(OpDef("frexp_exponent", "elementwise", 1, lambda x: np.frexp(x)[1], _frexp("e"), 2))
 

@@ -14,14 +14,8 @@ from ..errors import IRError
 from ..frontend.interpret import eval_node
 from ..frontend.ir import Graph, Node, format_graph, format_node, toposort
 from ..frontend.ops import OPS, SUPPORTED_DTYPES, gather_shape
-from ..frontend.ops_more import BITCAST_DTYPES
 
 Rule = Callable[[Node], Node]
-
-# elementwise ops whose inputs may differ in dtype: a cast, where's bool condition,
-# np.ldexp's integer exponent (its C takes each input's own type) and ndarray.view's bitcasts
-_MIXED_INPUTS = frozenset({"cast", "where", "ldexp"}) | frozenset(
-    f"bitcast_{d.name}" for d in BITCAST_DTYPES)
 
 
 def _rebuilt(graph: Graph, mapped: dict[int, Node]) -> Graph:
@@ -130,7 +124,7 @@ def _check(node: Node, seen: set[int]) -> str | None:
             return "inputs do not broadcast"
         if shape != node.shape:
             return f"shape {node.shape} is not the broadcast of its inputs {shape}"
-        if node.op not in _MIXED_INPUTS and len({i.dtype for i in node.inputs}) > 1:
+        if not op.mixed_inputs and len({i.dtype for i in node.inputs}) > 1:
             return "inputs of an elementwise op must share the loop dtype"
     if op.kind == "update":
         old, value, *index = node.inputs
