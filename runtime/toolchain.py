@@ -31,9 +31,13 @@ __all__ = ["TARGETS", "Toolchain", "check_target", "cpu_features", "detect", "gu
            "cached", "run_cc", "target_features"]
 
 # -march=<target> comes after these (Toolchain.cflags).
+# -mno-mmx: for x86-64 and x86-64-v2, gcc 12 moves 64-bit vectors through MMX registers
+# (an int32 max/min reduction: movq2dq) and never runs emms, which leaves the x87 unit in
+# MMX state, so the caller's next long double operation gives NaN (NumPy's
+# x.astype(np.longdouble) after such a call: tests/test_targets.py).
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
               "-fno-math-errno", "-ffp-contract=off",
-              "-fno-semantic-interposition")
+              "-fno-semantic-interposition", "-mno-mmx")
 # On AVX-512 targets gcc still prefers 256-bit vectors; the fused kernels
 # are long arithmetic and transcendental chains that run ~1.3-2x faster with 512-bit ones
 # (gelu 16.9 -> 7.8 ms, black_scholes 9.2 -> 7.0 ms on a 2-core Xeon). FJ_WIDE_VECTORS lets

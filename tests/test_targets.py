@@ -44,6 +44,23 @@ def test_every_level_this_cpu_runs_agrees_with_numpy(march, monkeypatch) -> None
     assert tc.vtile is (march in ("x86-64-v3", "x86-64-v4"))  # AVX2+FMA or AVX-512
 
 
+@x86
+@pytest.mark.c_only  # FUSEJIT_MARCH: the C compiler's target
+@pytest.mark.parametrize("march", ["x86-64", "x86-64-v2"])
+def test_calls_leave_long_double_working(march, monkeypatch) -> None:
+    """gcc moved 64-bit vectors through MMX registers for these levels and left the x87
+    unit in MMX state: NumPy's long double arithmetic gave NaN after the call."""
+    if targets.missing_features(march):
+        pytest.skip(f"this CPU lacks {targets.missing_features(march)}")
+    monkeypatch.setenv("FUSEJIT_MARCH", march)
+    x = np.array([[3, -7, 2, 9, 0], [1, 1, -4, 6, 8], [5, 2, 2, 0, -1]], np.int32)
+    f = fusejit.jit(lambda x: np.ptp(x, axis=1))
+    assert "-mno-mmx" in toolchain.detect().cflags
+    np.testing.assert_array_equal(f(x), np.ptp(x, axis=1))
+    y = np.arange(1.0, 5.0)
+    assert float(np.sum(y.astype(np.longdouble))) == 10.0  # a NaN in MMX state
+
+
 def test_cache_keys_on_the_target() -> None:
     keys = {program_key("int x;", toolchain.Toolchain("cc", "1", True, True, (), march=m)).key()
             for m in ("native", *LEVELS)}
