@@ -20,14 +20,16 @@ work on it, and rows (of all the prefetched buffers together) small enough that 
 and the next ones stay in L2.
 
 Where a later phase calls vector math (softmax's exp, in vector code since crowexp.py),
-fetching the next row behind the later phases came too late, so there the first phase
-prefetches the next point's rows of the loads (beside its own row's misses) and the later
-phases the loads of the point after it, two rows in flight; stores stay one point ahead.
+fetching the next row behind the later phases came too late, so there the later phases
+prefetch the loads of the point after next, two rows in flight; stores stay one point ahead.
 softmax 4096x4096, generated C through ctypes, one process interleaved, CPU time of the
-calling thread, load 5.9: one core 6.42 -> 5.04 ms, two threads 3.36 -> 2.73 ms (the next
-row in the first phase as well, one ahead: 5.43, 2.91 ms); xent_grad 8192x1024, one core
-2.89-2.95 -> 2.62 ms. Kernels of light arithmetic (layernorm: 4.33 -> 4.54 ms one core)
-keep one row ahead.
+calling thread, load 5.9: one core 6.42 -> 5.04 ms, two threads 3.36 -> 2.73 ms; xent_grad
+8192x1024, one core 2.89-2.95 -> 2.62 ms. Kernels of light arithmetic (layernorm: 4.33 ->
+4.54 ms one core) keep one row ahead. A phase that runs the vector exp prefetches inside the
+exp's loop, a line or two a step (fj_row_exp_pf_f32, tile_prefetch): a chunk's 64 lines in
+one burst stalled the core once its fill buffers were busy, and so did the first phase's
+burst of the next row, which session 14 had added (softmax_rows, two threads, wall, quiet
+Zen 4, session 19: 5.33 -> 4.31 ms).
 """
 
 from __future__ import annotations
@@ -70,8 +72,6 @@ def prefetch_plan(k: ReduceKernel, skip: int | None = None
     deep = any(is_vector_call(s) for phase in k.phases[1:] for s in phase)
     plan: dict[int, list[tuple[Access, bool, int]]] = {}
     for n, (acc, store) in enumerate(seen.items()):
-        if deep and not store:  # the next point's row in the first phase, the one after later
-            plan.setdefault(0, []).append((acc, False, 1))
         plan.setdefault(1 + n % (len(k.phases) - 1), []).append(
             (acc, store, 2 if deep and not store else 1))
     return plan
@@ -93,15 +93,33 @@ def next_point_lines(k: ReduceKernel, plan: dict[int, list[tuple[Access, bool, i
     return lines
 
 
+def _ahead(acc: Access, ahead: int, nouter: int) -> str:
+    """The index of the chunk's first element in the row of the point `ahead` points on."""
+    v = "n" if ahead == 1 else "m"
+    return " + ".join([str(acc.offset)] + [f"fj_{v}{d} * {s}" for d, s in
+                                           enumerate(acc.strides[:nouter]) if s] + ["fj_c"])
+
+
 def prefetch_lines(todo: list[tuple[Access, bool, int]], nouter: int) -> list[str]:
     """C lines (in a chunk loop, over [fj_c, fj_c + fj_cn)) that prefetch that part of the
     rows of the point 1 or 2 ahead, one prefetch per 64-byte line."""
-    out = []
-    for acc, store, ahead in todo:
-        v = "n" if ahead == 1 else "m"
-        base = " + ".join([str(acc.offset)] + [f"fj_{v}{d} * {s}" for d, s in
-                                               enumerate(acc.strides[:nouter]) if s])
-        out.append(f"for (int64_t fj_p = 0; fj_p < fj_cn; fj_p += (int64_t)(64 / sizeof "
-                   f"b{acc.buf}[0])) __builtin_prefetch(&b{acc.buf}[{base} + fj_c + fj_p], "
-                   f"{int(store)}, 3);")
-    return out
+    return [f"for (int64_t fj_p = 0; fj_p < fj_cn; fj_p += (int64_t)(64 / sizeof "
+            f"b{acc.buf}[0])) __builtin_prefetch(&b{acc.buf}[{_ahead(acc, ahead, nouter)} + "
+            f"fj_p], {int(store)}, 3);" for acc, store, ahead in todo]
+
+
+def tile_prefetch(todo: list[tuple[Access, bool, int]], nouter: int
+                  ) -> tuple[str, list[tuple[Access, bool, int]]] | None:
+    """For a phase whose chunk runs a vector exp (crowexp.py): the `pf, pfb` arguments of
+    fj_row_exp_pf_f32 that prefetch the chunk of the first load in `todo` while the exps
+    compute, and the rest of `todo` (prefetched at the chunk's start); None when `todo` has
+    no load. A burst of a chunk's lines (64 for 4096 float32) stalled the core once its fill
+    buffers were busy: softmax_rows 4096x4096 float32, two threads, generated C in one
+    process, interleaved (Zen 4, session 19): 4.51 -> 4.31 ms with the first phase's burst
+    of the next row dropped too, 5.33 -> 4.31 ms against the bursts."""
+    first = next((t for t in todo if not t[1]), None)
+    if first is None:
+        return None
+    acc, _, ahead = first
+    return (f"(const char *)&b{acc.buf}[{_ahead(acc, ahead, nouter)}], "
+            f"(int64_t)sizeof b{acc.buf}[0]", [t for t in todo if t is not first])

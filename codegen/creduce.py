@@ -19,12 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Check, Reduce, ReduceKernel, Stmt, Store
+from ..lowering.loop_ir import Access, Check, Reduce, ReduceKernel, Stmt, Store
 from .cexpr import buffer_decls, invariant_stmts
 from .clanes import arg_lane_update, arg_lanes_combine, extreme_lanes_combine
-from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan
+from .cprefetch import next_point_lines, prefetch_lines, prefetch_plan, tile_prefetch
 from .creread import reread_sums
 from .crowexp import exp_loops, plan_exp
+from .crowpipe import carry, declare, deferred, row_pipe
 from .crpoint import accumulator, combine, kernel_buffers, point_index, point_stmt
 from .cstream import STREAM_ROW_C, stream_direct, streamed_row
 
@@ -44,30 +45,55 @@ def render_reduce_kernel(k: ReduceKernel, fn_name: str, buf_types: dict[int, tup
         out.append(f"        fj_r /= {k.outer[d]};")
     out.append("        (void)fj_r;")
     staged = streamed_row(k, buf_types)  # the output row kept in L1, then streamed out
+    pipe = row_pipe(k, staged.buf) if staged else None  # last phase a row late: crowpipe.py
     plan = prefetch_plan(k, staged.buf if staged else None)  # the next row, during later phases
     if plan:
         out += ["        " + line for line in next_point_lines(k, plan)]
-    for n, phase in enumerate(k.phases):
-        pf = prefetch_lines(plan.get(n, []), nouter)
+    if pipe and staged:
+        out.append(f"        {buf_types[staged.buf][0]} *const fj_row = fj_rows[fj_o & 1];")
+
+    def render(n: int, span: tuple[str, str] | None, tail_extra: list[str],
+               fetch: bool = True) -> list[str]:
+        """Phase n's lines (staged rows through fj_row, streamed out in the last phase), with
+        its prefetches of the rows ahead unless not `fetch`."""
         tail = [f"fj_stream_row(&b{staged.buf}[{point_index(staged, nouter, 'fj_c')}], "
                 "&fj_row[fj_c], fj_cn * (int64_t)sizeof(fj_row[0]));"] if (
                     staged and n == len(k.phases) - 1) else []
-        lines = _phase(phase, k, nouter, ninner, buf_types=buf_types, prefetch=pf,
-                       chunk_tail=tail)
+        lines = _phase(k.phases[n], k, nouter, ninner, span=span, buf_types=buf_types,
+                       prefetch=plan.get(n, []) if fetch else [],
+                       chunk_tail=tail + tail_extra)
         if staged:
             ref = f"b{staged.buf}[{point_index(staged, nouter, 'fj_c + j')}]"
             lines = [line.replace(ref, "fj_row[fj_c + j]") for line in lines]
             if tail:
                 dst = f"&b{staged.buf}[{point_index(staged, nouter, 'fj_c')}]"
                 lines = stream_direct(lines, dst, buf_types[staged.buf][0])
-        out.extend("        " + line for line in lines)
-    if staged:
-        t = buf_types[staged.buf][0]
-        out.insert(out.index("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {"),
-                   f"    {t} fj_row[{k.inner[0]}] __attribute__((aligned(64)));")
+        return lines
+
+    last = len(k.phases) - 1
+    for n in range(len(k.phases) - (1 if pipe else 0)):
+        extra: list[str] = []
+        if pipe and staged and n == last - 1:  # chunk fj_c of the row behind, its last phase
+            extra = ["const int64_t fj_dc = fj_c, fj_dn = fj_cn;",
+                     *deferred(pipe, buf_types[staged.buf][0], "fj_rows[(fj_o - 1) & 1]",
+                               render(last, ("fj_dc", "fj_dc + fj_dn"), []), "fj_o > fj_lo")]
+        out.extend("        " + line for line in render(n, None, extra))
     for s in k.epilogue:
         out.append("        " + point_stmt(s, nouter, None))
-    out += ["    }"] + (["    fj_sfence_rows();"] if staged else []) + ["    return fj_err;", "}"]
+    if pipe and staged:
+        out += ["        " + line for line in carry(pipe)]
+        out += ["    }"] + ["    " + line for line in deferred(
+            pipe, buf_types[staged.buf][0], "fj_rows[(fj_hi - 1) & 1]",
+            render(last, None, [], fetch=False), "fj_hi > fj_lo")]  # no row ahead
+    else:
+        out.append("    }")
+    if staged:
+        t = buf_types[staged.buf][0]
+        rows = (f"    {t} fj_rows[2][{k.inner[0]}] __attribute__((aligned(64)));" if pipe else
+                f"    {t} fj_row[{k.inner[0]}] __attribute__((aligned(64)));")
+        at = out.index("    for (int64_t fj_o = fj_lo; fj_o < fj_hi; fj_o++) {")
+        out[at:at] = [rows, *("    " + line for line in (declare(pipe) if pipe else []))]
+    out += (["    fj_sfence_rows();"] if staged else []) + ["    return fj_err;", "}"]
     return "\n".join((STREAM_ROW_C if staged else []) + out)
 
 
@@ -104,12 +130,13 @@ def _row_invariant(body: list[Stmt], nouter: int) -> set[int]:
 def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
            span: tuple[str, str] | None = None, part: str | None = None,
            buf_types: dict[int, tuple[str, bool]] | None = None,
-           prefetch: list[str] | None = None, chunk_tail: list[str] | None = None
-           ) -> list[str]:
+           prefetch: list[tuple[Access, bool, int]] | None = None,
+           chunk_tail: list[str] | None = None) -> list[str]:
     """One phase's loop nest. `span` limits the innermost dim to [lo, hi) and `part` names a
     double array to which the raw accumulators are written instead of final values; with
-    `buf_types`, a sum of a value the phase stores may re-read it (creread.py); `prefetch`
-    lines (cprefetch.py) run at the start of each chunk, `chunk_tail` lines at its end."""
+    `buf_types`, a sum of a value the phase stores may re-read it (creread.py); the rows in
+    `prefetch` (cprefetch.py) are prefetched at the start of each chunk, or one by its vector
+    exp as it runs; `chunk_tail` lines run at each chunk's end."""
     reduces = [s for s in phase if isinstance(s, Reduce)]
     body = [s for s in phase if not isinstance(s, Reduce)]
     hoisted = _row_invariant(body, nouter) if k.size else set()
@@ -130,6 +157,12 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
     one_chunk = ninner == 1 and span is None and k.domain[-1] <= FJ_CHUNK
     reread = {} if lane_loop or buf_types is None else reread_sums(reduces, body, buf_types)
     xs = None if lane_loop else plan_exp(body, reduces, reread, ninner, buf_types)
+    todo = list(prefetch or [])
+    by_tile = tile_prefetch(todo, nouter) if xs is not None else None
+    pf_lines = prefetch_lines(todo, nouter)
+    if by_tile:  # builds without the vector exp prefetch that row at the chunk's start
+        rest = prefetch_lines(by_tile[1], nouter)
+        pf_lines = ["#if !FJ_VTILE", *(x for x in pf_lines if x not in rest), "#endif", *rest]
     lines: list[str] = []
     for r in reduces:
         t, ident, _op = accumulator(r)
@@ -153,8 +186,9 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
                       f"for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) fj_lm_{r.var}[fj_l] = {ident};"]
     lines += before  # once per row: the same at every point of it
 
-    def nest(point: list[str], extra: list[str]) -> list[str]:
-        """The loop nest over the row with the statements `point` at each point of it."""
+    def nest(point: list[str], extra: list[str], tail: bool = True) -> list[str]:
+        """The loop nest over the row with the statements `point` at each point of it (and
+        `chunk_tail` after each chunk, unless not `tail`)."""
         out: list[str] = []
         indent = ""
         for d in range(nouter, nouter + ninner - 1):
@@ -164,7 +198,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         out.append(f"{indent}for (int64_t fj_c = {lo}; fj_c < {hi}; fj_c += FJ_CHUNK) {{")
         out.append(f"{indent}    const int64_t fj_cn = {hi} - fj_c < FJ_CHUNK ? "
                    f"{hi} - fj_c : FJ_CHUNK;")
-        out += [f"{indent}    {line}" for line in prefetch or []]
+        out += [f"{indent}    {line}" for line in pf_lines]
         clauses = list(extra)
         for r in reduces:
             op = accumulator(r)[2]
@@ -192,11 +226,12 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
                 loops = exp_loops(xs, lambda s: point_stmt(s, nouter, "fj_c + j"),
                                   lambda s: f"b{s.access.buf}["
                                             f"{point_index(s.access, nouter, 'fj_c + j')}]",
-                                  point[len(body):], pragma, loops)
+                                  point[len(body):], pragma, loops,
+                                  by_tile[0] if by_tile else None)
         for var, acc in reread.items():  # sums of stored values: the chunk again, from L1
             loops.append(f"{{ const int64_t j = 0; fj_a_{var} += fj_row_sum_f32("
                          f"&b{acc.buf}[{point_index(acc, nouter, 'fj_c + j')}], fj_cn); }}")
-        out += [f"{indent}    {line}" for line in loops + (chunk_tail or [])]
+        out += [f"{indent}    {line}" for line in loops + ((chunk_tail or []) if tail else [])]
         for r in reduces:
             if r.fn == "sum" and r.in_dtype.kind == "f" and r not in ksums:
                 out.append(f"{indent}    fj_tot_{r.var} = fj_a_{r.var};" if one_chunk else
@@ -240,7 +275,7 @@ def _phase(phase: list[Stmt], k: ReduceKernel, nouter: int, ninner: int,
         for r in reduces:
             lines.append(f"    for (int fj_l = 0; fj_l < FJ_LANES; fj_l++) "
                          f"fj_lm_{r.var}[fj_l] = {accumulator(r)[1]};")
-        lines += [f"    {x}" for x in nest(point, [])] + ["}"]
+        lines += [f"    {x}" for x in nest(point, [], tail=False)] + ["}"]
         for r in reduces:  # the lanes' combine, vectorised unless the row held a NaN
             lines += extreme_lanes_combine(r, accumulator(r)[0], nan)
         lanes = []  # combined

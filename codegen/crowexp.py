@@ -97,24 +97,26 @@ def plan_exp(body: list[Stmt], reduces: list[Reduce], reread: dict[str, object],
 
 
 def exp_loops(st: ExpStage, point: Callable[[Stmt], str], dest: Callable[[Store], str],
-              combines: list[str], pragma: str, original: list[str]) -> list[str]:
+              combines: list[str], pragma: str, original: list[str],
+              prefetch: str | None = None) -> list[str]:
     """The chunk's loops (j in [0, fj_cn)) with the exps staged on vector-tile builds and
     `original` on others. `point` renders a statement at point j, `dest(store)` the element
     a store writes at point j, `combines` fold the reductions at point j, `pragma` is loop
-    B's `omp simd` line."""
+    B's `omp simd` line; `prefetch` (cprefetch.tile_prefetch) goes to the first exp."""
     out = ["#if FJ_VTILE", *(f"float fj_ta_{e.var}[FJ_CHUNK] __attribute__((aligned(64)));"
                              for e in st.exps),
            "#pragma omp simd", "for (int64_t j = 0; j < fj_cn; j++) {",
            *(f"    {point(s)}" for s in st.arg),
            *(f"    fj_ta_{e.var}[j] = {e.args[0]};" for e in st.exps), "}"]
     back = []  # loop B's read-backs of the exps' values
-    for e, d in zip(st.exps, st.direct):
+    for n, (e, d) in enumerate(zip(st.exps, st.direct)):
+        fn, pf = ("fj_row_exp_pf_f32", f", {prefetch}") if prefetch and not n else (
+            "fj_row_exp_f32", "")
         if d is not None:
-            out.append(f"{{ const int64_t j = 0; fj_row_exp_f32(&{dest(d)}, fj_ta_{e.var}, "
-                       "fj_cn); }")
+            out.append(f"{{ const int64_t j = 0; {fn}(&{dest(d)}, fj_ta_{e.var}, fj_cn{pf}); }}")
         else:
             out += [f"float fj_te_{e.var}[FJ_CHUNK] __attribute__((aligned(64)));",
-                    f"fj_row_exp_f32(fj_te_{e.var}, fj_ta_{e.var}, fj_cn);"]
+                    f"{fn}(fj_te_{e.var}, fj_ta_{e.var}, fj_cn{pf});"]
             back.append(f"const float {e.var} = fj_te_{e.var}[j];")
     if combines or any(isinstance(s, (Store, Check)) for s in st.rest):
         out += [pragma, "for (int64_t j = 0; j < fj_cn; j++) {",

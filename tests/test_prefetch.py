@@ -29,25 +29,35 @@ def test_multi_phase_rows_prefetch_the_next_row() -> None:
     x = RNG.standard_normal((37, 600)).astype(np.float32)
     src = _source(softmax, x)
     kernel = src[src.index("static int fj_k0"):]
-    # A later phase calls exp: the next row of the input during the max phase, the row
-    # after it during the exp phase, the next row of the output (for writing) during the
-    # divide, a chunk at a time; the last rows' next rows are themselves.
+    # A later phase calls exp: the row after the next of the input during the exp phase,
+    # spread over the vector exp's steps where the build has one (a burst of a chunk's lines
+    # stalls the core), the next row of the output (for writing) during the divide, a chunk
+    # at a time; the last rows' next rows are themselves. Nothing during the max phase.
     assert "fj_o + 1 < fj_hi ? fj_o + 1 : fj_o" in kernel
     assert "fj_o + 2 < fj_hi ? fj_o + 2 : fj_o" in kernel
-    loads = kernel.index("__builtin_prefetch(&b0[0 + fj_n0 * 600 + fj_c + fj_p], 0, 3)")
-    later = kernel.index("__builtin_prefetch(&b0[0 + fj_m0 * 600 + fj_c + fj_p], 0, 3)")
-    stores = kernel.index("__builtin_prefetch(&b1[0 + fj_n0 * 600 + fj_c + fj_p], 1, 3)")
     end_max = kernel.index("const float v1 = (float)fj_a_v1;")
-    assert loads < end_max < later < kernel.index("fj_exp_f32") < stores
+    assert "__builtin_prefetch(" not in kernel[:end_max]
+    tile = kernel.index("fj_row_exp_pf_f32(&b1[0 + i0 * 600 + (fj_c + j) * 1], fj_ta_v4, fj_cn, "
+                        "(const char *)&b0[0 + fj_m0 * 600 + fj_c], (int64_t)sizeof b0[0]);")
+    # builds without the vector exp: the chunk's lines at its start
+    later = kernel.index("#if !FJ_VTILE\n            for (int64_t fj_p = 0; fj_p < fj_cn; "
+                         "fj_p += (int64_t)(64 / sizeof b0[0])) "
+                         "__builtin_prefetch(&b0[0 + fj_m0 * 600 + fj_c + fj_p], 0, 3);")
+    stores = kernel.index("__builtin_prefetch(&b1[0 + fj_n0 * 600 + fj_c + fj_p], 1, 3)")
+    assert end_max < later < tile < kernel.index("fj_exp_f32(v3)") < stores
     # no vector math in the later phases (a centred sum of squares): one row ahead, there
     plain = _source(lambda x: ((x - x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), x)
     assert "fj_m0" not in plain and "__builtin_prefetch(&b0[0 + fj_n0 * 600" in plain
     run_both(softmax, x)
     run_both(softmax, x[:1])  # one row: its prefetches are of itself
-    assert "__builtin_prefetch(" not in _source(lambda x: x.sum(axis=1), x)  # one phase
-    assert "__builtin_prefetch(" not in _source(softmax, x[:, :300])  # short rows
+    def kernels(src: str) -> str:
+        return src[src.index("static int fj_k0"):]
+
+    assert "prefetch" not in kernels(_source(lambda x: x.sum(axis=1), x))  # one phase
+    short = kernels(_source(softmax, x[:, :300]))  # short rows
+    assert "prefetch" not in short and "fj_row_exp_f32(" in short
     wide = RNG.standard_normal((3, 20000))  # 2 x 160 KB rows: more than PF_MAX_ROW_BYTES
-    assert "__builtin_prefetch(" not in _source(softmax, wide)
+    assert "prefetch" not in kernels(_source(softmax, wide))
 
 
 def test_scatter_pieces_prefetch_their_streams() -> None:

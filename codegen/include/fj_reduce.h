@@ -180,12 +180,20 @@ static inline double fj_row_sum_f32(const float *restrict x, int64_t n) {
 
 /* fj_row_exp_f32: y[i] = e^x[i] for i < n, fj_vtile.h's vector exp over whole vectors and
  * fj_exp_f32 for the rest (the same bits for every input: fj_vtile.h), writing nothing past
- * y[n - 1], so y may be a row of an output (codegen/crowexp.py: a row kernel's exp). */
+ * y[n - 1], so y may be a row of an output (codegen/crowexp.py: a row kernel's exp).
+ * fj_row_exp_pf_f32 also prefetches the n * pfb bytes from ahead (a row that a later point
+ * will load, codegen/cprefetch.py), a line or two per step, so that the misses go out while
+ * the exps compute instead of in one burst (which stalls the core once the fill buffers are
+ * busy). */
 #if defined(FJ_VTILE) && FJ_VTILE
-static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, int64_t n) {
+static inline void fj_row_exp_pf_f32(float *restrict y, const float *restrict x, int64_t n,
+                                     const char *ahead, int64_t pfb) {
     const int64_t lanes = (int64_t)(sizeof(fj__vtile_t) / sizeof(float));
     int64_t i = 0;
     for (; i + 2 * lanes <= n; i += 2 * lanes) { /* two chains in flight */
+        if (ahead)
+            for (int64_t b = i * pfb; b < (i + 2 * lanes) * pfb; b += 64)
+                __builtin_prefetch(ahead + b, 0, 3);
         fj__vtile_t u, v;
         __builtin_memcpy(&u, x + i, sizeof u);
         __builtin_memcpy(&v, x + i + lanes, sizeof v);
@@ -198,6 +206,8 @@ static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, in
         __builtin_memcpy(y + i, &u, sizeof u);
         __builtin_memcpy(y + i + lanes, &v, sizeof v);
     }
+    if (ahead)
+        for (int64_t b = i * pfb; b < n * pfb; b += 64) __builtin_prefetch(ahead + b, 0, 3);
     for (; i + lanes <= n; i += lanes) {
         fj__vtile_t v;
         __builtin_memcpy(&v, x + i, sizeof v);
@@ -205,6 +215,9 @@ static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, in
         __builtin_memcpy(y + i, &v, sizeof v);
     }
     for (; i < n; i++) y[i] = fj_exp_f32(x[i]);
+}
+static inline void fj_row_exp_f32(float *restrict y, const float *restrict x, int64_t n) {
+    fj_row_exp_pf_f32(y, x, n, (const char *)0, 0);
 }
 #endif
 
