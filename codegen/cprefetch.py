@@ -110,7 +110,7 @@ def prefetch_lines(todo: list[tuple[Access, bool, int]], nouter: int) -> list[st
 
 def tile_prefetch(todo: list[tuple[Access, bool, int]], nouter: int
                   ) -> tuple[str, list[tuple[Access, bool, int]]] | None:
-    """For a phase whose chunk runs a vector exp (crowexp.py): the `pf, pfb` arguments of
+    """For a phase whose chunk runs a vector exp (crowexp.py): the `ahead, pfb` arguments of
     fj_row_exp_pf_f32 that prefetch the chunk of the first load in `todo` while the exps
     compute, and the rest of `todo` (prefetched at the chunk's start); None when `todo` has
     no load. A burst of a chunk's lines (64 for 4096 float32) stalled the core once its fill
