@@ -69,7 +69,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
                   "i0", "j0", "y1")
     ] + [
         (f"scipy.special.{n}(p, p[::-1])", (lambda f: (lambda p: f(p, p[::-1])))(getattr(sp, n)),
-         (P,)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")
+         (P,)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div", "boxcox", "boxcox1p",
+                         "inv_boxcox", "inv_boxcox1p")
     ],
     "SciPy functions taking arrays": [
         ("scipy.special.softmax(x, axis=1)", lambda x: sp.softmax(x, axis=1), (X,)),

@@ -254,3 +254,21 @@ def test_numpy_named_scipy_ufuncs(name: str, dtype) -> None:
     got = fusejit.jit(lambda a: f(a))(x)
     assert got.dtype == want.dtype
     assert match_mask(got, want, 1e-14 if want.dtype == np.float64 else 2e-6, 0.0).all()
+
+
+def test_boxcox_branches() -> None:
+    """The Box-Cox transforms at the edges of SciPy's branches: lambda around 1e-19 (log),
+    lambda log(x) around 709.78 (the overflow-safe form), lambda x around 1.79e308 and
+    1e-154, log1p(x) below 1e-289; signed zeros, infinities and NaN."""
+    lam = np.array([0.0, -0.0, 9.9e-20, 1e-19, 1.01e-19, -9.9e-20, -1e-19, 1e-300, 0.5, -0.5,
+                    2.0, -2.0, 100.0, 700.0, 710.0, -710.0, 1e273, 1.1e273, 1e300, np.inf,
+                    -np.inf, np.nan])
+    xs = np.array([0.0, -0.0, 1e-300, 1e-290, -1e-290, 1e-155, 0.5, 1.0, 2.0, np.e, 3.0, 1e3,
+                   1e10, 1e154, 1e300, 1.7e308, -0.5, -1.0, -2.0, np.inf, -np.inf, np.nan])
+    x, lm = np.meshgrid(xs, lam)
+    for name in ("boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p"):
+        f = getattr(sp, name)
+        got = fusejit.jit(lambda a, b, f=f: f(a, b))(x, lm)
+        _check(name, got, f(x, lm), (x, lm))
+        got32 = fusejit.jit(lambda a, b, f=f: f(a, b))(x.astype(np.float32), lm.astype(np.float32))
+        _check(name, got32, f(x.astype(np.float32), lm.astype(np.float32)), (x, lm))

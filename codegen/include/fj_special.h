@@ -9,6 +9,8 @@
  * The ops are listed in frontend/ops_more.py. Accuracy, measured against SciPy by tests/test_special.py over wide ranges:
  *   fj_sp_xlogy, xlog1py, entr, rel_entr, kl_div, log_expit, logit, ndtr   libm formulas:
  *       a few ulp.
+ *   fj_sp_boxcox, boxcox1p, inv_boxcox, inv_boxcox1p   SciPy's formulas over libm: its
+ *       values.
  *   fj_sp_gammaln      libm lgamma (a few ulp; near its zeros x ~ 1, 2 and the negative
  *       ones the error is absolute, ~1e-16). SciPy gives +inf for subnormal x (its 1/x
  *       overflows); this gives lgamma's finite value.
@@ -205,6 +207,42 @@ static inline double fj_sp_erfcinv(double y) {
     if (y > 0.0 && y < 2.0) return -fj_sp_ndtri(0.5 * y) * 0.70710678118654752440;
     if (y == 0.0) return INFINITY;
     return y == 2.0 ? -INFINITY : NAN;
+}
+
+/* The Box-Cox transforms, by SciPy's formulas (the same libm calls, so its values): boxcox is
+ * log(x) for |lmbda| < 1e-19 (where lmbda log(x) would lose the product in expm1), else
+ * expm1(lmbda log(x)) / lmbda, or, where that product reaches exp's overflow (709.78),
+ * sign(lmbda) exp(lmbda log(x) - log|lmbda|) - 1 / lmbda; boxcox1p the same over log1p(x)
+ * (log1p(x) itself also when it is below 1e-289 and |lmbda| < 1e273); the inverses
+ * exp(log1p(lmbda x) / lmbda) and expm1(...) (exp(x), expm1(x) at lmbda == 0; x itself where
+ * |lmbda x| < 1e-154 for inv_boxcox1p), through log(sign(lmbda) x) + log|lmbda| where
+ * lmbda x reaches 1.79e308. */
+static inline double fj_sp_boxcox_big(double t, double lmbda) {
+    return copysign(1.0, lmbda) * exp(t - log(fabs(lmbda))) - 1.0 / lmbda;
+}
+static inline double fj_sp_boxcox(double x, double lmbda) {
+    if (fabs(lmbda) < 1e-19) return log(x);
+    const double t = lmbda * log(x);
+    return t < 709.78 ? expm1(t) / lmbda : fj_sp_boxcox_big(t, lmbda);
+}
+static inline double fj_sp_boxcox1p(double x, double lmbda) {
+    const double g = log1p(x);
+    if (fabs(lmbda) < 1e-19 || (fabs(g) < 1e-289 && fabs(lmbda) < 1e273)) return g;
+    const double t = lmbda * g;
+    return t < 709.78 ? expm1(t) / lmbda : fj_sp_boxcox_big(t, lmbda);
+}
+static inline double fj_sp_inv_boxcox_arg(double x, double lmbda) {
+    const double t = lmbda * x;
+    return t < 1.79e308 ? log1p(t) / lmbda
+                        : (log(copysign(1.0, lmbda) * x) + log(fabs(lmbda))) / lmbda;
+}
+static inline double fj_sp_inv_boxcox(double x, double lmbda) {
+    return lmbda == 0.0 ? exp(x) : exp(fj_sp_inv_boxcox_arg(x, lmbda));
+}
+static inline double fj_sp_inv_boxcox1p(double x, double lmbda) {
+    if (lmbda == 0.0) return expm1(x);
+    if (fabs(lmbda * x) < 1e-154) return x;
+    return expm1(fj_sp_inv_boxcox_arg(x, lmbda));
 }
 
 static inline double fj_sp_erfinv(double y) {
