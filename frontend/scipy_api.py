@@ -36,41 +36,73 @@ _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False) -> Any:
-    """SciPy's logsumexp for a traced `a`: max-shifted, ties of the maximum counted apart
-    (out = max + log(count) + log1p(sum_rest / count)), the direct log(sum(exp(a))) where
-    that is not finite. Fuses like softmax: the reductions share one pass structure per row."""
+    """SciPy's logsumexp for a traced `a` or `b`, SciPy 1.17's algorithm: max-shifted, ties of
+    the maximum counted apart (out = max + log(count) + log1p(sum_rest / count), weighted by
+    `b` where given, its zeros dropping their terms), the direct log(sum(b exp(a))) where that
+    is not finite; a negative sum gives NaN, or its sign with `return_sign`. Fuses like
+    softmax: the reductions share one pass structure per row."""
     from . import reductions as R
     from . import tracer as T
     from . import views as V
-    from .reshape import reshape
 
-    if b is not None or return_sign:
-        raise T.UnsupportedError(f"scipy.special.logsumexp(b=/return_sign=) is not supported "
-                                 f"by fusejit{T.where_msg()}; compute "
-                                 "np.log(np.sum(b * np.exp(a - m))) + m with m = a.max()")
     t = R._as_tracer(a)
-    if t.dtype.kind != "f":  # SciPy promotes with a Python float
-        t = t.astype(np.result_type(t.dtype, 1.0) if t.dtype.kind != "b" else np.float64)
+    w = None if b is None else R._as_tracer(b)
+    if t.dtype.kind == "c" or (w is not None and w.dtype.kind == "c"):
+        raise T.UnsupportedError(f"scipy.special.logsumexp of complex values is not supported "
+                                 f"by fusejit{T.where_msg()}")
+    # SciPy promotes a and b together (a Python scalar b weakly), integers and bools to float64
+    dt = np.result_type(t.dtype, b if isinstance(b, (bool, int, float)) or w is None
+                        else w.dtype) if w is not None else t.dtype
+    dt = dt if dt.kind == "f" else np.dtype(np.float64)
+    t = t if t.dtype == dt else t.astype(dt)
+    if w is not None:
+        w = w if w.dtype == dt else w.astype(dt)
+        shape = T.broadcast(t.shape, w.shape)
+        t, w = np.broadcast_to(t, shape), np.broadcast_to(w, shape)
     if t.ndim == 0:
-        t = reshape(t, (1,))
+        t, w = t.reshape((1,)), None if w is None else w.reshape((1,))
     axes = R._axes(axis, t.ndim)
     kept = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
-    dt = t.dtype.type
     if t.size == 0:
-        out = T.Tracer(T.const_node(np.full(kept, -np.inf, t.dtype)))
+        out = T.Tracer(T.const_node(np.full(kept, -np.inf, dt)))
+        sgn = T.Tracer(T.const_node(np.full(kept, -1.0, dt)))
     else:
-        a_max = R.max_(t, axes, None, True)
-        ties = np.equal(t, a_max)
-        m = R.sum_(ties, axes, t.dtype, None, True)
-        rest = np.exp(np.subtract(np.where(ties, dt(-np.inf), t), a_max))
-        s = R.sum_(rest, axes, t.dtype, None, True)
-        s = np.where(np.equal(s, dt(0)), s, np.divide(s, m))
-        out = np.add(np.add(np.log1p(s), np.log(m)), a_max)
-        direct = np.log(R.sum_(np.exp(t), axes, t.dtype, None, True))
-        out = np.where(np.isfinite(out), out, direct)
-    if not keepdims:
-        out = V.basic_index(out, tuple(0 if d in axes else slice(None) for d in range(t.ndim)))
-    return out
+        out, sgn = _shifted(t, w, axes, dt.type, return_sign)
+    if not keepdims:  # (a 0-d result a NumPy scalar, as SciPy's)
+        index = tuple(0 if d in axes else slice(None) for d in range(t.ndim))
+        out = V.basic_index(out, index)
+        sgn = V.basic_index(sgn, index) if sgn is not None else None
+    return (out, sgn) if return_sign else out
+
+
+def _shifted(t: Any, w: Any, axes: tuple[int, ...], dt: Any, signed: bool) -> tuple[Any, Any]:
+    """logsumexp's value (and sign when `signed` or `w` is given) over `axes`, kept."""
+    from . import reductions as R
+
+    inf = dt(np.inf)
+    e = np.exp(t) if w is None else np.multiply(w, np.exp(t))
+    direct = R.sum_(e, axes, dt, None, True)
+    sgn_direct = np.sign(direct) if signed else None
+    out_direct = np.log(np.abs(direct) if signed else direct)
+    if w is not None:  # a zero weight drops its term, whatever a is there
+        t = np.where(np.equal(w, dt(0)), -inf, t)
+    a_max = R.max_(t, axes, None, True)
+    ties = np.equal(t, a_max)
+    m = R.sum_(ties if w is None else np.multiply(w, ties), axes, dt, None, True)
+    rest = np.exp(np.subtract(np.where(ties, -inf, t), a_max))
+    s = R.sum_(rest if w is None else np.multiply(w, rest), axes, dt, None, True)
+    s = np.where(np.equal(s, dt(0)), s, np.divide(s, m))
+    sgn = None
+    if w is not None or signed:  # sign and magnitude apart: log1p and log need positives
+        sgn = np.multiply(np.sign(np.add(s, dt(1))), np.sign(m))
+        s = np.where(np.less(s, dt(-1)), np.subtract(np.negative(s), dt(2)), s)
+        m = np.abs(m)
+    out = np.add(np.add(np.log1p(s), np.log(m)), a_max)
+    if sgn is not None and not signed:
+        out = np.where(np.less(sgn, dt(0)), dt(np.nan), out)
+    finite = np.isfinite(out)
+    out = np.where(finite, out, out_direct)
+    return out, (np.where(finite, sgn, sgn_direct) if signed else None)
 
 
 def _traced_impl(*xs: Any) -> Any:
