@@ -9,7 +9,8 @@ last phase runs right after chunk c of row o's phase before it (two staged rows,
 so the stores drain while the next row computes; the thread's last row runs its last phase
 after the loop. Each row computes the same statements on the same values as before: the same
 bits. softmax_rows 4096x4096 float32, two threads, generated C in one process, interleaved
-(Zen 4, session 19): 5.56 -> 3.79 ms.
+(benchmarks/c_ab.py, Zen 4, session 19, median): 4.93 -> 4.67 ms beside the vector exp's
+spread prefetch (cprefetch.py), 6.21 -> 4.67 ms with it.
 
 The last phase must hold no reduction (nothing after it may wait for it), read nothing of
 the row's own computation but the earlier phases' reduction results and the row's indices
