@@ -401,6 +401,8 @@ def _install() -> None:
     for name in ("ldexp", "frexp_mantissa"):
         set_vjp(name, Refused(f"np.{name.split('_')[0]} is not differentiated by fusejit yet"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
+    for name in ("boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p"):
+        set_vjp(name, Refused(f"scipy.special.{name} is not differentiated by fusejit yet"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank",
