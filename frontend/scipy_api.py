@@ -51,8 +51,9 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         raise T.UnsupportedError(f"scipy.special.logsumexp of complex values is not supported "
                                  f"by fusejit{T.where_msg()}")
     # SciPy promotes a and b together (a Python scalar b weakly), integers and bools to float64
-    dt = np.result_type(t.dtype, b if isinstance(b, (bool, int, float)) or w is None
-                        else w.dtype) if w is not None else t.dtype
+    weak = (bool, int, float)  # Python scalars promote weakly
+    dt = np.result_type(a if isinstance(a, weak) else t.dtype,
+                        b if isinstance(b, weak) else w.dtype) if w is not None else t.dtype
     dt = dt if dt.kind == "f" else np.dtype(np.float64)
     t = t if t.dtype == dt else t.astype(dt)
     if w is not None:

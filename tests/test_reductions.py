@@ -323,6 +323,13 @@ def test_logsumexp_weights_and_sign() -> None:
                 for g, e in zip(got if isinstance(got, tuple) else (got,),
                                 want if isinstance(want, tuple) else (want,)):
                     assert_like_numpy(g, e)
+    b32 = np.array([1.0, 2.0, -0.5], np.float32)  # a Python scalar `a`: weak, as SciPy's
+    for f in (lambda b: sp.logsumexp(2.0, b=b), lambda b: sp.logsumexp(np.float64(2.0), b=b),
+              lambda b: sp.logsumexp(3, b=b, return_sign=True)):
+        want, got = f(b32), fusejit.jit(f)(b32)
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert_like_numpy(g, e)
 
 
 def test_logsumexp_imported_after_fusejit() -> None:
