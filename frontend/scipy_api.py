@@ -50,8 +50,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     if t.dtype.kind == "c" or (w is not None and w.dtype.kind == "c"):
         raise T.UnsupportedError(f"scipy.special.logsumexp of complex values is not supported "
                                  f"by fusejit{T.where_msg()}")
-    # SciPy promotes a and b together (a Python scalar b weakly), integers and bools to float64
-    weak = (bool, int, float)  # Python scalars promote weakly
+    # SciPy promotes a and b together (Python scalars weakly), integers and bools to float64
+    weak = (bool, int, float)
     dt = np.result_type(a if isinstance(a, weak) else t.dtype,
                         b if isinstance(b, weak) else w.dtype) if w is not None else t.dtype
     dt = dt if dt.kind == "f" else np.dtype(np.float64)
