@@ -42,7 +42,7 @@ class ExpStage:
     rest: tuple[Stmt, ...]  # loop B: the body less the exps and their direct stores
 
 
-def _uses(s: Stmt) -> tuple[str, ...]:
+def stmt_uses(s: Stmt) -> tuple[str, ...]:
     """The variables a statement reads (a gather's or scatter's index terms included)."""
     own = s.args if isinstance(s, (Compute, Check)) else (s.var,) if isinstance(s, Store) else ()
     return own + tuple(t.var for t in getattr(s, "index", ()))
@@ -68,7 +68,7 @@ def plan_exp(body: list[Stmt], reduces: list[Reduce], reread: dict[str, object],
             s = defs.get(todo.pop())
             if s is not None and id(s) not in need:
                 need.add(id(s))
-                todo += list(_uses(s))
+                todo += list(stmt_uses(s))
         return need
 
     exps, need = [], set()
@@ -82,7 +82,7 @@ def plan_exp(body: list[Stmt], reduces: list[Reduce], reread: dict[str, object],
         return None
     direct: list[Store | None] = []
     for e in exps:
-        users = [s for s in body if e.var in _uses(s)]
+        users = [s for s in body if e.var in stmt_uses(s)]
         st = users[0] if len(users) == 1 and isinstance(users[0], Store) else None
         folded = [r for r in reduces if r.value == e.var]
         ok = (st is not None and ninner == 1 and not st.index and st.fn is None

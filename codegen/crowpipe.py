@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..frontend.ops import ctype
-from ..lowering.loop_ir import Check, Compute, Const, Load, Reduce, ReduceKernel, Stmt, Store
+from ..lowering.loop_ir import Compute, Const, Load, Reduce, ReduceKernel
+from .crowexp import stmt_uses
 
 
 @dataclass(frozen=True)
@@ -33,24 +34,6 @@ class RowPipe:
     (name, C type)."""
 
     carried: tuple[tuple[str, str], ...]
-
-
-def _used(s: Stmt) -> set[str]:
-    """The variables statement `s` reads."""
-    names: set[str] = set()
-    if isinstance(s, (Compute, Check)):
-        names.update(s.args)
-    elif isinstance(s, Store):
-        names.add(s.var)
-    elif isinstance(s, Reduce):
-        names.add(s.value)
-    if isinstance(s, (Load, Store)):
-        names.update(t.var for t in s.index)
-    return names
-
-
-def _defined(s: Stmt) -> str | None:
-    return s.var if isinstance(s, (Load, Const, Compute, Reduce)) else None
 
 
 def row_pipe(k: ReduceKernel, staged: int) -> RowPipe | None:
@@ -64,9 +47,9 @@ def row_pipe(k: ReduceKernel, staged: int) -> RowPipe | None:
             isinstance(s, Load) and any(s.access.strides[:nouter]) and s.access.buf != staged
             for s in last):
         return None
-    own = {d for s in last if (d := _defined(s))}
+    own = {s.var for s in last if isinstance(s, (Load, Const, Compute))}
     results = {s.var: ctype(s.dtype) for phase in early for s in phase if isinstance(s, Reduce)}
-    need = set().union(*(_used(s) for s in last)) - own
+    need = {v for s in last for v in stmt_uses(s)} - own
     if not need <= results.keys():
         return None
     carried = [(f"i{d}", "int64_t") for d in range(len(k.outer))]
