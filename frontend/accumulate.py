@@ -17,12 +17,10 @@ from math import prod
 
 from . import adjoint as A
 from .context import make_node
-from .ir import Node
+from .ir import Node, next_id
 from .views import view_node
 
 MAX_CELLS = 16
-_tags = itertools.count()
-
 
 def zero_based(g: Node) -> bool:
     """g is a scatter into zeros: the adjoint of a slice (a region) or of a gather."""
@@ -86,7 +84,7 @@ def combine(parts: list[Node]) -> Node:
     cuts = [sorted({0, n, *(b[0][a] for _, b in boxes), *(b[1][a] for _, b in boxes)})
             for a, n in enumerate(shape)]
     if boxes and prod(len(c) - 1 for c in cuts) <= MAX_CELLS and 0 not in shape:
-        out = make_node("empty", [], shape, dtype, tag=("grad", next(_tags)))
+        out = make_node("empty", [], shape, dtype, tag=("grad", next_id()))
         for cell in itertools.product(*(list(zip(c[:-1], c[1:])) for c in cuts)):
             c_lo = tuple(lo for lo, _ in cell)
             c_shape = tuple(hi - lo for lo, hi in cell)

@@ -11,7 +11,6 @@ depend on sizes).
 
 from __future__ import annotations
 
-import itertools
 import operator
 from typing import Any
 
@@ -20,9 +19,8 @@ import numpy as np
 from . import ops as O
 from . import tracer as T
 from . import views as V
+from .ir import next_id
 from .reshape import atleast, ravel
-
-_empty_ids = itertools.count()
 
 
 def _as_tracer(x: Any) -> T.Tracer:
@@ -70,7 +68,7 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = Non
     shape_t = tuple(shape)
     if 0 in shape_t:
         return T.Tracer(T.const_node(np.zeros(shape_t, out_dtype)))
-    node = T.make_node("empty", [], shape_t, out_dtype, tag=next(_empty_ids))
+    node = T.make_node("empty", [], shape_t, out_dtype, tag=next_id())
     offset = 0
     for t in ts:
         n = t.shape[axis]

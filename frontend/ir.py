@@ -3,18 +3,50 @@
 A Node is immutable once built; passes build new nodes rather than editing old ones. Node
 identity (not equality) is what the graph is made of; `Node.key()` gives the structural key
 that CSE uses.
+
+Node ids: one compile numbers the nodes it builds from 0 (`node_ids()`), so its graph, its
+Program and the C it renders are the same text whatever the process traced before: the source
+cache and the kernel store key on them, so the same function traced again (a new `jit`
+wrapper, a later process that traced other functions first) finds its library instead of
+compiling it again. Outside such a scope ids count from 2**32, never one of a compile's own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-_ids = itertools.count()
+_ids = itertools.count(1 << 32)
+_scoped: ContextVar[Iterator[int] | None] = ContextVar("fusejit_node_ids", default=None)
+
+
+def next_id() -> int:
+    """A fresh node id (or any other number that must be unique within one compile)."""
+    ids = _scoped.get()
+    return next(ids if ids is not None else _ids)
+
+
+@contextlib.contextmanager
+def node_ids(start: int = 0) -> Iterator[None]:
+    """Number the nodes built inside from `start`. A compile opens one at 0 before it
+    traces; work that extends an existing graph starts after its largest id
+    (`after(graph)`), so that its new nodes never share an id with the old ones."""
+    token = _scoped.set(itertools.count(start))
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+
+
+def after(graph: Graph) -> int:
+    """The id after the largest of `graph`'s nodes (see `node_ids`)."""
+    return 1 + max((n.id for n in graph.nodes()), default=-1)
 
 
 @dataclass(frozen=True)
@@ -62,7 +94,7 @@ class Node:
     type: TensorType
     attrs: dict[str, Any] = field(default_factory=dict)
     loc: str | None = None
-    id: int = field(default_factory=lambda: next(_ids))
+    id: int = field(default_factory=next_id)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -127,11 +127,33 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
     alias = [a if a != k else -1 for k, a in enumerate(alias)]
     n = len(updates)
     outputs += [tracers[k].node for k in updates]
+    _refuse_foreign_values(name, body, outputs)
     _refuse_unused_checks(name, outputs, ctx.created)
     _retype_int_leaves(ctx.inputs, body, floats=python_scalars)
     return Graph(ctx.inputs, outputs, name, tree, scalars + [False] * n, body,
                  alias + [-1] * n, returned + [-1] * n, updates,
                  ctx.prelude if ctx.prelude else None), ctx.sources
+
+
+def _refuse_foreign_values(name: str, body: list[Node], outputs: list[Node]) -> None:
+    """A value traced by another call (a Tracer kept from an earlier trace in a global, a
+    closure or an attribute) is not one of this trace's: refused by name, since its node
+    would otherwise stand for something this call does not compute (and, as each compile
+    numbers its nodes from 0, could share an id with one of this trace's)."""
+    own = {id(n) for n in body}
+    for n in body:
+        for i in n.inputs:
+            if id(i) not in own:
+                raise TraceError(
+                    f"{name}(): the operation at {n.loc or '?'} uses a value traced in another "
+                    f"call (made at {i.loc or '?'}): a traced value kept from an earlier trace "
+                    "(in a global, a closure or an attribute) cannot be used in a later one; "
+                    "pass the array as an argument instead")
+    for o in outputs:
+        if id(o) not in own:
+            raise TraceError(
+                f"{name}() returned a value traced in another call (made at {o.loc or '?'}): "
+                "a traced value kept from an earlier trace cannot be returned by a later one")
 
 
 def _refuse_unused_checks(name: str, outputs: list[Node], created: list[Node]) -> None:

@@ -74,14 +74,18 @@ def constant_fold(graph: Graph) -> Graph:
 
 def verify(graph: Graph) -> Graph:
     """Check the IR's invariants; raise IRError showing the graph when one is broken."""
-    seen: set[int] = set()
+    seen: set[int] = set()  # the nodes so far, by identity (ids are checked apart)
+    ids: set[int] = set()
     for node in graph.nodes():
         problem = _check(node, seen)
+        if node.id in ids:
+            problem = f"another node has id %{node.id}"
         if problem:
             raise IRError(f"invalid IR at {format_node(node)}: {problem}\n{format_graph(graph)}")
-        seen.add(node.id)
+        seen.add(id(node))
+        ids.add(node.id)
     for out in graph.outputs:
-        if out.id not in seen:
+        if id(out) not in seen:
             raise IRError(f"output %{out.id} is not in the graph\n{format_graph(graph)}")
     return graph
 
@@ -109,7 +113,7 @@ def _check(node: Node, seen: set[int]) -> str | None:
     if node.dtype not in SUPPORTED_DTYPES:
         return f"unsupported dtype {node.dtype}"
     for i in node.inputs:
-        if i.id not in seen:
+        if id(i) not in seen:
             return f"input %{i.id} is used before it is defined"
     op = OPS[node.op]
     if op.kind == "gather":

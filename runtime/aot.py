@@ -36,7 +36,7 @@ from ..codegen.export import (
 )
 from ..errors import UnsupportedError
 from ..frontend import ops
-from ..frontend.ir import Graph
+from ..frontend.ir import Graph, after, node_ids
 from ..kernels_cache.entries import file_digest
 from ..lowering.loop_ir import Program, Store
 from ..lowering.lower import lower
@@ -307,7 +307,8 @@ def export_compiled(fn: Any, signature: inspect.Signature, args: tuple, g: Graph
         path = os.path.join(path or "build", f"lib{name}.so")
     if uses_blas(program) or config.current().profile:
         strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
-        program = plan(lower(g, strides, blas=False))
+        with node_ids(after(g)):
+            program = plan(lower(g, strides, blas=False))
     # the target's options (a level's own vector width and tile functions), not the JIT's
     source = render(program, COptions(par_min=config.current().parallel_min,
                                       libmvec=tc.libmvec, vtile=tc.vtile))

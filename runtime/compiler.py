@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..frontend.ir import Graph, format_graph
+from ..frontend.ir import Graph, format_graph, node_ids
 from ..frontend.pyscalar import Prelude
 from ..frontend.trace import trace
 from ..lowering.loop_ir import Program, format_program
@@ -67,7 +67,16 @@ def compile_signature(fn: Callable[..., Any], args: tuple, key: Hashable, *,
     `same` maps an argument to an earlier one it aliases) and build it for `backend` (a name
     in the registry of runtime/backends).
     `on_traced` runs once the trace has succeeded; `key` names the signature in logs and in
-    the profiler's registry."""
+    the profiler's registry. The nodes it builds are numbered from 0 (frontend.ir.node_ids):
+    the same function compiles to the same source whatever was traced before it."""
+    with node_ids():
+        return _compile(fn, args, key, static, same, python_scalars, fastmath, backend,
+                        on_traced)
+
+
+def _compile(fn: Callable[..., Any], args: tuple, key: Hashable, static: frozenset[int],
+             same: dict[int, int] | None, python_scalars: bool, fastmath: bool, backend: str,
+             on_traced: Callable[[], None]) -> Compiled:
     name = fn.__name__
     prepare_dispatcher()
     target = backends.get(backend)

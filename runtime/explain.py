@@ -24,7 +24,7 @@ from ..codegen.cscan_tiles import tile_rows
 from ..codegen.cscatter_own import OWNERS
 from ..codegen.cscatter_own import owned as scatter_owned
 from ..codegen.cscatter_par import plan as scatter_plan
-from ..frontend.ir import Graph, Node, format_graph, format_node
+from ..frontend.ir import Graph, Node, after, format_graph, format_node, node_ids
 from ..lowering.fusion import Group, partition
 from ..lowering.loop_ir import (
     AnyKernel,
@@ -120,10 +120,11 @@ def lowered_graph(optimised: Graph, program: Program) -> tuple[Graph, Program]:
     strides = [b.strides for b in sorted(program.by_kind("input"), key=lambda b: b.ref)]
     blas = _blas(program)
     own = any(isinstance(k, LapackKernel) and k.own for k in program.kernels)
-    graph = prelower(optimised, strides, LowerOptions(blas, own))
-    if referenced_nodes(program) <= {n.id for n in graph.nodes()}:
-        return graph, program
-    return graph, plan(lower_prelowered(graph, strides, blas, own))
+    with node_ids(after(optimised)):  # new nodes never take an id of the old ones
+        graph = prelower(optimised, strides, LowerOptions(blas, own))
+        if referenced_nodes(program) <= {n.id for n in graph.nodes()}:
+            return graph, program
+        return graph, plan(lower_prelowered(graph, strides, blas, own))
 
 
 def _blas(program: Program) -> bool:

@@ -416,6 +416,22 @@ def test_warm_process_never_runs_the_compiler(cache: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
+def test_warm_process_that_traced_other_functions_first_finds_its_entry(
+        cache: Path, tmp_path: Path) -> None:
+    """The generated source names nodes by their number within one compile (frontend/ir.py
+    node_ids), so what a process traced before does not change a function's key. (The same
+    script both times: kernels name the user's file:line they come from.)"""
+    first = ("import numpy as np, fusejit\n"
+             "if os.environ.get('FJ_TEST_FIRST'):\n"
+             "    fusejit.jit(lambda x: np.sin(x) * 7 + np.cos(x) @ x)(np.ones((4, 4)))")
+    script = _script(tmp_path, prelude=first)
+    assert _run(script, cache).stdout.split() == ["OK", "0", "1"]
+    warm = _run(script, cache, FJ_TEST_FIRST="1")
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.split() == ["OK", "1", "1"]  # scaled found, the first one built
+
+
+@pytest.mark.c_only  # the C compiler's kernel-cache entries, in subprocesses
 def test_metadata_records_what_an_entry_was_built_for(cache: Path, tmp_path: Path) -> None:
     assert _run(_script(tmp_path), cache).returncode == 0
     [(entry, _)] = _programs(cache)
