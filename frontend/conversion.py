@@ -268,6 +268,8 @@ def convert(name: str, original: Any, args: tuple, kwargs: dict) -> Any:
     """np.<name>(*args, **kwargs) where the array argument holds a Tracer (or, from like=,
     where `like` is one); `original` is NumPy's function."""
     params = _bind(original, args, kwargs)
+    if name == "full":
+        return _full(original, params)
     first = "object" if "object" in params else "a"
     obj = params[first]
     rest = dict(kwargs)
@@ -286,6 +288,21 @@ def convert(name: str, original: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(obj, T.Tracer):
         return _from_tracer(name, obj, call, params)
     return _from_sequence(name, obj, call, params)
+
+
+def _full(original: Any, params: dict) -> T.Tracer:
+    """np.full(shape, fill_value, dtype, order) with a traced fill: NumPy's dtype (the fill's
+    own unless given) and its errors for the shape, dtype and order (from np.empty, which
+    touches no memory) and for a fill that does not broadcast to the shape (ValueError).
+    order='F' gives the values in C order, as every compiled result."""
+    fill = params["fill_value"]
+    value = convert("asarray", ORIGINALS["asarray"], (fill,), {})
+    dtype = value.dtype if params["dtype"] is None else np.dtype(params["dtype"])
+    rest = {k: v for k, v in params.items() if k not in ("fill_value", "dtype", "like")}
+    empty = np.empty(rest.pop("shape"), dtype, **rest)
+    O.check_dtype(empty.dtype, f"np.full(){T.where_msg()}")
+    np.broadcast_to(np.broadcast_to(np.zeros((), value.dtype), value.shape), empty.shape)
+    return np.broadcast_to(value.astype(dtype), empty.shape).copy()
 
 
 def _bind(original: Any, args: tuple, kwargs: dict) -> dict[str, Any]:

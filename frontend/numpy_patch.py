@@ -1,5 +1,6 @@
 """numpy's array constructors accepting traced values while a trace runs: np.asarray,
-np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray and np.asarray_chkfinite.
+np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, and
+np.full with a traced fill value.
 
 NumPy does not dispatch these through `__array_function__` (only with like=): it asks the
 argument for a real array (`Tracer.__array__`), which a traced value cannot give. So while
@@ -39,7 +40,7 @@ import numpy as np
 from .. import config
 
 NAMES = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
-         "asarray_chkfinite")
+         "asarray_chkfinite", "full")
 
 
 def _genuine(f: Any) -> Any:
@@ -84,6 +85,11 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
     original = ORIGINALS[name]
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if name == "full":  # np.full(shape, fill_value): NumPy would copy into a real array
+            owner = _traced_owner(args[1] if len(args) > 1 else kwargs.get("fill_value"))
+            if owner is not None:
+                return owner.convert(name, original, args, kwargs)
+            return forward(*args, **kwargs)
         try:
             return forward(*args, **kwargs)
         except TypeError:  # (ConcretizationError is one)

@@ -1,5 +1,5 @@
-"""np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray and
-np.asarray_chkfinite of traced values (frontend/conversion.py, frontend/numpy_patch.py):
+"""np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray,
+np.asarray_chkfinite and np.full of traced values (frontend/conversion.py, frontend/numpy_patch.py):
 jit(f) against f for each keyword, nested lists and NumPy's dtype discovery, copy semantics
 (writes through the result reach the argument exactly when NumPy returns it), NumPy's
 exception types, and the patching itself: numpy restored exactly after a trace (an exception
@@ -95,6 +95,28 @@ def test_errors_have_numpy_types(case) -> None:
     with pytest.raises(type(want.value)):
         fusejit.jit(case)(x)
     _numpy_untouched()
+
+
+@pytest.mark.parametrize("case", [
+    lambda a, i: np.full(3, a[0]),
+    lambda a, i: np.full((2, 3), a),
+    lambda a, i: np.full((2, 3), a * 7.6, dtype=np.int16),  # NumPy's unsafe cast
+    lambda a, i: np.full(shape=(4,), fill_value=i[1]),
+    lambda a, i: np.full((2, 2), [a[0], 1.5]),
+    lambda a, i: np.full((3, 3), a, np.float32, "F"),
+    lambda a, i: (np.full((0, 3), a), np.full((), a[2]), np.full(2, a[0] > 0)),
+    lambda a, i: np.full((2, 2), a),  # ValueError: (3,) does not broadcast to (2, 2)
+    lambda a, i: np.full(-1, a[0]),  # ValueError
+    lambda a, i: np.full((2,), a[0], order="X"),  # ValueError
+])
+def test_full_with_a_traced_fill(case) -> None:
+    """np.full copies its fill into a real array, which a traced value cannot fill: while
+    a trace runs it is the traced value broadcast to the shape (frontend/conversion._full)."""
+    a, i = np.arange(3.0) - 0.5, np.arange(3, dtype=np.int32)
+    run_both(case, a, i)
+    _numpy_untouched()
+    with pytest.raises(UnsupportedError, match="np.full"):  # NumPy's is an object array
+        fusejit.jit(lambda a: np.full(2, a[0], dtype=object))(a)
 
 
 def _writes(x):
