@@ -1,6 +1,6 @@
 """numpy's array constructors accepting traced values while a trace runs: np.asarray,
 np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, and
-np.full with a traced fill value.
+np.full with a traced fill value; and the items of np.r_[...] and np.c_[...].
 
 NumPy does not dispatch these through `__array_function__` (only with like=): it asks the
 argument for a real array (`Tracer.__array__`), which a traced value cannot give. So while
@@ -123,14 +123,25 @@ def enabled() -> bool:
     return config.current().patch_numpy
 
 
+# NumPy's module of np.r_ and np.c_ (AxisConcatenator): each item goes through its own global
+# `array`, wrapped too while a trace runs, so that np.r_[...] and np.c_[...] of traced values
+# run NumPy's own code (slices, directives, ndmin, the dtype of the whole) and then
+# np.concatenate, which traces. Left alone where that global is not NumPy's array.
+_TRICKS = sys.modules.get(type(np.r_).__module__)
+
+
 def _install() -> None:
     for name in NAMES:
         current = getattr(np, name)
         _STATE.found[name] = current
         setattr(np, name, WRAPPERS[name] if current is ORIGINALS[name] else _make(name, current))
+    if getattr(_TRICKS, "array", None) is ORIGINALS["array"]:
+        _TRICKS.array = WRAPPERS["array"]  # type: ignore[union-attr]
 
 
 def _restore() -> None:
+    if getattr(_TRICKS, "array", None) is WRAPPERS["array"]:
+        _TRICKS.array = ORIGINALS["array"]  # type: ignore[union-attr]
     for name in NAMES:
         mine = getattr(np, name)
         if getattr(mine, "__fusejit_state__", None) is not _STATE:

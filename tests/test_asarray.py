@@ -1,5 +1,6 @@
 """np.asarray, np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray,
-np.asarray_chkfinite and np.full of traced values (frontend/conversion.py, frontend/numpy_patch.py):
+np.asarray_chkfinite, np.full, np.r_ and np.c_ of traced values (frontend/conversion.py,
+frontend/numpy_patch.py):
 jit(f) against f for each keyword, nested lists and NumPy's dtype discovery, copy semantics
 (writes through the result reach the argument exactly when NumPy returns it), NumPy's
 exception types, and the patching itself: numpy restored exactly after a trace (an exception
@@ -117,6 +118,25 @@ def test_full_with_a_traced_fill(case) -> None:
     _numpy_untouched()
     with pytest.raises(UnsupportedError, match="np.full"):  # NumPy's is an object array
         fusejit.jit(lambda a: np.full(2, a[0], dtype=object))(a)
+
+
+@pytest.mark.parametrize("case", [
+    lambda a, b, i, m: np.r_[a, b],
+    lambda a, b, i, m: np.r_[0, np.cumsum(a)],  # a Python scalar: weak
+    lambda a, b, i, m: np.r_[a, 0:3, b, 0:1:5j],  # aranges and linspaces
+    lambda a, b, i, m: (np.r_[i, 1.5], np.r_[b, 2.0], np.r_[a.sum(), a], np.r_[a]),
+    lambda a, b, i, m: (np.c_[a, i], np.c_[m, m * 2], np.c_[a, a[0] * np.ones(3)]),
+    lambda a, b, i, m: (np.r_["-1", m, m], np.r_["0,2", a, a], np.r_["0,2,0", a, a]),
+    lambda a, b, i, m: np.r_[m, a],  # ValueError: dimensions differ
+    lambda a, b, i, m: np.r_[a, "0"],  # ValueError: a directive must come first
+])
+def test_r_and_c_of_traced_values(case) -> None:
+    """np.r_[...] / np.c_[...] run NumPy's own AxisConcatenator, whose `array` is wrapped
+    while a trace runs (frontend/numpy_patch.py), and then the traced np.concatenate."""
+    a, b = np.arange(3.0), np.ones(4, np.float32)
+    run_both(case, a, b, np.arange(3, dtype=np.int32), np.arange(6.0).reshape(2, 3))
+    _numpy_untouched()
+    assert numpy_patch._TRICKS.array is numpy_patch.ORIGINALS["array"]
 
 
 def _writes(x):
