@@ -301,8 +301,7 @@ def _full(original: Any, params: dict) -> T.Tracer:
     rest = {k: v for k, v in params.items() if k not in ("fill_value", "dtype", "like")}
     empty = np.empty(rest.pop("shape"), dtype, **rest)
     O.check_dtype(empty.dtype, f"np.full(){T.where_msg()}")
-    np.broadcast_to(np.broadcast_to(np.zeros((), value.dtype), value.shape), empty.shape)
-    return np.broadcast_to(value.astype(dtype), empty.shape).copy()
+    return np.broadcast_to(value.astype(dtype), empty.shape).copy()  # (NumPy's ValueError)
 
 
 def _bind(original: Any, args: tuple, kwargs: dict) -> dict[str, Any]:

@@ -85,11 +85,6 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
     original = ORIGINALS[name]
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if name == "full":  # np.full(shape, fill_value): NumPy would copy into a real array
-            owner = _traced_owner(args[1] if len(args) > 1 else kwargs.get("fill_value"))
-            if owner is not None:
-                return owner.convert(name, original, args, kwargs)
-            return forward(*args, **kwargs)
         try:
             return forward(*args, **kwargs)
         except TypeError:  # (ConcretizationError is one)
@@ -98,6 +93,17 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
             if owner is None:
                 raise
         return owner.convert(name, original, args, kwargs)
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        """np.full(shape, fill_value): with a traced fill NumPy would copy it into a real
+        array (and fail in np.copyto), so the fill is looked at first."""
+        owner = _traced_owner(args[1] if len(args) > 1 else kwargs.get("fill_value"))
+        if owner is not None:
+            return owner.convert(name, original, args, kwargs)
+        return forward(*args, **kwargs)
+
+    if name == "full":
+        wrapper = full
 
     functools.update_wrapper(wrapper, original)  # name, docstring; inspect.signature
     wrapper.__fusejit_original__ = original  # type: ignore[attr-defined]
