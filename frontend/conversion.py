@@ -82,6 +82,15 @@ def _orders(t: T.Tracer) -> frozenset[str] | None:
     return None
 
 
+def refuse_nditer() -> None:
+    """np.nditer over a traced operand (frontend/numpy_patch.py): refused by name."""
+    raise T.UnsupportedError(
+        f"np.nditer over a traced array is not supported by fusejit{T.where_msg()}: it hands "
+        "Python the values one at a time, which a compiled function does not have. Write the "
+        "loop as array operations, or iterate over x.ravel() (each item a traced 0-d value; "
+        "the loop is unrolled when tracing) or np.ndindex(x.shape)")
+
+
 def holds_tracer(x: Any) -> bool:
     """Whether `x` is a Tracer or a list/tuple holding one (at any depth)."""
     if isinstance(x, T.Tracer):

@@ -1,6 +1,8 @@
 """numpy's array constructors accepting traced values while a trace runs: np.asarray,
 np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, and
-np.full with a traced fill value; and the items of np.r_[...] and np.c_[...].
+np.full with a traced fill value; and the items of np.r_[...] and np.c_[...]. np.nditer of a
+traced operand is refused by name (NumPy's iterator would wrap the Tracer in an object array
+and fail with an unrelated TypeError).
 
 NumPy does not dispatch these through `__array_function__` (only with like=): it asks the
 argument for a real array (`Tracer.__array__`), which a traced value cannot give. So while
@@ -136,7 +138,26 @@ def enabled() -> bool:
 _TRICKS = sys.modules.get(type(np.r_).__module__)
 
 
+# np.nditer (a type, not a function): while a trace runs, a function that refuses a traced
+# operand and otherwise builds NumPy's iterator. `isinstance(it, np.nditer)` inside a traced
+# function sees that function then (an iterator built there is still NumPy's type).
+NDITER = _genuine(np.nditer)
+
+
+def _nditer(op: Any, *args: Any, **kwargs: Any) -> Any:
+    owner = _traced_owner(op)
+    if owner is not None:
+        owner.refuse_nditer()
+    return NDITER(op, *args, **kwargs)
+
+
+functools.update_wrapper(_nditer, NDITER, updated=())
+_nditer.__fusejit_original__ = NDITER  # type: ignore[attr-defined]
+
+
 def _install() -> None:
+    if np.nditer is NDITER:
+        np.nditer = _nditer
     for name in NAMES:
         current = getattr(np, name)
         _STATE.found[name] = current
@@ -146,6 +167,8 @@ def _install() -> None:
 
 
 def _restore() -> None:
+    if np.nditer is _nditer:
+        np.nditer = NDITER
     if getattr(_TRICKS, "array", None) is WRAPPERS["array"]:
         _TRICKS.array = ORIGINALS["array"]  # type: ignore[union-attr]
     for name in NAMES:

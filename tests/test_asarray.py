@@ -139,6 +139,22 @@ def test_r_and_c_of_traced_values(case) -> None:
     assert numpy_patch._TRICKS.array is numpy_patch.ORIGINALS["array"]
 
 
+def test_nditer_of_a_traced_value_is_refused_by_name() -> None:
+    """np.nditer over a traced operand (alone or in a list) is an UnsupportedError naming the
+    line (NumPy's iterator would fail with an unrelated TypeError); over NumPy's arrays it
+    is NumPy's iterator, and np.nditer is NumPy's type again after the trace."""
+    x = np.arange(4.0).reshape(2, 2)
+    for fn in (lambda a: [v for v in np.nditer(a)], lambda a: list(np.nditer([a, a]))):
+        with pytest.raises(UnsupportedError, match=r"np.nditer over a traced array.*"
+                                                   r"test_asarray.py:\d+"):
+            fusejit.jit(fn)(x)
+    table = np.array([1.0, 2.0, 4.0])
+    got = fusejit.jit(lambda a: a * sum(float(v) for v in np.nditer(table)))(x)
+    assert_same(got, x * 7.0)
+    assert np.nditer is numpy_patch.NDITER
+    _numpy_untouched()
+
+
 def _writes(x):
     y = np.asarray(x)
     y[0] = 7.0  # x itself: the caller's array changes, as in NumPy
