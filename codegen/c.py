@@ -71,6 +71,7 @@ def prelude(libmvec: bool) -> str:
     parts.append(_read(os.path.join(inc, "fj_vtile.h")))
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
     parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
+    parts.append(_read(os.path.join(inc, "fj_special_beta.h")))  # beta, betaln, binom
     parts.append(_read(os.path.join(inc, "fj_complex.h")))  # complex64/complex128
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)

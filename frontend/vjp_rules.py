@@ -215,7 +215,17 @@ BINARY: dict[str, tuple] = {
                  lambda x, y, o, g: A.neg(M(g, A.div(x, y)))),
     "kl_div": (lambda x, y, o, g: M(g, A.sub(A.ew("log", x), A.ew("log", y))),
                lambda x, y, o, g: M(g, A.sub(1.0, A.div(x, y)))),
+    # d B(a, b)/da = B (psi(a) - psi(a + b)); betaln: the same without the factor B
+    "beta": (lambda x, y, o, g: M(g, M(o, _psi_diff(x, x, y))),
+             lambda x, y, o, g: M(g, M(o, _psi_diff(y, x, y)))),
+    "betaln": (lambda x, y, o, g: M(g, _psi_diff(x, x, y)),
+               lambda x, y, o, g: M(g, _psi_diff(y, x, y))),
 }
+
+
+def _psi_diff(v: Node, a: Node, b: Node) -> Node:
+    """digamma(v) - digamma(a + b)."""
+    return A.sub(A.ew("digamma", v), A.ew("digamma", A.add(a, b)))
 
 
 def _copysign(x: Node, out: Node, g: Node) -> Node:
@@ -401,7 +411,7 @@ def _install() -> None:
     for name in ("ldexp", "frexp_mantissa"):
         set_vjp(name, Refused(f"np.{name.split('_')[0]} is not differentiated by fusejit yet"))
     set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
-    for name in ("boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p"):
+    for name in ("boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "binom"):
         set_vjp(name, Refused(f"scipy.special.{name} is not differentiated by fusejit yet"))
     for name in ("real", "imag", "complex_pack"):
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))

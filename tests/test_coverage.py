@@ -105,6 +105,10 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2")
+    ] + [
+        (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
+         (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
+        for n in ("beta", "betaln", "binom")
     ],
     "Everyday calls added from benchmarks/survey_calls.py (frontend/everyday.py, np.pad)": [
         ("np.hsplit(x, 2)", lambda x: np.hsplit(x, 2), (X,)),
