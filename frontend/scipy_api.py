@@ -1,11 +1,12 @@
-"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp.
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb.
 
-SciPy's logsumexp converts its argument with np.asarray, so a Tracer cannot flow through it.
-fusejit therefore puts a dispatching wrapper in its place (in `scipy.special` and
-`scipy.special._logsumexp`): with a Tracer argument it builds SciPy's algorithm from traced
-reductions, otherwise it calls SciPy's own function unchanged. The wrapper is installed when
+SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
+module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
+fusejit therefore puts a dispatching wrapper in their place (in `scipy.special` and the module
+defining each, `WRAPPED`): with a Tracer argument it builds SciPy's algorithm from traced
+operations, otherwise it calls SciPy's own function unchanged. The wrappers are installed when
 fusejit is imported if SciPy is already loaded, or else as soon as scipy.special is imported
-(a post-import hook on `scipy.special._logsumexp`, so `from scipy.special import logsumexp`
+(a post-import hook on the defining modules, so `from scipy.special import logsumexp`
 binds the wrapper either way). A name bound to SciPy's function before fusejit was imported
 cannot be reached: such a call fails with a ConcretizationError.
 
@@ -29,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-_MODULE = "scipy.special._logsumexp"
+# defining module -> the functions wrapped there
+WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",)}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 
@@ -106,30 +108,75 @@ def _shifted(t: Any, w: Any, axes: tuple[int, ...], dt: Any, signed: bool) -> tu
     return out, (np.where(finite, sgn, sgn_direct) if signed else None)
 
 
-def _traced_impl(*xs: Any) -> Any:
-    """The traced logsumexp of the copy of fusejit whose Tracer is among `xs` (None when
-    none is a Tracer). Two copies can be loaded at once (pytest imports a repository root
+def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:
+    """SciPy's comb(N, k) for a traced N or k (exact=False): binom(N, k), 0 where k > N, N < 0
+    or k < 0; with repetition binom(N + k - 1, k), 1 where k == 0 and N >= 0. exact=True
+    computes Python integers, which a compiled function cannot return."""
+    from . import tracer as T
+
+    if exact:
+        raise T.UnsupportedError(
+            f"scipy.special.comb(..., exact=True) of traced values is not supported by "
+            f"fusejit{T.where_msg()}: it computes Python integers (use exact=False)")
+    k, N = np.asarray(k), np.asarray(N)  # (fusejit's np.asarray while a trace runs)
+    if repetition:
+        cond = (k == 0) & (N >= 0)
+        vals = _special().binom(N + k - 1, k)
+        fill = 1.0
+    else:
+        cond = ~((k <= N) & (N >= 0) & (k >= 0))
+        vals = _special().binom(N, k)
+        fill = 0.0
+    # `fill` where `cond`
+    if vals.shape == ():
+        if vals.dtype != np.float64:  # SciPy: the fill is np.float64, binom's value is not
+            raise T.UnsupportedError(
+                f"scipy.special.comb of 0-d {vals.dtype} values is not supported by "
+                f"fusejit{T.where_msg()}: SciPy returns np.float64({fill}) or a "
+                f"{vals.dtype} value depending on the values (pass float64 or arrays)")
+        out = np.where(cond, fill, vals)
+        out.scalar = True  # a NumPy scalar, as SciPy's
+        return out
+    return np.where(cond, vals.dtype.type(fill), vals)
+
+
+def _special() -> Any:
+    import scipy.special
+
+    return scipy.special
+
+
+def _traced_impl(name: str, *xs: Any) -> Any:
+    """The traced function `name` of the copy of fusejit whose Tracer is among `xs` (None
+    when none is a Tracer). Two copies can be loaded at once (pytest imports a repository root
     that is the package under a second name); SciPy's function is wrapped by whichever
     copy's import hook ran first, and each Tracer must be traced by its own copy."""
     for x in xs:
         cls = type(x)
         if getattr(cls, "__fusejit_tracer__", False):
             package = cls.__module__.rpartition(".")[0]
-            return sys.modules[f"{package}.scipy_api"].logsumexp
+            return getattr(sys.modules[f"{package}.scipy_api"], name)
     return None
 
 
-def _wrap(original: Any) -> Any:
+def _wrap(name: str, original: Any) -> Any:
     if getattr(original, "__fusejit_original__", None) is not None:
         return original
-
-    @functools.wraps(original)
-    def dispatch(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-                 return_sign: bool = False) -> Any:
-        impl = _traced_impl(a, b)
-        if impl is not None:
-            return impl(a, axis, b, keepdims, return_sign)
-        return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    if name == "logsumexp":
+        @functools.wraps(original)
+        def dispatch(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+                     return_sign: bool = False) -> Any:
+            impl = _traced_impl(name, a, b)
+            if impl is not None:
+                return impl(a, axis, b, keepdims, return_sign)
+            return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    else:
+        @functools.wraps(original)
+        def dispatch(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:
+            impl = _traced_impl(name, N, k)
+            if impl is not None:
+                return impl(N, k, exact=exact, repetition=repetition)
+            return original(N, k, exact=exact, repetition=repetition)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]
     return dispatch
@@ -183,19 +230,21 @@ def _patch(module: Any) -> None:
     _patch_namespace(module)
     if module.__name__ == "scipy.special._support_alternative_backends":
         _patch_ufunc_backends(module)
-    if module.__name__ != _MODULE:
-        return
-    wrapped = _wrap(module.logsumexp)
-    module.logsumexp = wrapped
     special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, "logsumexp", None) is getattr(
-            wrapped, "__fusejit_original__", None):
-        special.logsumexp = wrapped
+    for name in WRAPPED.get(module.__name__, ()):
+        original = getattr(module, name, None)
+        if original is None:
+            continue
+        wrapped = _wrap(name, original)
+        setattr(module, name, wrapped)
+        if special is not None and getattr(special, name, None) is getattr(
+                wrapped, "__fusejit_original__", None):
+            setattr(special, name, wrapped)
 
 
 class _PostImport(importlib.abc.MetaPathFinder):
-    """Patches each SciPy module right after it executes (scipy.special._logsumexp before
-    scipy.special binds its name)."""
+    """Patches each SciPy module right after it executes (the modules of WRAPPED before
+    scipy.special binds their names)."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if not name.startswith("scipy."):
@@ -215,7 +264,7 @@ class _PostImport(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Make scipy.special.logsumexp traceable (now, or when SciPy gets imported)."""
+    """Make scipy.special.logsumexp and comb traceable (now, or when SciPy gets imported)."""
     for name, module in list(sys.modules.items()):
         if name.startswith("scipy.") and module is not None:
             _patch(module)

@@ -77,6 +77,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.special.log_softmax(x, axis=1)", lambda x: sp.log_softmax(x, axis=1), (X,)),
         ("scipy.special.logsumexp(x, axis=1)", lambda x: sp.logsumexp(x, axis=1), (X,)),
         ("scipy.stats.zscore(x, axis=1)", lambda x: st.zscore(x, axis=1), (X,)),
+        ("scipy.special.comb(x * 9, 3)", lambda x: sp.comb(x * 9, 3), (X,)),
     ],
     "More NumPy calls (static indices and counts; traced values)": [
         ("np.insert(v, [1, 3], 0.5)", lambda v: np.insert(v, [1, 3], 0.5), (V,)),

@@ -311,3 +311,29 @@ def test_boxcox_branches() -> None:
         _check(name, got, f(x, lm), (x, lm))
         got32 = fusejit.jit(lambda a, b, f=f: f(a, b))(x.astype(np.float32), lm.astype(np.float32))
         _check(name, got32, f(x.astype(np.float32), lm.astype(np.float32)), (x, lm))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_comb_of_traced_values() -> None:
+    """scipy.special.comb(N, k) (exact=False; Python code, wrapped: frontend/scipy_api.py) of
+    traced N and/or k: binom, 0 outside 0 <= k <= N (with repetition: binom(N + k - 1, k), 1
+    for k == 0 <= N), SciPy's dtypes, broadcasting, strided views, a NumPy scalar for 0-d."""
+    n = np.array([10.0, 5.0, 3.0, -1.0, 0.0, 4.5, 30.0, 2.5, np.nan])
+    k = np.array([3.0, 6.0, -1.0, 2.0, 0.0, 2.0, 15.0, 0.5, 1.0])
+    cases = [
+        (lambda a, b: sp.comb(a, b), (n, k)),
+        (lambda a, b: sp.comb(a, b, repetition=True), (n, k)),
+        (lambda a, b: sp.comb(a, b), (n.astype(np.float32), k.astype(np.float32))),
+        (lambda a, b: sp.comb(a[:, None], b[::2]), (n, k)),  # broadcast, strided
+        (lambda a, b: sp.comb(a, 3) + sp.comb(7, b, repetition=True), (n, k)),
+        (lambda a, b: sp.comb(a, b), (np.arange(-2, 12), np.arange(14)[::-1] - 1)),
+        (lambda a, b: sp.comb(a, b), (np.float64(8.0), np.float64(3.0))),
+        (lambda a, b: sp.comb(a, b), (np.int64(2), np.int64(3))),
+    ]
+    for f, args in cases:
+        assert_same(fusejit.jit(f)(*args), f(*args))
+    with pytest.raises(fusejit.UnsupportedError, match=r"exact=True.*test_special.py:\d+"):
+        fusejit.jit(lambda a: sp.comb(a, 3, exact=True))(n)
+    with pytest.raises(fusejit.UnsupportedError, match="0-d float32"):
+        fusejit.jit(lambda a: sp.comb(a, a))(np.float32(5.0))
+    assert sp.comb(10, 3, exact=True) == 120 and sp.comb(10, 3) == 120.0  # SciPy's own path
