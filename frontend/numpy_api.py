@@ -118,11 +118,26 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     compute = U._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
     nodes = [T.to_node(v, compute) for v in (a, a_min, a_max)]
     if dtype == np.float16:  # NumPy's half clip: plain comparisons, ties keep the value
-        x = U.half_pick("maximum", nodes[0], nodes[1], shape)
+        x = U.half_pick("maximum", nodes[0], nodes[1],
+                        T.broadcast(nodes[0].shape, nodes[1].shape))
         node = T.cast_node(U.half_pick("minimum", x, nodes[2], shape), dtype)
         return T.Tracer(node, scalar=shape == ())
-    node = T.cast_node(T.make_node("clip", nodes, shape, compute), dtype)
+    keep = dtype.kind == "f" and _clip_keeps_ties(a_min, a_max, shape)
+    node = T.cast_node(T.make_node("clip_keep" if keep else "clip", nodes, shape, compute),
+                       dtype)
     return T.Tracer(node, scalar=shape == ())
+
+
+def _clip_keeps_ties(a_min: Any, a_max: Any, shape: tuple[int, ...]) -> bool:
+    """Whether NumPy's float clip keeps the value on a tie (+0 against -0) with the bound, as
+    its half loop always does: its loop for bounds of stride 0 (0-d or Python scalars, or
+    size-1 arrays broadcast over more than one element); its general loop gives the bound
+    (fj_maximum/fj_minimum), also for a size-1 array bound of a one-element result."""
+    def stride_zero(b: Any) -> bool:
+        s = T.shape_of(b)
+        return s == () or (int(np.prod(s)) == 1 and int(np.prod(shape)) > 1)
+
+    return stride_zero(a_min) and stride_zero(a_max)
 
 
 def _int_bound(b: Any, dtype: np.dtype, lower: bool) -> Any:

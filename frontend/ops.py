@@ -284,6 +284,19 @@ add_op(OpDef("where", "elementwise", 3, np.where, lambda i, o: (  # float: fj_wh
 add_op(OpDef("clip", "elementwise", 3, np.clip,
            lambda i, o: ("(({0} | {1}) & {2})" if i[0] == "b" else
                          f"fj_minimum_{i[0]}(fj_maximum_{i[0]}({{0}}, {{1}}), {{2}})")))
+
+
+def _clip_keep(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """np.clip as NumPy's loop for bounds of stride 0 computes it: a tie keeps x."""
+    x, lo, hi = np.asarray(x), np.asarray(lo), np.asarray(hi)
+    with np.errstate(invalid="ignore"):
+        t = np.where(np.isnan(x) | (x >= lo), x, lo)
+        return np.where(np.isnan(t) | (t <= hi), t, hi)
+
+
+# a float clip whose bounds are one value each (frontend/numpy_api.py _clip_keeps_ties)
+add_op(OpDef("clip_keep", "elementwise", 3, _clip_keep,
+             lambda i, o: f"fj_clipk_{i[0]}({{0}}, {{1}}, {{2}})"))
 add_op(OpDef("cast", "elementwise", 1, lambda x, dtype: x.astype(dtype),
            lambda i, o: "({0} != 0)" if o == "b" else "({0})", mixed_inputs=True))
 add_op(OpDef("copy", "elementwise", 1, np.copy, fixed_expr("({0})")))

@@ -312,7 +312,9 @@ def _gather(node: Node, g: Node) -> tuple:
 
 def _scatter(node: Node, g: Node) -> tuple:
     """old with a region written by value: old's cotangent is g with the region cleared
-    (`=`) or g itself (ufunc.at with add/subtract); value's is g read over the region."""
+    (`=`) or g itself (ufunc.at with add/subtract); value's is g read over the region, for
+    `=` only where that element's write is the one kept (indices may repeat a position:
+    `x[[0, 0]] = v` keeps v[1], so v[0] gets none of g)."""
     old, value, *index = node.inputs
     fn = node.attrs.get("fn")
     if fn not in (None, "add", "subtract"):
@@ -325,10 +327,26 @@ def _scatter(node: Node, g: Node) -> tuple:
 
         g_old = make_node("scatter", [g, A.zeros(value.shape, g.dtype), *index], g.shape,
                           g.dtype, **node.attrs)
+        if index:
+            g_value = A.where(_kept_writes(node, old, value, index), g_value, 0.0)
     else:
         g_old = g
     return (g_old, A.cast(g_value, value.dtype) if value.dtype.kind == "f" else None,
             *(None,) * len(index))
+
+
+def _kept_writes(node: Node, old: Node, value: Node, index: list[Node]) -> Node:
+    """Over value's shape: whether each element's write survives in `=` scatter `node` (the
+    last write to a position wins, as in NumPy). Each element's number is scattered the same
+    way and read back; constant indices fold to a constant mask when compiling."""
+    from .context import const_node, make_node
+
+    i64 = np.dtype(np.int64)
+    numbers = const_node(np.arange(int(np.prod(value.shape)), dtype=i64).reshape(value.shape))
+    written = make_node("scatter", [A.zeros(old.shape, i64), numbers, *index], old.shape, i64,
+                        **node.attrs)
+    back = A.gather_region(written, node.attrs, index, value.shape)
+    return make_node("equal", [back, numbers], value.shape, np.dtype(bool))
 
 
 def _scan(node: Node, g: Node) -> tuple | None:
@@ -419,7 +437,8 @@ def _install() -> None:
                  "check_real_if_close", "check_weights_zero", "check_unravel_range",
                  "check_finite"):
         set_vjp(name, INTEGER)
-    for name, rule in (("where", _where), ("clip", _clip), ("cast", _cast), ("view", _view),
+    for name, rule in (("where", _where), ("clip", _clip), ("clip_keep", _clip),
+                       ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),
                        ("gather", _gather), ("scatter", _scatter), ("scan", _scan),
                        ("lapack", _lapack), ("lapack_solve", _solve), ("sort", _sort)):

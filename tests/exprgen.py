@@ -106,6 +106,8 @@ BINARY = {s.name: s for s in [
     _spec("copysign"), _spec("nextafter"), _spec("heaviside"),
     _spec("arctan2", True), _spec("hypot", True), _spec("logaddexp", True),
     _spec("logaddexp2", True),
+    # (not beta, betaln, binom: beyond 171.6 they lose ~eps * |lgamma| of absolute accuracy
+    # in log space, in SciPy's value as in fusejit's; tests/test_special.py)
     *(_spec(n, True, fn=getattr(sp, n)) for n in ("xlogy", "xlog1py", "rel_entr", "kl_div")),
     _spec("equal", op=operator.eq), _spec("not_equal", op=operator.ne),
     _spec("less", op=operator.lt), _spec("less_equal", op=operator.le),
@@ -141,11 +143,37 @@ def linalg_approx(e: Expr) -> bool:
     return e.kind == "linalg" and e.param != ("slogdet", 0)
 
 
-def is_approx(name: str, dtype: np.dtype) -> bool:
+# NumPy's own bits of these depend on the operands' layout: its SIMD loop (contiguous and
+# positive strides) contracts complex64 products into FMAs and computes |z| another way than
+# its loop for other strides (negative ones), which the generated layouts include. fusejit's
+# are the SIMD loop's.
+LAYOUT_DEPENDENT = {"square": ("c8",), "multiply": ("c8",), "absolute": ("c8", "c16")}
+
+
+def is_approx(name: str, dtype: np.dtype, operand: np.dtype | None = None) -> bool:
+    """Whether NumPy's result of ufunc `name` (giving `dtype`, of an `operand` dtype) is only
+    known to a few ulp."""
     if name == "power":  # (complex: nudged on a CUDA run only, see make_hook)
         return dtype.kind in "fc"
+    if any(d is not None and d.str[1:] in LAYOUT_DEPENDENT.get(name, ())
+           for d in (dtype, operand)):
+        return True
     spec = UNARY.get(name) or BINARY.get(name)
     return bool(spec and spec.approx)
+
+
+def _approx(e: Expr) -> bool:
+    return is_approx(e.param[0], e.dtype, e.children[0].dtype if e.children else None)
+
+
+def clip_tie_unspecified(e: Expr) -> bool:
+    """Whether NumPy leaves the zero sign of a float clip's tie (+0 against -0 with a bound)
+    to its strides: one element, a bound with dimensions. NumPy's loop for bounds of stride 0
+    keeps the value, its general loop gives the bound; on one element which one runs depends
+    on the operands' dimensions and strides (also of intermediate arrays, which fusejit does
+    not have). fusejit's rule: frontend/numpy_api.py _clip_keeps_ties."""
+    return (e.kind == "clip" and e.dtype.kind == "f" and int(np.prod(e.shape)) == 1
+            and any(len(c.shape) > 0 for c in e.children[1:]))
 
 
 @dataclass(eq=False)
@@ -200,13 +228,16 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
         name, form = e.param
         spec = UNARY.get(name) or BINARY[name]
         out = (spec.operator if form == "op" else spec.fn)(*vals)
-        if hook is not None and (is_approx(name, e.dtype) or name in ZERO_SIGN_UNSPECIFIED):
+        if hook is not None and (_approx(e) or name in ZERO_SIGN_UNSPECIFIED):
             out = hook(out, name)
         return out
     if k == "where":
         return np.where(*vals)
     if k == "clip":
-        return np.clip(*vals) if e.param == "fn" else vals[0].clip(vals[1], vals[2])
+        out = np.clip(*vals) if e.param == "fn" else vals[0].clip(vals[1], vals[2])
+        if hook is not None and clip_tie_unspecified(e):
+            out = hook(out, "clip")
+        return out
     if k == "astype":
         return vals[0].astype(e.param)
     if k == "safecast":
@@ -1020,7 +1051,7 @@ def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
 
 PERTURB_ULPS = 8
 # Ops whose result's zero sign NumPy does not pin down (+0/-0 ties).
-ZERO_SIGN_UNSPECIFIED = frozenset({"fmax", "fmin"})
+ZERO_SIGN_UNSPECIFIED = frozenset({"fmax", "fmin", "clip"})  # (clip: clip_tie_unspecified)
 
 
 def make_hook(mode: str, seed: int = 0) -> Hook:
@@ -1037,7 +1068,8 @@ def make_hook(mode: str, seed: int = 0) -> Hook:
 
     def hook(v: Any, name: str) -> Any:
         arr = np.asarray(v)
-        if arr.dtype.kind == "c" and nudge_complex and name not in ZERO_SIGN_UNSPECIFIED:
+        if arr.dtype.kind == "c" and (nudge_complex or name in LAYOUT_DEPENDENT) and (
+                name not in ZERO_SIGN_UNSPECIFIED):
             out = np.empty_like(arr)
             out.real, out.imag = hook(arr.real.copy(), name), hook(arr.imag.copy(), name)
             return out[()] if isinstance(v, np.generic) else out
@@ -1061,8 +1093,12 @@ def make_hook(mode: str, seed: int = 0) -> Hook:
             out = np.where(np.isfinite(arr) & (arr != 0),
                            np.nextafter(arr, (sign * np.inf).astype(arr.dtype)), arr)
         else:
-            eps = float(np.finfo(arr.dtype).eps)
-            out = arr * (1.0 + sign * PERTURB_ULPS * eps).astype(arr.dtype)
+            info = np.finfo(arr.dtype)
+            out = arr * (1.0 + sign * PERTURB_ULPS * float(info.eps)).astype(arr.dtype)
+            # a subnormal result: a few ulp are absolute there (a product would not move it)
+            sub = (arr != 0) & (np.abs(arr) < info.smallest_normal)
+            step = (sign * PERTURB_ULPS * info.smallest_subnormal).astype(arr.dtype)
+            out = np.where(sub, arr + step, out)
         out = np.where(np.isnan(out), np.copysign(out, sign), out).astype(arr.dtype)
         return out[()] if isinstance(v, np.generic) else out
 
@@ -1077,8 +1113,8 @@ def has_approx(result: Any) -> bool:
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if e.kind == "ufunc" and (is_approx(e.param[0], e.dtype)
-                                  or e.param[0] in ZERO_SIGN_UNSPECIFIED) or linalg_approx(e):
+        if e.kind == "ufunc" and (_approx(e) or e.param[0] in ZERO_SIGN_UNSPECIFIED) or (
+                linalg_approx(e) or clip_tie_unspecified(e)):
             return True
         stack.extend(e.children)
     return False

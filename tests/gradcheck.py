@@ -40,10 +40,22 @@ def check_grad(f: Callable[..., Any], args: list[Any], argnum: int, got: Any,
 def directional(f: Callable[..., Any], args: list[Any], argnums: list[int],
                 dirs: list[np.ndarray], eps: float) -> float:
     """The central difference of f along the directions `dirs` of the arguments `argnums`."""
-    def at(sign: float) -> float:
-        moved = list(args)
-        for a, d in zip(argnums, dirs):
-            moved[a] = np.asarray(args[a], np.float64) + sign * eps * d
-        return float(f(*moved))
+    return (_moved(f, args, argnums, dirs, eps) - _moved(f, args, argnums, dirs, -eps)) / (
+        2 * eps)
 
-    return (at(1.0) - at(-1.0)) / (2 * eps)
+
+def one_sided(f: Callable[..., Any], args: list[Any], argnums: list[int],
+              dirs: list[np.ndarray], eps: float) -> tuple[float, float]:
+    """The forward and backward differences of f along `dirs`: far apart at a kink (a tie
+    of a min or max, |x| at 0), where the central difference is no derivative."""
+    mid = _moved(f, args, argnums, dirs, 0.0)
+    return ((_moved(f, args, argnums, dirs, eps) - mid) / eps,
+            (mid - _moved(f, args, argnums, dirs, -eps)) / eps)
+
+
+def _moved(f: Callable[..., Any], args: list[Any], argnums: list[int],
+           dirs: list[np.ndarray], step: float) -> float:
+    moved = list(args)
+    for a, d in zip(argnums, dirs):
+        moved[a] = np.asarray(args[a], np.float64) + step * d
+    return float(f(*moved))

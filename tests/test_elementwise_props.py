@@ -399,3 +399,30 @@ def test_float16_scans_keep_the_first_zero() -> None:
                 np.fmax.accumulate(x, axis=2), np.fmin.accumulate(x, axis=1))
 
     _same_with_zero_signs(f, _float16_ties())
+
+
+def test_float_clip_ties_follow_numpys_loop() -> None:
+    """NumPy's float32/float64 clip with bounds of stride 0 (Python floats, 0-d arrays,
+    size-1 arrays broadcast) keeps the value on a tie of +0 and -0 with a bound; with array
+    bounds its loop gives the bound. Found by the fuzzer (np.clip(np.floor(-0.0), lo, hi));
+    a float16 clip with 0-d bounds and an array one failed to compile (an IRError)."""
+    from conftest import assert_same
+
+    import fusejit
+
+    def s(a):
+        return np.signbit(np.asarray(a)).tolist()
+
+    for dt in (np.float64, np.float32, np.float16):
+        z = np.array([-0.0, 0.0, 0.5, np.nan], dt)
+        cases = [(lambda x: np.clip(x, 0.0, 1.0), (z,)),
+                 (lambda x: np.clip(x, -0.0, 0.0), (z,)),
+                 (lambda x, lo: np.clip(x, lo, 1.0), (z, np.zeros(4, dt))),
+                 (lambda x, lo, hi: np.clip(x, lo, hi), (z, np.array(0.0, dt), np.zeros((1,), dt))),
+                 (lambda x, lo, hi: x.clip(lo, hi), (z[:, None], np.full((1, 1), -0.0, dt),
+                                                     np.full(3, 0.0, dt))),
+                 (lambda x: np.clip(x[0], 0.0, 1.0), (z,))]
+        for f, args in cases:
+            want, got = f(*args), fusejit.jit(f)(*args)
+            assert_same(got, want)
+            assert s(got) == s(want), (dt, s(got), s(want))

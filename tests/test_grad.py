@@ -401,3 +401,27 @@ def test_numpy_functions_composed_of_traced_ops():
     a = RNG.uniform(0.2, 1.0, (4, 4))
     _grad_check(f, [a + 0.01 * k for k in range(len(COMPOSED))], tuple(range(len(COMPOSED))),
                 rtol=1e-5)
+
+
+def test_assignment_through_repeated_indices():
+    """`y[idx] = v` / `y[idx] += v` with a repeated position keeps the last write (NumPy's
+    rule), so only that element of v gets the position's cotangent, and y's old value there
+    gets it once (the fuzzer found v getting it once per repeat, and x twice)."""
+    idx = np.array([-2, 2, -1, -1, 0])
+    w = RNG.normal(size=(4, 3))
+
+    def add_into(x, v):
+        y = x * 1.0
+        y[idx] += v
+        return np.sum(y * w)
+
+    def set_into(x, v, i):
+        y = x * 1.0
+        y[i] = v * 2.0
+        return np.sum(y * y * w)
+
+    x, v = RNG.normal(size=(4, 3)), RNG.normal(size=(5, 3))
+    _grad_check(add_into, [x, v], argnums=(0, 1))
+    _grad_check(set_into, [x, v, idx], argnums=(0, 1))
+    gv = fusejit.grad(add_into, argnums=1)(x, v)
+    assert (gv[[0, 2]] == 0).all() and (gv[[1, 3, 4]] != 0).all()

@@ -39,6 +39,9 @@
  *   fj_maximum_T, fj_minimum_T  NaN-propagating; for equal operands
  *                       (+0.0 vs -0.0) the SECOND operand is returned, exactly
  *                       like NumPy's x86 SIMD and scalar loops
+ *   fj_clipk_T(x,lo,hi) np.clip's loop for bounds of stride 0: NaN-propagating,
+ *                       a tie keeps x (clip = fj_minimum(fj_maximum(...)) gives
+ *                       the bound, as NumPy's general clip loop)
  *   fj_logaddexp_T, fj_logaddexp2_T  npy_logaddexp(2) incl. +-inf/NaN cases
  *   fj_expit_T          scipy.special.expit = 1/(1+exp(-x)) (never NaN for
  *                       finite/inf x: large |x| saturates to 0 or 1)
@@ -368,6 +371,12 @@ static inline uint8_t fj_abs_b(uint8_t a) { return a; }
     static inline T fj_minimum_##SUF(T a, T b)                                  \
     {                                                                           \
         return (a != a) ? a : ((a < b) ? a : b);                                \
+    }                                                                           \
+    /* np.clip with bounds of stride 0: a tie (+0 vs -0) keeps the value. */    \
+    static inline T fj_clipk_##SUF(T x, T lo, T hi)                             \
+    {                                                                           \
+        const T t = (x != x) ? x : ((x >= lo) ? x : lo);                        \
+        return (t != t) ? t : ((t <= hi) ? t : hi);                             \
     }                                                                           \
     /* x == y handles equal infinities; NaN inputs return x - y (a NaN). */     \
     static inline T fj_logaddexp_##SUF(T x, T y)                                \
