@@ -105,6 +105,9 @@ class Status(Enum):
                                          "its size)")
     NOT_FINITE = (262144, ValueError, "array must not contain infs or NaNs")
     SVD_NOCONV = (524288, LinAlgError, "SVD did not converge")
+    FWEIGHTS_INT = (1048576, TypeError, "fweights must be integer")
+    FWEIGHTS_NEG = (2097152, ValueError, "fweights cannot be negative")
+    AWEIGHTS_NEG = (4194304, ValueError, "aweights cannot be negative")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

@@ -272,10 +272,11 @@ def numpy_code(func: Any) -> Callable[..., Any]:
 
 
 # The NumPy functions traced through their own implementation (each tested against NumPy in
-# tests/test_numpy_lib.py; np.nan_to_num and np.real_if_close too, through
-# frontend/complex_lib.py, which handles complex arrays itself).
+# tests/test_numpy_lib.py; np.cov without weights through frontend/covariance.py;
+# np.nan_to_num and np.real_if_close too, through frontend/complex_lib.py, which handles
+# complex arrays itself).
 _THROUGH_NUMPY = [
-    np.cov, np.corrcoef, np.polyval, np.isposinf, np.isneginf, np.trapezoid,
+    np.corrcoef, np.polyval, np.isposinf, np.isneginf, np.trapezoid,
     np.sinc, np.gradient, np.tensordot, np.linalg.multi_dot, np.rot90, np.nanprod,
     np.select, np.digitize, np.fix, np.iscomplexobj,
     np.isrealobj, np.iscomplex, np.isreal, np.angle, np.real, np.imag, np.append, np.resize,

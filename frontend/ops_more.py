@@ -5,7 +5,8 @@ that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanar
 all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
 with a zero endpoint, the residuals of a rank-deficient np.linalg.lstsq, np.real_if_close
 of values NumPy would leave complex, np.average's traced weights that sum to zero,
-np.unravel_index of an index outside the shape, np.asarray_chkfinite of inf or NaN)."""
+np.unravel_index of an index outside the shape, np.asarray_chkfinite of inf or NaN, np.cov's
+weights that are negative or, for fweights, not integers)."""
 
 from __future__ import annotations
 
@@ -68,8 +69,12 @@ ERR_REAL_IF_CLOSE = ErrorCheck(Status.REAL_IF_CLOSE, "({0})")
 ERR_WEIGHTS_ZERO = ErrorCheck(Status.WEIGHTS_ZERO, "({0})")
 ERR_UNRAVEL_RANGE = ErrorCheck(Status.UNRAVEL_RANGE, "({0})")
 ERR_NOT_FINITE = ErrorCheck(Status.NOT_FINITE, "({0})")
+ERR_FWEIGHTS_INT = ErrorCheck(Status.FWEIGHTS_INT, "({0})")
+ERR_FWEIGHTS_NEG = ErrorCheck(Status.FWEIGHTS_NEG, "({0})")
+ERR_AWEIGHTS_NEG = ErrorCheck(Status.AWEIGHTS_NEG, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
-          ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE, ERR_NOT_FINITE)
+          ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE, ERR_NOT_FINITE,
+          ERR_FWEIGHTS_INT, ERR_FWEIGHTS_NEG, ERR_AWEIGHTS_NEG)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -90,7 +95,10 @@ for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_real_if_close", ERR_REAL_IF_CLOSE),
                  ("check_weights_zero", ERR_WEIGHTS_ZERO),
                  ("check_unravel_range", ERR_UNRAVEL_RANGE),
-                 ("check_finite", ERR_NOT_FINITE)):
+                 ("check_finite", ERR_NOT_FINITE),
+                 ("check_fweights_int", ERR_FWEIGHTS_INT),  # np.cov (frontend/covariance.py)
+                 ("check_fweights_neg", ERR_FWEIGHTS_NEG),
+                 ("check_aweights_neg", ERR_AWEIGHTS_NEG)):
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

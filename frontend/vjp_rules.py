@@ -435,7 +435,8 @@ def _install() -> None:
         set_vjp(name, Refused("fusejit.grad differentiates float32/float64 only, not complex"))
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank",
                  "check_real_if_close", "check_weights_zero", "check_unravel_range",
-                 "check_finite"):
+                 "check_finite", "check_fweights_int", "check_fweights_neg",
+                 "check_aweights_neg"):
         set_vjp(name, INTEGER)
     for name, rule in (("where", _where), ("clip", _clip), ("clip_keep", _clip),
                        ("cast", _cast), ("view", _view),

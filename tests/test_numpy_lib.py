@@ -43,6 +43,64 @@ def test_cov_corrcoef(data):
         run_both(lambda a: np.corrcoef(a, rowvar=rowvar), x)
 
 
+def _cov_cases():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 6))
+    fw, aw = np.array([1, 2, 0, 3, 1, 1]), rng.random(6) + 0.1
+    return x, fw, aw, [
+        (lambda x, f: np.cov(x, fweights=f), (x, fw)),
+        (lambda x, a: np.cov(x, aweights=a), (x, aw)),
+        (lambda x, f, a: np.cov(x, fweights=f, aweights=a), (x, fw, aw)),
+        (lambda x, f, a: np.cov(x, fweights=f, aweights=a, ddof=0), (x, fw, aw)),
+        (lambda x, f, a: np.cov(x, fweights=f, aweights=a, bias=True), (x, fw, aw)),
+        (lambda x, a: np.cov(x.T, rowvar=False, aweights=a), (x, aw)),
+        (lambda x, a: np.cov(x[0], y=x[1], aweights=a), (x, aw)),
+        (lambda x, a: np.cov(x, aweights=a, dtype=np.float32), (x, aw)),
+        (lambda x, a: np.cov(x.astype(np.float32), aweights=a), (x, aw)),
+        (lambda x, a: np.cov(x[0], aweights=a), (x, aw)),
+        (lambda x, a: np.cov(x, aweights=a, ddof=3), (x, aw)),
+        (lambda x, f: np.cov(x, fweights=f, ddof=9), (x, fw)),  # no degrees of freedom: inf
+        (lambda x: np.cov(x, aweights=np.arange(1.0, 7.0)), (x,)),
+        (lambda x: np.cov(x, fweights=[1, 1, 2, 1, 1, 1]), (x,)),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+def test_cov_with_weights():
+    """np.cov(..., fweights=, aweights=) (frontend/covariance.py: NumPy's code branches on
+    the weights' values), traced or constant weights, against NumPy."""
+    *_, cases = _cov_cases()
+    for f, args in cases:
+        assert_same(fusejit.jit(f)(*args), f(*args))
+
+
+def test_cov_weight_errors_are_numpys():
+    """Non-integer or negative fweights, negative aweights and weights summing to zero raise
+    NumPy's exceptions when the program runs (traced weights) or at trace time (constant);
+    wrong shapes at trace time."""
+    x, fw, aw, _ = _cov_cases()
+    bad = [(lambda x, f: np.cov(x, fweights=f), (x, fw + 0.5), TypeError),
+           (lambda x, f: np.cov(x, fweights=f), (x, -fw), ValueError),
+           (lambda x, a: np.cov(x, aweights=a), (x, -aw), ValueError),
+           (lambda x, a: np.cov(x, aweights=a), (x, aw * 0), ZeroDivisionError),
+           (lambda x, f, a: np.cov(x, fweights=f, aweights=a), (x, -fw + 0.5, -aw), TypeError),
+           (lambda x, f: np.cov(x, fweights=f), (x, fw[:5]), RuntimeError),
+           (lambda x, f: np.cov(x, fweights=f), (x, fw[None]), RuntimeError),
+           (lambda x: np.cov(x, aweights=-np.ones(6)), (x,), ValueError),
+           (lambda x: np.cov(x, fweights=np.full(6, 0.5)), (x,), TypeError),
+           (lambda x, a: np.cov(x, aweights=a, ddof=1.5), (x, aw), ValueError)]
+    for f, args, exc in bad:
+        with pytest.raises(exc):
+            f(*args)
+        with pytest.raises(exc) as got:
+            fusejit.jit(f)(*args)
+        assert type(got.value) is exc
+    jf = fusejit.jit(lambda x, a: np.cov(x, aweights=a))
+    with pytest.raises(ValueError, match="aweights cannot be negative"):
+        jf(x, -aw)
+    assert_same(jf(x, aw), np.cov(x, aweights=aw))  # the same program, good weights
+
+
 @settings(max_examples=20)
 @given(st.data())
 def test_polyval_sinc_fix_nan_to_num(data):
