@@ -28,7 +28,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 RNG = np.random.default_rng(7)
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, -2.5, 0.5,
-                     1e-300, -1e-300, 1e300, -1e300, 26.0, -26.0, 30.0, 31.0, 709.0])
+                     1e-300, -1e-300, 1e300, -1e300, 26.0, -26.0, 30.0, 31.0, 709.0,
+                     3e307, -1.7e308])  # (beyond 2.8e307, 2 pi x overflows: i0e/i1e's fix)
 UNIT = np.array([0.0, 1.0, 0.5, 0.25, 0.75, 0.3, 0.65, 0.02425, 1e-300, 1 - 1e-16, -0.1, 1.1,
                  np.nan, np.inf, -np.inf])
 

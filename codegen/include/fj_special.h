@@ -327,7 +327,9 @@ static inline double fj_sp_bessel_asym(double a, int nu) {
         term *= ((2.0 * k - 1.0) * (2.0 * k - 1.0) - mu) * r / k;
         sum += term;
     }
-    return sum / sqrt(6.28318530717958647693 * a);
+    /* 2 pi a overflows beyond ~2.8e307: there the square roots are taken apart */
+    return a < 1e300 ? sum / sqrt(6.28318530717958647693 * a)
+                     : sum / (2.50662827463100050242 * sqrt(a));
 }
 
 static inline double fj_sp_i0e(double x) {
