@@ -103,8 +103,13 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
-        a_min = _int_bound(a_min, a_dtype, lower=True)
-        a_max = _int_bound(a_max, a_dtype, lower=False)
+        if a_min is not None or a_max is not None:
+            with np.errstate(all="ignore"):  # a Python-int argument converts to the array's
+                kind = np.clip(_probe(a), *(None if b is None else _probe(b)  # type only
+                                            for b in (a_min, a_max))).dtype.kind
+            if kind in "iu":  # (a float bound makes the result float: nothing converts)
+                a_min = _int_bound(a_min, a_dtype, lower=True)
+                a_max = _int_bound(a_max, a_dtype, lower=False)
     if a_min is None and a_max is None:
         return np.positive(a) if isinstance(a, T.Tracer) else a
     if a_min is None:

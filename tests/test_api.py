@@ -304,7 +304,7 @@ def test_mixed_signed_unsigned_comparison_is_exact() -> None:
     assert_same(jit(f)(np.int8(-3), b), f(np.int8(-3), b))
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(10))
 def test_python_int_edge_cases_in_where_and_clip(case: int) -> None:
     """np.where casts an out-of-range Python int unsafely (wraps); clip drops a Python-int
     bound beyond an integer array's range (numpy/_core/_methods.py:_clip) and raises
@@ -320,6 +320,10 @@ def test_python_int_edge_cases_in_where_and_clip(case: int) -> None:
         (lambda x, hi: np.clip(x, 2, hi), (i, 300)),
         (lambda x, lo: np.clip(x, lo, None), (u, 300)),
         (lambda x, lo: np.clip(x, lo, 7.5), (i, -300)),
+        # a float bound makes the result float: a Python-int argument below an unsigned
+        # array's range is then an ordinary bound (the structural fuzzer, seed 1879)
+        (lambda x, lo, hi: np.clip(x, lo, hi), (np.uint32(5), np.float64(0.1), -1)),
+        (lambda x, hi: x.clip(0.5, hi), (u, -1)),
     ][case]
     try:
         expected = fn(*args)
