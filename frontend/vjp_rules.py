@@ -220,6 +220,11 @@ BINARY: dict[str, tuple] = {
              lambda x, y, o, g: M(g, M(o, _psi_diff(y, x, y)))),
     "betaln": (lambda x, y, o, g: M(g, _psi_diff(x, x, y)),
                lambda x, y, o, g: M(g, _psi_diff(y, x, y))),
+    # poch(a, m) = Gamma(a + m) / Gamma(a): d/da = poch (psi(a + m) - psi(a)),
+    # d/dm = poch psi(a + m)
+    "poch": (lambda x, y, o, g: M(g, M(o, A.sub(A.ew("digamma", A.add(x, y)),
+                                                A.ew("digamma", x)))),
+             lambda x, y, o, g: M(g, M(o, A.ew("digamma", A.add(x, y))))),
 }
 
 
@@ -412,7 +417,7 @@ def _install() -> None:
         set_vjp(name, _unary(fn))
     for name, (fx, fy) in BINARY.items():
         set_vjp(name, _binary(fx, fy))
-    for name in ("floor", "ceil", "trunc", "rint", "sign", "floor_divide"):
+    for name in ("floor", "ceil", "trunc", "rint", "sign", "floor_divide", "gammasgn"):
         set_vjp(name, ZERO)
     for name in ("isnan", "isinf", "isfinite", "signbit", "equal", "not_equal", "less",
                  "less_equal", "greater", "greater_equal", "logical_and", "logical_or",

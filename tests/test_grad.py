@@ -83,7 +83,8 @@ def test_binary_broadcasting(name):
     _grad_check(lambda x, y, w: np.sum(op(x[0], y) * w), [X, y, W], argnums=(0, 1))
 
 
-@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "rel_entr", "kl_div", "beta", "betaln"])
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "rel_entr", "kl_div", "beta", "betaln",
+                                  "poch"])
 def test_binary_special(name):
     op = getattr(sp, name)
     y = RNG.uniform(0.3, 0.9, (4,))

@@ -1,5 +1,6 @@
 /*
- * fj_special_beta.h -- scipy.special.beta, betaln and binom for fusejit's generated C (and
+ * fj_special_beta.h -- scipy.special.beta, betaln, binom, poch and gammasgn for fusejit's
+ * generated C (and
  * CUDA: the renderer makes these device functions). Doubles; float32 operands are computed
  * in double and the result rounded, as SciPy's float loops.
  *
@@ -151,6 +152,55 @@ static inline double fj_sp_binom(double n, double k) {
     if (n >= 1e10 * k && k > 0.0) return exp(-fj_sp_betaln(1.0 + n - k, 1.0 + k) - log(n + 1.0));
     if (k > 1e8 * fabs(n)) return fj_sp_binom_bigk(n, k);
     return 1.0 / (n + 1.0) / fj_sp_beta(1.0 + n - k, 1.0 + k);
+}
+
+/* gammasgn(x): the sign of Gamma(x): 1 for x > 0 and +0, -1 for -0, NaN at NaN, -inf and
+ * the negative integers, (-1)^floor(x) between them (SciPy's is 1 below -2^31, where its
+ * int conversion overflows). */
+static inline double fj_sp_gammasgn(double x) {
+    if (x > 0.0) return 1.0;
+    if (x == 0.0) return signbit(x) ? -1.0 : 1.0;
+    double f = floor(x);
+    if (x != x || x == f) return NAN;  /* (-inf == floor(-inf)) */
+    return fmod(f, 2.0) != 0.0 ? -1.0 : 1.0;
+}
+
+/* A nonpositive integer, as poch's tests in SciPy: below 1e13 in size (beyond, where every
+ * double is an integer, SciPy lets the lgamma difference give its NaN). */
+static inline int fj_sp_nonpos_int(double x) {
+    return x <= 0.0 && x == floor(x) && fabs(x) < 1e13;
+}
+
+/* poch(a, m) = Gamma(a + m) / Gamma(a), SciPy's way: m brought within (-1, 1) by the
+ * recurrence (stopping early at a pole, an overflow or a zero), then a's large-a expansion,
+ * the poles and zeros, or exp(lgamma(a + m) - lgamma(a)) with the gammas' signs (that
+ * difference cancels: its error is absolute, ~eps (|lgamma(a + m)| + |lgamma(a)|), in SciPy's
+ * value as in this one, and the signs differ from SciPy's below -2^31, as gammasgn's). */
+static inline double fj_sp_poch(double a, double m) {
+    double r = 1.0;
+    while (m >= 1.0) {
+        if (a + m == 1.0) break;
+        m -= 1.0;
+        r *= a + m;
+        if (!isfinite(r) || r == 0.0) break;
+    }
+    while (m <= -1.0) {
+        if (a + m == 0.0) break;
+        r /= a + m;
+        m += 1.0;
+        if (!isfinite(r) || r == 0.0) break;
+    }
+    if (m == 0.0) return r;
+    if (a > 1e4 && fabs(m) <= 1.0) {
+        double a2 = a * a;
+        return r * pow(a, m) * (1.0 + m * (m - 1.0) / (2.0 * a)
+                                + m * (m - 1.0) * (m - 2.0) * (3.0 * m - 1.0) / (24.0 * a2)
+                                + m * m * (m - 1.0) * (m - 1.0) * (m - 2.0) * (m - 3.0)
+                                  / (48.0 * a2 * a));
+    }
+    if (fj_sp_nonpos_int(a + m) && !fj_sp_nonpos_int(a) && a + m != m) return INFINITY;
+    if (!fj_sp_nonpos_int(a + m) && fj_sp_nonpos_int(a)) return 0.0;
+    return r * exp(lgamma(a + m) - lgamma(a)) * fj_sp_gammasgn(a + m) * fj_sp_gammasgn(a);
 }
 
 #endif /* FJ_SPECIAL_BETA_H */
