@@ -24,7 +24,8 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "erfcx": 1, "i0": 1, "i0e": 1, "i1": 1, "i1e": 1, "j0": 1, "j1": 1, "y0": 1,
                   "y1": 1, "boxcox": 2, "boxcox1p": 2, "inv_boxcox": 2, "inv_boxcox1p": 2,
                   "beta": 2, "betaln": 2, "binom": 2, "poch": 2,  # (beta..gammasgn:
-                  "gammasgn": 1}  # fj_special_beta.h)
+                  "gammasgn": 1,  # fj_special_beta.h)
+                  "loggamma": 1}
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

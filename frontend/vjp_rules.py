@@ -112,6 +112,7 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
     "erfcinv": lambda x, y, g: M(g, M(A.ew("exp", M(y, y)), -_SQRT_PI / 2)),
     "erfcx": lambda x, y, g: M(g, A.sub(M(M(x, y), 2.0), 2 / _SQRT_PI)),
     "gammaln": lambda x, y, g: M(g, A.ew("digamma", x)),
+    "loggamma": lambda x, y, g: M(g, A.ew("digamma", x)),
     "gamma": lambda x, y, g: M(g, M(y, A.ew("digamma", x))),  # gamma' = gamma psi
     "rgamma": lambda x, y, g: A.neg(M(g, M(y, A.ew("digamma", x)))),
     # modified Bessel functions: I0' = I1, I1' = I0 - I1/x (1/2 at 0), and the scaled

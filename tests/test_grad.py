@@ -21,7 +21,7 @@ UNARY = ["negative", "positive", "absolute", "fabs", "reciprocal", "square", "sq
          "deg2rad", "rad2deg", "degrees", "radians", "conjugate"]
 SPECIAL = ["erf", "erfc", "expit", "log_expit", "logit", "ndtr", "log_ndtr", "ndtri",
            "erfinv", "erfcinv", "erfcx", "gamma", "rgamma", "gammaln", "entr", "i0e", "i1", "i1e",
-           "j0", "j1", "y0", "y1"]
+           "j0", "j1", "y0", "y1", "loggamma"]
 
 
 def _grad_check(f, args, argnums=(0,), rtol=1e-6, atol=1e-7):

@@ -11,6 +11,7 @@
  *       a few ulp.
  *   fj_sp_boxcox, boxcox1p, inv_boxcox, inv_boxcox1p   SciPy's formulas over libm: its
  *       values.
+ *   fj_sp_loggamma     (real x) fj_sp_gammaln for x >= 0, NaN below, as SciPy's real loop.
  *   fj_sp_gammaln      libm lgamma (a few ulp; near its zeros x ~ 1, 2 and the negative
  *       ones the error is absolute, ~1e-16). SciPy gives +inf for subnormal x (its 1/x
  *       overflows); this gives lgamma's finite value.
@@ -111,6 +112,12 @@ static inline double fj_sp_rgamma(double x) {
 
 static inline double fj_sp_gammaln(double x) {
     return x == -INFINITY ? -INFINITY : lgamma(x);
+}
+
+/* loggamma of a real x: gammaln for x >= 0 (+-0: inf); NaN below 0 (and at -inf), as
+ * SciPy's real loop (the principal branch of a negative real is complex). */
+static inline double fj_sp_loggamma(double x) {
+    return x < 0.0 ? NAN : fj_sp_gammaln(x);
 }
 
 /* Bessel functions of orders 0 and 1: libm's j0, j1, y0, y1 (glibc's are within ~2 ulp of the
