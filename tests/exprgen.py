@@ -166,6 +166,11 @@ def _approx(e: Expr) -> bool:
     return is_approx(e.param[0], e.dtype, e.children[0].dtype if e.children else None)
 
 
+def _float_sum(e: Expr) -> bool:
+    """A float or complex sum or mean: its rounding depends on the order of the additions."""
+    return e.kind == "reduce" and e.param[0] in ("sum", "mean") and e.dtype.kind in "fc"
+
+
 def clip_tie_unspecified(e: Expr) -> bool:
     """Whether NumPy leaves the zero sign of a float clip's tie (+0 against -0 with a bound)
     to its strides: one element, a bound with dimensions. NumPy's loop for bounds of stride 0
@@ -214,7 +219,24 @@ def show(e: Any) -> str:
 
 # --- evaluation -------------------------------------------------------------------------------
 
-Hook = Callable[[Any, str], Any]
+Hook = Callable[..., Any]  # hook(value, name[, scale]): see make_hook
+
+
+def _sum_error(x: Any, axis: Any, keepdims: bool, fn: str, out: np.ndarray) -> np.ndarray:
+    """A bound of the rounding error of a sum (or mean) of `x` in another order or precision
+    (fusejit adds float32 in float64, NumPy pairwise in float32): n eps sum |x_i| per part,
+    which a cancelling sum turns into many ulp of its result."""
+    x = np.asarray(x)
+    n = x.size // max(out.size, 1) if x.size else 0
+    eps = float(np.finfo(out.dtype).eps)
+
+    def part(v: np.ndarray) -> np.ndarray:
+        total = np.sum(np.abs(v.astype(np.float64)), axis=axis, keepdims=keepdims)
+        return n * eps * (total / n if fn == "mean" and n else total)
+
+    if out.dtype.kind == "c":
+        return part(x.real) + 1j * part(x.imag)
+    return part(x)
 
 
 def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) -> Any:
@@ -271,7 +293,10 @@ def _eval(e: Expr, args: tuple, ev: Callable[[Expr], Any], hook: Hook | None) ->
             return x.reshape(how[1]) if how[2] == "method" else np.reshape(x, how[1])
     if k == "reduce":
         fn, axis, keepdims = e.param
-        return getattr(np, fn)(vals[0], axis=axis, keepdims=keepdims)
+        out = getattr(np, fn)(vals[0], axis=axis, keepdims=keepdims)
+        if hook is not None and fn in ("sum", "mean") and np.asarray(out).dtype.kind in "fc":
+            out = hook(out, "sum", _sum_error(vals[0], axis, keepdims, fn, np.asarray(out)))
+        return out
     if k == "concat":
         return np.concatenate(vals, axis=e.param)
     if k == "scan":
@@ -1070,8 +1095,22 @@ def make_hook(mode: str, seed: int = 0) -> Hook:
     # device's libm on a CUDA run: there each part of their results is nudged too
     nudge_complex = on_cuda()
 
-    def hook(v: Any, name: str) -> Any:
+    def signs(shape: tuple[int, ...]) -> np.ndarray:
+        if mode == "random":
+            return rng.choice(np.array([-1.0, 1.0]), size=shape)
+        return np.full(shape, 1.0 if mode == "up" else -1.0)
+
+    def hook(v: Any, name: str, scale: Any = None) -> Any:
         arr = np.asarray(v)
+        if scale is not None:  # an absolute error bound of each element (per part)
+            scale = np.asarray(scale)
+            if arr.dtype.kind == "c":
+                out = np.empty_like(arr)
+                out.real = hook(arr.real.copy(), name, scale.real)
+                out.imag = hook(arr.imag.copy(), name, scale.imag)
+            else:
+                out = (arr + signs(arr.shape) * scale).astype(arr.dtype)
+            return out[()] if isinstance(v, np.generic) else out
         if arr.dtype.kind == "c" and (nudge_complex or name in LAYOUT_DEPENDENT) and (
                 name not in ZERO_SIGN_UNSPECIFIED):
             out = np.empty_like(arr)
@@ -1079,10 +1118,7 @@ def make_hook(mode: str, seed: int = 0) -> Hook:
             return out[()] if isinstance(v, np.generic) else out
         if arr.dtype.kind != "f":
             return v
-        if mode == "random":
-            sign = rng.choice(np.array([-1.0, 1.0]), size=arr.shape)
-        else:
-            sign = np.full(arr.shape, 1.0 if mode == "up" else -1.0)
+        sign = signs(arr.shape)
         if name == "linalg":  # a norm-wise error: an absolute nudge, on the non-zeros
             if arr.size == 0:
                 return v
@@ -1122,7 +1158,7 @@ def has_approx(result: Any) -> bool:
             continue
         seen.add(id(e))
         if e.kind == "ufunc" and (_approx(e) or e.param[0] in ZERO_SIGN_UNSPECIFIED) or (
-                linalg_approx(e) or clip_tie_unspecified(e)):
+                linalg_approx(e) or clip_tie_unspecified(e) or _float_sum(e)):
             return True
         stack.extend(e.children)
     return False
