@@ -99,6 +99,11 @@ def check_seed(seed: int) -> str:
         raise
     for k, g in zip(wrt, grads):
         assert g.shape == np.shape(args[k]) and g.dtype == F64
+    if not all(np.all(np.isfinite(g)) for g in grads):
+        # an infinite derivative times a zero one: kl_div(0 * a, y) has d/dx = log(0) and
+        # dx/da = 0, NaN by the chain rule (JAX's too) where the function is flat in a.
+        # Counted, and allowed only rarely (test_random_program_gradients)
+        return "a non-finite gradient"
     compared = "ill-conditioned"
     for trial in range(3):
         dirs = [rng.normal(size=np.shape(args[k])) for k in wrt]
@@ -127,3 +132,4 @@ def test_random_program_gradients():
             outcomes.setdefault(outcome, []).append(seed)
     # The generator also draws integer-only programs, sorts and scatters: 40% compared at least
     assert len(outcomes.get("compared", [])) >= 2 * N_SEEDS // 5, outcomes
+    assert len(outcomes.get("a non-finite gradient", [])) <= max(1, N_SEEDS // 50), outcomes

@@ -347,3 +347,13 @@ def test_comb_of_traced_values() -> None:
     with pytest.raises(fusejit.UnsupportedError, match="0-d float32"):
         fusejit.jit(lambda a: sp.comb(a, a))(np.float32(5.0))
     assert sp.comb(10, 3, exact=True) == 120 and sp.comb(10, 3) == 120.0  # SciPy's own path
+
+
+def test_rel_entr_where_the_arguments_are_close() -> None:
+    """x log(x/y) keeps only the rounding of x/y when x ~ y (10 against the float below it:
+    25% off); SciPy 1.17, and fusejit, take x log1p((x - y)/y) for 1/2 < x/y < 2."""
+    x, y = np.array([10.0, 3.0, 1e-300]), np.nextafter(np.array([10.0, 3.0, 1e-300]), 0)
+    got = fusejit.jit(lambda a, b: sp.rel_entr(a, b))(x, y)
+    exact = x * ((x - y) / y)  # log1p(t) = t to double precision at these t
+    np.testing.assert_allclose(got, exact, rtol=1e-15)
+    np.testing.assert_allclose(sp.rel_entr(x, y), exact, rtol=1e-15)
