@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import Status
 from . import tracer as T
 from .numpy_lib import asarray, numpy_code
 
@@ -27,31 +28,29 @@ def _check(op: str, bad: Any) -> T.Tracer:
                                 np.dtype(bool)))
 
 
-def _weights(w: Any, name: str, n: int, checks: list[tuple[str, str, Any]]) -> Any:
-    """fweights/aweights as float, NumPy's shape checks now, its value checks (`checks`:
-    (op, message kind, bad)) at trace time for constants, else when the program runs."""
+def _weights(w: Any, name: str, n: int) -> Any:
+    """fweights/aweights as float, with NumPy's checks in NumPy's order: the shape now, the
+    values (errors.Status's exception and message) now for constants, else when the program
+    runs (a check_* op each, kept alive by the weights that pass through it)."""
     w = asarray(w, dtype=float)
     traced = isinstance(w, T.Tracer)
-    flags = []
-    for op, exc_msg, test in checks:
-        if op == "check_fweights_int":  # NumPy checks integrality before the shape
-            bad = test(w)
-            if not traced and np.any(bad):
-                raise TypeError(exc_msg)
-            flags.append((op, bad))
+    flags: list[tuple[str, Any]] = []
+
+    def test(status: Status, bad: Any) -> None:
+        if not traced and np.any(bad):
+            raise status.exc(status.message)
+        flags.append((f"check_{status.name.lower()}", bad))
+
+    fweights = name == "fweights"
+    if fweights:  # NumPy tests integrality before the shape
+        test(Status.FWEIGHTS_INT, w != np.around(w))
     if w.ndim > 1:
         raise RuntimeError(f"cannot handle multidimensional {name}")
     if w.shape[0] != n:
         raise RuntimeError(f"incompatible numbers of samples and {name}")
-    for op, exc_msg, test in checks:
-        if op != "check_fweights_int":
-            bad = test(w)
-            if not traced and np.any(bad):
-                raise ValueError(exc_msg)
-            flags.append((op, bad))
-    if traced:  # each check kept alive by the weights that pass through it
-        for op, bad in flags:
-            w = np.where(_check(op, bad), np.zeros((), w.dtype), w)
+    test(Status.FWEIGHTS_NEG if fweights else Status.AWEIGHTS_NEG, w < 0)
+    for op, bad in flags if traced else ():
+        w = np.where(_check(op, bad), np.zeros((), w.dtype), w)
     return w
 
 
@@ -85,12 +84,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     n = X.shape[1]
     w = None
     if fweights is not None:
-        w = _weights(fweights, "fweights", n, [
-            ("check_fweights_int", "fweights must be integer", lambda v: v != np.around(v)),
-            ("check_fweights_neg", "fweights cannot be negative", lambda v: v < 0)])
+        w = _weights(fweights, "fweights", n)
     if aweights is not None:
-        aweights = _weights(aweights, "aweights", n, [
-            ("check_aweights_neg", "aweights cannot be negative", lambda v: v < 0)])
+        aweights = _weights(aweights, "aweights", n)
         w = aweights if w is None else w * aweights
     avg, w_sum = np.average(X, axis=1, weights=w, returned=True)
     w_sum = w_sum[0]

@@ -162,21 +162,11 @@ def _traced_impl(name: str, *xs: Any) -> Any:
 def _wrap(name: str, original: Any) -> Any:
     if getattr(original, "__fusejit_original__", None) is not None:
         return original
-    if name == "logsumexp":
-        @functools.wraps(original)
-        def dispatch(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-                     return_sign: bool = False) -> Any:
-            impl = _traced_impl(name, a, b)
-            if impl is not None:
-                return impl(a, axis, b, keepdims, return_sign)
-            return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
-    else:
-        @functools.wraps(original)
-        def dispatch(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:
-            impl = _traced_impl(name, N, k)
-            if impl is not None:
-                return impl(N, k, exact=exact, repetition=repetition)
-            return original(N, k, exact=exact, repetition=repetition)
+
+    @functools.wraps(original)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        impl = _traced_impl(name, *args, *kwargs.values())
+        return (impl or original)(*args, **kwargs)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]
     return dispatch

@@ -454,7 +454,8 @@ def test_logsumexp_wrapper_traces_with_the_tracers_own_copy(monkeypatch) -> None
     import scipy.special as sp
 
     other = types.ModuleType("othercopy.scipy_api")
-    other.logsumexp = lambda a, axis, b, keepdims, return_sign: ("other copy", axis)
+    other.logsumexp = lambda a, axis=None, b=None, keepdims=False, return_sign=False: (
+        "other copy", axis)  # (the wrapper forwards the call's own arguments)
     tracer_mod = types.ModuleType("othercopy.tracer")
     fake = type("Tracer", (), {"__fusejit_tracer__": True, "__module__": "othercopy.tracer"})
     tracer_mod.Tracer = fake

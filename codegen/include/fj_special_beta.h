@@ -44,7 +44,7 @@ static inline double fj_sp_gamma_p(double x) {
 static inline double fj_sp_lgamma_s(double x, int *sign) {
     double f = floor(x);
     *sign = (x < 0.0 && x != f && fmod(f, 2.0) != 0.0) ? -1 : 1;
-    return x == -INFINITY ? -INFINITY : lgamma(x);
+    return fj_sp_gammaln(x);
 }
 
 /* ln|B(a, b)| for a > 1e6 |b|, a > 1e6, and the sign of B. */
