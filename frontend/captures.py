@@ -18,8 +18,9 @@ every name its code loads (and the code of the functions it calls, recursively):
 * a random-number source (np.random's legacy functions, a Generator or RandomState that
   is not created inside the function, an unseeded default_rng()): refused with a TraceError
   naming the line, since its draws would be frozen at trace time;
-* NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py bound
-  to a name (`from numpy import asarray`): the wrapper that accepts traced values;
+* NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py, or a
+  traced NumPy function, bound to a name (`from numpy import asarray, sum`): the wrapper that
+  accepts traced values (in lists: `sum([a, b])`);
 * anything else (modules, functions, classes, other objects): the value itself. A called
   Python function is shadowed the same way.
 """

@@ -97,6 +97,7 @@ def ufunc_into(ufunc: np.ufunc, args: tuple, out: Any, result: Any = None) -> T.
     """`ufunc(*args, out=out)` (and `out op= other`): NumPy's casting and shape checks, then
     the result is assigned to `out`. Returns `out`, as NumPy does."""
     dest = _destination(out, f"{ufunc.__name__}()")
+    args = tuple(T.array_operand(a) for a in args)
     probes = [_probe(a) for a in args]
     with np.errstate(all="ignore"):
         ufunc(*probes, out=np.empty(0, dest.dtype))  # NumPy's exact casting error, if any

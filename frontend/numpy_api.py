@@ -29,6 +29,7 @@ def _probe(x: Any) -> Any:
 
 
 def _as_tracer(x: Any) -> T.Tracer:
+    x = T.array_operand(x)
     if isinstance(x, T.Tracer):
         return x
     arr = np.asarray(x)

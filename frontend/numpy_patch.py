@@ -1,8 +1,10 @@
 """numpy's array constructors accepting traced values while a trace runs: np.asarray,
 np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, and
-np.full with a traced fill value; and the items of np.r_[...] and np.c_[...]. np.nditer of a
-traced operand is refused by name (NumPy's iterator would wrap the Tracer in an object array
-and fail with an unrelated TypeError).
+np.full with a traced fill value; and the items of np.r_[...] and np.c_[...]. The traced
+functions of np and np.linalg (np.sum, np.linalg.norm: frontend.registry's) given a list or
+tuple that holds traced values (`np.sum([a, b])`, `np.max((x, y))`), which NumPy's dispatch
+does not look into. np.nditer of a traced operand is refused by name (NumPy's iterator would
+wrap the Tracer in an object array and fail with an unrelated TypeError).
 
 NumPy does not dispatch these through `__array_function__` (only with like=): it asks the
 argument for a real array (`Tracer.__array__`), which a traced value cannot give. So while
@@ -10,7 +12,10 @@ any trace runs (`patched()`, entered by frontend/trace.py around the user's func
 numpy module's attributes of those names are wrappers: each calls NumPy's function first,
 unchanged, and only when that fails because the array argument holds a Tracer (the
 ConcretizationError of `Tracer.__array__`) converts it as NumPy would
-(frontend/conversion.py). Plain calls, from this thread or any other, run NumPy's own
+(frontend/conversion.py); a traced function given lists of traced values converts them
+first where NumPy would (_make_retry). Ufuncs are left alone (a wrapper is not a ufunc):
+`np.abs([a, b])` keeps the ConcretizationError, whose message says to write
+np.abs(np.stack([a, b])). Plain calls, from this thread or any other, run NumPy's own
 function with the same arguments: same result, same errors (one frame deeper: a warning
 NumPy emits inside one of these calls, such as ComplexWarning for dtype=float of complex
 values, is attributed to the wrapper's line while a trace runs).
@@ -62,7 +67,7 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.count = 0
-        self.found: dict[str, Any] = {}
+        self.found: dict[tuple[str, str], Any] = {}
 
 
 _STATE = _State()
@@ -75,12 +80,22 @@ def _traced_owner(x: Any) -> Any:
     if getattr(cls, "__fusejit_tracer__", False):
         package = cls.__module__.rpartition(".")[0]
         return sys.modules.get(f"{package}.conversion")
-    if cls in (list, tuple):
+    if isinstance(x, (list, tuple)):
         for e in x:
             owner = _traced_owner(e)
             if owner is not None:
                 return owner
     return None
+
+
+def _marked(wrapper: Callable[..., Any], original: Any, forward: Any) -> Callable[..., Any]:
+    functools.update_wrapper(wrapper, original)  # name, docstring; inspect.signature
+    if hasattr(original, "_implementation"):  # NumPy's undispatched code (numpy_lib reads it)
+        wrapper._implementation = original._implementation  # type: ignore[attr-defined]
+    wrapper.__fusejit_original__ = original  # type: ignore[attr-defined]
+    wrapper.__fusejit_forward__ = forward  # type: ignore[attr-defined]
+    wrapper.__fusejit_state__ = _STATE  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
@@ -104,26 +119,106 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
             return owner.convert(name, original, args, kwargs)
         return forward(*args, **kwargs)
 
-    if name == "full":
-        wrapper = full
+    return _marked(full if name == "full" else wrapper, original, forward)
 
-    functools.update_wrapper(wrapper, original)  # name, docstring; inspect.signature
-    wrapper.__fusejit_original__ = original  # type: ignore[attr-defined]
-    wrapper.__fusejit_forward__ = forward  # type: ignore[attr-defined]
-    wrapper.__fusejit_state__ = _STATE  # type: ignore[attr-defined]
-    return wrapper
+
+class _Dispatches(BaseException):
+    """NumPy's dispatcher found a _Probe (BaseException: no `except Exception` in NumPy's code
+    swallows it)."""
+
+
+class _Converts(BaseException):
+    """NumPy asked a _Probe for a real array."""
+
+
+class _Probe:
+    """Stands for a traced value inside a list while _make_retry asks NumPy what it does
+    with the list: dispatch (np.concatenate's dispatcher looks into its sequence) or convert
+    it (np.sum's does not)."""
+
+    def __array_function__(self, *args: Any) -> Any:
+        raise _Dispatches
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _Converts
+
+
+def _probed(x: Any) -> Any:
+    """`x` with each Tracer inside its lists and tuples replaced by a _Probe."""
+    if getattr(type(x), "__fusejit_tracer__", False):
+        return _Probe()
+    if isinstance(x, (list, tuple)):
+        items = [_probed(e) for e in x]
+        return items if isinstance(x, list) else tuple(items)
+    return x
+
+
+def _make_retry(original: Any, forward: Callable[..., Any]) -> Callable[..., Any]:
+    """A traced NumPy function (np.sum, np.linalg.norm) given a list or tuple that holds
+    traced values and no traced argument of its own (`np.sum([a, b])`, `np.max((x, y))`):
+    where NumPy's dispatch does not look inside the list (NumPy would convert it, which a
+    traced value cannot give), the call is made with each such list as np.asarray makes it
+    (a traced array, frontend/conversion.py), which dispatches to fusejit. Which of the two
+    NumPy does is asked of NumPy itself, by a call with _Probes in the traced values' place.
+    Any other call is NumPy's, unchanged."""
+
+    def retrying(*args: Any, **kwargs: Any) -> Any:
+        values = (*args, *kwargs.values())
+        owner = next((o for o in (_traced_owner(v) for v in values
+                                  if isinstance(v, (list, tuple))) if o is not None), None)
+        if owner is None or any(getattr(type(v), "__fusejit_tracer__", False) for v in values):
+            return forward(*args, **kwargs)
+        try:
+            forward(*(_probed(a) for a in args), **{k: _probed(v) for k, v in kwargs.items()})
+        except _Converts:
+            def arrayed(a: Any) -> Any:
+                if isinstance(a, (list, tuple)) and _traced_owner(a) is not None:
+                    return owner.convert("asarray", ORIGINALS["asarray"], (a,), {})
+                return a
+
+            return forward(*(arrayed(a) for a in args),
+                           **{k: arrayed(v) for k, v in kwargs.items()})
+        except (_Dispatches, Exception):
+            pass
+        return forward(*args, **kwargs)
+
+    return _marked(retrying, original, forward)
 
 
 # What frontend/captures.py binds in place of a name holding NumPy's function.
 WRAPPERS: dict[str, Callable[..., Any]] = {n: _make(n, f) for n, f in ORIGINALS.items()}
 
+# Each place a wrapper goes while a trace runs: (key, module, NumPy's function,
+# make(forward) for a function there that is not NumPy's own, this copy's wrapper of NumPy's)
+_SLOTS: list[tuple[tuple[str, str], Any, Any, Callable[..., Any], Callable[..., Any]]] = [
+    (("numpy", n), np, ORIGINALS[n], functools.partial(_make, n), WRAPPERS[n]) for n in NAMES]
+# The traced NumPy functions given a retrying wrapper (retry_lists): id -> (function, wrapper)
+_RETRIED: dict[int, tuple[Any, Callable[..., Any]]] = {}
+_MODULES = {"numpy": np, "numpy.linalg": np.linalg, "numpy.fft": np.fft}
+
+
+def retry_lists(functions: Any) -> None:
+    """Give each of `functions` (frontend.registry's traced NumPy functions) that np,
+    np.linalg or np.fft holds a retrying wrapper (_make_retry) in its place while traces run.
+    Called once, when the registry is installed; the array constructors keep their own."""
+    wanted = {id(f) for f in functions}
+    for module_name, module in _MODULES.items():
+        for attr, f in list(vars(module).items()):  # (not dir(): NumPy loads submodules lazily)
+            if (id(f) in wanted and attr not in NAMES and not isinstance(f, (type, np.ufunc))
+                    and _genuine(f) is f):
+                wrapper = _RETRIED.setdefault(id(f), (f, _make_retry(f, f)))[1]
+                _SLOTS.append(((module_name, attr), module, f,
+                               functools.partial(_make_retry, f), wrapper))
+
 
 def replacement(value: Any) -> Callable[..., Any] | None:
-    """The wrapper for `value` when it is one of NumPy's constructors (else None)."""
+    """The wrapper for `value` when it is one of NumPy's constructors or retried functions
+    (else None)."""
     name = _BY_ID.get(id(value))
-    if name is None or ORIGINALS[name] is not value:
-        return None
-    return WRAPPERS[name]
+    if name is not None and ORIGINALS[name] is value:
+        return WRAPPERS[name]
+    entry = _RETRIED.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
 
 
 def enabled() -> bool:
@@ -158,10 +253,10 @@ _nditer.__fusejit_original__ = NDITER  # type: ignore[attr-defined]
 def _install() -> None:
     if np.nditer is NDITER:
         np.nditer = _nditer
-    for name in NAMES:
-        current = getattr(np, name)
-        _STATE.found[name] = current
-        setattr(np, name, WRAPPERS[name] if current is ORIGINALS[name] else _make(name, current))
+    for key, module, original, make, own in _SLOTS:
+        current = getattr(module, key[1])
+        _STATE.found[key] = current
+        setattr(module, key[1], own if current is original else make(current))
     if getattr(_TRICKS, "array", None) is ORIGINALS["array"]:
         _TRICKS.array = WRAPPERS["array"]  # type: ignore[union-attr]
 
@@ -171,16 +266,16 @@ def _restore() -> None:
         np.nditer = NDITER
     if getattr(_TRICKS, "array", None) is WRAPPERS["array"]:
         _TRICKS.array = ORIGINALS["array"]  # type: ignore[union-attr]
-    for name in NAMES:
-        mine = getattr(np, name)
+    for key, module, _, _, _ in _SLOTS:
+        mine = getattr(module, key[1])
         if getattr(mine, "__fusejit_state__", None) is not _STATE:
             continue  # another copy's wrapper over ours: it puts ours back, we are skipped then
-        target = _STATE.found.pop(name)
+        target = _STATE.found.pop(key)
         # skip the wrappers of copies that no longer need theirs
         while getattr(target, "__fusejit_state__", _STATE) is not _STATE and (
                 target.__fusejit_state__.count == 0):
             target = target.__fusejit_forward__
-        setattr(np, name, target)
+        setattr(module, key[1], target)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
     def method(self: T.Tracer, other: Any) -> Any:
         if not T._is_operand(other):
             return NotImplemented
+        other = T.array_operand(other)
         if ufunc is np.power and not reflected and not self.scalar and self.weak is None and (
                 type(other) is int and other == 2):
             # ndarray.__pow__'s fast path: `array ** 2` is np.square (bool ** 2 is int8).

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
+from .numpy_patch import retry_lists
 
 # The frontend modules that declare handler tables (frontend/<name>.py).
 MODULES: tuple[str, ...] = (
@@ -100,6 +101,7 @@ def install() -> None:
     for attr, func in ARRAY_METHODS.items():
         if hasattr(np.ndarray, attr):  # NumPy 2 has no ndarray.ptp: neither does a Tracer
             _install_method(attr, _array_method(attr, func), "registry")
+    retry_lists(FUNCTIONS)  # np.sum([a, b]): frontend/numpy_patch.py
 
 
 def handler_for(func: Any) -> Callable[..., Any] | None:

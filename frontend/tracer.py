@@ -23,6 +23,7 @@ from .context import current as current
 from .context import tracing as tracing
 from .context import user_location as user_location
 from .ir import Node
+from .numpy_patch import WRAPPERS
 
 
 class _UnsupportedAttribute(UnsupportedError, AttributeError):
@@ -167,13 +168,16 @@ class Tracer:
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
         return self._concrete("conversion to a real ndarray (np.asarray/np.array/"
-                              "np.ascontiguousarray... trace only as fusejit's versions, "
-                              "which are not in place with FUSEJIT_PATCH_NUMPY=0, nor for a "
-                              "name bound to NumPy's function in code fusejit does not "
+                              "np.ascontiguousarray..., and NumPy functions given a list of "
+                              "traced values, np.sum([a, b]), trace only as fusejit's "
+                              "versions, which are not in place with FUSEJIT_PATCH_NUMPY=0, nor "
+                              "for a name bound to NumPy's function in code fusejit does not "
                               "shadow: `from numpy import asarray` in an installed library "
                               "or in a function traced for export; there write "
                               "np.stack([a, b]) for np.array([a, b]) and x.astype(dtype) for "
-                              "np.asarray(x, dtype); np.vectorize, np.r_ and np.c_ convert "
+                              "np.asarray(x, dtype); a ufunc given a list or tuple that holds "
+                              "traced values converts it too: write np.abs(np.stack([a, b])) "
+                              "for np.abs([a, b]); np.vectorize, np.r_ and np.c_ convert "
                               "too; also indexing a NumPy array with it, table[i] or "
                               "np.take(table, i): pass the table as an argument of the "
                               "compiled function)")
@@ -287,7 +291,18 @@ class Tracer:
 def _is_operand(x: Any) -> bool:
     # complex is accepted here so that operand_spec reports it as unsupported (with the
     # user's file:line) instead of Python's bare "unsupported operand type(s)".
-    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
+    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex, list,
+                          tuple))
+
+
+def array_operand(x: Any) -> Any:
+    """A list or tuple where NumPy takes an array (`x + [1, 2]`, `np.where(c, [a, b], 0)`):
+    the array np.asarray makes of it, a traced one when it holds traced values
+    (frontend/conversion.py), with NumPy's dtype (a list is never a weak scalar) and errors
+    (ragged nesting). Anything else is returned as it is."""
+    if isinstance(x, (list, tuple)):
+        return WRAPPERS["asarray"](x)
+    return x
 
 
 def is_weak(x: Any) -> bool:
@@ -309,6 +324,7 @@ def _weak_result(t: Any) -> Any:
 
 def operand_spec(x: Any) -> Any:
     """What NumPy's dtype resolution sees: a dtype for strong values, a Python value for weak."""
+    x = array_operand(x)
     if isinstance(x, Tracer):
         if x.weak is not None:
             return x.weak(0)
@@ -323,6 +339,7 @@ def operand_spec(x: Any) -> Any:
 
 def to_node(x: Any, dtype: np.dtype) -> Node:
     """The node for operand `x`, cast to `dtype` (the loop dtype NumPy chose)."""
+    x = array_operand(x)
     if isinstance(x, Tracer):
         node = x.node
         if x.weak is int and dtype.kind in "iu" and node.op == "input":
@@ -340,6 +357,7 @@ def to_node(x: Any, dtype: np.dtype) -> Node:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+    x = array_operand(x)
     return x.shape if isinstance(x, (Tracer, np.ndarray, np.generic)) else ()
 
 

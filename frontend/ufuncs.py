@@ -14,6 +14,7 @@ from .ir import Node
 from .ops_complex import check_complex
 from .tracer import (
     Tracer,
+    array_operand,
     broadcast,
     cast_node,
     const_node,
@@ -33,6 +34,7 @@ def _compute_dtype(d: np.dtype) -> np.dtype:
 
 def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     """Record `ufunc(*args)`; dtypes, shapes and exceptions as NumPy gives them."""
+    args = tuple(array_operand(a) for a in args)  # lists and tuples: converted once
     dtype_kw = kwargs.pop("dtype", None)
     if isinstance(dtype_kw, type) and issubclass(dtype_kw, np.dtype):
         dtype_kw = dtype_kw()  # a DType class (np.linspace passes type(dt)): its instance

@@ -124,6 +124,15 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          lambda v: np.lib.stride_tricks.sliding_window_view(v, 4).mean(-1), (V,)),
         ("np.average(v, weights=p)", lambda v, p: np.average(v, weights=p), (V, P)),
     ],
+    "Lists and tuples as arrays (frontend/tracer.py array_operand, numpy_patch.py)": [
+        ("x + [1, 2, ..., 8]", lambda x: x + [1, 2, 3, 4, 5, 6, 7, 8], (X,)),
+        ("np.where(x > 0, [[1.0], [2.0], ...], 0)",
+         lambda x: np.where(x > 0, [[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]], 0), (X,)),
+        ("np.sum([x.sum(), (x ** 2).sum()])",
+         lambda x: np.sum([x.sum(), (x ** 2).sum()]), (X,)),
+        ("np.max((x[0], x[1]), axis=0)", lambda x: np.max((x[0], x[1]), axis=0), (X,)),
+        ("np.linalg.norm([v[0], v[1]])", lambda v: np.linalg.norm([v[0], v[1]]), (V,)),
+    ],
     "Raise: a data-dependent shape or a Python bool": [
         ("np.allclose(x, 0)", lambda x: np.allclose(x, 0), (X,)),
         ("np.apply_along_axis(f, 1, x)", lambda x: np.apply_along_axis(np.sum, 1, x), (X,)),
