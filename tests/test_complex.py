@@ -92,6 +92,19 @@ def test_binary_special_values(dtype: np.dtype) -> None:
         assert_same(got[name], want[name], path=name)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_negated_products_keep_signed_zeros(dtype) -> None:
+    """gcc 12 folds the negation of an fma (the parts of a product) into an fnmsub, which
+    gives +0 where NumPy's negated zero sum is -0: conj and negative flip the sign bit
+    instead (fj_cconj_T, fj_cneg_T). Long enough to run the vector loop."""
+    zeros = [complex(r, i) for r in (1.0, -1.0, 0.0, -0.0) for i in (0.0, -0.0)]
+    z = np.array(zeros * 8, dtype)
+    s, w = np.float32(0.125), dtype(0.5 - 0j)
+    for f in (lambda z: np.conj(z * s), lambda z: -(z * w), lambda z: np.conj(z * z),
+              lambda z: -np.square(z), lambda z: np.conjugate(z * w + z)):
+        run_both(f, z)
+
+
 def test_uncommon_casts_to_unsigned_in_range() -> None:
     # In-range values only: an out-of-range (Inf/NaN) complex -> unsigned cast is one NumPy
     # itself flags as invalid, and its result is the C compiler's (README: complex numbers).

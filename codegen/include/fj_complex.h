@@ -84,8 +84,32 @@ static inline float _Complex fj_cnarrow_c64(double _Complex a) {
     return __builtin_complex(r, i);
 }
 
-#define FJ_CDEF(S, T, F)                                                                  \
+/* -x by flipping its sign bit. gcc 12 with FMA folds the negation of an fma (a part of
+ * fj_cmul_T's product, inlined) into one fnmsub, (-a*b) - c, which is +0 where the negated
+ * sum is -0: np.conj(z * s) and -(z * w) would lose NumPy's signed zeros. */
+static inline float fj_flip_f32(float x) {
+    uint32_t u;
+    __builtin_memcpy(&u, &x, 4);
+    u ^= 0x80000000u;
+    __builtin_memcpy(&x, &u, 4);
+    return x;
+}
+static inline double fj_flip_f64(double x) {
+    uint64_t u;
+    __builtin_memcpy(&u, &x, 8);
+    u ^= 0x8000000000000000ull;
+    __builtin_memcpy(&x, &u, 8);
+    return x;
+}
+
+#define FJ_CDEF(S, T, F, R)                                                               \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
+static inline T _Complex fj_cneg_##S(T _Complex a) {                                      \
+    return __builtin_complex(fj_flip_##R(__real__ a), fj_flip_##R(__imag__ a));           \
+}                                                                                         \
+static inline T _Complex fj_cconj_##S(T _Complex a) {                                     \
+    return __builtin_complex(__real__ a, fj_flip_##R(__imag__ a));                        \
+}                                                                                         \
 static inline T _Complex fj_cmul_##S(T _Complex a, T _Complex b) {                        \
     const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;           \
     return __builtin_complex(__builtin_fma##F(ar, br, -(ai * bi)),                        \
@@ -217,7 +241,7 @@ static inline T _Complex fj_cclip_##S(T _Complex x, T _Complex lo, T _Complex hi
     return fj_cnan_##S(t) || tr < hr || (tr == hr && ti < hi_) ? t : hi;                  \
 }
 
-FJ_CDEF(c64, float, f)
-FJ_CDEF(c128, double, )
+FJ_CDEF(c64, float, f, f32)
+FJ_CDEF(c128, double, , f64)
 #undef FJ_CDEF
 #endif

@@ -44,6 +44,10 @@ __device__ __forceinline__ fj_cx<T> fj_lm_cpow##F(fj_cx<T> a, fj_cx<T> b) {     
     return fj__cexp(fj__cmul_annexg(b, fj__clog(a)));                                     \
 }                                                                                         \
 __device__ __forceinline__ fj_cx<T> fj_cpack_##S(T r, T i) { return fj_cx<T>(r, i); }      \
+__device__ __forceinline__ fj_cx<T> fj_cneg_##S(fj_cx<T> a) {                              \
+    return fj_cx<T>(fj_m_neg(a.re), fj_m_neg(a.im));                                      \
+}                                                                                         \
+__device__ __forceinline__ fj_cx<T> fj_cconj_##S(fj_cx<T> a) { return fj_cx<T>(a.re, fj_m_neg(a.im)); } \
 __device__ __forceinline__ fj_cx<T> fj_cmul_##S(fj_cx<T> a, fj_cx<T> b) { return a * b; }  \
 __device__ __forceinline__ fj_cx<T> fj_csquare_##S(fj_cx<T> a) {                          \
     return fj_cx<T>(fj_m_fma(a.re, a.re, -(a.im * a.im)), a.re * a.im + a.im * a.re);      \
