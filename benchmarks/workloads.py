@@ -424,6 +424,7 @@ else:  # run as a script from benchmarks/
 if __package__:
     from . import (  # noqa: E402,F401
         workloads_complex,
+        workloads_fft,
         workloads_grad,
         workloads_linalg,
         workloads_scatter,
@@ -433,6 +434,7 @@ if __package__:
     )
 else:
     import workloads_complex  # type: ignore[no-redef]  # noqa: E402,F401
+    import workloads_fft  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_grad  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_linalg  # type: ignore[no-redef]  # noqa: E402,F401
     import workloads_scatter  # type: ignore[no-redef]  # noqa: E402,F401

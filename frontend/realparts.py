@@ -19,10 +19,15 @@ from .views import broadcast_to
 
 def conjugate(x: Any, /, out: Any = None, *, where: Any = True, dtype: Any = None,
               **kwargs: Any) -> T.Tracer:
-    """np.conjugate(x) of a real Tracer: a copy, with the ufunc's result dtype."""
-    if out is not None or where is not True or kwargs:
-        raise UnsupportedError(f"np.conjugate(out=/where=/{sorted(kwargs)}) is not supported "
+    """np.conjugate(x) of a real Tracer: a copy, with the ufunc's result dtype; `out=`
+    assigned as NumPy's ufuncs do (frontend/inplace.py)."""
+    if where is not True or kwargs:
+        raise UnsupportedError(f"np.conjugate(where=/{sorted(kwargs)}) is not supported "
                                f"by fusejit{T.where_msg()}")
+    if out is not None:
+        from .inplace import ufunc_into
+
+        return ufunc_into(np.conjugate, (x,), out, conjugate(x, dtype=dtype))
     t = x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
     if t.dtype.kind == "c" or dtype is not None and np.dtype(dtype).kind == "c":
         from .ufuncs import apply_ufunc

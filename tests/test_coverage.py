@@ -27,6 +27,7 @@ V = RNG.standard_normal(16)
 P = RNG.uniform(0.01, 0.99, 16)
 K = np.array([0.25, 0.5, 0.25])
 B = np.array([-1.0, 0.0, 0.5, 2.0])
+Z = X + 1j * X[::-1]  # complex, no structural zeros in its transforms
 
 # family -> [(call as written, function of the arguments, arguments)]
 CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
@@ -123,6 +124,15 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("sliding_window_view(v, 4).mean(-1)",
          lambda v: np.lib.stride_tricks.sliding_window_view(v, 4).mean(-1), (V,)),
         ("np.average(v, weights=p)", lambda v, p: np.average(v, weights=p), (V, P)),
+    ],
+    "FFT (frontend/fft.py)": [
+        ("np.fft.fft(z)", lambda z: np.fft.fft(z), (Z,)),
+        ("np.fft.irfft(np.fft.rfft(v) * k, 16)",
+         lambda v: np.fft.irfft(np.fft.rfft(v) * np.arange(9.0), 16), (V,)),
+        ("np.fft.fft2(z, norm='ortho')", lambda z: np.fft.fft2(z, norm="ortho"), (Z,)),
+        ("np.fft.ifftn(z, s=(6, 5), axes=(0, 1))",
+         lambda z: np.fft.ifftn(z, s=(6, 5), axes=(0, 1)), (Z,)),
+        ("np.fft.hfft(v[:9])", lambda v: np.fft.hfft(v[:9]), (V,)),
     ],
     "Lists and tuples as arrays (frontend/tracer.py array_operand, numpy_patch.py)": [
         ("x + [1, 2, ..., 8]", lambda x: x + [1, 2, 3, 4, 5, 6, 7, 8], (X,)),
@@ -233,5 +243,6 @@ if __name__ == "__main__":
     with open(README, encoding="utf-8") as fh:
         text = fh.read()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    new_table = table()[0]  # (built before the file is opened: a failing call leaves it whole)
     with open(README, "w", encoding="utf-8") as fh:
-        fh.write(text[:start] + "\n" + table()[0] + "\n" + text[end:])
+        fh.write(text[:start] + "\n" + new_table + "\n" + text[end:])
