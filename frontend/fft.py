@@ -13,7 +13,7 @@ fusejit already fuses, differentiates and renders for C and CUDA (no new op): a 
 LEAF is a product with its DFT matrix (a constant); a longer one is split n = n1 * n2 (n1 the
 largest divisor <= sqrt(n)) into DFTs of length n1 over the columns, a twiddle product and DFTs
 of length n2 over the rows (the "four-step" FFT, recursively), O(n (n1 + n2)) work on matrix
-products; a prime length beyond PRIME_DIRECT goes through Bluestein's chirp convolution with
+products; a prime length beyond LEAF goes through Bluestein's chirp convolution with
 power-of-two transforms. Constants are computed in float64 from exactly reduced angles
 (j k mod n) and rounded once to the loop dtype. A real transform of even length n packs its
 values in pairs into one complex transform of length n / 2 (rfft: z = x_even + i x_odd, then
@@ -34,8 +34,7 @@ from ..errors import UnsupportedError
 from . import tracer as T
 from .numpy_lib import numpy_code
 
-LEAF = 64  # lengths up to this: one product with the DFT matrix
-PRIME_DIRECT = 64  # prime lengths up to this too; longer ones: Bluestein
+LEAF = 64  # lengths up to this: one product with the DFT matrix; longer primes: Bluestein
 
 
 def _turns(r: np.ndarray, n: int, sign: int) -> np.ndarray:
@@ -66,10 +65,10 @@ def _dft(x: Any, n: int, sign: int, dtype: np.dtype) -> Any:
     """The unscaled DFT of complex `x` (..., n) along its last axis: sum_j x_j w^(sign j k)."""
     if n == 1:
         return x
-    n1 = _split(n)
-    if n <= LEAF or (n1 is None and n <= PRIME_DIRECT):
+    if n <= LEAF:
         k = np.arange(n)
         return x @ _roots(n, sign, k, k).astype(dtype)
+    n1 = _split(n)
     if n1 is None:
         return _bluestein(x, n, sign, dtype)
     n2 = n // n1

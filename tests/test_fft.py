@@ -114,6 +114,12 @@ def test_n_dimensional_functions() -> None:
     _both(lambda a: np.fft.irfftn(a), c)
 
 
+def test_zero_size_batches() -> None:
+    _both(lambda a: np.fft.fft(a), np.ones((0, 8)))
+    _both(lambda a: np.fft.rfft(a, axis=0), np.ones((6, 0)))
+    _both(lambda a: np.fft.irfft(a, 10, axis=0), np.ones((6, 0), complex))
+
+
 def test_fused_with_what_surrounds_it() -> None:
     """A power spectrum, a filter and a convolution by the convolution theorem."""
     x = RNG.standard_normal((8, 64)).astype(np.float32)
