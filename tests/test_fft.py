@@ -86,12 +86,12 @@ def test_dtypes_as_numpys_loops(dtype) -> None:
 
 def test_n_cut_and_padded_along_any_axis() -> None:
     x = RNG.standard_normal((4, 6, 10))
-    for n in (1, 3, 6, 9, 20):
-        for axis in (0, 1, -1):
+    for n in (1, 3, 20):
+        for axis in (0, -2):
             _both(lambda a, n=n, axis=axis: np.fft.fft(a, n=n, axis=axis), x)
             _both(lambda a, n=n, axis=axis: np.fft.rfft(a, n=n, axis=axis), x)
     h = np.fft.rfft(x)
-    for n in (2, 5, 10, 11, 30):
+    for n in (5, 10, 30):
         _both(lambda a, n=n: np.fft.irfft(a, n=n, axis=-1), h)
         _both(lambda a, n=n: np.fft.irfft(a, n=n, axis=0), h)
 
