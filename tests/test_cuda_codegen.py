@@ -306,7 +306,9 @@ def test_every_op_and_cast_compiles() -> None:
     rendered = {m.body.count("__global__") for m in modules}
     assert rendered == {1}
     source = modules[0].prelude + "".join(m.body for m in modules)
-    assert backend_cuda.compile_cubin(source, "sm_90")[:4] == b"\x7fELF"
+    # to PTX: nvcc's front end and NVVM check every op's code; ptxas on these 500+ kernels
+    # would add ~50 s (the cubin tests above and below run it on smaller sources)
+    assert b".entry" in backend_cuda.compile_ptx(source, "compute_90")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None,
