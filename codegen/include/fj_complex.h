@@ -87,20 +87,17 @@ static inline float _Complex fj_cnarrow_c64(double _Complex a) {
 /* -x by flipping its sign bit. gcc 12 with FMA folds the negation of an fma (a part of
  * fj_cmul_T's product, inlined) into one fnmsub, (-a*b) - c, which is +0 where the negated
  * sum is -0: np.conj(z * s) and -(z * w) would lose NumPy's signed zeros. */
-static inline float fj_flip_f32(float x) {
-    uint32_t u;
-    __builtin_memcpy(&u, &x, 4);
-    u ^= 0x80000000u;
-    __builtin_memcpy(&x, &u, 4);
-    return x;
+#define FJ_FLIPDEF(R, T, U)                                                               \
+static inline T fj_flip_##R(T x) {                                                        \
+    U u;                                                                                  \
+    __builtin_memcpy(&u, &x, sizeof u);                                                   \
+    u ^= (U)1 << (8 * sizeof u - 1);                                                      \
+    __builtin_memcpy(&x, &u, sizeof u);                                                   \
+    return x;                                                                             \
 }
-static inline double fj_flip_f64(double x) {
-    uint64_t u;
-    __builtin_memcpy(&u, &x, 8);
-    u ^= 0x8000000000000000ull;
-    __builtin_memcpy(&x, &u, 8);
-    return x;
-}
+FJ_FLIPDEF(f32, float, uint32_t)
+FJ_FLIPDEF(f64, double, uint64_t)
+#undef FJ_FLIPDEF
 
 #define FJ_CDEF(S, T, F, R)                                                               \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
