@@ -144,8 +144,7 @@ def _rfft_packed(x: Any, n: int, ctype: np.dtype) -> Any:
     first = big[..., :1]
     zk = np.concatenate([big, first], axis=-1)
     zr = np.conj(np.concatenate([first, big[..., :0:-1], first], axis=-1))
-    k = np.arange(m + 1)
-    twist = (-0.5j * _roots(n, -1, k, np.ones(1, np.int64))[:, 0]).astype(ctype)
+    twist = (-0.5j * _turns(np.arange(m + 1), n, -1)).astype(ctype)
     return (zk + zr) * np.asarray(0.5, ctype) + (zk - zr) * twist
 
 
@@ -156,8 +155,7 @@ def _irfft_packed(half: Any, n: int, ctype: np.dtype) -> Any:
     interleaved."""
     m = n // 2
     xr = np.conj(half[..., ::-1])
-    k = np.arange(m)
-    twist = (1j * _roots(n, 1, k, np.ones(1, np.int64))[:, 0]).astype(ctype)
+    twist = (1j * _turns(np.arange(m), n, 1)).astype(ctype)
     big = (half[..., :m] + xr[..., :m]) + (half[..., :m] - xr[..., :m]) * twist
     z = _dft(big, m, 1, ctype)
     return np.stack([np.real(z), np.imag(z)], axis=-1).reshape(z.shape[:-1] + (n,))
