@@ -72,6 +72,7 @@ def prelude(libmvec: bool) -> str:
     parts.append(_read(os.path.join(inc, "fj_scalar.h")))
     parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
     parts.append(_read(os.path.join(inc, "fj_special_beta.h")))  # beta, betaln, binom
+    parts.append(_read(os.path.join(inc, "fj_special_igam.h")))  # gammainc, exp1, expi
     parts.append(_read(os.path.join(inc, "fj_complex.h")))  # complex64/complex128
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)

@@ -111,7 +111,7 @@ def scalar_header() -> str:
     """fj_scalar.h with every `static inline` helper made a device function."""
     text = ""
     # fj_special*.h: scipy.special ufuncs
-    for name in ("fj_scalar.h", "fj_special.h", "fj_special_beta.h"):
+    for name in ("fj_scalar.h", "fj_special.h", "fj_special_beta.h", "fj_special_igam.h"):
         with open(os.path.join(_HERE, "include", name), encoding="utf-8") as f:
             text += f.read() + "\n"
     assert "static inline" in text

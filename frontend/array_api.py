@@ -31,6 +31,24 @@ class ArrayNamespace(TracingModule):
     def __repr__(self) -> str:
         return "<fusejit Array API namespace (NumPy's, on traced arrays)>"
 
+    def __array_namespace_info__(self) -> Any:
+        return _Info(np.__array_namespace_info__())
+
+
+class _Info:
+    """NumPy's namespace info, except that a compiled function has no boolean indexing and no
+    data-dependent shapes (so SciPy's `xpx.apply_where` selects with `where`, as for JAX)."""
+
+    def __init__(self, info: Any) -> None:
+        self._info = info
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._info, name)
+
+    def capabilities(self) -> dict[str, Any]:
+        return {**self._info.capabilities(), "boolean indexing": False,
+                "data-dependent shapes": False}
+
 
 NAMESPACE = ArrayNamespace()
 

@@ -15,6 +15,7 @@ from .accumulate import combine
 from .context import current
 from .ir import Node, freeze
 from .ops import OPS
+from .ops_more import SPECIAL_UFUNCS
 from .vjp_rules import Marker
 
 
@@ -25,7 +26,8 @@ def _where(node: Node) -> str:
 def _describe(node: Node) -> str:
     op = OPS[node.op]
     if op.ufunc_name:
-        return f"np.{op.ufunc_name}"
+        lib = "scipy.special" if node.op in SPECIAL_UFUNCS else "np"
+        return f"{lib}.{op.ufunc_name}"
     if node.op in ("reduce", "scan"):
         return f"{node.op} ({node.attrs.get('fn')})"
     if node.op in ("lapack", "lapack_solve"):
@@ -111,6 +113,9 @@ def backward(created: list[Node], outputs: list[Node], seeds: list[Node],
         for inp, gi in zip(node.inputs, grads):
             if gi is None or inp.id not in active:
                 continue
+            if isinstance(gi, Marker):  # this input's derivative is refused (see Refused)
+                raise UnsupportedError(f"fusejit.grad: cannot differentiate through "
+                                       f"{_describe(node)}{_where(node)}: {gi.reason}")
             if op.kind == "elementwise":
                 gi = A.unbroadcast(gi, inp.shape)
             if gi.shape != inp.shape:

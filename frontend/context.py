@@ -26,9 +26,12 @@ _SKIP_DIRS = tuple(os.path.join(d, sub) + os.sep for d in _PKG_DIRS
 _state = threading.local()
 
 
+_SCIPY = f"{os.sep}scipy{os.sep}"  # SciPy's package directory (not any path naming scipy)
+
+
 def _internal(fname: str) -> bool:
     return (fname.startswith(_SKIP_DIRS) or os.path.dirname(fname) in _PKG_DIRS
-            or "scipy" in fname or "<frozen" in fname)
+            or _SCIPY in fname or "<frozen" in fname)
 
 
 def user_location(skip: int = 1) -> str | None:

@@ -178,7 +178,7 @@ class TracingModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self.__dict__["_module"], name)
-        return _replacement(value)
+        return replacement(value)
 
 
 _PROXIES: dict[str, TracingModule] = {}
@@ -190,7 +190,7 @@ def _is_numpy_module(v: Any) -> bool:
                                                 or v.__name__.startswith("numpy."))
 
 
-def _replacement(value: Any) -> Any:
+def replacement(value: Any) -> Any:
     """What NumPy's code sees in place of `value` while tracing."""
     sub = _REPLACED.get(id(value))
     if sub is not None:
@@ -220,7 +220,7 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
             g[k] = v
     for k, v in module_dict.items():
         if not (isinstance(v, types.FunctionType) and v.__globals__ is module_dict):
-            g[k] = _replacement(v)
+            g[k] = replacement(v)
     return g
 
 

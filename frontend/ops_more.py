@@ -1,5 +1,5 @@
 """More entries of the op table (frontend/ops.py imports this module to add them to OPS):
-the scipy.special ufuncs computed by fusejit's own C (codegen/include/fj_special.h, which
+the scipy.special ufuncs computed by fusejit's own C (codegen/include/fj_special*.h, which
 states each one's accuracy; float32 operands are computed in double) and the `check_*` ops
 that raise NumPy's data-dependent errors when a program runs (np.nanargmax/nanargmin of an
 all-NaN slice, np.choose(mode='raise') with an index outside the choices, np.geomspace
@@ -25,7 +25,9 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "y1": 1, "boxcox": 2, "boxcox1p": 2, "inv_boxcox": 2, "inv_boxcox1p": 2,
                   "beta": 2, "betaln": 2, "binom": 2, "poch": 2,  # (beta..gammasgn:
                   "gammasgn": 1,  # fj_special_beta.h)
-                  "loggamma": 1}
+                  "loggamma": 1,
+                  "gammainc": 2, "gammaincc": 2, "exp1": 1, "expi": 1,  # fj_special_igam.h
+                  "chdtr": 2, "chdtrc": 2, "pdtr": 2, "pdtrc": 2}
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

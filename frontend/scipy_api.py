@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from . import scipy_stats
+
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",)}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
@@ -218,6 +220,8 @@ def _patch_ufunc_backends(module: Any) -> None:
 
 def _patch(module: Any) -> None:
     _patch_namespace(module)
+    if module.__name__ == scipy_stats.MODULE:
+        scipy_stats.patch(module)
     if module.__name__ == "scipy.special._support_alternative_backends":
         _patch_ufunc_backends(module)
     special = sys.modules.get("scipy.special")

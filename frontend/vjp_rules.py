@@ -10,6 +10,8 @@ op's record says one of:
            gradient ever flows through it;
   SOURCE   no inputs (input, const, empty);
   Refused  no rule (with why): differentiating through it raises, naming the op and line.
+           A rule may also give Refused in one input's place: the other inputs' gradients
+           flow, and only a gradient that reaches through that input raises.
 Subgradients follow JAX: maximum/minimum (and clip, which is their composition, and max/min
 reductions) split the gradient evenly between tied operands; abs has gradient 1 at 0 (JAX's
 select(x >= 0, g, -g)); power's exponent gets 0 where the base is 0.
@@ -122,6 +124,8 @@ UNARY: dict[str, Callable[[Node, Node, Node], Node]] = {
     "i1": lambda x, y, g: M(g, _bessel1(x, y, A.ew("i0", x))),
     "i1e": lambda x, y, g: M(g, A.sub(_bessel1(x, y, A.ew("i0e", x)), M(A.ew("sign", x), y))),
     "entr": lambda x, y, g: A.neg(M(g, A.add(A.ew("log", x), 1.0))),
+    "exp1": lambda x, y, g: A.neg(M(g, A.div(A.ew("exp", A.neg(x)), x))),  # E1' = -e^-x / x
+    "expi": lambda x, y, g: M(g, A.div(A.ew("exp", x), x)),  # Ei' = e^x / x
     # Bessel functions of the first and second kind: J0' = -J1, J1' = J0 - J1/x (1/2 at 0),
     # Y0' = -Y1, Y1' = Y0 - Y1/x
     "j0": lambda x, y, g: A.neg(M(g, A.ew("j1", x))),
@@ -226,7 +230,32 @@ BINARY: dict[str, tuple] = {
     "poch": (lambda x, y, o, g: M(g, M(o, A.sub(A.ew("digamma", A.add(x, y)),
                                                 A.ew("digamma", x)))),
              lambda x, y, o, g: M(g, M(o, A.ew("digamma", A.add(x, y))))),
+    # d P(a, x)/dx = x^(a-1) e^-x / Gamma(a) = -d Q(a, x)/dx; d/da (a sum of digammas and a
+    # hypergeometric term) is not computed
+    "gammainc": (lambda a, x, o, g: _IGAM_A, lambda a, x, o, g: M(g, _gamma_density(a, x))),
+    "gammaincc": (lambda a, x, o, g: _IGAM_A,
+                  lambda a, x, o, g: A.neg(M(g, _gamma_density(a, x)))),
+    # chdtr(v, x) = P(v/2, x/2); pdtr(k, m) = Q(floor(k) + 1, m), piecewise constant in k
+    "chdtr": (lambda v, x, o, g: _IGAM_A, lambda v, x, o, g: M(g, _chi2_density(v, x))),
+    "chdtrc": (lambda v, x, o, g: _IGAM_A,
+               lambda v, x, o, g: A.neg(M(g, _chi2_density(v, x)))),
+    "pdtr": (lambda k, m, o, g: None,
+             lambda k, m, o, g: A.neg(M(g, _gamma_density(A.add(A.ew("floor", k), 1.0), m)))),
+    "pdtrc": (lambda k, m, o, g: None,
+              lambda k, m, o, g: M(g, _gamma_density(A.add(A.ew("floor", k), 1.0), m))),
 }
+_IGAM_A = Refused("its derivative in the first argument (gammainc's a, chdtr's degrees of "
+                  "freedom) is not computed by fusejit (the one in x is)")
+
+
+def _gamma_density(a: Node, x: Node) -> Node:
+    """x^(a-1) e^-x / Gamma(a), as exp(xlogy(a - 1, x) - x - gammaln(a)) (1 at x = 0, a = 1)."""
+    return A.ew("exp", A.sub(A.sub(A.ew("xlogy", A.sub(a, 1.0), x), x), A.ew("gammaln", a)))
+
+
+def _chi2_density(v: Node, x: Node) -> Node:
+    """d chdtr(v, x)/dx: the chi-square density, half the gamma density at (v/2, x/2)."""
+    return M(_gamma_density(M(v, 0.5), M(x, 0.5)), 0.5)
 
 
 def _psi_diff(v: Node, a: Node, b: Node) -> Node:

@@ -106,11 +106,12 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     ],
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
-        for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2")
+        for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2", "exp1", "expi")
     ] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
-        for n in ("beta", "betaln", "binom", "poch")
+        for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
+                  "chdtrc", "pdtr", "pdtrc")
     ] + [("scipy.special.gammasgn(x)", lambda x: sp.gammasgn(x), (X,)),
          ("scipy.special.loggamma(p)", lambda p: sp.loggamma(p), (P,))],
     "Everyday calls added from benchmarks/survey_calls.py (frontend/everyday.py, np.pad)": [

@@ -1,0 +1,108 @@
+"""scipy.stats distributions on traced values (frontend/scipy_stats.py): each public method
+against SciPy's own call, with `assert_same` (values, NaN/0/1/-inf fills, float64, a NumPy
+scalar for 0-d), over points inside, at the ends of and outside the support, NaN and inf,
+invalid shape parameters, traced and constant loc/scale, broadcasting and frozen
+distributions; refusals name the distribution and the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_same
+from gradcheck import check_grad
+
+import fusejit
+from fusejit.errors import UnsupportedError
+
+st = pytest.importorskip("scipy.stats")
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+X = np.array([-1.0, 0.0, 0.3, 1.0, 1.7, 6.0, np.nan, np.inf, -np.inf])
+Q = np.array([-0.1, 0.0, 1e-300, 0.2, 0.5, 0.9, 1.0, 1.5, np.nan])
+K = np.array([-1.0, 0.0, 1.0, 2.5, 3.0, 10.0, 100.0, np.nan, np.inf])
+CONTINUOUS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
+DISCRETE = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")
+# (distribution, shape parameters, the methods that trace: SciPy's private methods of the
+# others call functions fusejit does not compile, e.g. gamma.ppf's gammaincinv)
+CASES = [("norm", (), CONTINUOUS), ("expon", (), CONTINUOUS), ("lognorm", (0.5,), CONTINUOUS),
+         ("logistic", (), CONTINUOUS), ("laplace", (), CONTINUOUS), ("uniform", (), CONTINUOUS),
+         ("weibull_min", (1.5,), CONTINUOUS), ("halfnorm", (), CONTINUOUS),
+         ("rayleigh", (), CONTINUOUS), ("gumbel_r", (), CONTINUOUS),
+         ("pareto", (2.0,), CONTINUOUS),
+         ("gamma", (2.0,), ("pdf", "logpdf", "cdf", "sf")),
+         ("chi2", (3.0,), ("pdf", "logpdf", "cdf", "sf")),
+         ("poisson", (2.0,), DISCRETE), ("geom", (0.3,), DISCRETE),
+         ("randint", (1, 6), DISCRETE), ("planck", (0.5,), DISCRETE),
+         ("dlaplace", (0.8,), DISCRETE)]
+
+
+def _points(method: str) -> np.ndarray:
+    return Q if method in ("ppf", "isf") else K if method in DISCRETE and method != "cdf" \
+        else X
+
+
+@pytest.mark.parametrize("name,shapes,methods", CASES, ids=[c[0] for c in CASES])
+def test_methods_match_scipy(name: str, shapes: tuple, methods: tuple) -> None:
+    """Every method of one distribution in one compiled function: loc traced, scale
+    constant."""
+    dist = getattr(st, name)
+    discrete = methods is DISCRETE
+    points = [K if discrete else _points(m) for m in methods]
+
+    def f(loc, xs):
+        kw = {"loc": loc} if discrete else {"loc": loc, "scale": 2.0}
+        return tuple(getattr(dist, m)(x, *shapes, **kw) for m, x in zip(methods, xs))
+
+    xs = np.stack(points)
+    assert_same(fusejit.jit(f)(0.5, xs), f(0.5, xs))
+
+
+def test_traced_shape_parameters_and_scale() -> None:
+    """Invalid parameters (a negative shape or scale, NaN) give SciPy's NaN fill; traced
+    shape parameters broadcast against x."""
+    s = np.array([[0.5], [-1.0], [np.nan], [2.0]])
+    scale = np.array([1.0, 2.0, -1.0, 0.5, 3.0, 1.0, 1.0, 1.0, 1.0])
+
+    def f(x, s, scale):
+        return (st.lognorm.pdf(x, s, scale=scale), st.lognorm.cdf(x, s, loc=-0.5),
+                st.weibull_min.logsf(x, s), st.gamma.cdf(x, s * 3, scale=scale),
+                st.poisson.pmf(np.floor(x), s + 1))
+
+    assert_same(fusejit.jit(f)(X, s, scale), f(X, s, scale))
+
+
+def test_scalars_dtypes_and_frozen_distributions() -> None:
+    jf = fusejit.jit(lambda x: st.norm.cdf(x))
+    assert_same(jf(np.float64(0.3)), st.norm.cdf(np.float64(0.3)))  # a NumPy scalar
+    x32 = X.astype(np.float32)
+    assert_same(fusejit.jit(lambda x: st.expon.logpdf(x))(x32), st.expon.logpdf(x32))
+
+    def frozen(x, mu):
+        return st.norm(mu, 2.0).logpdf(x) + st.expon(scale=mu).sf(x)
+
+    assert_same(fusejit.jit(frozen)(X, 1.5), frozen(X, 1.5))
+    # plain calls still run SciPy's method unchanged
+    assert st.norm.cdf(0.3) == st.norm.cdf.__fusejit_original__(st.norm, 0.3)
+
+
+def test_gradient_of_a_log_likelihood() -> None:
+    """The fills are selects, so gradients flow where SciPy computes the density."""
+    x = np.array([0.1, 0.7, 1.3, 2.2, 3.5])
+
+    def nll(mu, sigma):
+        return -np.sum(st.norm.logpdf(x, mu, sigma)) - np.sum(st.gamma.logpdf(x, 2.0, 0, sigma))
+
+    args = [np.float64(1.1), np.float64(0.8)]
+    grads = fusejit.grad(nll, argnums=(0, 1))(*args)
+    for i in (0, 1):
+        check_grad(nll, args, i, grads[i], rtol=1e-6, atol=1e-8)
+
+
+def test_refusals_name_the_distribution_and_line() -> None:
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.t\.cdf of traced values .*"
+                                               r"test_scipy_stats\.py"):
+        fusejit.jit(lambda x: st.t.cdf(x, 3.0))(X)
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.beta\.pdf"):
+        fusejit.jit(lambda x: st.beta(2.0, 3.0).pdf(x))(X)
+    with pytest.raises(TypeError):  # SciPy's own error for a missing shape parameter
+        fusejit.jit(lambda x: st.gamma.pdf(x))(X)
