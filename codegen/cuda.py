@@ -106,16 +106,24 @@ class CudaModule:
                 "epilogues": [asdict(k) for k in self.epilogues]}
 
 
-@functools.lru_cache(maxsize=1)
-def scalar_header() -> str:
-    """fj_scalar.h with every `static inline` helper made a device function."""
+_SPECIAL_HEADERS = ("fj_special.h", "fj_special_beta.h", "fj_special_igam.h",
+                    "fj_special_ibeta.h")
+# the incomplete gamma and beta functions' loops are called, not inlined into every caller
+# (inlined, they double nvcc's time on a program that uses several)
+_DEVICE_QUALIFIER = {"fj_special_igam.h": "static __device__ __noinline__",
+                     "fj_special_ibeta.h": "static __device__ __noinline__"}
+
+
+@functools.lru_cache(maxsize=2)
+def scalar_header(special: bool = True) -> str:
+    """fj_scalar.h (and, when `special`, fj_special*.h: scipy.special's ufuncs) with every
+    `static inline` helper made a device function."""
     text = ""
-    # fj_special*.h: scipy.special ufuncs
-    for name in ("fj_scalar.h", "fj_special.h", "fj_special_beta.h", "fj_special_igam.h"):
+    for name in ("fj_scalar.h", *(_SPECIAL_HEADERS if special else ())):
         with open(os.path.join(_HERE, "include", name), encoding="utf-8") as f:
-            text += f.read() + "\n"
-    assert "static inline" in text
-    text = text.replace("static inline", "__device__ __forceinline__")
+            part = f.read()
+        text += part.replace("static inline", _DEVICE_QUALIFIER.get(
+            name, "__device__ __forceinline__")) + "\n"
     # nvcc spells loop unrolling `#pragma unroll`; it warns on gcc's spelling.
     return text.replace('_Pragma("GCC unroll 32")', '_Pragma("unroll")')
 
@@ -277,9 +285,16 @@ def render_cuda(program: Program, opts: CudaOptions | None = None) -> CudaModule
                                    "backend")
     if sort_dtypes:  # the sort keys' device functions, before the kernels that call them
         views.insert(0, {"text": sort_helpers(sort_dtypes)})
-    source = templates.render(
-        "program.cu.j2", name=program.name, scalar_h=scalar_header(),
-        status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)
+    def render(special: bool) -> str:
+        return templates.render(
+            "program.cu.j2", name=program.name, scalar_h=scalar_header(special),
+            status_defines=status_defines(), prelude_end=PRELUDE_END, kernels=views)
+
+    # (the special functions' headers only where a kernel calls one, whose names all start
+    # fj_sp_: they double nvcc's time on a small program)
+    source = render(False)
+    if "fj_sp_" in source:
+        source = render(True)
     if cplx:  # the device complex type after the prelude, the kernels rewritten onto it
         prelude, body = source.split(PRELUDE_END, 1)
         source = (prelude + PRELUDE_END + "\n\n/* ---- fj_complex_cuda.h ---- */\n"

@@ -27,7 +27,8 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "gammasgn": 1,  # fj_special_beta.h)
                   "loggamma": 1,
                   "gammainc": 2, "gammaincc": 2, "exp1": 1, "expi": 1,  # fj_special_igam.h
-                  "chdtr": 2, "chdtrc": 2, "pdtr": 2, "pdtrc": 2}
+                  "chdtr": 2, "chdtrc": 2, "pdtr": 2, "pdtrc": 2,
+                  "betainc": 3, "betaincc": 3, "stdtr": 2}  # fj_special_ibeta.h
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

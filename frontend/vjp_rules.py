@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import adjoint as A
-from . import vjp_more
+from . import vjp_more, vjp_special
 from .ir import Node
 from .ops import OPS, set_vjp
 from .ops_more import BITCAST_DTYPES
@@ -230,34 +230,7 @@ BINARY: dict[str, tuple] = {
     "poch": (lambda x, y, o, g: M(g, M(o, A.sub(A.ew("digamma", A.add(x, y)),
                                                 A.ew("digamma", x)))),
              lambda x, y, o, g: M(g, M(o, A.ew("digamma", A.add(x, y))))),
-    # d P(a, x)/dx = x^(a-1) e^-x / Gamma(a) = -d Q(a, x)/dx; d/da (a sum of digammas and a
-    # hypergeometric term) is not computed
-    "gammainc": (lambda a, x, o, g: _IGAM_A, lambda a, x, o, g: M(g, _gamma_density(a, x))),
-    "gammaincc": (lambda a, x, o, g: _IGAM_A,
-                  lambda a, x, o, g: A.neg(M(g, _gamma_density(a, x)))),
-    # chdtr(v, x) = P(v/2, x/2); pdtr(k, m) = Q(floor(k) + 1, m), piecewise constant in k
-    "chdtr": (lambda v, x, o, g: _IGAM_A, lambda v, x, o, g: M(g, _chi2_density(v, x))),
-    "chdtrc": (lambda v, x, o, g: _IGAM_A,
-               lambda v, x, o, g: A.neg(M(g, _chi2_density(v, x)))),
-    "pdtr": (lambda k, m, o, g: None,
-             lambda k, m, o, g: A.neg(M(g, _gamma_density(A.add(A.ew("floor", k), 1.0), m)))),
-    "pdtrc": (lambda k, m, o, g: None,
-              lambda k, m, o, g: M(g, _gamma_density(A.add(A.ew("floor", k), 1.0), m))),
 }
-_IGAM_A = Refused("its derivative in the first argument (gammainc's a, chdtr's degrees of "
-                  "freedom) is not computed by fusejit (the one in x is)")
-
-
-def _gamma_density(a: Node, x: Node) -> Node:
-    """x^(a-1) e^-x / Gamma(a), as exp(xlogy(a - 1, x) - x - gammaln(a)) (1 at x = 0, a = 1)."""
-    return A.ew("exp", A.sub(A.sub(A.ew("xlogy", A.sub(a, 1.0), x), x), A.ew("gammaln", a)))
-
-
-def _chi2_density(v: Node, x: Node) -> Node:
-    """d chdtr(v, x)/dx: the chi-square density, half the gamma density at (v/2, x/2)."""
-    return M(_gamma_density(M(v, 0.5), M(x, 0.5)), 0.5)
-
-
 def _psi_diff(v: Node, a: Node, b: Node) -> Node:
     """digamma(v) - digamma(a + b)."""
     return A.sub(A.ew("digamma", v), A.ew("digamma", A.add(a, b)))
@@ -473,6 +446,8 @@ def _install() -> None:
                  "check_finite", "check_fweights_int", "check_fweights_neg",
                  "check_aweights_neg"):
         set_vjp(name, INTEGER)
+    for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
+        set_vjp(name, rule)
     for name, rule in (("where", _where), ("clip", _clip), ("clip_keep", _clip),
                        ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),

@@ -37,7 +37,17 @@ _COMMON = dict(
 settings.register_profile("ci", max_examples=50, derandomize=True, database=None, **_COMMON)
 settings.register_profile("dev", max_examples=60, **_COMMON)
 settings.register_profile("thorough", max_examples=400, **_COMMON)
+# The steps of .ci/run that build the same code for other instruction sets search less:
+# `ci-arch`, and explicit counts scaled by FUSEJIT_TEST_EXAMPLES_SCALE through `examples()`.
+settings.register_profile("ci-arch", max_examples=20, derandomize=True, database=None,
+                          **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+_EXAMPLES_SCALE = float(os.environ.get("FUSEJIT_TEST_EXAMPLES_SCALE", "1"))
+
+
+def examples(n: int) -> int:
+    """A test's own max_examples, scaled for the instruction-set steps of .ci/run."""
+    return max(5, round(n * _EXAMPLES_SCALE))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -111,8 +111,12 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
         for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
-                  "chdtrc", "pdtr", "pdtrc")
-    ] + [("scipy.special.gammasgn(x)", lambda x: sp.gammasgn(x), (X,)),
+                  "chdtrc", "pdtr", "pdtrc", "stdtr")
+    ] + [("scipy.special.betainc(p + 1, 2.5, p[::-1])",
+          lambda p: sp.betainc(p + 1, 2.5, p[::-1]), (P,)),
+         ("scipy.special.betaincc(p + 1, 2.5, p[::-1])",
+          lambda p: sp.betaincc(p + 1, 2.5, p[::-1]), (P,)),
+         ("scipy.special.gammasgn(x)", lambda x: sp.gammasgn(x), (X,)),
          ("scipy.special.loggamma(p)", lambda p: sp.loggamma(p), (P,))],
     "Everyday calls added from benchmarks/survey_calls.py (frontend/everyday.py, np.pad)": [
         ("np.hsplit(x, 2)", lambda x: np.hsplit(x, 2), (X,)),

@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 import pytest
-from conftest import assert_same, c_structure, cancellation_atol, run_both
+from conftest import assert_same, c_structure, cancellation_atol, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -85,7 +85,7 @@ def _index(entries, traced):
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(gathers(), st.booleans())
 def test_advanced_indexing_matches_numpy(case, compute) -> None:
     src, entries, traced = case
@@ -99,7 +99,7 @@ def test_advanced_indexing_matches_numpy(case, compute) -> None:
     run_both(fns[len(traced)], src, *traced)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(1, 3), st.sampled_from(["raise", "wrap", "clip"]), st.booleans(),
        st.sampled_from([None, 0, -1]))
 def test_take_matches_numpy(ndim, mode, traced, axis) -> None:

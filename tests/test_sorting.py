@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -59,7 +59,7 @@ FUNCS = {
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=90, deadline=None)
+@settings(max_examples=examples(90), deadline=None)
 @given(st.integers(0, 3), st.data())
 def test_sort_argsort_match_numpy(ndim, data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim)))
@@ -115,7 +115,7 @@ def _check_partition(x, kth, axis, part, idx) -> None:
         assert_same(np.take_along_axis(x, idx, axis=axis), part)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_partition_properties(data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=3)))
@@ -145,7 +145,7 @@ SEARCH_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int8]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_searchsorted_matches_numpy(data) -> None:
     n = data.draw(st.integers(0, 40))

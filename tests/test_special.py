@@ -21,7 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fusejit
-from fusejit.frontend.ops_more import SCIPY_ALIASES, SPECIAL_UFUNCS
+from fusejit.frontend.ops_more import SCIPY_ALIASES
+from fusejit.frontend.ops_more import SPECIAL_UFUNCS as _ALL_SPECIAL
+
+# (the three-operand ones, betainc and betaincc, are tests/test_special_ibeta.py's)
+SPECIAL_UFUNCS = {n: k for n, k in _ALL_SPECIAL.items() if k <= 2}
 
 sp = pytest.importorskip("scipy.special")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -114,6 +118,11 @@ def _check(name: str, got: np.ndarray, want: np.ndarray, args: tuple) -> None:
         a = np.broadcast_to(args[0], want.shape).astype(np.float64)
         ok |= (a > 1e306) & np.isnan(want) & ((got == 0) | (got == 1))
         ok |= (want == 0) & (np.abs(got) < 2.3e-308)
+    if name == "stdtr" and want.dtype == np.float32:  # SciPy's float loop computes in
+        # float32 (Boost's), losing digits; fusejit's is the double loop's value, rounded
+        with np.errstate(all="ignore"):
+            exact = sp.stdtr(*(np.asarray(a, np.float64) for a in args)).astype(np.float32)
+        ok |= match_mask(got, np.broadcast_to(exact, want.shape), 2e-6, 3e-45)
     if name == "expi":  # SciPy overflows to inf from x ~ 709.78 (its e^x); Ei is finite to 716.4
         x = np.broadcast_to(args[0], want.shape).astype(np.float64)
         ok |= (x > 709.7) & np.isposinf(want) & (got > 1e305)

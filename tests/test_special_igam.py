@@ -182,5 +182,5 @@ def test_gradients_in_x_and_refused_in_a() -> None:
     # d P(1, x)/dx = e^-x, 1 at x = 0
     assert fusejit.grad(lambda x: sp.gammainc(1.0, x).sum())(np.zeros(2)).tolist() == [1, 1]
     with pytest.raises(UnsupportedError, match=r"scipy\.special\.gammaincc .*test_special_igam"
-                                               r"\.py.*first argument"):
+                                               r"\.py.*shape parameters"):
         fusejit.grad(lambda a, x: np.sum(sp.gammaincc(a, x)))(a, x)

@@ -1,0 +1,71 @@
+"""Gradient rules of the incomplete gamma and beta functions and the distribution functions
+built on them (scipy.special gammainc, gammaincc, chdtr, chdtrc, pdtr, pdtrc, betainc,
+betaincc, stdtr): the derivative in the point x (or t, or m) is the distribution's density;
+in the shape parameters it is a series fusejit does not build, so those inputs carry a
+Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
+pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import adjoint as A
+from .ir import Node
+
+M = A.mul
+
+
+def _gamma_density(a: Any, x: Any) -> Node:
+    """x^(a-1) e^-x / Gamma(a), as exp(xlogy(a - 1, x) - x - gammaln(a)) (1 at x = 0, a = 1)."""
+    return A.ew("exp", A.sub(A.sub(A.ew("xlogy", A.sub(a, 1.0), x), x), A.ew("gammaln", a)))
+
+
+def _beta_density(a: Node, b: Node, x: Node) -> Node:
+    """x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    return A.ew("exp", A.sub(A.add(A.ew("xlogy", A.sub(a, 1.0), x),
+                                   A.ew("xlog1py", A.sub(b, 1.0), A.neg(x))),
+                             A.ew("betaln", a, b)))
+
+
+def _t_density(df: Node, t: Node) -> Node:
+    """(1 + t^2/df)^(-(df+1)/2) / (sqrt(df) B(df/2, 1/2))."""
+    half = M(df, 0.5)
+    log_kernel = M(A.ew("log1p", A.div(M(t, t), df)), A.neg(A.add(half, 0.5)))
+    return A.ew("exp", A.sub(A.sub(log_kernel, A.ew("betaln", half, 0.5)),
+                             M(A.ew("log", df), 0.5)))
+
+
+def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tuple]]:
+    """name -> rule(node, g), with `refused(reason)` in the shape parameters' places."""
+    shape = refused("its derivative in the shape parameters (gammainc's a, betainc's a and "
+                    "b, the degrees of freedom) is not computed by fusejit (the one in x is)")
+
+    def gammainc(sign: float, scale: float) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            a, x = node.inputs
+            if scale != 1.0:  # chdtr(v, x) = P(v/2, x/2)
+                a, x = M(a, scale), M(x, scale)
+            return shape, M(g, M(_gamma_density(a, x), sign * scale))
+        return rule
+
+    def pdtr(sign: float) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:  # Q(floor(k) + 1, m)
+            k, m = node.inputs
+            return None, M(g, M(_gamma_density(A.add(A.ew("floor", k), 1.0), m), sign))
+        return rule
+
+    def betainc(sign: float) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            a, b, x = node.inputs
+            return shape, shape, M(g, M(_beta_density(a, b, x), sign))
+        return rule
+
+    def stdtr(node: Node, g: Node) -> tuple:
+        df, t = node.inputs
+        return shape, M(g, _t_density(df, t))
+
+    return {"gammainc": gammainc(1.0, 1.0), "gammaincc": gammainc(-1.0, 1.0),
+            "chdtr": gammainc(1.0, 0.5), "chdtrc": gammainc(-1.0, 0.5),
+            "pdtr": pdtr(-1.0), "pdtrc": pdtr(1.0),
+            "betainc": betainc(1.0), "betaincc": betainc(-1.0), "stdtr": stdtr}
