@@ -30,30 +30,17 @@
  * denominator 1 - (a + b) x / (a + 1) is formed from y, ((1 - b) + (a + b) y) / (a + 1), when
  * x > 1/2 (x near 1 and a large: it would cancel). */
 static inline double fj_sp_ibeta_cf(double a, double b, double x, double y) {
-    const double tiny = 1e-300;
     double c = 1.0, d = x > 0.5 ? ((1.0 - b) + (a + b) * y) / (a + 1.0)
                                 : 1.0 - (a + b) * x / (a + 1.0);
-    if (fabs(d) < tiny) d = tiny;
+    if (fabs(d) < FJ_LENTZ_TINY) d = FJ_LENTZ_TINY;
     d = 1.0 / d;
-    double h = d;
+    double h = d, step;
     for (int m = 1; m < 100000; m++) {
         double m2 = 2.0 * m;
         /* (as products of ratios: the products of the terms overflow for a beyond 1e154) */
-        double an = (m / (a + m2 - 1.0)) * ((b - m) / (a + m2)) * x;
-        d = 1.0 + an * d;
-        if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + an / c;
-        if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        h *= d * c;
-        an = -((a + m) / (a + m2)) * ((a + b + m) / (a + m2 + 1.0)) * x;
-        d = 1.0 + an * d;
-        if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + an / c;
-        if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        double step = d * c;
-        h *= step;
+        FJ_LENTZ_STEP((m / (a + m2 - 1.0)) * ((b - m) / (a + m2)) * x, 1.0, c, d, h, step);
+        FJ_LENTZ_STEP(-((a + m) / (a + m2)) * ((a + b + m) / (a + m2 + 1.0)) * x, 1.0, c, d, h,
+                      step);
         if (fabs(step - 1.0) <= FJ_IBETA_EPS) break;
     }
     return h;

@@ -160,19 +160,26 @@ static inline double fj_sp_igamc_small(double a, double x) {
 /* The continued fraction 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a -
  * ...))) of Gamma(a, x) e^x x^-a, evaluated forwards (modified Lentz); for x > 1 and x >= a + 1
  * it converges in a few dozen steps (a few thousand near x = a + 1 for a ~ 1e4). */
+/* One step of the modified Lentz algorithm: the fraction's next partial numerator an and
+ * denominator bn folded into its value h (c, d, step: the algorithm's state; tiny keeps a zero
+ * denominator from dividing). Shared with fj_special_ibeta.h. */
+#define FJ_LENTZ_TINY 1e-300
+#define FJ_LENTZ_STEP(an, bn, c, d, h, step)                                \
+    do {                                                                    \
+        d = (bn) + (an) * d;                                                \
+        if (fabs(d) < FJ_LENTZ_TINY) d = FJ_LENTZ_TINY;                     \
+        c = (bn) + (an) / c;                                                \
+        if (fabs(c) < FJ_LENTZ_TINY) c = FJ_LENTZ_TINY;                     \
+        d = 1.0 / d;                                                        \
+        step = d * c;                                                       \
+        h *= step;                                                          \
+    } while (0)
+
 static inline double fj_sp_igamc_cf_core(double a, double x) {
-    const double tiny = 1e-300;
-    double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
+    double b = x + 1.0 - a, c = 1.0 / FJ_LENTZ_TINY, d = 1.0 / b, h = d, step;
     for (int i = 1; i < FJ_IGAM_MAXITER; i++) {
-        double an = -i * (i - a);
         b += 2.0;
-        d = an * d + b;
-        if (fabs(d) < tiny) d = tiny;
-        c = b + an / c;
-        if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        double step = d * c;
-        h *= step;
+        FJ_LENTZ_STEP(-i * (i - a), b, c, d, h, step);
         if (fabs(step - 1.0) <= FJ_IGAM_EPS) break;
     }
     return h;
