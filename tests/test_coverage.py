@@ -80,6 +80,17 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.stats.zscore(x, axis=1)", lambda x: st.zscore(x, axis=1), (X,)),
         ("scipy.special.comb(x * 9, 3)", lambda x: sp.comb(x * 9, 3), (X,)),
     ],
+    "scipy.stats distributions (frontend/scipy_stats.py)": [
+        ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
+        ("scipy.stats.norm(v[0], 2.0).logpdf(x)", lambda x, v: st.norm(v[0], 2.0).logpdf(x),
+         (X, V)),
+        ("scipy.stats.t.sf(x, 4)", lambda x: st.t.sf(x, 4), (X,)),
+        ("scipy.stats.gamma.logpdf(p, 2.5, scale=3.0)",
+         lambda p: st.gamma.logpdf(p, 2.5, scale=3.0), (P,)),
+        ("scipy.stats.beta.cdf(p, 2.0, 3.0)", lambda p: st.beta.cdf(p, 2.0, 3.0), (P,)),
+        ("scipy.stats.poisson.pmf(np.floor(p * 6), 2.0)",
+         lambda p: st.poisson.pmf(np.floor(p * 6), 2.0), (P,)),
+    ],
     "More NumPy calls (static indices and counts; traced values)": [
         ("np.insert(v, [1, 3], 0.5)", lambda v: np.insert(v, [1, 3], 0.5), (V,)),
         ("np.delete(x, 2, axis=1)", lambda x: np.delete(x, 2, axis=1), (X,)),
