@@ -297,6 +297,11 @@ REFUSED: dict[Any, str] = {
     np.polyfit: "NumPy's code warns when the Vandermonde matrix is rank-deficient, a Python "
                 "branch on the data: fit with np.linalg.lstsq(np.vander(x, deg + 1), y, "
                 "rcond=None) inside, or call np.polyfit outside the compiled function",
+    **dict.fromkeys((np.linalg.eig, np.linalg.eigvals),
+                    "the dtype of its result depends on the values (NumPy returns real "
+                    "arrays when every eigenvalue is real, complex ones otherwise), which a "
+                    "compiled function cannot have: for a symmetric matrix use "
+                    "np.linalg.eigh/eigvalsh, else compute it outside the compiled function"),
 }
 
 class FlatIter:
