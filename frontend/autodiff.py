@@ -26,7 +26,8 @@ def _where(node: Node) -> str:
 def _describe(node: Node) -> str:
     op = OPS[node.op]
     if op.ufunc_name:
-        lib = "scipy.special" if node.op in SPECIAL_UFUNCS else "np"
+        lib = ("scipy.special" if node.op in SPECIAL_UFUNCS else
+               "scipy.special._ufuncs" if op.ufunc_name.startswith("_") else "np")
         return f"{lib}.{op.ufunc_name}"
     if node.op in ("reduce", "scan"):
         return f"{node.op} ({node.attrs.get('fn')})"

@@ -409,7 +409,12 @@ add_op(OpDef("const", "source", 0, None))
 
 # More scipy.special ufuncs and the check_* ops of NumPy functions' run-time errors
 from . import ops_complex as _ops_complex  # noqa: E402
-from .ops_more import CHECKS, SCIPY_ALIASES, SPECIAL_UFUNCS  # noqa: E402  (adds them to OPS)
+from .ops_more import (  # noqa: E402  (adds them to OPS)
+    CHECKS,
+    PRIVATE_UFUNCS,
+    SCIPY_ALIASES,
+    SPECIAL_UFUNCS,
+)
 
 ERROR_CHECKS.update((e.code, e) for e in CHECKS)
 _ops_complex.install(OPS, OpDef)  # complex renderings of the ops that take complex operands
@@ -427,6 +432,10 @@ def lookup_ufunc(ufunc: np.ufunc) -> OpDef | None:
         f = getattr(special, sp_name, None)
         if f is ufunc or getattr(f, "__wrapped__", None) is ufunc:
             return OPS[sp_name] if sp_name in _SCIPY_NAMES else ELEMENTWISE_UFUNCS[sp_name]
+    private = sys.modules.get("scipy.special._ufuncs")
+    if name.startswith("_") and private is not None:
+        op = OPS.get(name[1:]) if name[1:] in PRIVATE_UFUNCS else None
+        return op if op is not None and getattr(private, name, None) is ufunc else None
     if name in _SCIPY_NAMES:
         return None
     if getattr(np, name, None) is ufunc or (name == "divide" and ufunc is np.true_divide):

@@ -11,6 +11,7 @@ weights that are negative or, for fweights, not integers)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,23 @@ SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")
 for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
+# SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
+# (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf (fj_special_ibeta.h)
+PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3}
+
+
+def private_ufunc(name: str) -> Callable[..., Any]:
+    """SciPy's private ufunc behind op `name` (imported when first called)."""
+    def call(*args: Any) -> Any:
+        from scipy.special import _ufuncs
+
+        return getattr(_ufuncs, "_" + name)(*args)
+    return call
+
+
+for _n, _k in PRIVATE_UFUNCS.items():
+    add_op(OpDef(_n, "elementwise", _k, private_ufunc(_n),
+                 fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40, (), "_" + _n))
 
 
 # --- np.ldexp, and np.frexp's two results (frontend/everyday.py) ----------------------------

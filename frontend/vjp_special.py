@@ -68,4 +68,6 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
     return {"gammainc": gammainc(1.0, 1.0), "gammaincc": gammainc(-1.0, 1.0),
             "chdtr": gammainc(1.0, 0.5), "chdtrc": gammainc(-1.0, 0.5),
             "pdtr": pdtr(-1.0), "pdtrc": pdtr(1.0),
-            "betainc": betainc(1.0), "betaincc": betainc(-1.0), "stdtr": stdtr}
+            "betainc": betainc(1.0), "betaincc": betainc(-1.0), "stdtr": stdtr,
+            **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf"), refused(
+                "scipy.stats.binom's functions are not differentiated by fusejit"))}

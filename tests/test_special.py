@@ -321,7 +321,10 @@ def test_numpy_named_scipy_ufuncs(name: str, dtype) -> None:
         want = f(x)
     got = fusejit.jit(lambda a: f(a))(x)
     assert got.dtype == want.dtype
-    assert match_mask(got, want, 1e-14 if want.dtype == np.float64 else 2e-6, 0.0).all()
+    ok = match_mask(got, want, 1e-14 if want.dtype == np.float64 else 2e-6, 0.0)
+    if name == "exp2":  # SciPy's exp2 flushes subnormal results (x < -1022) to 0; NumPy's
+        ok |= (want == 0) & (np.abs(got) < 2.3e-308)  # op (fusejit's) gives them (README)
+    assert ok.all()
 
 
 def test_boxcox_branches() -> None:

@@ -11,18 +11,19 @@
  * I_x(a, b) = x^a (1 - x)^b / (a B(a, b)) times the continued fraction 1 / (1 + d1 / (1 + d2 /
  * (1 + ...))), d_2m+1 = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)), d_2m = m (b - m) x /
  * ((a + 2m - 1)(a + 2m)), evaluated forwards (modified Lentz) where x < (a + 1) / (a + b + 2);
- * beyond, 1 - I_{1-x}(b, a), so the fraction converges fast and the value computed is the
- * smaller side. Both x and 1 - x are passed in (stdtr forms 1 - x = t^2 / (df + t^2) without
- * rounding x first). The factor is exp(a ln x + b ln(1 - x) - ln B(a, b)) / a, so its error is
- * ~eps times the size of that exponent's terms (as in any method that forms it; SciPy's Boost
- * code gains a few digits there for large a and b). Measured against SciPy by
- * tests/test_special_ibeta.py.
+ * beyond, 1 - I_{1-x}(b, a) through -expm1 of its logarithm; for a small b there a power
+ * series whose logarithm is O(b) term by term; for a >= 15, b <= a/8, b^3 <= a^2 and x > 1/2
+ * (where the fraction cancels) an expansion in 1/a (fj_sp_ibeta_asym). Both x and 1 - x are passed in
+ * (stdtr forms 1 - x = t^2 / (df + t^2) without rounding x first). The factor x^a (1 - x)^b /
+ * (a B(a, b)) is formed with Stirling's series for large a or b, the cancelling terms joined,
+ * so its error is ~eps times the size of its own exponent (fj_sp_ibeta_lfac). Measured against
+ * 120-digit values and SciPy by tests/test_special_ibeta.py.
  */
 #ifndef FJ_SPECIAL_IBETA_H
 #define FJ_SPECIAL_IBETA_H
 
 #define FJ_IBETA_EPS 1.1102230246251565e-16
-#define FJ_IBETA_ASYM_A 15.0  /* the expansion in 1/a: a >= 15 and b <= a / 8 */
+#define FJ_IBETA_ASYM_A 15.0  /* the expansion in 1/a: a >= 15, b <= a / 8, b^3 <= a^2 */
 #define FJ_IBETA_ASYM_B 0.125
 #define FJ_IBETA_ASYM_TERMS 24
 
@@ -46,10 +47,10 @@ static inline double fj_sp_ibeta_cf(double a, double b, double x, double y) {
     return h;
 }
 
-/* ln(Gamma(A + B) / Gamma(A)) for A >= 10: Stirling's series for both gammas, the terms that
- * cancel joined: B ln A + A lm(B/A) + (B - 1/2) ln(1 + B/A) + the corrections, where
+/* ln(Gamma(A + B) / (Gamma(A) A^B)) for A >= 10: Stirling's series for both gammas, the terms
+ * that cancel joined: A lm(B/A) + (B - 1/2) ln(1 + B/A) + the corrections, where
  * lm(m) = ln(1 + m) - m. */
-static inline double fj_sp_lgamma_ratio(double A, double B) {
+static inline double fj_sp_lgamma_ratio_scaled(double A, double B) {
     double r = B / A, lr = log1p(r);
     /* ln Gamma*(A) - ln Gamma*(A + B), term by term of Stirling's series (fj_sp_lgstar):
      * c_k (A^-n - (A + B)^-n) = c_k A^-n (-expm1(-n ln(1 + r))), n = 2k - 1, so it keeps
@@ -64,7 +65,12 @@ static inline double fj_sp_lgamma_ratio(double A, double B) {
     FJ_LGSTAR_TERM(-1.9175269175269175e-3, 11)
     FJ_LGSTAR_TERM(6.4102564102564103e-3, 13)
 #undef FJ_LGSTAR_TERM
-    return B * log(A) + A * fj_sp_log1pmx(r) + (B - 0.5) * lr - d;
+    return A * fj_sp_log1pmx(r) + (B - 0.5) * lr - d;
+}
+
+/* ln(Gamma(A + B) / Gamma(A)) for A >= 10. */
+static inline double fj_sp_lgamma_ratio(double A, double B) {
+    return B * log(A) + fj_sp_lgamma_ratio_scaled(A, B);
 }
 
 /* ln(x^a y^b / (a B(a, b))), y = 1 - x, with an error of the size of the result's own
@@ -75,9 +81,12 @@ static inline double fj_sp_lgamma_ratio(double A, double B) {
 static inline double fj_sp_ibeta_lfac(double a, double b, double x, double y) {
     double lx = x < 0.5 ? log(x) : log1p(-y), ly = y < 0.5 ? log(y) : log1p(-x);
     if (a >= 10.0 && b >= 10.0) {
-        double u = x * b - y * a;
-        return a * fj_sp_log1pmx(u / a) + b * fj_sp_log1pmx(-u / b)
-               + 0.5 * log(a * (b / (6.283185307179586477 * (a + b)))) - log(a)
+        /* a lm(u/a) = a ln(x (a + b) / a) - u and b lm(-u/b) = b ln(y (a + b) / b) + u, each
+         * formed from ln x and ln y away from the mean (where 1 + u/a would round) */
+        double u = x * b - y * a, ra = u / a, rb = -u / b;
+        double ta = fabs(ra) < 0.5 ? a * fj_sp_log1pmx(ra) : a * (lx + log1p(b / a)) - u;
+        double tb = fabs(rb) < 0.5 ? b * fj_sp_log1pmx(rb) : b * (ly + log1p(a / b)) + u;
+        return ta + tb + 0.5 * log(a * (b / (6.283185307179586477 * (a + b)))) - log(a)
                - (fj_sp_lgstar(a) + fj_sp_lgstar(b) - fj_sp_lgstar(a + b));
     }
     double l = a * lx + b * ly;
@@ -151,18 +160,23 @@ static inline double fj_sp_ibeta_asym(double a, double b, double x, double y, in
         sum += term;
         if (fabs(term) <= FJ_IBETA_EPS * fabs(sum)) break;
     }
-    return exp(fj_sp_lgamma_ratio(a, b) - b * log(T)) * sum;
+    /* Gamma(a + b) / (Gamma(a) T^b), T^b = a^b (1 + (b - 1) / 2a)^b: no b ln a to cancel */
+    return exp(fj_sp_lgamma_ratio_scaled(a, b) - b * log1p(0.5 * (b - 1.0) / a)) * sum;
 }
 
 /* I_x(a, b) for a, b > 0 finite and 0 < x < 1, with y = 1 - x given: the fraction where it
  * converges fast, x < (a + 1) / (a + b + 2); beyond, I_y(b, a) there and 1 minus it as
  * -expm1 of its logarithm, which keeps the digits when I_y(b, a) is close to 1 (a small b,
  * whose mean is far from that point). */
+static inline int fj_sp_ibeta_asym_ok(double big, double small) {
+    /* its terms shrink like (small^3 / (24 big^2))^k / k! near the mean */
+    return big >= FJ_IBETA_ASYM_A && small <= FJ_IBETA_ASYM_B * big &&
+           small * small * small <= big * big;
+}
+
 static inline double fj_sp_ibeta_core(double a, double b, double x, double y) {
-    if (x > 0.5 && a >= FJ_IBETA_ASYM_A && b <= FJ_IBETA_ASYM_B * a)
-        return fj_sp_ibeta_asym(a, b, x, y, 0);
-    if (y > 0.5 && b >= FJ_IBETA_ASYM_A && a <= FJ_IBETA_ASYM_B * b)
-        return fj_sp_ibeta_asym(b, a, y, x, 1);
+    if (x > 0.5 && fj_sp_ibeta_asym_ok(a, b)) return fj_sp_ibeta_asym(a, b, x, y, 0);
+    if (y > 0.5 && fj_sp_ibeta_asym_ok(b, a)) return fj_sp_ibeta_asym(b, a, y, x, 1);
     if (x * (a + b + 2.0) <= a + 1.0)
         return exp(fj_sp_ibeta_lfac(a, b, x, y)) * fj_sp_ibeta_cf(a, b, x, y);
     if (b < 1.0 && a < FJ_IBETA_ASYM_A)  /* 1 - I_y(b, a), its logarithm O(b) term by term */
@@ -170,8 +184,8 @@ static inline double fj_sp_ibeta_core(double a, double b, double x, double y) {
     return -expm1(fj_sp_ibeta_lfac(b, a, y, x) + log(fj_sp_ibeta_cf(b, a, y, x)));
 }
 
-/* The special values shared by I and 1 - I (lower = 1 for I): 1 when they decide the value
- * (*v set), else 0. */
+/* The special values of I (1 - them for betaincc): 1 when they decide the value (*v set),
+ * else 0. */
 static inline int fj_sp_ibeta_edge(double a, double b, double x, double *v) {
     if (isnan(a) || isnan(b) || isnan(x) || a < 0.0 || b < 0.0 || x < 0.0 || x > 1.0 ||
         (a == 0.0 && b == 0.0) || (isinf(a) && isinf(b))) {
@@ -199,6 +213,47 @@ static inline double fj_sp_betaincc(double a, double b, double x) {
     double v;
     if (fj_sp_ibeta_edge(a, b, x, &v)) return 1.0 - v;
     return fj_sp_unit(fj_sp_ibeta_core(b, a, 1.0 - x, x));
+}
+
+/* x^(a-1) (1-x)^(b-1) / B(a, b) for 0 < x < 1 (y = 1 - x): the derivative of I_x(a, b). */
+static inline double fj_sp_ibeta_derivative(double a, double b, double x, double y) {
+    double lx = x < 0.5 ? log(x) : log1p(-y), ly = y < 0.5 ? log(y) : log1p(-x);
+    return exp(fj_sp_ibeta_lfac(a, b, x, y) + log(a) - lx - ly);  /* (x^a underflows first) */
+}
+
+/* scipy.stats.binom's private ufuncs (Boost's binomial distribution as SciPy 1.17 calls it):
+ * pmf C(n, k) p^k (1 - p)^(n - k) (continuous in k: the derivative of I_p(k + 1, n - k + 1)
+ * over n + 1), cdf I_{1-p}(n - k, k + 1), sf I_p(k + 1, n - k); NaN for a NaN, n < 0, n = inf,
+ * p outside [0, 1], k < 0 or k > n, except that, whatever n and p, the cdf of k = inf is 1 and
+ * of k = -inf 0, as SciPy's (whose sf of +-inf is NaN). */
+static inline int fj_sp_binom_bad(double k, double n, double p) {
+    return isnan(k) || isnan(n) || isnan(p) || n < 0.0 || isinf(n) || p < 0.0 || p > 1.0 ||
+           k < 0.0 || k > n;
+}
+
+static inline double fj_sp_binom_pmf(double k, double n, double p) {
+    if (fj_sp_binom_bad(k, n, p)) return NAN;
+    if (p == 0.0) return k == 0.0 ? 1.0 : 0.0;
+    if (p == 1.0) return k == n ? 1.0 : 0.0;
+    if (n == 0.0) return 1.0;
+    if (k == 0.0) return exp(n * log1p(-p));
+    if (k == n) return exp(n * log(p));
+    return fj_sp_ibeta_derivative(k + 1.0, n - k + 1.0, p, 1.0 - p) / (n + 1.0);
+}
+
+static inline double fj_sp_binom_cdf(double k, double n, double p) {
+    if (isinf(k)) return k > 0.0 ? 1.0 : 0.0;
+    if (fj_sp_binom_bad(k, n, p)) return NAN;
+    if (k == n || p == 0.0) return 1.0;
+    if (p == 1.0) return 0.0;
+    return fj_sp_betaincc(k + 1.0, n - k, p);
+}
+
+static inline double fj_sp_binom_sf(double k, double n, double p) {
+    if (fj_sp_binom_bad(k, n, p)) return NAN;
+    if (k == n || p == 0.0) return 0.0;
+    if (p == 1.0) return 1.0;
+    return fj_sp_betainc(k + 1.0, n - k, p);
 }
 
 /* Student's t distribution function: I_{df/(df+t^2)}(df/2, 1/2) / 2 below 0 (the normal

@@ -1,8 +1,9 @@
 /*
  * fj_special_igam.h -- scipy.special.gammainc and gammaincc (the regularized incomplete gamma
- * functions P(a, x) and Q(a, x) = 1 - P) for fusejit's generated C (and CUDA: the renderer
- * makes these device functions). Doubles; float32 operands are computed in double and the
- * result rounded, as SciPy's float loop.
+ * functions P(a, x) and Q(a, x) = 1 - P), chdtr/chdtrc/pdtr/pdtrc built on them, and exp1/expi
+ * (the exponential integrals, at the end) for fusejit's generated C (and CUDA: the renderer
+ * makes these device functions, not inlined). Doubles; float32 operands are computed in
+ * double and the result rounded, as SciPy's float loops.
  *
  * Special values are SciPy 1.17's: NaN for a < 0, x < 0 or a NaN; a = 0: P = 1, Q = 0 for
  * x > 0, NaN at x = 0; x = 0: P = 0, Q = 1; x = inf: P = 1, Q = 0; a = inf: P = 0, Q = 1 for
