@@ -147,5 +147,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    assert math.isclose(float(temme_coefficients(1, 2)[0][0]), -1 / 3)
     main()

@@ -32,9 +32,10 @@ def _strong(t: T.Tracer) -> T.Tracer:
     return T.Tracer(t.node) if t.weak is not None else t
 
 
-def _holds_tracer(x: Any) -> bool:
+def holds_tracer(x: Any) -> bool:
+    """Whether a list or tuple holds a Tracer (at any depth)."""
     return isinstance(x, (list, tuple)) and any(
-        isinstance(e, T.Tracer) or _holds_tracer(e) for e in x)
+        isinstance(e, T.Tracer) or holds_tracer(e) for e in x)
 
 
 def _from_sequence(a: Any) -> T.Tracer:
@@ -50,7 +51,7 @@ def _from_sequence(a: Any) -> T.Tracer:
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, **kwargs: Any) -> Any:
     """np.asarray that returns a Tracer as itself (cast to `dtype` if given)."""
-    if isinstance(a, T.Tracer) or _holds_tracer(a):
+    if isinstance(a, T.Tracer) or holds_tracer(a):
         t = _strong(a) if isinstance(a, T.Tracer) else _from_sequence(a)
         copy = kwargs.get("copy")
         if dtype is not None and np.dtype(dtype) != t.dtype:
@@ -64,7 +65,7 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, **kwargs: Any) -> Any:
 
 
 def asanyarray(a: Any, dtype: Any = None, order: Any = None, **kwargs: Any) -> Any:
-    if isinstance(a, T.Tracer) or _holds_tracer(a):
+    if isinstance(a, T.Tracer) or holds_tracer(a):
         return asarray(a, dtype, order, **kwargs)
     if order is not None:
         kwargs["order"] = order
@@ -74,7 +75,7 @@ def asanyarray(a: Any, dtype: Any = None, order: Any = None, **kwargs: Any) -> A
 def array(obj: Any, dtype: Any = None, *, copy: Any = True, order: str = "K",
           subok: bool = False, ndmin: int = 0, **kwargs: Any) -> Any:
     """np.array: a copy of a Tracer (unless copy=None/False), with `ndmin` leading axes."""
-    if not (isinstance(obj, T.Tracer) or _holds_tracer(obj)):
+    if not (isinstance(obj, T.Tracer) or holds_tracer(obj)):
         return np.array(obj, dtype, copy=copy, order=order, subok=subok, ndmin=ndmin,
                         **kwargs)
     t = asarray(obj, dtype, copy=bool(copy))
@@ -84,7 +85,7 @@ def array(obj: Any, dtype: Any = None, *, copy: Any = True, order: str = "K",
 
 
 def ascontiguousarray(a: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    if isinstance(a, T.Tracer) or _holds_tracer(a):
+    if isinstance(a, T.Tracer) or holds_tracer(a):
         t = asarray(a, dtype)
         return t.reshape(1) if t.ndim == 0 else t
     return np.ascontiguousarray(a, dtype, **kwargs)
@@ -151,7 +152,7 @@ class ArrayConverter:
 
 
 def array_converter(*objs: Any) -> Any:
-    if any(isinstance(o, T.Tracer) or _holds_tracer(o) for o in objs):
+    if any(isinstance(o, T.Tracer) or holds_tracer(o) for o in objs):
         return ArrayConverter(*objs)
     return _array_converter(*objs)
 
@@ -215,7 +216,7 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
     g = _GLOBALS[id(module_dict)] = {}
     for k, v in module_dict.items():
         if isinstance(v, types.FunctionType) and v.__globals__ is module_dict:
-            g[k] = _copy(v, g)
+            g[k] = copy_function(v, g)
         else:
             g[k] = v
     for k, v in module_dict.items():
@@ -224,7 +225,8 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
     return g
 
 
-def _copy(fn: types.FunctionType, g: dict[str, Any]) -> types.FunctionType:
+def copy_function(fn: types.FunctionType, g: dict[str, Any]) -> types.FunctionType:
+    """`fn` running on the globals `g` (its code, defaults, closure and attributes)."""
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
@@ -238,7 +240,7 @@ def traced_function(fn: types.FunctionType) -> types.FunctionType:
     copied = g.get(fn.__name__)
     if isinstance(copied, types.FunctionType) and copied.__code__ is fn.__code__:
         return copied
-    return _copy(fn, g)
+    return copy_function(fn, g)
 
 
 def _public_name(func: Any) -> str:

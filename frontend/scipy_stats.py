@@ -24,7 +24,6 @@ through np.vectorize, Python control flow on values) raises UnsupportedError nam
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from typing import Any
 
@@ -41,11 +40,7 @@ _ORIGINALS: dict[tuple[str, str], Any] = {}  # (class name, method) -> SciPy's f
 
 
 def _holds_tracer(x: Any) -> bool:
-    if isinstance(x, T.Tracer):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_holds_tracer(e) for e in x)
-    return False
+    return isinstance(x, T.Tracer) or NL.holds_tracer(x)
 
 
 def _as_tracer(a: Any) -> T.Tracer:
@@ -69,8 +64,7 @@ def zeros(shape: Any, dtype: Any = float, order: str = "C", **kwargs: Any) -> T.
     return _fresh(shape, dtype, 0)
 
 
-def empty(shape: Any, dtype: Any = float, order: str = "C", **kwargs: Any) -> T.Tracer:
-    return _fresh(shape, dtype, 0)
+empty = zeros  # (its values are written over: SciPy fills or places every one)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C",
@@ -142,14 +136,6 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
     return g
 
 
-def _copy(fn: types.FunctionType) -> types.FunctionType:
-    new = types.FunctionType(fn.__code__, _traced_globals(fn.__globals__), fn.__name__,
-                             fn.__defaults__, fn.__closure__)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__qualname__ = fn.__qualname__
-    return new
-
-
 @functools.cache
 def _traced_class(cls: type) -> type:
     """A subclass of `cls` whose SciPy-defined methods run on traced globals."""
@@ -160,7 +146,7 @@ def _traced_class(cls: type) -> type:
         for name, v in vars(klass).items():
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
-                ns[name] = _copy(v)
+                ns[name] = NL.copy_function(v, _traced_globals(v.__globals__))
     return type(cls.__name__, (cls,), ns)
 
 
@@ -200,8 +186,3 @@ def patch(module: Any) -> None:
             _ORIGINALS[(cls_name, name)] = current
             setattr(cls, name, _wrapper(name, current))
 
-
-def install() -> None:
-    module = sys.modules.get(MODULE)
-    if module is not None:
-        patch(module)

@@ -57,13 +57,13 @@ static inline double fj_sp_lgamma_ratio_scaled(double A, double B) {
      * its digits when B is small (A + B rounds to A) */
     double z = 1.0 / (A * A), p = 1.0 / A, d = 0.0;
 #define FJ_LGSTAR_TERM(c, n) d += (c) * p * -expm1(-(n) * lr); p *= z;
-    FJ_LGSTAR_TERM(0.083333333333333333, 1)
-    FJ_LGSTAR_TERM(-0.0027777777777777778, 3)
-    FJ_LGSTAR_TERM(7.9365079365079365e-4, 5)
-    FJ_LGSTAR_TERM(-5.9523809523809524e-4, 7)
-    FJ_LGSTAR_TERM(8.4175084175084175e-4, 9)
-    FJ_LGSTAR_TERM(-1.9175269175269175e-3, 11)
-    FJ_LGSTAR_TERM(6.4102564102564103e-3, 13)
+    FJ_LGSTAR_TERM(FJ_STIRLING_1, 1)
+    FJ_LGSTAR_TERM(FJ_STIRLING_2, 3)
+    FJ_LGSTAR_TERM(FJ_STIRLING_3, 5)
+    FJ_LGSTAR_TERM(FJ_STIRLING_4, 7)
+    FJ_LGSTAR_TERM(FJ_STIRLING_5, 9)
+    FJ_LGSTAR_TERM(FJ_STIRLING_6, 11)
+    FJ_LGSTAR_TERM(FJ_STIRLING_7, 13)
 #undef FJ_LGSTAR_TERM
     return A * fj_sp_log1pmx(r) + (B - 0.5) * lr - d;
 }

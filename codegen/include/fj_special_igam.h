@@ -112,13 +112,21 @@ static inline double fj_sp_lgam1p(double a) {
     return fabs(a) <= 0.2 ? fj_sp_lgam1p_taylor(a) : lgamma(1.0 + a);
 }
 
+/* Stirling's series ln Gamma*(a) = sum_k FJ_STIRLING_k / a^(2k-1), B_2k / (2k (2k - 1)) */
+#define FJ_STIRLING_1 0.083333333333333333
+#define FJ_STIRLING_2 -0.0027777777777777778
+#define FJ_STIRLING_3 7.9365079365079365e-4
+#define FJ_STIRLING_4 -5.9523809523809524e-4
+#define FJ_STIRLING_5 8.4175084175084175e-4
+#define FJ_STIRLING_6 -1.9175269175269175e-3
+#define FJ_STIRLING_7 6.4102564102564103e-3
+
 /* ln Gamma*(a) = ln Gamma(a) - (a - 1/2) ln a + a - ln sqrt(2 pi), for a >= 10: Stirling's
  * series (its next term is below 4e-17 there). */
 static inline double fj_sp_lgstar(double a) {
     double z = 1.0 / (a * a);
-    return (0.083333333333333333 + z * (-0.0027777777777777778 + z * (7.9365079365079365e-4
-            + z * (-5.9523809523809524e-4 + z * (8.4175084175084175e-4
-            + z * (-1.9175269175269175e-3 + z * 6.4102564102564103e-3)))))) / a;
+    return (FJ_STIRLING_1 + z * (FJ_STIRLING_2 + z * (FJ_STIRLING_3 + z * (FJ_STIRLING_4
+            + z * (FJ_STIRLING_5 + z * (FJ_STIRLING_6 + z * FJ_STIRLING_7)))))) / a;
 }
 
 /* x^a e^-x / Gamma(a + 1) (scaled = 0) or / Gamma(a) (scaled = 1), for a, x > 0 finite. */
