@@ -106,8 +106,8 @@ class CudaModule:
                 "epilogues": [asdict(k) for k in self.epilogues]}
 
 
-_SPECIAL_HEADERS = ("fj_special.h", "fj_special_beta.h", "fj_special_igam.h",
-                    "fj_special_ibeta.h")
+_SPECIAL_HEADERS = ("fj_special_bessel.h", "fj_special.h", "fj_special_beta.h",
+                    "fj_special_igam.h", "fj_special_ibeta.h")
 # the incomplete gamma and beta functions' loops are called, not inlined into every caller
 # (inlined, they double nvcc's time on a program that uses several)
 _DEVICE_QUALIFIER = {"fj_special_igam.h": "static __device__ __noinline__",
@@ -118,7 +118,8 @@ _DEVICE_QUALIFIER = {"fj_special_igam.h": "static __device__ __noinline__",
 def scalar_header(special: bool = True) -> str:
     """fj_scalar.h (and, when `special`, fj_special*.h: scipy.special's ufuncs) with every
     `static inline` helper made a device function."""
-    text = ""
+    # (j0, j1, y0, y1 from x = 8 are fj_special_bessel.h's: the device's lose digits there)
+    text = "#define FJ_SP_BESSEL_HANKEL 1\n" if special else ""
     for name in ("fj_scalar.h", *(_SPECIAL_HEADERS if special else ())):
         with open(os.path.join(_HERE, "include", name), encoding="utf-8") as f:
             part = f.read()

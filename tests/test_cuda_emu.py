@@ -273,3 +273,36 @@ def test_complex_functions_on_drawn_values(dtype, monkeypatch: pytest.MonkeyPatc
                         path=f"{n}{z.tolist()}")
 
     check()
+
+
+def test_bessel_functions_beyond_eight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scipy.special j0, j1, y0, y1 in the CUDA prelude, which computes them from |x| = 8 by
+    Hankel's form (fj_special_bessel.h: an H200's own lost digits there, relative 1e-12 at
+    x = 30 and 1e-9 at 3e8): mpmath's values at large x (as the C backend's test), and the C
+    backend's (glibc's, a few ulp) across 8..1e6 to a few ulp of sqrt(2/(pi x)), the
+    functions' envelope (near their zeros the error is absolute, as SciPy's own)."""
+    sp = pytest.importorskip("scipy.special")
+    from test_special import BESSEL_REF
+
+    def bessel(a):
+        return sp.j0(a), sp.j1(a), sp.y0(a), sp.y1(a)
+
+    ref = np.array(BESSEL_REF)
+    x = np.concatenate([ref[:, 0], np.linspace(8.0, 60.0, 1001), np.geomspace(60.0, 1e6, 400),
+                        [np.nextafter(8.0, 0.0), 7.0, 1e-300, 0.0, np.inf, -np.inf, np.nan,
+                         1.7e308]])
+    want = fusejit.jit(bessel)(x)  # the C backend: glibc's
+    cuda_fake.install(monkeypatch, emulate=True)
+    got = fusejit.jit(bessel, backend="cuda")(x)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g[:len(ref)], ref[:, k + 1], rtol=4e-15, atol=0)
+        with np.errstate(all="ignore"):
+            envelope = np.sqrt(2.0 / np.pi) / np.sqrt(np.abs(x))
+            ok = (np.abs(g - w) <= 8e-16 * envelope) | (g == w) | (np.isnan(g) & np.isnan(w))
+        assert ok.all(), (k, x[~ok][:4], g[~ok][:4], w[~ok][:4])
+    # j0 even, j1 odd; y0 and y1 NaN below 0, as SciPy's
+    part = slice(len(ref), len(ref) + 50)
+    neg = fusejit.jit(bessel, backend="cuda")(-x[part])
+    np.testing.assert_array_equal(neg[0], got[0][part])
+    np.testing.assert_array_equal(neg[1], -got[1][part])
+    assert np.isnan(neg[2]).all() and np.isnan(neg[3]).all()

@@ -123,6 +123,10 @@ def _check(name: str, got: np.ndarray, want: np.ndarray, args: tuple) -> None:
         with np.errstate(all="ignore"):
             exact = sp.stdtr(*(np.asarray(a, np.float64) for a in args)).astype(np.float32)
         ok |= match_mask(got, np.broadcast_to(exact, want.shape), 2e-6, 3e-45)
+    if name == "stdtr":  # SciPy: 0 or 1 beyond |t| = 1e150 (its t^2 overflows) where a small
+        # df's heavy tail is not (test_special_ibeta.py compares those with mpmath's values)
+        t = np.abs(np.broadcast_to(args[1], want.shape).astype(np.float64))
+        ok |= (t > 1e150) & ((want == 0) | (want == 1)) & (got >= 0) & (got <= 1)
     if name == "expi":  # SciPy overflows to inf from x ~ 709.78 (its e^x); Ei is finite to 716.4
         x = np.broadcast_to(args[0], want.shape).astype(np.float64)
         ok |= (x > 709.7) & np.isposinf(want) & (got > 1e305)
@@ -265,8 +269,8 @@ def test_documented_differences() -> None:
         assert (sp.gammasgn(x) == 1.0).all()
 
 
-# x, J0(x), J1(x), Y0(x), Y1(x) to 17 digits (mpmath, 50 digits): where SciPy's values have
-# few or no correct digits
+# x, J0(x), J1(x), Y0(x), Y1(x) to 17 digits (mpmath, 50 digits): where SciPy 1.17's values
+# have few or no correct digits (another SciPy's, on the GPU machine, had them)
 BESSEL_REF = [
     (123.456, -0.07103006241837069, -0.010839584856520649, -0.010551829449805762,
      0.07098791041947367),
@@ -286,14 +290,14 @@ BESSEL_REF = [
 
 
 def test_bessel_against_mpmath() -> None:
-    """j0, j1, y0, y1 at large x, where SciPy's argument reduction loses the digits: to a
-    few ulp of the true values (and j1 of a subnormal x is x/2, correctly rounded)."""
+    """j0, j1, y0, y1 at large x, where SciPy 1.17's argument reduction loses the digits: to
+    a few ulp of the true values (and j1 of a subnormal x is x/2, correctly rounded). On
+    CUDA these are fj_special_bessel.h's (the device's own were off by 1e-9 at 3e8)."""
     ref = np.array(BESSEL_REF)
     x = ref[:, 0]
     got = fusejit.jit(lambda a: (sp.j0(a), sp.j1(a), sp.y0(a), sp.y1(a)))(x)
     for k, g in enumerate(got):
         np.testing.assert_allclose(g, ref[:, k + 1], rtol=4e-15, atol=0)
-    assert not np.allclose(sp.j0(x[3:]), ref[3:, 1], rtol=1e-3, atol=0)  # (SciPy's, for the record)
     tiny = np.array([1e-310, -3e-320])
     assert_same(fusejit.jit(lambda a: sp.j1(a))(tiny), tiny / 2)
 

@@ -38,7 +38,8 @@
  *   fj_sp_j0, j1, y0, y1  libm's (glibc: ~2 ulp everywhere). SciPy's (cephes) reduce the
  *       argument in double and lose accuracy as x grows (relative 1e-11 near 1e2, 1e-6 near
  *       1e7, no correct digit beyond ~1e13; absolute ~eps sqrt(x)), and its j1 rounds badly
- *       for subnormal x; these are the accurate values there. NaN at +-inf, as SciPy.
+ *       for subnormal x; these are the accurate values there. NaN at +-inf, as SciPy. On the
+ *       GPU, whose own lose digits beyond x = 8, fj_special_bessel.h's from there.
  *   fj_sp_gamma        libm tgamma (within 1.1e-15 of SciPy's wherever SciPy's result is a
  *       normal float). Below x = -170.5, where |gamma| < 2.3e-308, SciPy returns +-0 for
  *       most x and this the (sub)normal value tgamma computes.
@@ -129,10 +130,26 @@ static inline double fj_sp_loggamma(double x) {
 /* Bessel functions of orders 0 and 1: libm's j0, j1, y0, y1 (glibc's are within ~2 ulp of the
  * true value over all doubles: checked against mpmath up to 1e21), with SciPy's NaN at +-inf
  * (y0, y1: at +inf; below 0 both give NaN, at 0 -inf). */
+#ifdef FJ_SP_BESSEL_HANKEL  /* the GPU's: fj_special_bessel.h from |x| = 8, the device's below */
+static inline double fj_sp_j0(double x) {
+    return isinf(x) ? NAN : fabs(x) >= 8.0 ? fj_sp_bessel_large(fabs(x), 0) : j0(x);
+}
+static inline double fj_sp_j1(double x) {
+    if (isinf(x) || fabs(x) < 8.0) return isinf(x) ? NAN : j1(x);
+    return x > 0.0 ? fj_sp_bessel_large(x, 2) : -fj_sp_bessel_large(-x, 2);
+}
+static inline double fj_sp_y0(double x) {
+    return x == INFINITY ? NAN : x >= 8.0 ? fj_sp_bessel_large(x, 1) : y0(x);
+}
+static inline double fj_sp_y1(double x) {
+    return x == INFINITY ? NAN : x >= 8.0 ? fj_sp_bessel_large(x, 3) : y1(x);
+}
+#else
 static inline double fj_sp_j0(double x) { return isinf(x) ? NAN : j0(x); }
 static inline double fj_sp_j1(double x) { return isinf(x) ? NAN : j1(x); }
 static inline double fj_sp_y0(double x) { return x == INFINITY ? NAN : y0(x); }
 static inline double fj_sp_y1(double x) { return x == INFINITY ? NAN : y1(x); }
+#endif
 
 /* erfc(x) for x >= 26 (where it underflows) times exp(x^2): the asymptotic series. */
 static inline double fj_sp_erfcx_large(double x) {

@@ -26,6 +26,7 @@
 #define FJ_IBETA_ASYM_A 15.0  /* the expansion in 1/a: a >= 15, b <= a / 8, b^3 <= a^2 */
 #define FJ_IBETA_ASYM_B 0.125
 #define FJ_IBETA_ASYM_TERMS 24
+#define FJ_LGAMMA_HALF 0.57236494292470008707  /* ln Gamma(1/2) = ln sqrt(pi) */
 
 /* The continued fraction of I_x(a, b), for x < (a + 1) / (a + b + 2); y = 1 - x. Its first
  * denominator 1 - (a + b) x / (a + 1) is formed from y, ((1 - b) + (a + b) y) / (a + 1), when
@@ -258,7 +259,9 @@ static inline double fj_sp_binom_sf(double k, double n, double p) {
 
 /* Student's t distribution function: I_{df/(df+t^2)}(df/2, 1/2) / 2 below 0 (the normal
  * distribution's for df = inf), 1 minus that above; 1/2 at t = +-0, 0 and 1 at -inf and inf,
- * NaN for df <= 0 or a NaN, as SciPy. */
+ * NaN for df <= 0 or a NaN, as SciPy. Beyond |t| = 1e150 SciPy's t^2 overflows, giving 0 (1)
+ * where a small df's heavy tail is still far from it (stdtr(0.01, -1e159) = 0.024); this
+ * gives the tail's value. */
 static inline double fj_sp_stdtr(double df, double t) {
     if (isnan(df) || isnan(t) || df <= 0.0) return NAN;
     if (t == 0.0) return 0.5;
@@ -266,6 +269,12 @@ static inline double fj_sp_stdtr(double df, double t) {
     if (isinf(df)) return fj_sp_ndtr(t);
     double x, y;
     if (fabs(t) > 1e150) {  /* (t^2 would overflow) */
+        const double lx = log(df) - 2.0 * log(fabs(t)), a = 0.5 * df;
+        if (lx < -80.0) {  /* I_x(a, 1/2) = x^a / (a B(a, 1/2)) (1 + O(x)), from log x: x itself
+                            * may be subnormal, its digits lost (SciPy's t^2 overflows: 0) */
+            double p = 0.5 * exp(a * lx - (lgamma(a + 1.0) + FJ_LGAMMA_HALF - lgamma(a + 0.5)));
+            return t < 0.0 ? p : 1.0 - p;
+        }
         x = df / t / t;
         y = 1.0;
     } else {
