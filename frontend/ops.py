@@ -209,7 +209,8 @@ _ufunc("fmod", _float_or(_libm("fmod"), _helper("fmod")), cost=6)
 # negative bases); integer power: fj_scalar.h's exact wrap-around helper.
 _ufunc("power", _float_or(lambda i, o: f"fj_pow_{o}({{0}}, {{1}})", _helper("power")), cost=20,
        errors=(ERR_INT_NEG_POWER,))
-_ufunc("negative", fixed_expr("(-{0})"))
+# (floats: fj_neg_T flips the sign bit; gcc folds `-x` of an fma into an fnmsub, +0 for -0)
+_ufunc("negative", lambda i, o: f"fj_neg_{o}({{0}})" if o in ("f32", "f64") else "(-{0})")
 _ufunc("positive", fixed_expr("({0})"))
 _ufunc("conjugate", fixed_expr("({0})"))  # real dtypes only: a copy
 _ufunc("absolute", lambda i, o: "({0})" if i[0] == "b" else

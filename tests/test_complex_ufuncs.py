@@ -141,3 +141,25 @@ def test_fastmath_keeps_expm1_parts() -> None:
     z = _values(np.dtype(np.complex128), 500, 3)
     f = lambda z: np.expm1(z)  # noqa: E731
     assert_same(fusejit.jit(f, fastmath=True)(z), quiet_numpy(f, z), rtol=_exact())
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_negated_parts_of_products_keep_signed_zeros(dtype: np.dtype) -> None:
+    """-np.real(z * w) where the product's real part is +0: NumPy gives -0. gcc folded `-x`
+    of the product's inlined fma into one fnmsub, which gives +0; real negation now flips
+    the sign bit (fj_neg_T), as it does for NaN's sign."""
+    z = np.array([0, 1, 0j, 1j, -1j, complex(0, -0.0)], dtype)
+    w = np.array([0, 0, 1, 1j, 0j, 1], dtype)
+
+    def f(z, w):
+        p = z * w
+        return -np.real(p), -np.imag(p), -(np.real(p) * 2), -np.abs(p)
+
+    with np.errstate(all="ignore"):
+        want = f(z, w)
+    got = fusejit.jit(f)(z, w)
+    for g, v in zip(got, want):
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(v))
+        assert_same(g, v)
+    part = np.array([np.nan, -np.nan, 0.0, -0.0], np.zeros(1, dtype).real.dtype)
+    assert np.signbit(fusejit.jit(lambda a: -a)(part)).tolist() == [True, False, True, False]

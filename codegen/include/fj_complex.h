@@ -84,28 +84,14 @@ static inline float _Complex fj_cnarrow_c64(double _Complex a) {
     return __builtin_complex(r, i);
 }
 
-/* -x by flipping its sign bit. gcc 12 with FMA folds the negation of an fma (a part of
- * fj_cmul_T's product, inlined) into one fnmsub, (-a*b) - c, which is +0 where the negated
- * sum is -0: np.conj(z * s) and -(z * w) would lose NumPy's signed zeros. */
-#define FJ_FLIPDEF(R, T, U)                                                               \
-static inline T fj_flip_##R(T x) {                                                        \
-    U u;                                                                                  \
-    __builtin_memcpy(&u, &x, sizeof u);                                                   \
-    u ^= (U)1 << (8 * sizeof u - 1);                                                      \
-    __builtin_memcpy(&x, &u, sizeof u);                                                   \
-    return x;                                                                             \
-}
-FJ_FLIPDEF(f32, float, uint32_t)
-FJ_FLIPDEF(f64, double, uint64_t)
-#undef FJ_FLIPDEF
-
+/* (negation flips sign bits: fj_neg_T, fj_scalar.h) */
 #define FJ_CDEF(S, T, F, R)                                                               \
 static inline T _Complex fj_cpack_##S(T r, T i) { return __builtin_complex(r, i); }       \
 static inline T _Complex fj_cneg_##S(T _Complex a) {                                      \
-    return __builtin_complex(fj_flip_##R(__real__ a), fj_flip_##R(__imag__ a));           \
+    return __builtin_complex(fj_neg_##R(__real__ a), fj_neg_##R(__imag__ a));            \
 }                                                                                         \
 static inline T _Complex fj_cconj_##S(T _Complex a) {                                     \
-    return __builtin_complex(__real__ a, fj_flip_##R(__imag__ a));                        \
+    return __builtin_complex(__real__ a, fj_neg_##R(__imag__ a));                         \
 }                                                                                         \
 static inline T _Complex fj_cmul_##S(T _Complex a, T _Complex b) {                        \
     const T ar = __real__ a, ai = __imag__ a, br = __real__ b, bi = __imag__ b;           \

@@ -325,6 +325,14 @@ FJ__BITS(i64, int64_t, u64, uint64_t) FJ__BITS(u64, uint64_t, i64, int64_t)
 FJ__BITS(i64, int64_t, f64, double) FJ__BITS(f64, double, i64, int64_t)
 FJ__BITS(u64, uint64_t, f64, double) FJ__BITS(f64, double, u64, uint64_t)
 
+/* np.negative of a float: its sign bit flipped. gcc folds `-x` of an fma (a part of a complex
+ * product, inlined) into one fnmsub, (-a*b) - c, which is +0 where NumPy's -(+0) is -0
+ * (-np.real(z * w) at z = 0); and PTX's neg leaves a NaN's sign open. */
+static inline float fj_neg_f32(float x) { return fj_bits_u32_f32(fj_bits_f32_u32(x) ^ 0x80000000u); }
+static inline double fj_neg_f64(double x) {
+    return fj_bits_u64_f64(fj_bits_f64_u64(x) ^ 0x8000000000000000ull);
+}
+
 /* NumPy bool (uint8_t holding 0/1). */
 static inline uint8_t fj_maximum_b(uint8_t a, uint8_t b) { return (uint8_t)(a | b); }
 static inline uint8_t fj_minimum_b(uint8_t a, uint8_t b) { return (uint8_t)(a & b); }

@@ -53,7 +53,7 @@ static int fj_k0(char *const *fj_buf, int64_t fj_lo, int64_t fj_hi) {
             #pragma omp simd
             for (int64_t j = fj_t; j < fj_e; j++) { /* call */
                 const float v3 = p1[j];
-                const float v4 = ((float)(-v3));
+                const float v4 = ((float)fj_neg_f32(v3));
                 fj_av5[j - fj_t] = v4;
             }
             fj_tile_exp_f32(fj_tv5, fj_av5, fj_e - fj_t);
