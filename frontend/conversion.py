@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
+from . import vectorize
 from .numpy_patch import NAMES, ORIGINALS, WRAPPERS, patched
 from .views import basic_index
 
@@ -89,6 +90,12 @@ def refuse_nditer() -> None:
         "Python the values one at a time, which a compiled function does not have. Write the "
         "loop as array operations, or iterate over x.ravel() (each item a traced 0-d value; "
         "the loop is unrolled when tracing) or np.ndindex(x.shape)")
+
+
+def vectorize_call(vec: Any, args: tuple, kwargs: dict) -> Any:
+    """np.vectorize's call with traced arguments (frontend/numpy_patch.py): see
+    frontend/vectorize.py."""
+    return vectorize.call(vec, args, kwargs)
 
 
 def holds_tracer(x: Any) -> bool:

@@ -1,6 +1,7 @@
 """numpy's array constructors accepting traced values while a trace runs: np.asarray,
 np.asanyarray, np.array, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, and
-np.full with a traced fill value; and the items of np.r_[...] and np.c_[...]. The traced
+np.full with a traced fill value; the items of np.r_[...] and np.c_[...]; np.vectorize's
+calls with traced arguments (frontend/vectorize.py). The traced
 functions of np and np.linalg (np.sum, np.linalg.norm: frontend.registry's) given a list or
 tuple that holds traced values (`np.sum([a, b])`, `np.max((x, y))`), which NumPy's dispatch
 does not look into. np.nditer of a traced operand is refused by name (NumPy's iterator would
@@ -250,9 +251,28 @@ functools.update_wrapper(_nditer, NDITER, updated=())
 _nditer.__fusejit_original__ = NDITER  # type: ignore[attr-defined]
 
 
+# np.vectorize's __call__ (a class attribute, so that instances made before the trace see it):
+# with a traced argument, frontend/vectorize.py runs the function once on the arrays (NumPy's
+# would hand each element to Python, through np.asarray of a traced value).
+VECTORIZE_CALL = _genuine(np.vectorize.__call__)
+
+
+def _vectorize_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    owner = _traced_owner([*args, *kwargs.values()])
+    if owner is None:
+        return VECTORIZE_CALL(self, *args, **kwargs)
+    return owner.vectorize_call(self, args, kwargs)
+
+
+functools.update_wrapper(_vectorize_call, VECTORIZE_CALL)
+_vectorize_call.__fusejit_original__ = VECTORIZE_CALL  # type: ignore[attr-defined]
+
+
 def _install() -> None:
     if np.nditer is NDITER:
         np.nditer = _nditer
+    if np.vectorize.__call__ is VECTORIZE_CALL:
+        np.vectorize.__call__ = _vectorize_call  # type: ignore[method-assign]
     for key, module, original, make, own in _SLOTS:
         current = getattr(module, key[1])
         _STATE.found[key] = current
@@ -264,6 +284,8 @@ def _install() -> None:
 def _restore() -> None:
     if np.nditer is _nditer:
         np.nditer = NDITER
+    if np.vectorize.__call__ is _vectorize_call:
+        np.vectorize.__call__ = VECTORIZE_CALL  # type: ignore[method-assign]
     if getattr(_TRICKS, "array", None) is WRAPPERS["array"]:
         _TRICKS.array = ORIGINALS["array"]  # type: ignore[union-attr]
     for key, module, _, _, _ in _SLOTS:
