@@ -370,8 +370,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
 REFUSED: dict[Callable[..., Any], str] = {
     np.unique: "the size of its result depends on the values (a data-dependent shape); "
                "compute it outside the compiled function",
-    **dict.fromkeys((np.lexsort, np.histogram2d, np.histogramdd),
-                    "fusejit sorts by one key only (np.sort/np.argsort, frontend/sorting.py); "
+    **dict.fromkeys((np.histogram2d, np.histogramdd),
+                    "fusejit bins by one key only (np.histogram, np.bincount); "
                     "compute it outside the compiled function"),
 }
 

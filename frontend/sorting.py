@@ -1,6 +1,7 @@
 """Sorting at trace time: np.sort, np.argsort, np.partition, np.argpartition and
 np.searchsorted into a traced array (functions and ndarray methods, `x.sort()` in place), as
-`sort` and `searchsorted` nodes (op table: frontend/ops_more.py; lowering/sort.py).
+`sort` and `searchsorted` nodes (op table: frontend/ops_more.py; lowering/sort.py); np.lexsort
+as stable argsorts, one a key.
 
 A `sort` node sorts along one axis in NumPy's order (NaN last; -0.0 and 0.0 tie). Its mode
 is "sort" (values; NumPy's default kinds do not fix the order of ties, so the values only
@@ -78,6 +79,23 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     _stable(kind, x.dtype, np.argsort)
     x, ax = _along(np.reshape(x, (1,)) if x.ndim == 0 else x, axis)  # NumPy: 0-d gives [0]
     return sort_node(x, ax, "arg")
+
+
+def lexsort(keys: Any, axis: Any = -1) -> Any:
+    """np.lexsort: stable argsorts of the keys from the first to the last (the primary key),
+    each key gathered in the order found so far."""
+    rows = ([keys[i] for i in range(keys.shape[0])] if isinstance(keys, T.Tracer) and keys.ndim
+            else None if isinstance(keys, T.Tracer) else [_tracer(k) for k in keys])
+    stand_in = (np.zeros(keys.shape, keys.dtype) if rows is None
+                else [np.zeros(k.shape, k.dtype) for k in rows])
+    probe = np.lexsort(stand_in, axis=axis)  # NumPy's errors; its result for 0-d keys
+    if rows is None or np.ndim(probe) == 0:
+        return probe
+    ax = normalize_axis_index(operator.index(axis), rows[0].ndim)
+    order = argsort(rows[0], ax)
+    for key in rows[1:]:
+        order = np.take_along_axis(order, argsort(np.take_along_axis(key, order, ax), ax), ax)
+    return order
 
 
 def _kth(x: T.Tracer, kth: Any, axis: Any, fn: Callable[..., Any], what: str) -> None:
@@ -173,5 +191,5 @@ METHODS: dict[str, Any] = {"sort": _method_sort, "argsort": _method_argsort,
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.sort: sort, np.argsort: argsort, np.partition: partition,
-    np.argpartition: argpartition, np.searchsorted: searchsorted,
+    np.argpartition: argpartition, np.searchsorted: searchsorted, np.lexsort: lexsort,
 }

@@ -130,6 +130,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.gammasgn(x)", lambda x: sp.gammasgn(x), (X,)),
          ("scipy.special.loggamma(p)", lambda p: sp.loggamma(p), (P,))],
     "Everyday calls added from benchmarks/survey_calls.py (frontend/everyday.py, np.pad)": [
+        ("np.vectorize(f)(x)", lambda x: np.vectorize(lambda t: t * 2 + 1)(x), (X,)),
         ("np.hsplit(x, 2)", lambda x: np.hsplit(x, 2), (X,)),
         ("np.block([[x, x], [x, x]])", lambda x: np.block([[x, x], [x, x]]), (X,)),
         ("np.pad(x, 2, 'mean')", lambda x: np.pad(x, 2, "mean"), (X,)),
@@ -168,6 +169,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     "Sorting and order statistics (on the sort kernel)": [
         ("np.sort(v)", lambda v: np.sort(v), (V,)),
         ("np.argsort(x, axis=1)", lambda x: np.argsort(x, axis=1, kind="stable"), (X,)),
+        ("np.lexsort((v, np.round(v)))", lambda v: np.lexsort((v, np.round(v))), (V,)),
         ("np.partition(v, 3)", lambda v: np.partition(v, 3)[3], (V,)),
         ("np.searchsorted(np.sort(v), x)", lambda v, x: np.searchsorted(np.sort(v), x), (V, X)),
         ("np.median(x, axis=1)", lambda x: np.median(x, axis=1), (X,)),

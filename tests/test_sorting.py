@@ -291,3 +291,31 @@ def test_complex_sorts_follow_numpys_order() -> None:
     for f in (lambda z: np.sort(z), lambda z: np.argsort(z), lambda z: np.median(z),
               lambda z: np.searchsorted(z[[1, 2, 0]], z), lambda z: np.partition(z, 1)):
         run_both(f, z)
+
+
+_RNG = np.random.default_rng(21)
+_KEY_F = _RNG.integers(0, 3, (4, 7)).astype(float)
+_KEY_F[0, 2], _KEY_F[1, 3], _KEY_F[2, 4] = np.nan, -0.0, 0.0
+_KEY_I = _RNG.integers(0, 2, (4, 7)).astype(np.int8)
+_KEY_C = _RNG.integers(0, 2, 7) + 1j * _RNG.integers(0, 2, 7)
+LEXSORT = {
+    "two keys": (lambda x, y: np.lexsort((x, y)), (_KEY_F, _KEY_I)),
+    "axis 0": (lambda x, y: np.lexsort((x, y), axis=0), (_KEY_F, _KEY_I)),
+    "rows of one array": (lambda x: np.lexsort(x), (_KEY_F,)),
+    "one key": (lambda x: np.lexsort([x[0]]), (_KEY_F,)),
+    "complex key": (lambda z: np.lexsort((z.real, z)), (_KEY_C,)),
+    "0-d keys": (lambda x: np.lexsort((x[0, 0],)), (_KEY_F,)),
+    "elements of a vector": (lambda x: np.lexsort(x[0]), (_KEY_F,)),
+    "zero size": (lambda x: np.lexsort((x[:, :0], x[:, :0])), (_KEY_F,)),
+    "shapes differ": (lambda x: np.lexsort((x, x[0])), (_KEY_F,)),
+    "bad axis": (lambda x: np.lexsort((x,), axis=3), (_KEY_F,)),
+    "no keys": (lambda x: np.lexsort(()) + x, (_KEY_F,)),
+}
+
+
+@pytest.mark.parametrize("name", list(LEXSORT))
+def test_lexsort_matches_numpy(name: str) -> None:
+    """np.lexsort: the last key first, ties by the ones before, NaN last, -0.0 and 0.0 tied
+    in their order (stable argsorts, one a key); NumPy's errors."""
+    f, args = LEXSORT[name]
+    run_both(f, *args)
