@@ -1,4 +1,5 @@
-"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb.
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb, and
+scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -31,9 +32,11 @@ from typing import Any
 import numpy as np
 
 from . import scipy_stats
+from .scipy_spatial import cdist, pdist  # noqa: F401 (found by name: _traced_impl)
 
 # defining module -> the functions wrapped there
-WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",)}
+WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
+           "scipy.spatial.distance": ("cdist", "pdist")}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 

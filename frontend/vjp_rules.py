@@ -444,7 +444,7 @@ def _install() -> None:
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank",
                  "check_real_if_close", "check_weights_zero", "check_unravel_range",
                  "check_finite", "check_fweights_int", "check_fweights_neg",
-                 "check_aweights_neg"):
+                 "check_aweights_neg", "check_dist_weights_neg"):
         set_vjp(name, INTEGER)
     for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
         set_vjp(name, rule)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
 
@@ -79,6 +80,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.special.logsumexp(x, axis=1)", lambda x: sp.logsumexp(x, axis=1), (X,)),
         ("scipy.stats.zscore(x, axis=1)", lambda x: st.zscore(x, axis=1), (X,)),
         ("scipy.special.comb(x * 9, 3)", lambda x: sp.comb(x * 9, 3), (X,)),
+        ("scipy.spatial.distance.cdist(x, x[:3], 'cosine')",
+         lambda x: distance.cdist(x, x[:3], "cosine"), (X,)),
+        ("scipy.spatial.distance.pdist(x)", lambda x: distance.pdist(x), (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
