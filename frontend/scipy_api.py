@@ -1,5 +1,6 @@
-"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb, and
-scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py).
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
+scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py) and scipy.ndimage's
+separable filters (frontend/scipy_ndimage.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -32,11 +33,29 @@ from typing import Any
 import numpy as np
 
 from . import scipy_stats
+from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
+    convolve1d,
+    correlate1d,
+    gaussian_filter,
+    gaussian_filter1d,
+    laplace,
+    prewitt,
+    sobel,
+    uniform_filter,
+    uniform_filter1d,
+)
 from .scipy_spatial import cdist, pdist  # noqa: F401 (found by name: _traced_impl)
 
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
-           "scipy.spatial.distance": ("cdist", "pdist")}
+           "scipy.spatial.distance": ("cdist", "pdist"),
+           "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
+                                      "gaussian_filter", "uniform_filter1d", "uniform_filter",
+                                      "sobel", "prewitt", "laplace")}
+# the public module that re-exports a defining module's names (bound again when fusejit is
+# imported after it)
+PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
+          "scipy.ndimage._filters": "scipy.ndimage"}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 
@@ -227,16 +246,16 @@ def _patch(module: Any) -> None:
         scipy_stats.patch(module)
     if module.__name__ == "scipy.special._support_alternative_backends":
         _patch_ufunc_backends(module)
-    special = sys.modules.get("scipy.special")
+    public = sys.modules.get(PUBLIC.get(module.__name__, ""))
     for name in WRAPPED.get(module.__name__, ()):
         original = getattr(module, name, None)
         if original is None:
             continue
         wrapped = _wrap(name, original)
         setattr(module, name, wrapped)
-        if special is not None and getattr(special, name, None) is getattr(
+        if public is not None and getattr(public, name, None) is getattr(
                 wrapped, "__fusejit_original__", None):
-            setattr(special, name, wrapped)
+            setattr(public, name, wrapped)
 
 
 class _PostImport(importlib.abc.MetaPathFinder):

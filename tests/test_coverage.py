@@ -15,6 +15,7 @@ import numpy as np
 import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
+from scipy import ndimage
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import assert_same  # noqa: E402
@@ -83,6 +84,10 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.spatial.distance.cdist(x, x[:3], 'cosine')",
          lambda x: distance.cdist(x, x[:3], "cosine"), (X,)),
         ("scipy.spatial.distance.pdist(x)", lambda x: distance.pdist(x), (X,)),
+        ("scipy.ndimage.gaussian_filter(x, 1.5)", lambda x: ndimage.gaussian_filter(x, 1.5),
+         (X,)),
+        ("scipy.ndimage.uniform_filter(x, 3)", lambda x: ndimage.uniform_filter(x, 3), (X,)),
+        ("scipy.ndimage.sobel(x, axis=0)", lambda x: ndimage.sobel(x, axis=0), (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
