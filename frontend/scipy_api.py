@@ -34,7 +34,9 @@ import numpy as np
 
 from . import scipy_stats
 from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
+    convolve,
     convolve1d,
+    correlate,
     correlate1d,
     gaussian_filter,
     gaussian_filter1d,
@@ -51,7 +53,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.spatial.distance": ("cdist", "pdist"),
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
                                       "gaussian_filter", "uniform_filter1d", "uniform_filter",
-                                      "sobel", "prewitt", "laplace")}
+                                      "sobel", "prewitt", "laplace", "correlate", "convolve")}
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",

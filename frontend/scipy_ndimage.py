@@ -1,6 +1,6 @@
-"""scipy.ndimage's separable filters of traced arrays, bit for bit SciPy's (installed by
+"""scipy.ndimage's linear filters of traced arrays, bit for bit SciPy's (installed by
 frontend/scipy_api.py): correlate1d, convolve1d, gaussian_filter1d, gaussian_filter,
-uniform_filter1d, uniform_filter, sobel, prewitt and laplace.
+uniform_filter1d, uniform_filter, sobel, prewitt, laplace, correlate and convolve.
 
 SciPy's functions write into an output array from compiled code, so a traced value cannot
 flow through them; with a traced argument these build the same arithmetic from traced
@@ -16,6 +16,8 @@ the grid- modes alike), computes in float64 in SciPy's order and casts to the ou
   cumulative sum), each divided by the size.
 - gaussian_filter1d: correlate1d with SciPy's own kernel (its `_gaussian_kernel1d`), and
   the n-d filters as SciPy chains their passes (axes, sequences of sizes, sigmas, modes).
+- correlate, convolve (n-d weights): NI_Correlate, 0.0 plus w * x over the taps in C order
+  whose weight exceeds DBL_EPSILON (SciPy's footprint; its weights must be values).
 Arguments are checked by SciPy's own function, called on stand-ins (ones of the input's dtype
 and the shape cut to three along each axis): its errors for a bad axis, origin, size, mode
 or weights. Complex values and an output array (`output=` an ndarray) are refused by name;
@@ -54,7 +56,7 @@ def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtyp
     output = kwargs.get("output")
     if isinstance(output, np.ndarray) or isinstance(output, T.Tracer):
         raise _refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
-    traced_ok = {0} if name == "correlate1d" else set()  # (its weights)
+    traced_ok = {0} if name in ("correlate1d", "correlate", "convolve") else set()  # (weights)
     for key, value in (*enumerate(args), *kwargs.items()):
         if isinstance(value, T.Tracer) and key not in traced_ok:
             raise _refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
@@ -229,6 +231,50 @@ def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
     steps = [_correlating(_gaussian_weights(s, o, truncate, r), a, m, cval, 0)
              for a, s, o, m, r in zip(axes, sigmas, orders, modes, radii) if s > 1e-15]
     return _passes(x, dtype, steps or [lambda v: v])
+
+
+def _correlate_nd(x: Any, w: np.ndarray, origins: list[int], mode: str, cval: float) -> Any:
+    """NI_Correlate over float64 `x`: 0.0 plus w * x over the weights in C order whose size
+    exceeds DBL_EPSILON (SciPy's footprint), the array extended along each axis by `mode`."""
+    pads = [(k // 2 + o, k - k // 2 - 1 - o) for k, o in zip(w.shape, origins)]
+    extra = {"constant_values": cval} if PAD_MODES[mode] == "constant" else {}
+    xp = np.pad(x, pads, mode=PAD_MODES[mode], **extra)
+    out: Any = np.zeros(x.shape)  # (SciPy's sum starts from 0.0: -0.0 terms give +0.0)
+    for idx in np.ndindex(*w.shape):
+        if abs(w[idx]) > np.finfo(np.float64).eps:
+            tap = xp[tuple(slice(i, i + n) for i, n in zip(idx, x.shape))]
+            out = out + w[idx] * tap
+    return out
+
+
+def _correlate_or_convolve(name: str, input: Any, weights: Any, output: Any, mode: Any,
+                           cval: float, origin: Any, axes: Any, flip: bool) -> Any:
+    from scipy.ndimage import _filters
+
+    x, dtype = _checked(name, input, (weights,), {"output": output, "mode": mode, "cval": cval,
+                                                  "origin": origin, "axes": axes})
+    if isinstance(weights, T.Tracer):
+        raise _refuse(f"{name} with traced weights (SciPy's footprint is the weights that are "
+                      "not zero)")
+    axes = _filters._ni_support._check_axes(axes, x.ndim)
+    w = _filters._expand_footprint(x.ndim, axes, np.asarray(weights, np.float64), "weights")
+    origins = list(_filters._expand_origin(x.ndim, axes, origin))
+    if flip:
+        w = w[(slice(None, None, -1),) * w.ndim]
+        origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, w.shape)]
+    return _passes(x, dtype, [lambda v: _correlate_nd(v, w, origins, mode, cval)])
+
+
+def correlate(input: Any, weights: Any, output: Any = None, mode: str = "reflect",
+              cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    return _correlate_or_convolve("correlate", input, weights, output, mode, cval, origin,
+                                  axes, False)
+
+
+def convolve(input: Any, weights: Any, output: Any = None, mode: str = "reflect",
+             cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    return _correlate_or_convolve("convolve", input, weights, output, mode, cval, origin,
+                                  axes, True)
 
 
 def _derivative_pair(name: str, smooth: list[float]) -> Callable[..., Any]:

@@ -98,6 +98,26 @@ def test_filters_are_scipys_bit_for_bit(name: str) -> None:
     _bit_exact(f, x)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_nd_correlate_and_convolve_bit_for_bit(seed: int) -> None:
+    """scipy.ndimage.correlate/convolve: 0.0 plus w * x over the taps in C order whose weight
+    exceeds DBL_EPSILON (so -0.0 inputs give +0.0, as SciPy's), any shape, mode and origin."""
+    rng = np.random.default_rng(seed)
+    ndim = 1 + seed % 3
+    shape = tuple(int(v) for v in rng.integers(1, 7, ndim))
+    x = rng.standard_normal(shape) if seed % 4 else rng.integers(-20, 20, shape).astype(np.int16)
+    x.flat[0] = -0.0 if x.dtype.kind == "f" else x.flat[0]
+    w = np.round(rng.standard_normal(tuple(int(v) for v in rng.integers(1, 5, ndim))), 1)
+    w.flat[0] = 0.0
+    origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in w.shape]
+    fn, mode = (nd.correlate if seed % 2 else nd.convolve), MODES[seed % len(MODES)]
+    _bit_exact(lambda a: fn(a, w, mode=mode, cval=0.5, origin=origin), x)
+    if x.dtype.kind == "f":
+        got = fusejit.jit(lambda a: fn(a, w, mode=mode, cval=0.5, origin=origin))(x)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(fn(x, w, mode=mode, cval=0.5,
+                                                                      origin=origin)))
+
+
 @pytest.mark.parametrize("w", [[0.25, 0.5, 0.25], [-1.0, 0.0, 1.0], [1.0, 2.0, 3.0],
                                [0.1, 0.7, 0.1 + 2e-17], [-0.1, 0.7, 0.1 + 2e-17],
                                [1.0, 2.0, 3.0, 4.0]],
@@ -132,6 +152,7 @@ def test_scipys_errors(case) -> None:
     (lambda a: nd.gaussian_filter(a, 1.0), X + 1j, "complex"),
     (lambda a: nd.uniform_filter(a, 3, output=np.empty((7, 9))), X, "output="),
     (lambda a: nd.gaussian_filter1d(a, a[0, 0]), X, "traced"),
+    (lambda a: nd.correlate(a, a[:2, :2]), X, "traced weights"),
 ])
 def test_refusals_name_what_is_missing(case, x, words: str) -> None:
     with pytest.raises(UnsupportedError, match=words) as info:
