@@ -294,9 +294,6 @@ REFUSED: dict[Any, str] = {
                     "of your own where the shapes may differ",
     np.array_equiv: "it returns a Python bool, which a compiled function cannot compute from "
                     "traced arrays: use (a == b).all() (a NumPy bool)",
-    np.polyfit: "NumPy's code warns when the Vandermonde matrix is rank-deficient, a Python "
-                "branch on the data: fit with np.linalg.lstsq(np.vander(x, deg + 1), y, "
-                "rcond=None) inside, or call np.polyfit outside the compiled function",
     **dict.fromkeys((np.linalg.eig, np.linalg.eigvals),
                     "the dtype of its result depends on the values (NumPy returns real "
                     "arrays when every eigenvalue is real, complex ones otherwise), which a "

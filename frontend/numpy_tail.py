@@ -1,9 +1,10 @@
 """NumPy calls whose own code cannot run on traced arrays, written from traced operations:
 np.insert and np.delete with static indices (a gather at positions that NumPy's own function
-computes on an index array), np.piecewise (a chain of selects), np.isin (equalities) and
-NumPy 2's gufuncs np.vecdot, np.matvec and np.vecmat (a product and a sum, or matmul). Dtypes,
-shapes and errors are NumPy's (the index arithmetic and its errors are NumPy's own, on
-integers)."""
+computes on an index array), np.piecewise (a chain of selects), np.isin (equalities), NumPy
+2's gufuncs np.vecdot, np.matvec and np.vecmat (a product and a sum, or matmul), and
+np.polyfit of traced y at sample points given as values (the least-squares solution operator
+of those points, a constant matrix, times y). Dtypes, shapes and errors are NumPy's (the index
+arithmetic and its errors are NumPy's own, on integers)."""
 
 from __future__ import annotations
 
@@ -200,10 +201,47 @@ def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any
         "axis= (np.sum(a, axis=1), ...) instead")
 
 
+def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """np.polyfit with a traced `y` (and `x`, `w` given as values): everything NumPy decides
+    (the scaled Vandermonde matrix, its rank and RankWarning, the errors) depends on x and w
+    only, so NumPy's own function runs on them with a stand-in y, and the coefficients are
+    the solution operator of the scaled least-squares problem (np.linalg.lstsq of the
+    identity, a constant) applied to w * y, unscaled: NumPy's values to rounding."""
+    if any(isinstance(v, T.Tracer) or (isinstance(v, (list, tuple)) and any(
+            isinstance(e, T.Tracer) for e in v)) for v in (x, w, deg, rcond)):
+        raise T.UnsupportedError(
+            f"np.polyfit with traced x, w, deg or rcond is not supported by fusejit"
+            f"{T.where_msg()}: NumPy's code warns when the Vandermonde matrix is rank-deficient, "
+            "a Python branch on the data; make the sample points inside the function "
+            "(np.linspace, np.arange: values; a global array is read at every call, a traced "
+            "input), or fit with np.linalg.lstsq(np.vander(x, deg + 1), y, rcond=None)")
+    if full or cov:
+        raise T.UnsupportedError(
+            f"np.polyfit(..., full=True or cov=) with a traced y is not supported by fusejit"
+            f"{T.where_msg()}: use the coefficients alone")
+    yt = asarray(y)
+    np.polyfit(x, np.zeros(yt.shape), deg, rcond, False, w)  # NumPy's errors and RankWarning
+    xv = np.asarray(x) + 0.0
+    order = int(deg) + 1
+    lhs = np.vander(xv, order)
+    weights = None if w is None else np.asarray(w) + 0.0
+    if weights is not None:
+        lhs *= weights[:, np.newaxis]
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    lhs /= scale
+    eps_rcond = len(xv) * np.finfo(xv.dtype).eps if rcond is None else rcond
+    solve = np.linalg.lstsq(lhs, np.eye(len(xv)), eps_rcond)[0] / scale[:, np.newaxis]
+    rhs = yt.astype(np.result_type(yt.dtype, np.float64), copy=False)
+    if weights is not None:
+        rhs = rhs * (weights if rhs.ndim == 1 else weights[:, np.newaxis])
+    return np.matmul(solve, rhs)
+
+
 # np.vecdot, np.matvec, np.vecmat are ufuncs (gufuncs): __array_ufunc__ reaches them.
 UFUNCS: dict[Any, Callable[..., Any]] = {
     getattr(np, n): functools.partial(gufunc, getattr(np, n))
     for n in ("vecdot", "matvec", "vecmat") if hasattr(np, n)}
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.insert: insert, np.delete: delete, np.piecewise: piecewise,
-    np.apply_along_axis: apply_along_axis, np.isin: isin}
+    np.apply_along_axis: apply_along_axis, np.isin: isin, np.polyfit: polyfit}

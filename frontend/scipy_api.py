@@ -1,6 +1,7 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
-scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py) and scipy.ndimage's
-separable filters (frontend/scipy_ndimage.py).
+scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
+filters (frontend/scipy_ndimage.py) and the polynomial fit of scipy.signal.savgol_filter's
+edges.
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -53,7 +54,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.spatial.distance": ("cdist", "pdist"),
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
                                       "gaussian_filter", "uniform_filter1d", "uniform_filter",
-                                      "sobel", "prewitt", "laplace", "correlate", "convolve")}
+                                      "sobel", "prewitt", "laplace", "correlate", "convolve"),
+           "scipy.signal._polyutils": ("polyfit",)}
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
@@ -170,6 +172,15 @@ def _special() -> Any:
     import scipy.special
 
     return scipy.special
+
+
+def polyfit(x: Any, y: Any, deg: Any, *, xp: Any, rcond: Any = None) -> Any:
+    """SciPy's private array-API polyfit (savgol_filter's edges in mode='interp') with a traced
+    y: NumPy's np.polyfit as fusejit traces it (frontend/numpy_tail.py), whose rank check
+    is on the sample points x, values here (SciPy's own would branch on a traced rank)."""
+    from .numpy_tail import polyfit as numpy_polyfit
+
+    return numpy_polyfit(x, y, deg, rcond)
 
 
 def _traced_impl(name: str, *xs: Any) -> Any:

@@ -217,3 +217,67 @@ def test_linalg_array_api_functions(data):
     run_both(lambda u, v: np.linalg.cross(v, v[..., ::-1]), a, b)
     power = data.draw(st.sampled_from([0, 1, 2, 3, 5]))
     run_both(lambda m: np.linalg.matrix_power(m, power), a)
+
+
+def _t(n: int = 20) -> np.ndarray:
+    """Sample points made inside the traced function: values (a global array would be read
+    at every call, a traced input)."""
+    return np.linspace(0.0, 1.0, n)
+
+
+_Y = np.sin(3 * _t()) + 0.1 * np.cos(17 * _t())
+POLYFIT = {
+    "degree 3": (lambda y: np.polyfit(_t(), y, 3), _Y),
+    "columns of y": (lambda y: np.polyfit(_t(), y, 2), np.stack([_Y, _Y ** 2], 1)),
+    "weights": (lambda y: np.polyfit(_t(), y, 2, w=np.linspace(1.0, 2.0, 20)), _Y),
+    "integer y": (lambda y: np.polyfit(_t(), y, 1), np.arange(20)),
+    "float32 y": (lambda y: np.polyfit(_t(), y, 2), _Y.astype(np.float32)),
+    "fit then polyval": (lambda y: np.polyval(np.polyfit(_t(), y, 4), _t()), _Y),
+    "negative degree": (lambda y: np.polyfit(_t(), y, -1), _Y),
+    "lengths differ": (lambda y: np.polyfit(_t(5), y, 1), _Y),
+}
+
+
+@pytest.mark.parametrize("name", list(POLYFIT))
+def test_polyfit_of_traced_y(name: str) -> None:
+    """np.polyfit with sample points given as values: the constant solution operator times
+    y, NumPy's coefficients to rounding (relative to the largest); NumPy's errors."""
+    f, y = POLYFIT[name]
+    try:
+        want = f(y)
+    except Exception as e:  # noqa: BLE001 - the compiled function raises the same type
+        with pytest.raises(type(e)):
+            fusejit.jit(f)(y)
+        return
+    got = fusejit.jit(f)(y)
+    assert_same(got, want, rtol=1e-12, atol=1e-12 * float(np.abs(want).max()))
+
+
+def test_polyfit_rank_warning_and_refusals() -> None:
+    f = fusejit.jit(lambda y: np.polyfit(_t(3), y[:3], 5))
+    with pytest.warns(np.exceptions.RankWarning):
+        got = f(_Y)
+    with pytest.warns(np.exceptions.RankWarning):
+        want = np.polyfit(_t(3), _Y[:3], 5)
+    assert_same(got, want, rtol=1e-9)  # (a rank-deficient fit: the minimum-norm solution)
+    for g, words in ((lambda y: np.polyfit(y, y, 1), "traced x"),
+                     (lambda y: np.polyfit(_t(), y, 1, full=True), "full=True")):
+        with pytest.raises(UnsupportedError, match=words):
+            fusejit.jit(g)(_Y)
+
+
+@pytest.mark.parametrize("options", [{}, {"mode": "mirror"}, {"deriv": 1},
+                                     {"deriv": 2, "delta": 0.5, "mode": "nearest"}],
+                         ids=["interp", "mirror", "interp deriv 1", "nearest deriv 2"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=str)
+def test_savgol_filter(options: dict, dtype) -> None:
+    """scipy.signal.savgol_filter runs SciPy's own code: convolve1d (bit for bit) and, in
+    mode='interp', np.polyfit of the edges (float32 fitted in float64)."""
+    signal = pytest.importorskip("scipy.signal")
+    x = np.stack([_Y, 2 * _Y[::-1], _Y ** 2]).astype(dtype)
+    f = lambda a: signal.savgol_filter(a, 7, 3, **options)  # noqa: E731
+    want, got = f(x), fusejit.jit(f)(x)
+    if options.get("mode", "interp") != "interp":
+        np.testing.assert_array_equal(got, want)
+    assert_same(got, want, rtol=1e-13 if dtype == np.float64 else 2e-5,
+                atol=1e-13 if dtype == np.float64 else 2e-5)
