@@ -41,6 +41,8 @@ from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
     correlate1d,
     gaussian_filter,
     gaussian_filter1d,
+    gaussian_gradient_magnitude,
+    gaussian_laplace,
     laplace,
     prewitt,
     sobel,
@@ -54,7 +56,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.spatial.distance": ("cdist", "pdist"),
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
                                       "gaussian_filter", "uniform_filter1d", "uniform_filter",
-                                      "sobel", "prewitt", "laplace", "correlate", "convolve"),
+                                      "sobel", "prewitt", "laplace", "correlate", "convolve",
+                                      "gaussian_laplace", "gaussian_gradient_magnitude"),
            "scipy.signal._polyutils": ("polyfit",)}
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)

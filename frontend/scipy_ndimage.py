@@ -1,6 +1,7 @@
 """scipy.ndimage's linear filters of traced arrays, bit for bit SciPy's (installed by
 frontend/scipy_api.py): correlate1d, convolve1d, gaussian_filter1d, gaussian_filter,
-uniform_filter1d, uniform_filter, sobel, prewitt, laplace, correlate and convolve.
+uniform_filter1d, uniform_filter, sobel, prewitt, laplace, correlate, convolve,
+gaussian_laplace and gaussian_gradient_magnitude.
 
 SciPy's functions write into an output array from compiled code, so a traced value cannot
 flow through them; with a traced argument these build the same arithmetic from traced
@@ -315,3 +316,56 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
     for part in parts[1:]:
         total = np.add(total, part, dtype=dtype)
     return total
+
+
+def _order(ndim: int, axis: int, n: int) -> list[int]:
+    order = [0] * ndim
+    order[axis] = n
+    return order
+
+
+def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "reflect",
+                     cval: float = 0.0, *, axes: Any = None, **kwargs: Any) -> Any:
+    """scipy.ndimage.gaussian_laplace: gaussian_filter with order 2 along each axis (sigma 0
+    on the axes not filtered), each stored in the output dtype and summed in it."""
+    from scipy.ndimage import _ni_support
+
+    x, dtype = _checked("gaussian_laplace", input, (sigma,), {
+        "output": output, "mode": mode, "cval": cval, "axes": axes, **kwargs})
+    axes = _ni_support._check_axes(axes, x.ndim)
+    if not axes:
+        return x.astype(dtype)
+    sigmas = _ni_support._normalize_sequence(sigma, len(axes))
+    if len(axes) < x.ndim:
+        full = [0] * x.ndim
+        for s, ax in zip(sigmas, axes):
+            full[ax] = s
+        sigmas = full
+    modes = _ni_support._normalize_sequence(mode, len(axes))
+    total = None
+    for ax, m in zip(axes, modes):
+        part = gaussian_filter(x, sigmas, _order(x.ndim, ax, 2), dtype, m, cval, **kwargs)
+        total = part if total is None else np.add(total, part, dtype=dtype)
+    return total
+
+
+def gaussian_gradient_magnitude(input: Any, sigma: Any, output: Any = None,
+                                mode: Any = "reflect", cval: float = 0.0, *, axes: Any = None,
+                                **kwargs: Any) -> Any:
+    """scipy.ndimage.gaussian_gradient_magnitude: the square root of the sum of the squared
+    first-order gaussian_filter along each axis, each step in the output dtype (SciPy's
+    in-place multiply, add and sqrt into its output)."""
+    from scipy.ndimage import _ni_support
+
+    x, dtype = _checked("gaussian_gradient_magnitude", input, (sigma,), {
+        "output": output, "mode": mode, "cval": cval, "axes": axes, **kwargs})
+    axes = _ni_support._check_axes(axes, x.ndim)
+    if not axes:
+        return x.astype(dtype)
+    modes = _ni_support._normalize_sequence(mode, len(axes))
+    total = None
+    for ax, m in zip(axes, modes):
+        part = gaussian_filter(x, sigma, _order(x.ndim, ax, 1), dtype, m, cval, **kwargs)
+        part = np.multiply(part, part, dtype=dtype)
+        total = part if total is None else np.add(total, part, dtype=dtype)
+    return np.sqrt(total).astype(dtype, copy=False)

@@ -89,6 +89,12 @@ CASES = {
                                         XI.astype(np.int8) * 3),
     "3-d gaussian": (lambda a: nd.gaussian_filter(a, 0.8), RNG.standard_normal((4, 5, 6))),
     "size-1 axis": (lambda a: nd.uniform_filter(a, 3), X[:1]),
+    "gaussian_laplace": (lambda a: nd.gaussian_laplace(a, 1.3), X),
+    "gaussian_laplace ints, axes": (lambda a: nd.gaussian_laplace(a, (1.0,), axes=(1,)), XI),
+    "gaussian_gradient_magnitude": (lambda a: nd.gaussian_gradient_magnitude(a, 1.1),
+                                    X.astype(np.float32)),
+    "gaussian_gradient_magnitude ints": (lambda a: nd.gaussian_gradient_magnitude(
+        a, 0.9, mode=["wrap", "nearest"], truncate=3.0), XI),
 }
 
 
