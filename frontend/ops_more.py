@@ -37,8 +37,8 @@ for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
 # SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
-# (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf (fj_special_ibeta.h)
-PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3}
+# (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h)
+PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3}
 
 
 def private_ufunc(name: str) -> Callable[..., Any]:

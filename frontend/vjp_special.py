@@ -1,7 +1,8 @@
 """Gradient rules of the incomplete gamma and beta functions and the distribution functions
 built on them (scipy.special gammainc, gammaincc, chdtr, chdtrc, pdtr, pdtrc, betainc,
-betaincc, stdtr): the derivative in the point x (or t, or m) is the distribution's density;
-in the shape parameters it is a series fusejit does not build, so those inputs carry a
+betaincc, stdtr): the derivative in the point x (or t, or m) is the distribution's density
+(of scipy.stats.beta's pdf, the density's own slope); in the shape parameters it is a
+series fusejit does not build, so those inputs carry a
 Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
 pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's)."""
 
@@ -61,6 +62,11 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
             return shape, shape, M(g, M(_beta_density(a, b, x), sign))
         return rule
 
+    def beta_pdf(node: Node, g: Node) -> tuple:  # d/dx: pdf ((a - 1)/x - (b - 1)/(1 - x))
+        x, a, b = node.inputs
+        slope = A.sub(A.div(A.sub(a, 1.0), x), A.div(A.sub(b, 1.0), A.sub(1.0, x)))
+        return M(g, M(node, slope)), shape, shape
+
     def stdtr(node: Node, g: Node) -> tuple:
         df, t = node.inputs
         return shape, M(g, _t_density(df, t))
@@ -69,5 +75,6 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
             "chdtr": gammainc(1.0, 0.5), "chdtrc": gammainc(-1.0, 0.5),
             "pdtr": pdtr(-1.0), "pdtrc": pdtr(1.0),
             "betainc": betainc(1.0), "betaincc": betainc(-1.0), "stdtr": stdtr,
+            "beta_pdf": beta_pdf,
             **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf"), refused(
                 "scipy.stats.binom's functions are not differentiated by fusejit"))}

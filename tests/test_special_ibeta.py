@@ -149,6 +149,34 @@ def test_t_and_beta_distributions() -> None:
     assert_same(fusejit.jit(f)(x, 4.0), f(x, 4.0))
 
 
+def test_beta_pdf_private_ufunc() -> None:
+    """scipy.stats.beta's pdf (scipy.special._ufuncs._beta_pdf): SciPy's special values over a
+    grid (inf for x <= 0 with a < 1 and x >= 1 with b < 1 whatever else is given, NaN for bad
+    parameters, the ends at a = 1 or b = 1), its values to rounding elsewhere, except where a
+    and b are both below ~1e-290 (Boost's underflows to 0), and the gradient in x."""
+    from scipy.special import _ufuncs as u
+
+    v = np.array([np.nan, -1.0, 0.0, 1e-300, 0.5, 1.0, 2.0, 1e5, np.inf])
+    x = np.array([np.nan, -0.1, 0.0, 1e-300, 0.3, 1 - 1e-16, 1.0, 1.1])
+    xs, a, b = (g.ravel() for g in np.meshgrid(x, v, v, indexing="ij"))
+    with np.errstate(all="ignore"):
+        want = u._beta_pdf(xs, a, b)
+    got = fusejit.jit(lambda x, a, b: u._beta_pdf(x, a, b))(xs, a, b)
+    tiny = (a < 1e-290) & (b < 1e-290) & (want == 0)
+    with np.errstate(all="ignore"):
+        tol = _tolerance(a, b, np.clip(xs, 1e-300, 1 - 1e-16))  # (relative: eps x exponent)
+        ok = tiny | (np.isnan(got) & np.isnan(want)) | (got == want) | (
+            np.abs(got - want) <= tol * np.abs(want))
+    assert ok.all(), list(zip(xs[~ok], a[~ok], b[~ok], got[~ok], want[~ok]))
+    rng = np.random.default_rng(8)
+    x, a, b = rng.uniform(0.001, 0.999, 500), rng.uniform(0.2, 50, 500), rng.uniform(0.2, 50, 500)
+    assert_same(fusejit.jit(lambda x, a, b: st.beta.pdf(x, a, b))(x, a, b), st.beta.pdf(x, a, b),
+                rtol=1e-12)
+    f = lambda x, a, b: np.sum(st.beta.pdf(x, a, b) * np.arange(1.0, 4.0))  # noqa: E731
+    x, a, b = np.array([0.2, 0.5, 0.7]), np.array([0.5, 2.0, 30.0]), np.array([1.5, 0.5, 40.0])
+    check_grad(f, [x, a, b], 0, fusejit.grad(f)(x, a, b), rtol=1e-6, atol=1e-9)
+
+
 def test_binomial_private_ufuncs() -> None:
     """scipy.stats.binom's pmf, cdf and sf ufuncs (scipy.special._ufuncs._binom_*): SciPy's
     values over a grid of special values (NaN, infinities, k outside [0, n], p outside

@@ -222,6 +222,20 @@ static inline double fj_sp_ibeta_derivative(double a, double b, double x, double
     return exp(fj_sp_ibeta_lfac(a, b, x, y) + log(a) - lx - ly);  /* (x^a underflows first) */
 }
 
+/* scipy.stats.beta's pdf (SciPy's private _beta_pdf over Boost's beta distribution): inf
+ * where x <= 0 and a < 1, or x >= 1 and b < 1, whatever else is given (SciPy checks these
+ * first); NaN for a NaN, a or b not positive and finite, x outside [0, 1]; at x = 0, b for
+ * a = 1 and 0 for a > 1; at x = 1, a for b = 1 and 0 for b > 1; else x^(a-1) (1-x)^(b-1) /
+ * B(a, b). (Boost's underflows to 0 where a and b are both below ~1e-290; this does not.) */
+static inline double fj_sp_beta_pdf(double x, double a, double b) {
+    if ((x <= 0.0 && a < 1.0) || (x >= 1.0 && b < 1.0)) return INFINITY;
+    if (isnan(x) || !(a > 0.0) || !(b > 0.0) || isinf(a) || isinf(b) || x < 0.0 || x > 1.0)
+        return NAN;
+    if (x == 0.0) return a == 1.0 ? b : 0.0;
+    if (x == 1.0) return b == 1.0 ? a : 0.0;
+    return fj_sp_ibeta_derivative(a, b, x, 1.0 - x);
+}
+
 /* scipy.stats.binom's private ufuncs (Boost's binomial distribution as SciPy 1.17 calls it):
  * pmf C(n, k) p^k (1 - p)^(n - k) (continuous in k: the derivative of I_p(k + 1, n - k + 1)
  * over n + 1), cdf I_{1-p}(n - k, k + 1), sf I_p(k + 1, n - k); NaN for a NaN, n < 0, n = inf,
