@@ -311,11 +311,8 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
     if not axes:
         return x.astype(dtype)
     second = np.array([1.0, -2.0, 1.0])
-    parts = [_passes(x, dtype, [_correlating(second, a, m, cval, 0)]) for a, m in zip(axes, modes)]
-    total = parts[0]
-    for part in parts[1:]:
-        total = np.add(total, part, dtype=dtype)
-    return total
+    return _summed(dtype, (_passes(x, dtype, [_correlating(second, a, m, cval, 0)])
+                           for a, m in zip(axes, modes)))
 
 
 def _order(ndim: int, axis: int, n: int) -> list[int]:
@@ -324,15 +321,34 @@ def _order(ndim: int, axis: int, n: int) -> list[int]:
     return order
 
 
+def _setup(name: str, input: Any, sigma: Any, output: Any, mode: Any, cval: float, axes: Any,
+           kwargs: dict[str, Any]) -> tuple[Any, np.dtype, list[int], list[Any]]:
+    """The checked input, output dtype, axes and a mode per axis (SciPy's generic_laplace and
+    generic_gradient_magnitude)."""
+    from scipy.ndimage import _ni_support
+
+    x, dtype = _checked(name, input, (sigma,), {"output": output, "mode": mode, "cval": cval,
+                                                "axes": axes, **kwargs})
+    axes = _ni_support._check_axes(axes, x.ndim)
+    return x, dtype, axes, _ni_support._normalize_sequence(mode, len(axes)) if axes else []
+
+
+def _summed(dtype: np.dtype, parts: Any) -> Any:
+    """The parts added in `dtype` (SciPy's `output += tmp`)."""
+    total = None
+    for part in parts:
+        total = part if total is None else np.add(total, part, dtype=dtype)
+    return total
+
+
 def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "reflect",
                      cval: float = 0.0, *, axes: Any = None, **kwargs: Any) -> Any:
     """scipy.ndimage.gaussian_laplace: gaussian_filter with order 2 along each axis (sigma 0
     on the axes not filtered), each stored in the output dtype and summed in it."""
     from scipy.ndimage import _ni_support
 
-    x, dtype = _checked("gaussian_laplace", input, (sigma,), {
-        "output": output, "mode": mode, "cval": cval, "axes": axes, **kwargs})
-    axes = _ni_support._check_axes(axes, x.ndim)
+    x, dtype, axes, modes = _setup("gaussian_laplace", input, sigma, output, mode, cval, axes,
+                                   kwargs)
     if not axes:
         return x.astype(dtype)
     sigmas = _ni_support._normalize_sequence(sigma, len(axes))
@@ -341,12 +357,8 @@ def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "re
         for s, ax in zip(sigmas, axes):
             full[ax] = s
         sigmas = full
-    modes = _ni_support._normalize_sequence(mode, len(axes))
-    total = None
-    for ax, m in zip(axes, modes):
-        part = gaussian_filter(x, sigmas, _order(x.ndim, ax, 2), dtype, m, cval, **kwargs)
-        total = part if total is None else np.add(total, part, dtype=dtype)
-    return total
+    return _summed(dtype, (gaussian_filter(x, sigmas, _order(x.ndim, ax, 2), dtype, m, cval,
+                                           **kwargs) for ax, m in zip(axes, modes)))
 
 
 def gaussian_gradient_magnitude(input: Any, sigma: Any, output: Any = None,
@@ -355,17 +367,14 @@ def gaussian_gradient_magnitude(input: Any, sigma: Any, output: Any = None,
     """scipy.ndimage.gaussian_gradient_magnitude: the square root of the sum of the squared
     first-order gaussian_filter along each axis, each step in the output dtype (SciPy's
     in-place multiply, add and sqrt into its output)."""
-    from scipy.ndimage import _ni_support
-
-    x, dtype = _checked("gaussian_gradient_magnitude", input, (sigma,), {
-        "output": output, "mode": mode, "cval": cval, "axes": axes, **kwargs})
-    axes = _ni_support._check_axes(axes, x.ndim)
+    x, dtype, axes, modes = _setup("gaussian_gradient_magnitude", input, sigma, output, mode,
+                                   cval, axes, kwargs)
     if not axes:
         return x.astype(dtype)
-    modes = _ni_support._normalize_sequence(mode, len(axes))
-    total = None
-    for ax, m in zip(axes, modes):
+
+    def squared(ax: int, m: str) -> Any:
         part = gaussian_filter(x, sigma, _order(x.ndim, ax, 1), dtype, m, cval, **kwargs)
-        part = np.multiply(part, part, dtype=dtype)
-        total = part if total is None else np.add(total, part, dtype=dtype)
-    return np.sqrt(total).astype(dtype, copy=False)
+        return np.multiply(part, part, dtype=dtype)
+
+    return np.sqrt(_summed(dtype, (squared(ax, m) for ax, m in zip(axes, modes)))).astype(
+        dtype, copy=False)
