@@ -1,7 +1,7 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
-filters (frontend/scipy_ndimage.py) and the polynomial fit of scipy.signal.savgol_filter's
-edges.
+filters (frontend/scipy_ndimage.py), the polynomial fit of scipy.signal.savgol_filter's
+edges and scipy.linalg's common functions (frontend/scipy_linalg.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -34,6 +34,21 @@ from typing import Any
 import numpy as np
 
 from . import scipy_stats
+from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
+    cho_factor,
+    cho_solve,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lstsq,
+    norm,
+    solve,
+    solve_triangular,
+    svd,
+    svdvals,
+)
 from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
     convolve,
     convolve1d,
@@ -58,11 +73,19 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "gaussian_filter", "uniform_filter1d", "uniform_filter",
                                       "sobel", "prewitt", "laplace", "correlate", "convolve",
                                       "gaussian_laplace", "gaussian_gradient_magnitude"),
-           "scipy.signal._polyutils": ("polyfit",)}
+           "scipy.signal._polyutils": ("polyfit",),
+           "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq"),
+           "scipy.linalg._decomp": ("eigh", "eigvalsh"),
+           "scipy.linalg._decomp_svd": ("svd", "svdvals"),
+           "scipy.linalg._decomp_cholesky": ("cholesky", "cho_factor", "cho_solve"),
+           "scipy.linalg._misc": ("norm",)}
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
-          "scipy.ndimage._filters": "scipy.ndimage"}
+          "scipy.ndimage._filters": "scipy.ndimage",
+          **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
+                           "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
+                           "scipy.linalg._misc"), "scipy.linalg")}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
-from scipy import ndimage
+from scipy import linalg, ndimage
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import assert_same  # noqa: E402
@@ -88,6 +88,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          (X,)),
         ("scipy.ndimage.uniform_filter(x, 3)", lambda x: ndimage.uniform_filter(x, 3), (X,)),
         ("scipy.ndimage.sobel(x, axis=0)", lambda x: ndimage.sobel(x, axis=0), (X,)),
+        ("scipy.linalg.solve(x.T @ x, v[:8], assume_a='pos')",
+         lambda x, v: linalg.solve(x.T @ x + np.eye(8), v[:8], assume_a="pos"), (X, V)),
+        ("scipy.linalg.cholesky(x.T @ x)", lambda x: linalg.cholesky(x.T @ x + np.eye(8)), (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),

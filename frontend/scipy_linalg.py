@@ -1,0 +1,215 @@
+"""scipy.linalg's common functions of traced arrays, on fusejit's np.linalg kernels (installed by
+frontend/scipy_api.py): inv, solve, det, solve_triangular, lstsq, cholesky, cho_factor,
+cho_solve, eigh, eigvalsh, svd, svdvals and norm.
+
+SciPy's functions ask the array for its flags and call LAPACK, so a traced value cannot flow
+through them. With a traced argument these compute SciPy's result from np.linalg's traced
+operations instead, with SciPy's semantics where the two libraries differ:
+- check_finite=True (SciPy's default): the program raises SciPy's ValueError ("array must not
+  contain infs or NaNs") when an input holds one (np.asarray_chkfinite's check).
+- the triangle read: cholesky, cho_factor and solve(assume_a='sym'/'her'/'pos') read only the
+  triangle `lower` names (the other is made its mirror image); cholesky returns the upper
+  factor unless lower=True; cho_factor returns the factor in that triangle and the input's
+  other one, as LAPACK leaves it; solve(assume_a='pos') factors by Cholesky, so a matrix that
+  is not positive definite raises LinAlgError, as SciPy's.
+- lstsq's default cond is the machine epsilon of the working precision (LAPACK's), where
+  np.linalg.lstsq's is eps x max(M, N).
+SciPy's argument checks come from SciPy's own function, called on stand-ins (identity
+matrices and zeros of the arguments' shapes and dtypes): its ValueErrors for non-square or
+mismatched arrays, bad keywords. Results are fusejit's np.linalg (float32 computed in
+float64 and rounded, where SciPy's LAPACK works in float32: within float32 rounding);
+eigenvectors and singular vectors are unique only up to sign, and may differ from SciPy's
+by one. Complex matrices are refused as fusejit's np.linalg refuses them. Refused by name:
+a generalized eigenproblem (eigh's b), subset_by_value (its
+shape depends on the data), other assume_a structures, and SciPy's LinAlgWarning for an
+ill-conditioned solve is not raised (it would branch on the data).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import tracer as T
+
+
+def _refuse(what: str) -> UnsupportedError:
+    return UnsupportedError(f"scipy.linalg.{what} is not supported by fusejit{T.where_msg()}")
+
+
+def _stand_in(x: Any, identity: bool = False) -> Any:
+    """A real array of x's shape and dtype: the identity in each square matrix, or zeros."""
+    if not isinstance(x, T.Tracer):
+        x = np.asarray(x)
+    out = np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    if identity and x.ndim >= 2:
+        out[...] = np.eye(x.shape[-2], x.shape[-1], dtype=out.dtype)
+    return out
+
+
+def _scipy_checks(name: str, *args: Any, **kwargs: Any) -> None:
+    import scipy.linalg
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        getattr(scipy.linalg, name)(*args, **kwargs)
+
+
+def _operand(x: Any, check_finite: bool) -> Any:
+    """x as a traced or real array (floats: integers and bools become float64, as LAPACK's
+    inputs), checked for inf and NaN when the program runs if `check_finite`."""
+    t = x if isinstance(x, T.Tracer) else np.asarray(x)
+    if t.dtype.kind not in "fc":
+        t = t.astype(np.float64)
+    return np.asarray_chkfinite(t) if check_finite else t
+
+
+def _mirrored(a: Any, lower: bool, conj: bool) -> Any:
+    """The matrix whose `lower` (else upper) triangle is a's and the other its mirror image."""
+    tri = np.tril(a) if lower else np.triu(a)
+    strict = np.tril(a, -1) if lower else np.triu(a, 1)
+    other = np.swapaxes(strict, -1, -2)
+    return tri + (np.conj(other) if conj else other)
+
+
+def _h(m: Any) -> Any:
+    return np.conj(np.swapaxes(m, -1, -2))
+
+
+def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *, assume_a: Any = None,
+        lower: bool = False) -> Any:
+    if assume_a not in (None, "general", "gen"):
+        raise _refuse(f"inv(..., assume_a={assume_a!r}) of a traced matrix")
+    _scipy_checks("inv", _stand_in(a, True))
+    return np.linalg.inv(_operand(a, check_finite))
+
+
+def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    _scipy_checks("det", _stand_in(a, True))
+    return np.linalg.det(_operand(a, check_finite))
+
+
+def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
+          overwrite_b: bool = False, check_finite: bool = True, assume_a: Any = None,
+          transposed: bool = False) -> Any:
+    structure = {None: "gen", "general": "gen", "gen": "gen", "symmetric": "sym", "sym": "sym",
+                 "hermitian": "her", "her": "her", "positive definite": "pos",
+                 "pos": "pos"}.get(assume_a)
+    if structure is None:
+        raise _refuse(f"solve(..., assume_a={assume_a!r}) of traced arrays")
+    _scipy_checks("solve", _stand_in(a, True), _stand_in(b), lower=lower, assume_a=assume_a,
+                  transposed=transposed)
+    m, rhs = _operand(a, check_finite), _operand(b, check_finite)
+    if structure != "gen":
+        m = _mirrored(m, lower, structure in ("her", "pos") and m.dtype.kind == "c")
+    if transposed:
+        m = np.swapaxes(m, -1, -2)
+    if structure == "pos":  # (a matrix that is not positive definite raises LinAlgError)
+        return cho_solve((np.linalg.cholesky(m), True), rhs, check_finite=False)
+    return np.linalg.solve(m, rhs)
+
+
+def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
+                     unit_diagonal: bool = False, overwrite_b: bool = False,
+                     check_finite: bool = True) -> Any:
+    _scipy_checks("solve_triangular", _stand_in(a, True), _stand_in(b), trans=trans,
+                  lower=lower, unit_diagonal=unit_diagonal)
+    m, rhs = _operand(a, check_finite), _operand(b, check_finite)
+    m = np.tril(m) if lower else np.triu(m)
+    if unit_diagonal:
+        eye = np.eye(m.shape[-1], dtype=bool)
+        m = np.where(eye, np.ones((), m.dtype), m)
+    kind = {0: "N", 1: "T", 2: "C"}.get(trans, trans)
+    if kind in ("T", "C"):
+        m = np.swapaxes(m, -1, -2)
+        m = np.conj(m) if kind == "C" else m
+    return np.linalg.solve(m, rhs)
+
+
+def lstsq(a: Any, b: Any, cond: Any = None, overwrite_a: bool = False,
+          overwrite_b: bool = False, check_finite: bool = True, lapack_driver: Any = None) -> Any:
+    _scipy_checks("lstsq", _stand_in(a), _stand_in(b), cond=cond, lapack_driver=lapack_driver)
+    m, rhs = _operand(a, check_finite), _operand(b, check_finite)
+    work = np.result_type(m.dtype, rhs.dtype)
+    rcond = np.finfo(work).eps if cond is None else cond
+    x, residues, rank, s = np.linalg.lstsq(m, rhs, rcond=rcond)
+    return x, residues, rank, s
+
+
+def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
+             check_finite: bool = True) -> Any:
+    _scipy_checks("cholesky", _stand_in(a, True), lower=lower)
+    m = _operand(a, check_finite)
+    factor = np.linalg.cholesky(_mirrored(m, lower, m.dtype.kind == "c"))
+    return factor if lower else _h(factor)
+
+
+def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> tuple[Any, bool]:
+    m = _operand(a, check_finite)
+    factor = cholesky(m, lower, check_finite=False)
+    keep = np.tril(np.ones(m.shape[-2:], bool)) if lower else np.triu(
+        np.ones(m.shape[-2:], bool))
+    return np.where(keep, factor, m), lower
+
+
+def cho_solve(c_and_lower: Any, b: Any, overwrite_b: bool = False,
+              check_finite: bool = True) -> Any:
+    c, lower = c_and_lower
+    _scipy_checks("cho_solve", (_stand_in(c, True), lower), _stand_in(b))
+    m, rhs = _operand(c, check_finite), _operand(b, check_finite)
+    low = np.tril(m) if lower else _h(np.triu(m))
+    return np.linalg.solve(_h(low), np.linalg.solve(low, rhs))
+
+
+def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, type: int = 1,
+         check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
+         driver: Any = None) -> Any:
+    if b is not None:
+        raise _refuse("eigh with b= (a generalized eigenproblem) of traced arrays")
+    if subset_by_value is not None:
+        raise _refuse("eigh(..., subset_by_value=) of a traced matrix: the number of "
+                      "eigenvalues in the interval depends on the data")
+    _scipy_checks("eigh", _stand_in(a, True), lower=lower, eigvals_only=eigvals_only,
+                  type=type, subset_by_index=subset_by_index, driver=driver)
+    m = _operand(a, check_finite)
+    w, v = np.linalg.eigh(m, UPLO="L" if lower else "U")
+    if subset_by_index is not None:
+        lo, hi = (int(i) for i in subset_by_index)
+        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
+    return w if eigvals_only else (w, v)
+
+
+def eigvalsh(a: Any, b: Any = None, *, lower: bool = True, overwrite_a: bool = False,
+             overwrite_b: bool = False, type: int = 1, check_finite: bool = True,
+             subset_by_index: Any = None, subset_by_value: Any = None, driver: Any = None) -> Any:
+    return eigh(a, b, lower=lower, eigvals_only=True, type=type, check_finite=check_finite,
+                subset_by_index=subset_by_index, subset_by_value=subset_by_value, driver=driver)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        overwrite_a: bool = False, check_finite: bool = True,
+        lapack_driver: str = "gesdd") -> Any:
+    _scipy_checks("svd", _stand_in(a), full_matrices=full_matrices, compute_uv=compute_uv,
+                  lapack_driver=lapack_driver)
+    m = _operand(a, check_finite)
+    if not compute_uv:
+        return np.linalg.svd(m, compute_uv=False)
+    return tuple(np.linalg.svd(m, full_matrices=full_matrices))
+
+
+def svdvals(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    return svd(a, compute_uv=False, check_finite=check_finite)
+
+
+def norm(a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False,
+         check_finite: bool = True) -> Any:
+    _scipy_checks("norm", _stand_in(a), ord=ord, axis=axis, keepdims=keepdims)
+    t = a if isinstance(a, T.Tracer) else np.asarray(a)
+    if check_finite:
+        t = np.asarray_chkfinite(t)
+    return np.linalg.norm(t, ord=ord, axis=axis, keepdims=keepdims)
