@@ -1,7 +1,8 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
-filters (frontend/scipy_ndimage.py), the polynomial fit of scipy.signal.savgol_filter's
-edges and scipy.linalg's common functions (frontend/scipy_linalg.py).
+filters (frontend/scipy_ndimage.py), scipy.signal.convolve, correlate and the polynomial fit
+of savgol_filter's edges (frontend/scipy_signal.py) and scipy.linalg's common functions
+(frontend/scipy_linalg.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import scipy_stats
+from . import scipy_ndimage, scipy_signal, scipy_stats
 from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
     cho_factor,
     cho_solve,
@@ -50,9 +51,7 @@ from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
     svdvals,
 )
 from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
-    convolve,
     convolve1d,
-    correlate,
     correlate1d,
     gaussian_filter,
     gaussian_filter1d,
@@ -66,6 +65,10 @@ from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
 )
 from .scipy_spatial import cdist, pdist  # noqa: F401 (found by name: _traced_impl)
 
+# (two modules define convolve and correlate: each wrapper knows its own)
+_BY_MODULE = {"scipy.ndimage._filters": scipy_ndimage, "scipy.signal._signaltools": scipy_signal,
+              "scipy.signal._polyutils": scipy_signal}
+
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
            "scipy.spatial.distance": ("cdist", "pdist"),
@@ -74,6 +77,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "sobel", "prewitt", "laplace", "correlate", "convolve",
                                       "gaussian_laplace", "gaussian_gradient_magnitude"),
            "scipy.signal._polyutils": ("polyfit",),
+           "scipy.signal._signaltools": ("convolve", "correlate"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq"),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),
            "scipy.linalg._decomp_svd": ("svd", "svdvals"),
@@ -83,6 +87,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
           "scipy.ndimage._filters": "scipy.ndimage",
+          "scipy.signal._signaltools": "scipy.signal",
           **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                            "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
                            "scipy.linalg._misc"), "scipy.linalg")}
@@ -200,35 +205,28 @@ def _special() -> Any:
     return scipy.special
 
 
-def polyfit(x: Any, y: Any, deg: Any, *, xp: Any, rcond: Any = None) -> Any:
-    """SciPy's private array-API polyfit (savgol_filter's edges in mode='interp') with a traced
-    y: NumPy's np.polyfit as fusejit traces it (frontend/numpy_tail.py), whose rank check
-    is on the sample points x, values here (SciPy's own would branch on a traced rank)."""
-    from .numpy_tail import polyfit as numpy_polyfit
-
-    return numpy_polyfit(x, y, deg, rcond)
-
-
-def _traced_impl(name: str, *xs: Any) -> Any:
-    """The traced function `name` of the copy of fusejit whose Tracer is among `xs` (None
-    when none is a Tracer). Two copies can be loaded at once (pytest imports a repository root
-    that is the package under a second name); SciPy's function is wrapped by whichever
-    copy's import hook ran first, and each Tracer must be traced by its own copy."""
+def _traced_impl(module: str, name: str, *xs: Any) -> Any:
+    """The traced function `name` (of SciPy's `module`) of the copy of fusejit whose Tracer
+    is among `xs` (None when none is a Tracer). Two copies can be loaded at once (pytest
+    imports a repository root that is the package under a second name); SciPy's function is
+    wrapped by whichever copy's import hook ran first, and each Tracer must be traced by its
+    own copy."""
     for x in xs:
         cls = type(x)
         if getattr(cls, "__fusejit_tracer__", False):
             package = cls.__module__.rpartition(".")[0]
-            return getattr(sys.modules[f"{package}.scipy_api"], name)
+            api = sys.modules[f"{package}.scipy_api"]
+            return getattr(api._BY_MODULE.get(module, api), name)
     return None
 
 
-def _wrap(name: str, original: Any) -> Any:
+def _wrap(module: str, name: str, original: Any) -> Any:
     if getattr(original, "__fusejit_original__", None) is not None:
         return original
 
     @functools.wraps(original)
     def dispatch(*args: Any, **kwargs: Any) -> Any:
-        impl = _traced_impl(name, *args, *kwargs.values())
+        impl = _traced_impl(module, name, *args, *kwargs.values())
         return (impl or original)(*args, **kwargs)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]
@@ -290,7 +288,7 @@ def _patch(module: Any) -> None:
         original = getattr(module, name, None)
         if original is None:
             continue
-        wrapped = _wrap(name, original)
+        wrapped = _wrap(module.__name__, name, original)
         setattr(module, name, wrapped)
         if public is not None and getattr(public, name, None) is getattr(
                 wrapped, "__fusejit_original__", None):

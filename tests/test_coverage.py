@@ -15,7 +15,7 @@ import numpy as np
 import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
-from scipy import linalg, ndimage
+from scipy import linalg, ndimage, signal
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import assert_same  # noqa: E402
@@ -90,6 +90,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.ndimage.sobel(x, axis=0)", lambda x: ndimage.sobel(x, axis=0), (X,)),
         ("scipy.linalg.solve(x.T @ x, v[:8], assume_a='pos')",
          lambda x, v: linalg.solve(x.T @ x + np.eye(8), v[:8], assume_a="pos"), (X, V)),
+        ("scipy.signal.convolve(x, x[:2, :3])", lambda x: signal.convolve(x, x[:2, :3]), (X,)),
+        ("scipy.signal.savgol_filter(v, 5, 2)", lambda v: signal.savgol_filter(v, 5, 2), (V,)),
         ("scipy.linalg.cholesky(x.T @ x)", lambda x: linalg.cholesky(x.T @ x + np.eye(8)), (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
