@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import scipy_ndimage, scipy_signal, scipy_stats
+from . import scipy_ndimage, scipy_rank, scipy_signal, scipy_stats
 from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
     cho_factor,
     cho_solve,
@@ -67,7 +67,7 @@ from .scipy_spatial import cdist, pdist  # noqa: F401 (found by name: _traced_im
 
 # (two modules define convolve and correlate: each wrapper knows its own)
 _BY_MODULE = {"scipy.ndimage._filters": scipy_ndimage, "scipy.signal._signaltools": scipy_signal,
-              "scipy.signal._polyutils": scipy_signal}
+              "scipy.signal._polyutils": scipy_signal, "scipy.stats._stats_py": scipy_rank}
 
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
@@ -78,6 +78,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "gaussian_laplace", "gaussian_gradient_magnitude"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._signaltools": ("convolve", "correlate"),
+           "scipy.stats._stats_py": ("rankdata",),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq"),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),
            "scipy.linalg._decomp_svd": ("svd", "svdvals"),
@@ -88,6 +89,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
+          "scipy.stats._stats_py": "scipy.stats",
           **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                            "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
                            "scipy.linalg._misc"), "scipy.linalg")}

@@ -110,3 +110,38 @@ def test_refusals_name_the_distribution_and_line() -> None:
         fusejit.jit(lambda k: st.nbinom.cdf(k, 5, 0.4))(K)
     with pytest.raises(TypeError):  # SciPy's own error for a missing shape parameter
         fusejit.jit(lambda x: st.gamma.pdf(x))(X)
+
+
+_R = np.random.default_rng(41)
+RANKDATA = {
+    "average": (lambda x: st.rankdata(x), np.array([3.0, 1, 4, 1, 5, 2, 4])),
+    "a NaN makes the slice NaN": (lambda x: st.rankdata(x), np.array([3.0, 1, np.nan, 1])),
+    "omit": (lambda x: st.rankdata(x, nan_policy="omit"), np.array([3.0, np.nan, 1, 1])),
+    "axis 0": (lambda x: st.rankdata(x, axis=0), np.round(_R.standard_normal((4, 5)))),
+    "-0.0 ties 0.0": (lambda x: st.rankdata(x), np.array([-0.0, 0.0, 1.0])),
+    **{f"integers, {m}": ((lambda x, m=m: st.rankdata(x, m, axis=1)), _R.integers(0, 4, (3, 6)))
+       for m in ("min", "max", "dense", "ordinal", "average")},
+    "bools": (lambda x: st.rankdata(x, "dense"), _R.integers(0, 2, 7) > 0),
+    "empty": (lambda x: st.rankdata(x), np.zeros(0)),
+    "unknown method": (lambda x: st.rankdata(x, "best"), np.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(RANKDATA))
+def test_rankdata(name: str) -> None:
+    """scipy.stats.rankdata (frontend/scipy_rank.py): SciPy's ranks and dtypes."""
+    f, x = RANKDATA[name]
+    try:
+        want = f(x)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fusejit.jit(f)(x)
+        return
+    got = fusejit.jit(f)(x)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_rankdata_refuses_integer_ranks_of_floats() -> None:
+    with pytest.raises(UnsupportedError, match="method='average' is supported"):
+        fusejit.jit(lambda x: st.rankdata(x, "min"))(X)

@@ -1,0 +1,77 @@
+"""scipy.stats.rankdata of traced arrays (installed by frontend/scipy_api.py).
+
+SciPy ranks through boolean-mask indexing (a data-dependent shape) and changes the result's
+dtype when the data holds a NaN (integer ranks become floats). Here: a stable argsort along
+the axis, ties found as equal neighbours in sorted order (NaN, sorted last, unequal to
+everything, as SciPy's `!=`), each tie group's first and last sorted position by running
+maximum and minimum, the rank by method, and the inverse permutation back. Supported: every
+method for integer and bool data (no NaN possible: SciPy's integer ranks), method='average'
+(float ranks either way) for float data with nan_policy 'propagate' (a slice with a NaN is
+all NaN) or 'omit' (NaN where the data is NaN). Float data with the integer methods (their
+dtype depends on whether a NaN is present) and nan_policy='raise' (its exception depends on
+the data) are refused by name; complex data too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import tracer as T
+
+METHODS = ("average", "min", "max", "dense", "ordinal")
+
+
+def rankdata(a: Any, method: str = "average", *, axis: Any = None,
+             nan_policy: str = "propagate") -> Any:
+    """scipy.stats.rankdata with a traced `a` (see the module)."""
+    if method not in METHODS:
+        raise ValueError(f'unknown method "{method}"')
+    if nan_policy not in ("propagate", "omit", "raise"):
+        raise ValueError("nan_policy must be one of {'propagate', 'raise', 'omit'}")
+    x = a if isinstance(a, T.Tracer) else np.asarray(a)
+    if x.dtype.kind == "c":
+        raise UnsupportedError(f"scipy.stats.rankdata of complex values is not supported by "
+                               f"fusejit{T.where_msg()}")
+    floating = x.dtype.kind == "f"
+    if floating and (method != "average" or nan_policy == "raise"):
+        raise UnsupportedError(
+            f"scipy.stats.rankdata(method={method!r}, nan_policy={nan_policy!r}) of traced "
+            f"floats is not supported by fusejit{T.where_msg()}: SciPy's result "
+            + ("raises when the data holds a NaN" if nan_policy == "raise" else
+               "is integers, or floats when the data holds a NaN")
+            + "; method='average' is supported")
+    if axis is None:
+        x, axis = np.ravel(x), -1
+    dtype = np.dtype(np.float64 if method == "average" else np.int64)
+    if x.size == 0:
+        return np.empty(x.shape, dtype)
+    x = np.moveaxis(x, axis, -1)
+    n = x.shape[-1]
+    order = np.argsort(x, axis=-1, kind="stable")
+    y = np.take_along_axis(x, order, axis=-1)
+    position = np.broadcast_to(np.arange(n), x.shape)
+    edge = np.ones(x.shape[:-1] + (1,), bool)
+    first = np.concatenate([edge, y[..., 1:] != y[..., :-1]], axis=-1)
+    last = np.concatenate([y[..., 1:] != y[..., :-1], edge], axis=-1)
+    start = np.maximum.accumulate(np.where(first, position, 0), axis=-1)
+    end = np.flip(np.minimum.accumulate(np.flip(np.where(last, position, n - 1), -1), axis=-1),
+                  -1)
+    if method == "ordinal":
+        ranks = position + 1
+    elif method == "min":
+        ranks = start + 1
+    elif method == "max":
+        ranks = end + 1
+    elif method == "dense":
+        ranks = np.cumsum(first, axis=-1)
+    else:  # (SciPy's first rank plus half the tie count less one)
+        ranks = (start + 1).astype(np.float64) + (end - start).astype(np.float64) / 2
+    ranks = np.take_along_axis(ranks.astype(dtype), np.argsort(order, axis=-1), axis=-1)
+    if floating:
+        nan = np.isnan(x)
+        where = np.any(nan, axis=-1, keepdims=True) if nan_policy == "propagate" else nan
+        ranks = np.where(where, np.nan, ranks)
+    return np.moveaxis(ranks, -1, axis)
