@@ -45,6 +45,8 @@ from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
     inv,
     lstsq,
     norm,
+    pinv,
+    qr,
     solve,
     solve_triangular,
     svd,
@@ -79,7 +81,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._signaltools": ("convolve", "correlate"),
            "scipy.stats._stats_py": ("rankdata",),
-           "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq"),
+           "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
+           "scipy.linalg._decomp_qr": ("qr",),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),
            "scipy.linalg._decomp_svd": ("svd", "svdvals"),
            "scipy.linalg._decomp_cholesky": ("cholesky", "cho_factor", "cho_solve"),
@@ -92,7 +95,7 @@ PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "
           "scipy.stats._stats_py": "scipy.stats",
           **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                            "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
-                           "scipy.linalg._misc"), "scipy.linalg")}
+                           "scipy.linalg._misc", "scipy.linalg._decomp_qr"), "scipy.linalg")}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 

@@ -1,6 +1,6 @@
 """scipy.linalg's common functions of traced arrays, on fusejit's np.linalg kernels (installed by
 frontend/scipy_api.py): inv, solve, det, solve_triangular, lstsq, cholesky, cho_factor,
-cho_solve, eigh, eigvalsh, svd, svdvals and norm.
+cho_solve, eigh, eigvalsh, svd, svdvals, norm, qr and pinv.
 
 SciPy's functions ask the array for its flags and call LAPACK, so a traced value cannot flow
 through them. With a traced argument these compute SciPy's result from np.linalg's traced
@@ -13,7 +13,11 @@ operations instead, with SciPy's semantics where the two libraries differ:
   other one, as LAPACK leaves it; solve(assume_a='pos') factors by Cholesky, so a matrix that
   is not positive definite raises LinAlgError, as SciPy's.
 - lstsq's default cond is the machine epsilon of the working precision (LAPACK's), where
-  np.linalg.lstsq's is eps x max(M, N).
+  np.linalg.lstsq's is eps x max(M, N); pinv's cutoff is atol + rtol x max(s) with rtol
+  max(M, N) x eps of the input's precision (float32's for float32), and zeroes the
+  reciprocals of the singular values below it (SciPy drops those columns: the same product).
+- qr's modes: 'full' is np.linalg.qr's 'complete', 'economic' its 'reduced', and 'r' the
+  full-height R in a 1-tuple.
 SciPy's argument checks come from SciPy's own function, called on stand-ins (identity
 matrices and zeros of the arguments' shapes and dtypes): its ValueErrors for non-square or
 mismatched arrays, bad keywords. Results are fusejit's np.linalg (float32 computed in
@@ -213,3 +217,32 @@ def norm(a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False,
     if check_finite:
         t = np.asarray_chkfinite(t)
     return np.linalg.norm(t, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> Any:
+    if pivoting or mode == "raw":
+        raise _refuse(f"qr(..., {'pivoting=True' if pivoting else 'mode=raw'}) of a traced "
+                      "matrix")
+    _scipy_checks("qr", _stand_in(a), mode=mode)
+    m = _operand(a, check_finite)
+    if mode == "r":
+        return (np.linalg.qr(m, mode="complete")[1],)
+    return tuple(np.linalg.qr(m, mode="complete" if mode == "full" else "reduced"))
+
+
+def pinv(a: Any, *, atol: Any = None, rtol: Any = None, return_rank: bool = False,
+         check_finite: bool = True) -> Any:
+    if isinstance(atol, T.Tracer) or isinstance(rtol, T.Tracer):
+        raise _refuse("pinv with a traced atol or rtol")
+    _scipy_checks("pinv", _stand_in(a), atol=atol, rtol=rtol)
+    x = a if isinstance(a, T.Tracer) else np.asarray(a)
+    eps = np.finfo(x.dtype if x.dtype.kind in "fc" else np.float64).eps
+    m = _operand(x, check_finite)
+    u, s, vh = np.linalg.svd(m, full_matrices=False)
+    cut = (0.0 if atol is None else atol) + np.max(s, axis=-1, keepdims=True, initial=0.0) * (
+        max(m.shape[-2:]) * eps if rtol is None else rtol)
+    keep = s > cut
+    inverse = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+    result = _h(vh) @ (inverse[..., :, None] * _h(u))
+    return (result, np.sum(keep, axis=-1)) if return_rank else result

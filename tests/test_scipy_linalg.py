@@ -53,6 +53,14 @@ CASES = {
     "norm along an axis": (lambda a: L.norm(a, axis=0, keepdims=True), M),
     "norm 2": (lambda a: L.norm(a, 2), M),
     "inv float32": (lambda a: L.inv(a), S.astype(np.float32)),  # (SciPy's LAPACK: float32)
+    "pinv": (lambda a: L.pinv(a), M[:, :3]),
+    "pinv, rank-deficient": (lambda a: L.pinv(a), np.outer(M[:, 0], M[0])),
+    "pinv's rank": (lambda a: L.pinv(a, return_rank=True)[1], np.outer(M[:, 0], M[0])),
+    "pinv atol": (lambda a: L.pinv(a, atol=1.0, rtol=0.0), M),
+    "pinv float32": (lambda a: L.pinv(a), M.astype(np.float32)),
+    "qr's R up to sign": (lambda a: np.abs(L.qr(a)[1]), M[:, :3]),
+    "qr economic, Q up to sign": (lambda a: np.abs(L.qr(a, mode="economic")[0]), M[:, :3]),
+    "qr mode r": (lambda a: np.abs(L.qr(a, mode="r")[0]), M[:3]),
 }
 
 
@@ -104,6 +112,13 @@ def test_scipys_errors(name: str) -> None:
         fusejit.jit(f)(a)
 
 
+def test_qr_full_is_orthogonal_and_reconstructs() -> None:
+    q, r = fusejit.jit(lambda a: L.qr(a))(M[:, :3])
+    assert q.shape == (5, 5) and r.shape == (5, 3)
+    np.testing.assert_allclose(q.T @ q, np.eye(5), atol=1e-12)
+    np.testing.assert_allclose(q @ r, M[:, :3], atol=1e-12)
+
+
 def test_check_finite_false_computes_on() -> None:
     x = np.where(np.eye(5, dtype=bool), np.nan, S)
     assert np.isnan(fusejit.jit(lambda a: L.det(a, check_finite=False))(x))
@@ -113,6 +128,8 @@ def test_check_finite_false_computes_on() -> None:
     (lambda a: L.eigh(a, a), "generalized"),
     (lambda a: L.eigh(a, subset_by_value=(0.0, 1.0)), "subset_by_value"),
     (lambda a: L.solve(a, a[0], assume_a="banded"), "assume_a"),
+    (lambda a: L.qr(a, pivoting=True), "pivoting"),
+    (lambda a: L.pinv(a, atol=a[0, 0]), "traced atol"),
 ])
 def test_refusals_name_what_is_missing(case, words: str) -> None:
     with pytest.raises(UnsupportedError, match=words) as info:
