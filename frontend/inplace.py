@@ -172,11 +172,12 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
 
 
 def _is_full_mask(index: Any, target: T.Tracer) -> bool:
-    """A boolean array (traced or not) of exactly target's shape."""
+    """A boolean array (traced or not) of exactly target's shape (0-d too: `r[flag] = v` of a
+    0-d r sets it where the flag is true, as SciPy's pearsonr does)."""
     if isinstance(index, tuple) and len(index) == 1:
         index = index[0]
     return (isinstance(index, (T.Tracer, np.ndarray)) and index.dtype == np.bool_
-            and index.shape == target.shape and target.ndim > 0)
+            and index.shape == target.shape)
 
 
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:

@@ -282,8 +282,29 @@ def _patch_ufunc_backends(module: Any) -> None:
     info._wrapper_for = _wrapper_for
 
 
+def _patch_writeable(module: Any) -> None:
+    """array_api_extra's `at` writes in place into arrays it takes as writeable, which is every
+    object with `__array_namespace__`: a traced NumPy scalar (SciPy's pearsonr updates one)
+    or read-only view is not, as NumPy's scalars and read-only arrays are not (NumPy's
+    setitem would raise), so `at` copies it first, as for NumPy's."""
+    original = getattr(module, "is_writeable_array", None)
+    if original is None or getattr(original, "__fusejit_original__", None) is not None:
+        return
+
+    @functools.wraps(original)
+    def is_writeable_array(x: Any) -> bool:
+        if getattr(type(x), "__fusejit_tracer__", False):
+            return not (x.scalar or x.readonly or x.weak is not None)
+        return original(x)
+
+    is_writeable_array.__fusejit_original__ = original  # type: ignore[attr-defined]
+    module.is_writeable_array = is_writeable_array
+
+
 def _patch(module: Any) -> None:
     _patch_namespace(module)
+    if module.__name__.endswith("array_api_extra._lib._at"):
+        _patch_writeable(module)
     if module.__name__ == scipy_stats.MODULE:
         scipy_stats.patch(module)
     if module.__name__ == "scipy.special._support_alternative_backends":

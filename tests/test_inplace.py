@@ -84,6 +84,14 @@ def test_setitem_forms():
 
     run_both(g, RNG.random((4, 5)), RNG.random(5))
 
+    def h(x):  # a 0-d array set through a 0-d mask: where the mask is true
+        r = np.asarray(x.sum(), copy=True)
+        r[x.sum() > 100] = np.nan
+        r[np.array(True)] = r + 1
+        return r
+
+    run_both(h, np.arange(5.0))
+
 
 def test_writes_through_views_reach_the_parent_and_back():
     def f(x):

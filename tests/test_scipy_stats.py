@@ -6,6 +6,8 @@ distributions; refusals name the distribution and the user's line."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import assert_same
@@ -145,3 +147,18 @@ def test_rankdata(name: str) -> None:
 def test_rankdata_refuses_integer_ranks_of_floats() -> None:
     with pytest.raises(UnsupportedError, match="method='average' is supported"):
         fusejit.jit(lambda x: st.rankdata(x, "min"))(X)
+
+
+@pytest.mark.parametrize("case", ["one pair", "rows", "a constant input"])
+def test_pearsonr(case: str) -> None:
+    """scipy.stats.pearsonr through SciPy's own code: its `at(r, const).set(nan)` copies a
+    traced NumPy scalar before writing (array_api_extra's writeable test, frontend/scipy_api),
+    then sets it through a 0-d mask."""
+    rng = np.random.default_rng(43)
+    x = rng.standard_normal((3, 20)) if case == "rows" else rng.standard_normal(20)
+    y = np.ones_like(x) if case == "a constant input" else x ** 2 + x
+    f = lambda a, b: tuple(st.pearsonr(a, b, axis=-1))  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = f(x, y)
+    assert_same(fusejit.jit(f)(x, y), want, rtol=1e-12)
