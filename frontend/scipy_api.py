@@ -221,7 +221,7 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
         if getattr(cls, "__fusejit_tracer__", False):
             package = cls.__module__.rpartition(".")[0]
             api = sys.modules[f"{package}.scipy_api"]
-            return getattr(api._BY_MODULE.get(module, api), name)
+            return getattr(getattr(api, "_BY_MODULE", {}).get(module, api), name)
     return None
 
 

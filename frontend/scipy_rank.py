@@ -21,13 +21,13 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import tracer as T
 
-METHODS = ("average", "min", "max", "dense", "ordinal")
+RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
 
 
 def rankdata(a: Any, method: str = "average", *, axis: Any = None,
              nan_policy: str = "propagate") -> Any:
     """scipy.stats.rankdata with a traced `a` (see the module)."""
-    if method not in METHODS:
+    if method not in RANK_METHODS:
         raise ValueError(f'unknown method "{method}"')
     if nan_policy not in ("propagate", "omit", "raise"):
         raise ValueError("nan_policy must be one of {'propagate', 'raise', 'omit'}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import tracer as T
 
-METHODS = ("auto", "direct", "fft")
+CONV_METHODS = ("auto", "direct", "fft")
 
 
 def _array(x: Any) -> Any:
@@ -48,7 +48,7 @@ def _reversed(x: Any) -> Any:
 def _checked(name: str, a: Any, b: Any, mode: str, method: str) -> None:
     from scipy import signal
 
-    if method not in METHODS:
+    if method not in CONV_METHODS:
         raise ValueError("Acceptable method flags are 'auto', 'direct', or 'fft'.")
     if mode not in ("full", "same", "valid"):
         raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.")
