@@ -20,6 +20,7 @@ from .ops import ErrorCheck, OpDef, add_op, fixed_expr, placeholders
 
 # name -> number of operands; each renders to fj_sp_<name>(...)
 SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 2,
+                  "huber": 2, "pseudo_huber": 2,
                   "log_expit": 1, "logit": 1, "ndtr": 1, "log_ndtr": 1, "ndtri": 1,
                   "gamma": 1, "rgamma": 1, "gammaln": 1, "digamma": 1, "erfinv": 1, "erfcinv": 1,
                   "erfcx": 1, "i0": 1, "i0e": 1, "i1": 1, "i1e": 1, "j0": 1, "j1": 1, "y0": 1,

@@ -220,6 +220,16 @@ BINARY: dict[str, tuple] = {
                  lambda x, y, o, g: A.neg(M(g, A.div(x, y)))),
     "kl_div": (lambda x, y, o, g: M(g, A.sub(A.ew("log", x), A.ew("log", y))),
                lambda x, y, o, g: M(g, A.sub(1.0, A.div(x, y)))),
+    # huber(d, r): d/dr = r inside |r| <= d, else d sign(r); d/dd = 0 inside, else |r| - d
+    "huber": (lambda d, r, o, g: M(g, A.where(A.cmp("less_equal", A.ew("absolute", r), d), 0.0,
+                                              A.sub(A.ew("absolute", r), d))),
+              lambda d, r, o, g: M(g, A.where(A.cmp("less_equal", A.ew("absolute", r), d), r,
+                                              M(d, A.ew("sign", r))))),
+    # pseudo_huber = d^2 (s - 1), s = sqrt(1 + (r/d)^2): d/dr = r / s,
+    # d/dd = 2 d (s - 1) - r^2 / (s d) = (2 o - r^2 / s) / d
+    "pseudo_huber": (lambda d, r, o, g: M(g, A.div(A.sub(M(o, 2.0), A.div(M(r, r), _s(d, r))),
+                                                   d)),
+                     lambda d, r, o, g: M(g, A.div(r, _s(d, r)))),
     # d B(a, b)/da = B (psi(a) - psi(a + b)); betaln: the same without the factor B
     "beta": (lambda x, y, o, g: M(g, M(o, _psi_diff(x, x, y))),
              lambda x, y, o, g: M(g, M(o, _psi_diff(y, x, y)))),
@@ -231,6 +241,12 @@ BINARY: dict[str, tuple] = {
                                                 A.ew("digamma", x)))),
              lambda x, y, o, g: M(g, M(o, A.ew("digamma", A.add(x, y))))),
 }
+def _s(d: Node, r: Node) -> Node:
+    """sqrt(1 + (r/d)^2), pseudo-Huber's root."""
+    v = A.div(r, d)
+    return A.ew("sqrt", A.add(M(v, v), 1.0))
+
+
 def _psi_diff(v: Node, a: Node, b: Node) -> Node:
     """digamma(v) - digamma(a + b)."""
     return A.sub(A.ew("digamma", v), A.ew("digamma", A.add(a, b)))

@@ -7,7 +7,8 @@
  * (NaN, +-inf, 0, -0.0, poles, out-of-domain arguments) follow SciPy 1.17.
  *
  * The ops are listed in frontend/ops_more.py. Accuracy, measured against SciPy by tests/test_special.py over wide ranges:
- *   fj_sp_xlogy, xlog1py, entr, rel_entr, kl_div, log_expit, logit, ndtr   libm formulas:
+ *   fj_sp_xlogy, xlog1py, entr, rel_entr, kl_div, log_expit, logit, ndtr, huber,
+ *       pseudo_huber   libm formulas:
  *       a few ulp (rel_entr through log1p near x = y, as SciPy's).
  *   fj_sp_boxcox, boxcox1p, inv_boxcox, inv_boxcox1p   SciPy's formulas over libm: its
  *       values.
@@ -86,6 +87,21 @@ static inline double fj_sp_kl_div(double x, double y) {
     if (isnan(x) || isnan(y)) return NAN;
     if (x > 0.0 && y > 0.0) return fj_sp_xlog_ratio(x, y) - x + y;
     return (x == 0.0 && y >= 0.0) ? y : INFINITY;
+}
+
+/* Huber's loss and its smooth form, as SciPy defines them: inf for delta < 0; the quadratic
+ * r^2/2 inside |r| <= delta, linear beyond; pseudo-Huber delta^2 (sqrt(1 + (r/delta)^2) - 1),
+ * 0 where delta or r is 0, through expm1(log1p(v^2)/2) so small v keeps its digits. */
+static inline double fj_sp_huber(double delta, double r) {
+    if (delta < 0.0) return INFINITY;
+    return fabs(r) <= delta ? 0.5 * r * r : delta * (fabs(r) - 0.5 * delta);
+}
+
+static inline double fj_sp_pseudo_huber(double delta, double r) {
+    if (delta < 0.0) return INFINITY;
+    if (delta == 0.0 || r == 0.0) return 0.0;
+    const double v = r / delta;
+    return delta * delta * expm1(0.5 * log1p(v * v));
 }
 
 static inline double fj_sp_log_expit(double x) {

@@ -286,7 +286,10 @@ static inline double fj_sp_stdtr(double df, double t) {
         const double lx = log(df) - 2.0 * log(fabs(t)), a = 0.5 * df;
         if (lx < -80.0) {  /* I_x(a, 1/2) = x^a / (a B(a, 1/2)) (1 + O(x)), from log x: x itself
                             * may be subnormal, its digits lost (SciPy's t^2 overflows: 0) */
-            double p = 0.5 * exp(a * lx - (lgamma(a + 1.0) + FJ_LGAMMA_HALF - lgamma(a + 0.5)));
+            const double e = a * lx;  /* (below -800 the value underflows: a huge df's lgamma
+                                       * terms would be inf - inf) */
+            const double p = e < -800.0 ? 0.0
+                : 0.5 * exp(e - (lgamma(a + 1.0) + FJ_LGAMMA_HALF - lgamma(a + 0.5)));
             return t < 0.0 ? p : 1.0 - p;
         }
         x = df / t / t;
