@@ -43,6 +43,7 @@ from .ir import Node, TensorType
 from .numpy_patch import enabled, replacement
 from .pyscalar import Prelude, Read, show_path
 from .reached import Path, Reached, copy_container, copyable, proxyable
+from .scipy_api import replacement as scipy_replacement
 from .tracer import TraceContext, Tracer, where_msg
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
@@ -235,6 +236,9 @@ class Shadower:
         shown = show_path(name, path)
         wrapper = replacement(v)  # `from numpy import asarray` (frontend/numpy_patch.py)
         if wrapper is not None and enabled():
+            return wrapper
+        wrapper = scipy_replacement(v)  # `from scipy.ndimage import ...` before fusejit
+        if wrapper is not None:
             return wrapper
         rng = _rng_types()
         if isinstance(v, rng) or isinstance(getattr(v, "__self__", None), rng):

@@ -12,7 +12,7 @@ operations, otherwise it calls SciPy's own function unchanged. The wrappers are 
 fusejit is imported if SciPy is already loaded, or else as soon as scipy.special is imported
 (a post-import hook on the defining modules, so `from scipy.special import logsumexp`
 binds the wrapper either way). A name bound to SciPy's function before fusejit was imported
-cannot be reached: such a call fails with a ConcretizationError.
+is given the wrapper in a jitted function's globals (frontend/captures.py, `replacement`).
 
 The same hook makes SciPy's array-API functions (scipy.special.softmax, log_softmax,
 scipy.stats.zscore...) trace: each SciPy module's `array_namespace` (from
@@ -225,6 +225,18 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
     return None
 
 
+# id(SciPy's function) -> (it, its wrapper): for names bound before fusejit was imported
+_WRAPPERS: dict[int, tuple[Any, Any]] = {}
+
+
+def replacement(value: Any) -> Any:
+    """The wrapper of `value` when it is one of the SciPy functions wrapped here (a name bound
+    to it before fusejit patched SciPy, e.g. `from scipy.ndimage import gaussian_filter`
+    first: frontend/captures.py gives a jitted function the wrapper instead), else None."""
+    entry = _WRAPPERS.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
+
+
 def _wrap(module: str, name: str, original: Any) -> Any:
     if getattr(original, "__fusejit_original__", None) is not None:
         return original
@@ -235,6 +247,7 @@ def _wrap(module: str, name: str, original: Any) -> Any:
         return (impl or original)(*args, **kwargs)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]
+    _WRAPPERS[id(original)] = (original, dispatch)
     return dispatch
 
 

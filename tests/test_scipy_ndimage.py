@@ -173,3 +173,31 @@ def test_gradient_through_a_gaussian_blur() -> None:
     basis = np.eye(x.size).reshape(x.size, *x.shape)
     want = np.array([np.sum(c * nd.gaussian_filter(e, 1.0, mode="mirror")) for e in basis])
     np.testing.assert_allclose(g.ravel(), want, rtol=1e-12, atol=1e-14)
+
+
+def test_names_bound_before_fusejit_is_imported(tmp_path) -> None:
+    """`from scipy.ndimage import gaussian_filter` (and scipy.linalg, scipy.spatial) before
+    `import fusejit`: the name holds SciPy's own function, which a jitted function is given
+    the wrapper of (frontend/captures.py)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "order.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from scipy.ndimage import gaussian_filter\n"
+        "from scipy.spatial.distance import cdist\n"
+        "from scipy.linalg import solve\n"
+        "import fusejit\n"
+        "def f(x):\n"
+        "    return gaussian_filter(x, 1.0) + cdist(x, x) + solve(x @ x.T + np.eye(4), x)\n"
+        "x = np.random.default_rng(0).standard_normal((4, 4))\n"
+        "assert np.allclose(fusejit.jit(f)(x), f(x), rtol=1e-12, atol=1e-12)\n"
+        "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(fusejit.__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
