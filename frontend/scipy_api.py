@@ -34,42 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from . import scipy_ndimage, scipy_rank, scipy_signal, scipy_stats
-from .scipy_linalg import (  # noqa: F401 (found by name: _traced_impl)
-    cho_factor,
-    cho_solve,
-    cholesky,
-    det,
-    eigh,
-    eigvalsh,
-    inv,
-    lstsq,
-    norm,
-    pinv,
-    qr,
-    solve,
-    solve_triangular,
-    svd,
-    svdvals,
-)
-from .scipy_ndimage import (  # noqa: F401 (found by name: _traced_impl)
-    convolve1d,
-    correlate1d,
-    gaussian_filter,
-    gaussian_filter1d,
-    gaussian_gradient_magnitude,
-    gaussian_laplace,
-    laplace,
-    prewitt,
-    sobel,
-    uniform_filter,
-    uniform_filter1d,
-)
-from .scipy_spatial import cdist, pdist  # noqa: F401 (found by name: _traced_impl)
+from . import scipy_linalg, scipy_ndimage, scipy_rank, scipy_signal, scipy_spatial, scipy_stats
 
-# (two modules define convolve and correlate: each wrapper knows its own)
-_BY_MODULE = {"scipy.ndimage._filters": scipy_ndimage, "scipy.signal._signaltools": scipy_signal,
-              "scipy.signal._polyutils": scipy_signal, "scipy.stats._stats_py": scipy_rank}
+# the module of fusejit that implements each wrapped SciPy module's functions (the others,
+# logsumexp and comb, are this module's; ndimage and signal both define convolve/correlate)
+_BY_MODULE = {"scipy.spatial.distance": scipy_spatial, "scipy.ndimage._filters": scipy_ndimage,
+              "scipy.signal._signaltools": scipy_signal, "scipy.signal._polyutils": scipy_signal,
+              "scipy.stats._stats_py": scipy_rank,
+              **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
+                               "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
+                               "scipy.linalg._misc", "scipy.linalg._decomp_qr"), scipy_linalg)}
 
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
@@ -93,9 +67,8 @@ PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
           "scipy.stats._stats_py": "scipy.stats",
-          **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
-                           "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
-                           "scipy.linalg._misc", "scipy.linalg._decomp_qr"), "scipy.linalg")}
+          **dict.fromkeys((m for m in _BY_MODULE if m.startswith("scipy.linalg.")),
+                          "scipy.linalg")}
 _ARRAY_API = "scipy._lib._array_api"  # (array_namespace is defined in a module named so)
 _NAMESPACE_WRAPPERS: dict[int, Any] = {}
 
