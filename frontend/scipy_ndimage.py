@@ -258,8 +258,12 @@ def _correlate_or_convolve(name: str, input: Any, weights: Any, output: Any, mod
         raise _refuse(f"{name} with traced weights (SciPy's footprint is the weights that are "
                       "not zero)")
     axes = _filters._ni_support._check_axes(axes, x.ndim)
-    w = _filters._expand_footprint(x.ndim, axes, np.asarray(weights, np.float64), "weights")
-    origins = list(_filters._expand_origin(x.ndim, axes, origin))
+    w = np.asarray(weights, np.float64)
+    if hasattr(_filters, "_expand_footprint"):  # (SciPy >= 1.15: weights over `axes` only)
+        w = _filters._expand_footprint(x.ndim, axes, w, "weights")
+        origins = list(_filters._expand_origin(x.ndim, axes, origin))
+    else:
+        origins = list(_filters._ni_support._normalize_sequence(origin, x.ndim))
     if flip:
         w = w[(slice(None, None, -1),) * w.ndim]
         origins = [-o - (0 if k & 1 else 1) for o, k in zip(origins, w.shape)]
