@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,14 @@ from .views import broadcast_to
 def _strong(t: T.Tracer) -> T.Tracer:
     """A Python-scalar argument becomes a strong 0-d array, as np.asarray(3.0) is."""
     return T.Tracer(t.node) if t.weak is not None else t
+
+
+def quietly(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """NumPy's or SciPy's own function on stand-ins, for its errors and result type, with its
+    warnings and floating-point notices silenced (0/0 in a stand-in is no news)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return call(*args, **kwargs)
 
 
 def holds_tracer(x: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
-from .numpy_lib import asarray
+from .numpy_lib import asarray, holds_tracer
 from .views import broadcast_to
 
 
@@ -208,8 +208,7 @@ def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: 
     only, so NumPy's own function runs on them with a stand-in y, and the coefficients are
     the solution operator of the scaled least-squares problem (np.linalg.lstsq of the
     identity, a constant) applied to w * y, unscaled: NumPy's values to rounding."""
-    if any(isinstance(v, T.Tracer) or (isinstance(v, (list, tuple)) and any(
-            isinstance(e, T.Tracer) for e in v)) for v in (x, w, deg, rcond)):
+    if any(isinstance(v, T.Tracer) or holds_tracer(v) for v in (x, w, deg, rcond)):
         raise T.UnsupportedError(
             f"np.polyfit with traced x, w, deg or rcond is not supported by fusejit"
             f"{T.where_msg()}: NumPy's code warns when the Vandermonde matrix is rank-deficient, "

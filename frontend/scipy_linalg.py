@@ -31,13 +31,13 @@ ill-conditioned solve is not raised (it would branch on the data).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import quietly
 
 
 def _refuse(what: str) -> UnsupportedError:
@@ -57,9 +57,7 @@ def _stand_in(x: Any, identity: bool = False) -> Any:
 def _scipy_checks(name: str, *args: Any, **kwargs: Any) -> None:
     import scipy.linalg
 
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        getattr(scipy.linalg, name)(*args, **kwargs)
+    quietly(getattr(scipy.linalg, name), *args, **kwargs)
 
 
 def _operand(x: Any, check_finite: bool) -> Any:

@@ -27,7 +27,6 @@ so are traced sizes, sigmas, modes and origins. Weights of correlate1d may be tr
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +35,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import quietly
 
 # SciPy's boundary modes as np.pad's
 PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
@@ -65,9 +65,7 @@ def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtyp
     clean = tuple(np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v for v in args)
     extra = {k: np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v
              for k, v in kwargs.items()}
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        got = getattr(ndimage, name)(stand_in, *clean, **extra)  # SciPy's errors
+    got = quietly(getattr(ndimage, name), stand_in, *clean, **extra)  # SciPy's errors
     if not isinstance(t, T.Tracer):
         t = T.Tracer(T.to_node(t, t.dtype))
     return t, got.dtype

@@ -22,12 +22,12 @@ check branches on a traced value: `polyfit` is np.polyfit as fusejit traces it
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from . import tracer as T
+from .numpy_lib import quietly
 
 CONV_METHODS = ("auto", "direct", "fft")
 
@@ -53,10 +53,8 @@ def _checked(name: str, a: Any, b: Any, mode: str, method: str) -> None:
     if mode not in ("full", "same", "valid"):
         raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.")
     if a.ndim and b.ndim:  # (0-d: SciPy multiplies)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            getattr(signal, name)(_stand_in(a), _stand_in(b), mode, "fft" if a.ndim == b.ndim
-                                  else method)
+        quietly(getattr(signal, name), _stand_in(a), _stand_in(b), mode,
+                "fft" if a.ndim == b.ndim else method)
 
 
 def _method(a: Any, b: Any, mode: str, method: str) -> str:

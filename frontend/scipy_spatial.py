@@ -20,7 +20,6 @@ callables, `out=`, and a traced `p` are refused by name.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
-from .numpy_lib import holds_tracer
+from .numpy_lib import holds_tracer, quietly
 
 METRICS = ("euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski", "cosine",
            "correlation", "braycurtis", "canberra")
@@ -69,10 +68,8 @@ def _metric(metric: Any) -> str:
 
 
 def _scipy_checks(call: Any, *args: Any, **kwargs: Any) -> None:
-    """SciPy's function on stand-ins: its errors (quietly: 0/0 in a stand-in is no news)."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        call(*args, **kwargs)
+    """SciPy's function on stand-ins: its errors."""
+    quietly(call, *args, **kwargs)
 
 
 def _float(x: Any) -> Any:
