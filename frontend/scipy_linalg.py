@@ -10,7 +10,7 @@ operations instead, with SciPy's semantics where the two libraries differ:
 - the triangle read: cholesky, cho_factor and solve(assume_a='sym'/'her'/'pos') read only the
   triangle `lower` names (the other is made its mirror image); cholesky returns the upper
   factor unless lower=True; cho_factor returns the factor in that triangle and the input's
-  other one, as LAPACK leaves it; solve(assume_a='pos') factors by Cholesky, so a matrix that
+  other one, as LAPACK leaves it (or zeros there, where the installed SciPy zeroes it); solve(assume_a='pos') factors by Cholesky, so a matrix that
   is not positive definite raises LinAlgError, as SciPy's.
 - lstsq's default cond is the machine epsilon of the working precision (LAPACK's), where
   np.linalg.lstsq's is eps x max(M, N); pinv's cutoff is atol + rtol x max(s) with rtol
@@ -31,6 +31,7 @@ ill-conditioned solve is not raised (it would branch on the data).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -155,7 +156,18 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
     factor = cholesky(m, lower, check_finite=False)
     keep = np.tril(np.ones(m.shape[-2:], bool)) if lower else np.triu(
         np.ones(m.shape[-2:], bool))
-    return np.where(keep, factor, m), lower
+    return np.where(keep, factor, m if _cho_factor_keeps_other_triangle() else 0), lower
+
+
+@functools.cache
+def _cho_factor_keeps_other_triangle() -> bool:
+    """Whether the installed SciPy's cho_factor leaves the triangle it does not read as it
+    was (SciPy's documented "random data" there: the input, with LAPACK's potrf) or zeroes it
+    (some SciPy versions do): asked of SciPy's own function on a 2x2 matrix."""
+    import scipy.linalg
+
+    c, _ = quietly(scipy.linalg.cho_factor, np.array([[4.0, 2.0], [3.0, 5.0]]))
+    return bool(c[1, 0] == 3.0)
 
 
 def cho_solve(c_and_lower: Any, b: Any, overwrite_b: bool = False,

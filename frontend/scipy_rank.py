@@ -5,7 +5,8 @@ dtype when the data holds a NaN (integer ranks become floats). Here: a stable ar
 the axis, ties found as equal neighbours in sorted order (NaN, sorted last, unequal to
 everything, as SciPy's `!=`), each tie group's first and last sorted position by running
 maximum and minimum, the rank by method, and the inverse permutation back. Supported: every
-method for integer and bool data (no NaN possible: SciPy's integer ranks), method='average'
+method for integer and bool data (no NaN possible: the ranks in the dtype the installed SciPy
+gives, int64 or, before SciPy made them integers, float64), method='average'
 (float ranks either way) for float data with nan_policy 'propagate' (a slice with a NaN is
 all NaN) or 'omit' (NaN where the data is NaN). Float data with the integer methods (their
 dtype depends on whether a NaN is present) and nan_policy='raise' (its exception depends on
@@ -20,8 +21,19 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import quietly
 
 RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
+
+
+def _result_dtype(dtype: np.dtype, method: str, empty: bool) -> np.dtype:
+    """The installed SciPy's result dtype for NaN-free data of `dtype`: SciPy's own rankdata
+    on a stand-in (older SciPys give float64 ranks for every method, newer ones int64 for all
+    but 'average')."""
+    import scipy.stats
+
+    probe = np.zeros(0 if empty else 2, dtype)
+    return np.asarray(quietly(scipy.stats.rankdata, probe, method=method)).dtype
 
 
 def rankdata(a: Any, method: str = "average", *, axis: Any = None,
@@ -45,7 +57,7 @@ def rankdata(a: Any, method: str = "average", *, axis: Any = None,
             + "; method='average' is supported")
     if axis is None:
         x, axis = np.ravel(x), -1
-    dtype = np.dtype(np.float64 if method == "average" else np.int64)
+    dtype = _result_dtype(x.dtype, method, x.size == 0)
     if x.size == 0:
         return np.empty(x.shape, dtype)
     x = np.moveaxis(x, axis, -1)
