@@ -39,6 +39,9 @@ VARIANTS: dict[str, dict[str, int]] = {
     "now_min3": {"MIN_BLOCKS": 3},
     "now_min4": {"MIN_BLOCKS": 4},
     "team256_min8": {"PER_THREAD": 16, "MIN_BLOCKS": 8},
+    # 8-16 elements a thread: teams of 128 for 1024-element rows, 256 for 4096, 512 for 8192
+    "p16t128": {"PER_THREAD": 16, "MIN_TEAM": 128},
+    "p16t128_f32": {"PER_THREAD": 16, "MIN_TEAM": 128, "FULL_SM_HOLD_BYTES": 32},
     # elementwise kernels (the "ew" cases only)
     "ew_v8": {"VECTOR_BYTES": 8},
     "ew_v4": {"VECTOR_BYTES": 4},
