@@ -50,10 +50,15 @@ def axpy(a, x, y):  # a Python float and two arrays
     return a * x + y
 
 
+def five_two(s, k, t, r, v):  # black_scholes' arguments: five arrays in, two out
+    return s * k + t, r * v
+
+
 CASES: list[tuple[str, Callable[..., Any], tuple[str, ...]]] = [
     ("x*y+1", mul_add, ("a", "a")),
     ("x*y+z", fma3, ("a", "a", "a")),
     ("a*x+y (a float)", axpy, ("s", "a", "a")),
+    ("5 in, 2 out", five_two, ("a", "a", "a", "a", "a")),
 ]
 
 
@@ -230,7 +235,7 @@ def run(fake: bool, repeat: int, inner: int, null: NullDriver | None = None
     import pycuda.gpuarray as gpuarray
 
     rng = np.random.default_rng(0)
-    host = [rng.standard_normal(N).astype(np.float32) for _ in range(3)]
+    host = [rng.standard_normal(N).astype(np.float32) for _ in range(5)]
     rows = []
     for label, fn, kinds in CASES:
         f = fusejit.jit(fn, backend="cuda")

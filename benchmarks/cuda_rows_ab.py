@@ -40,6 +40,8 @@ VARIANTS: dict[str, dict[str, int]] = {
     "now_min4": {"MIN_BLOCKS": 4},
     "team256_min8": {"PER_THREAD": 16, "MIN_BLOCKS": 8},
     # 8-16 elements a thread: teams of 128 for 1024-element rows, 256 for 4096, 512 for 8192
+    # vector-held rows as element-wise ones (before session 25): 8 elements a thread
+    "vec8": {"VEC_PER_THREAD": 8, "VEC_MIN_TEAM": 256},
     "p16t128": {"PER_THREAD": 16, "MIN_TEAM": 128},
     "p16t128_f32": {"PER_THREAD": 16, "MIN_TEAM": 128, "FULL_SM_HOLD_BYTES": 32},
     # elementwise kernels (the "ew" cases only)

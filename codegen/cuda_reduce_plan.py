@@ -15,6 +15,15 @@ from .cuda_base import CudaOptions
 MAX_TEAM = 1024
 MIN_TEAM = 256  # threads per row at least, for rows longer than 256
 PER_THREAD = 8  # elements per thread a team size aims for
+# Row kernels whose held rows are read and written 16 bytes at a time (ReducePlan.vec > 1)
+# aim for twice the elements per thread, in teams of 128 threads at least. On an H200
+# (benchmarks/cuda_rows_ab.py, session 25, variant p16t128 against now) softmax float32 went
+# from 40.5 to 36.5 µs over 4096x4096 (1.21x -> 1.11x the bound), 44.7 -> 37.4 over
+# 16384x1024 and 53.3 -> 40.8 over 2048x8192; layernorm, whose rows are read an element at a
+# time (its g and b are not held), went from 48.0 to 58.1 µs (24 bytes spilled) and to 50.3
+# without the full-SM register cap, so element-wise kernels keep PER_THREAD and MIN_TEAM.
+VEC_PER_THREAD = 16
+VEC_MIN_TEAM = 128
 SPLIT_ROWS = 1024  # with fewer rows, long rows are split into parts
 TARGET_BLOCKS = 2048  # blocks a split reduction aims for
 MAX_PARTS = 1024
@@ -69,12 +78,22 @@ def plan_reduce(k: ReduceKernel, program: Program, opts: CudaOptions) -> ReduceP
         if parts > 1:
             span = -(-n // parts)
             return ReducePlan(rows, n, opts.threads, opts.threads, -(-n // span), span, 0)
+    held = _holdable(k, program)
+    vector = _team_plan(k, program, rows, n, held, opts, VEC_PER_THREAD, VEC_MIN_TEAM)
+    if vector.vec > 1:
+        return vector
+    return _team_plan(k, program, rows, n, held, opts, PER_THREAD, MIN_TEAM)
+
+
+def _team_plan(k: ReduceKernel, program: Program, rows: int, n: int, held: set[Key],
+               opts: CudaOptions, per_thread: int, min_team: int) -> ReducePlan:
+    """One team per row, of about `n / per_thread` threads (`min_team` at least for rows
+    longer than 256), holding the row in registers across phases where it fits."""
     if n <= 256:
         team = _pow2(max(n, 1))
     else:
-        team = min(MAX_TEAM, max(MIN_TEAM, _pow2(-(-n // PER_THREAD))))
+        team = min(MAX_TEAM, max(min_team, _pow2(-(-n // per_thread))))
     block = team if team > 32 else max(opts.threads, team)
-    held = _holdable(k, program)
     hold = -(-n // team)
     size = sum(max(program.buffers[key[0]].dtype.itemsize, 4) for key in held)
     if len(k.phases) < 2 or not held or not 0 < hold <= MAX_HOLD or hold * size > HOLD_BYTES:

@@ -10,8 +10,9 @@ operations instead, with SciPy's semantics where the two libraries differ:
 - the triangle read: cholesky, cho_factor and solve(assume_a='sym'/'her'/'pos') read only the
   triangle `lower` names (the other is made its mirror image); cholesky returns the upper
   factor unless lower=True; cho_factor returns the factor in that triangle and the input's
-  other one, as LAPACK leaves it (or zeros there, where the installed SciPy zeroes it); solve(assume_a='pos') factors by Cholesky, so a matrix that
-  is not positive definite raises LinAlgError, as SciPy's.
+  other one, as LAPACK leaves it (or zeros there, where the installed SciPy zeroes it);
+  solve(assume_a='pos') factors by Cholesky, so a matrix that is not positive definite
+  raises LinAlgError, as SciPy's.
 - lstsq's default cond is the machine epsilon of the working precision (LAPACK's), where
   np.linalg.lstsq's is eps x max(M, N); pinv's cutoff is atol + rtol x max(s) with rtol
   max(M, N) x eps of the input's precision (float32's for float32), and zeroes the

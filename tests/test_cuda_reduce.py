@@ -110,11 +110,17 @@ def test_launch_plans() -> None:
     assert pl.min_blocks == 8 and "__launch_bounds__(256, 8)" in sm.body
     big = program_of(softmax, np.empty((4096, 4096), f32), name="big")
     pl = plan_reduce(big.kernels[0], big, sm.options)
-    assert (pl.team, pl.hold, pl.min_blocks) == (512, 8, 4)  # 64 bytes held: still a full SM
-    with pytest.MonkeyPatch.context() as mp:  # 128 bytes held: no register limit asked
-        mp.setattr("fusejit.codegen.cuda_reduce_plan.PER_THREAD", 16)
+    # rows held and read 16 bytes at a time: 16 elements a thread, 128 bytes held (no
+    # register limit asked)
+    assert (pl.team, pl.hold, pl.min_blocks, pl.vec) == (256, 16, 0, 4)
+    with pytest.MonkeyPatch.context() as mp:  # 8 a thread: 64 bytes held, still a full SM
+        mp.setattr("fusejit.codegen.cuda_reduce_plan.VEC_PER_THREAD", 8)
+        mp.setattr("fusejit.codegen.cuda_reduce_plan.VEC_MIN_TEAM", 256)
         pl = plan_reduce(big.kernels[0], big, sm.options)
-        assert (pl.team, pl.hold, pl.min_blocks) == (256, 16, 0)
+        assert (pl.team, pl.hold, pl.min_blocks, pl.vec) == (512, 8, 4, 4)
+    short = program_of(softmax, np.empty((64, 1024), f32), name="short")
+    pl = plan_reduce(short.kernels[0], short, sm.options)  # teams of 128 at least
+    assert (pl.team, pl.hold, pl.vec) == (128, 8, 4)
     out = f"b{_program('softmax').outputs[0].index}["
     assert sm.body.count("fj_exp_f32(") == 1 and sm.body.count(out) == 1  # one store per element
     assert "__shfl_down_sync" in sm.prelude and "fj_team_reduce<256>" in sm.body
