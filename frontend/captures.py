@@ -21,12 +21,14 @@ every name its code loads (and the code of the functions it calls, recursively):
 * NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py, or a
   traced NumPy function, bound to a name (`from numpy import asarray, sum`): the wrapper that
   accepts traced values (in lists: `sum([a, b])`);
+* the builtins max and min (frontend/builtin_calls.py: they compare traced values);
 * anything else (modules, functions, classes, other objects): the value itself. A called
   Python function is shadowed the same way.
 """
 
 from __future__ import annotations
 
+import builtins
 import dis
 import functools
 import sys
@@ -39,6 +41,7 @@ import numpy as np
 
 from ..errors import TraceError
 from . import ops as O
+from .builtin_calls import BUILTIN_ORIGINALS, BUILTINS
 from .ir import Node, TensorType
 from .numpy_patch import enabled, replacement
 from .pyscalar import Prelude, Read, show_path
@@ -198,6 +201,10 @@ class Shadower:
         new_globals: dict[str, Any] | None = None
         for name in sorted(names):
             if name not in g:
+                if name in BUILTINS and getattr(builtins, name) is BUILTIN_ORIGINALS[name]:
+                    if new_globals is None:
+                        new_globals = dict(g)
+                    new_globals[name] = BUILTINS[name]  # max()/min() of traced values
                 continue
             v = self._value(g[name], g, name, "global", depth, uses_random, code)
             if v is not g[name]:

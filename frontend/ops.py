@@ -224,6 +224,7 @@ _ufunc("minimum", lambda i, o: "({0} & {1})" if i[0] == "b" else _helper("minimu
 _ufunc("fmax", _float_or(_libm("fmax"), lambda i, o: "({0} > {1} ? {0} : {1})"))
 _ufunc("fmin", _float_or(_libm("fmin"), lambda i, o: "({0} < {1} ? {0} : {1})"))
 _ufunc("heaviside", _helper("heaviside"))
+_ufunc("spacing", _helper("spacing"), cost=4)
 _ufunc("gcd", _helper("gcd"), cost=40)  # integers only (NumPy has no float or bool loop)
 _ufunc("lcm", _helper("lcm"), cost=40)
 _ufunc("deg2rad", _helper("deg2rad"))

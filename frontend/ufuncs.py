@@ -71,10 +71,11 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     for d in loop:
         O.check_dtype(d, f"an operand of {ufunc.__name__}")
     check_complex(op.name, loop, where_msg())
-    if op.name == "nextafter" and any(d == np.float16 for d in loop):
-        raise UnsupportedError(f"np.nextafter with float16 operands is not supported by fusejit"
-                               f"{where_msg()} (its step is a float16 ulp, which a float32 "
-                               "computation would lose); cast the operands to float32 first")
+    if op.name in ("nextafter", "spacing") and any(d == np.float16 for d in loop):
+        raise UnsupportedError(f"np.{op.name} with float16 operands is not supported by "
+                               f"fusejit{where_msg()} (its step is a float16 ulp, which a "
+                               "float32 computation would lose); cast the operands to float32 "
+                               "first")
     shape = broadcast(*(shape_of(a) for a in args))
     if op.name in _MIRRORED and dtype_kw is None and all(d.kind in "iu" for d in loop):
         exact = _integer_comparison(op.name, args, loop, shape)

@@ -436,7 +436,8 @@ def _install() -> None:
         set_vjp(name, _unary(fn))
     for name, (fx, fy) in BINARY.items():
         set_vjp(name, _binary(fx, fy))
-    for name in ("floor", "ceil", "trunc", "rint", "sign", "floor_divide", "gammasgn"):
+    for name in ("floor", "ceil", "trunc", "rint", "sign", "floor_divide", "gammasgn",
+                 "spacing"):
         set_vjp(name, ZERO)
     for name in ("isnan", "isinf", "isfinite", "signbit", "equal", "not_equal", "less",
                  "less_equal", "greater", "greater_equal", "logical_and", "logical_or",

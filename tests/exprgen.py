@@ -78,7 +78,8 @@ UNARY = {s.name: s for s in [
     _spec("negative", op=operator.neg), _spec("positive", op=operator.pos),
     _spec("absolute", op=abs), _spec("fabs"), _spec("sign"), _spec("square"),
     _spec("reciprocal"), _spec("sqrt"), _spec("floor"), _spec("ceil"), _spec("trunc"),
-    _spec("rint"), _spec("isnan"), _spec("isinf"), _spec("isfinite"), _spec("signbit"),
+    _spec("rint"), _spec("spacing"), _spec("isnan"), _spec("isinf"), _spec("isfinite"),
+    _spec("signbit"),
     _spec("logical_not"), _spec("invert", op=operator.invert),
     _spec("cbrt", True), _spec("exp", True), _spec("exp2", True), _spec("expm1", True),
     _spec("log", True), _spec("log2", True), _spec("log10", True), _spec("log1p", True),
@@ -133,8 +134,8 @@ def known_bug(kind: str, param: Any, dtype: np.dtype,
     them; each case is pinned by a test in test_elementwise_props.py::test_known_bug_* (a strict
     xfail for a bug, so fixing it turns the test into an XPASS failure and this entry must then
     be removed; or a check of the clear error fusejit gives instead)."""
-    if kind == "ufunc" and param[0] == "nextafter" and dtype == np.float16:
-        return "nextafter in float16 is refused (UnsupportedError): no float16 step in C"
+    if kind == "ufunc" and param[0] in ("nextafter", "spacing") and dtype == np.float16:
+        return f"{param[0]} in float16 is refused (UnsupportedError): no float16 step in C"
     return None
 
 

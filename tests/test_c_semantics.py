@@ -85,6 +85,7 @@ FLOAT_UNARY: dict[str, Callable[..., np.ndarray]] = {
     "sign": np.sign,
     "expit": scipy.special.expit,
     "rint": np.rint,
+    "spacing": np.spacing,
     "square": np.square,
     "reciprocal": np.reciprocal,
     "deg2rad": np.deg2rad,

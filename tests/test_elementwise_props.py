@@ -268,6 +268,7 @@ def test_known_bug_list_is_pinned() -> None:
 
     assert known_bug("ufunc", ("nextafter", "fn"), np.dtype(np.float16))
     assert not known_bug("ufunc", ("nextafter", "fn"), np.dtype(np.float32))
+    assert known_bug("ufunc", ("spacing", "fn"), np.dtype(np.float16))
     gen = Generator(SeededChooser(0), [np.dtype(np.float32)])
     x = gen.array_leaf((3,))
     i64 = gen.node("safecast", [x], (-100, 100, np.dtype(np.int64)))
@@ -330,6 +331,10 @@ def test_known_bug_nextafter_float16() -> None:
     y = np.array([1.0, 2.0, 0.0], np.float16)
     with pytest.raises(fusejit.UnsupportedError, match="nextafter"):
         fusejit.jit(f)(x, y)
+    with pytest.raises(fusejit.UnsupportedError, match="spacing"):
+        fusejit.jit(lambda v: np.spacing(v))(x)
+    with pytest.raises(fusejit.UnsupportedError, match="spacing"):
+        fusejit.jit(lambda v: np.spacing(v))(np.arange(3, dtype=np.int8))  # (NumPy's loop: float16)
 
 
 def test_float16_extremes_and_clip_keep_numpys_ties() -> None:

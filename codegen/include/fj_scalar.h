@@ -333,6 +333,19 @@ static inline double fj_neg_f64(double x) {
     return fj_bits_u64_f64(fj_bits_f64_u64(x) ^ 0x8000000000000000ull);
 }
 
+/* np.spacing: the step from |x| to the next float up (its bits plus one: inf after the
+ * largest finite value, a NaN after inf), negative for x < 0 (-0.0 counts as 0). */
+static inline float fj_spacing_f32(float x) {
+    const float a = fabsf(x);
+    const float d = fj_bits_u32_f32(fj_bits_f32_u32(a) + 1u) - a;
+    return x < 0 ? -d : d;
+}
+static inline double fj_spacing_f64(double x) {
+    const double a = fabs(x);
+    const double d = fj_bits_u64_f64(fj_bits_f64_u64(a) + 1u) - a;
+    return x < 0 ? -d : d;
+}
+
 /* NumPy bool (uint8_t holding 0/1). */
 static inline uint8_t fj_maximum_b(uint8_t a, uint8_t b) { return (uint8_t)(a | b); }
 static inline uint8_t fj_minimum_b(uint8_t a, uint8_t b) { return (uint8_t)(a & b); }
