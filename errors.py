@@ -109,6 +109,8 @@ class Status(Enum):
     FWEIGHTS_NEG = (2097152, ValueError, "fweights cannot be negative")
     AWEIGHTS_NEG = (4194304, ValueError, "aweights cannot be negative")
     DIST_WEIGHTS_NEG = (8388608, ValueError, "Input weights should be all non-negative")
+    LINREGRESS_X_SAME = (16777216, ValueError, "Cannot calculate a linear regression if all "
+                                               "x values are identical")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

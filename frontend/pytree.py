@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 # ("leaf",) | ("tuple"|"list", [TreeDef]) | ("dict", [keys], [TreeDef]) | ("static", value)
-# | ("namedtuple", type, [TreeDef])
+# | ("namedtuple", type or Bunch, [TreeDef])
 TreeDef = Any
 
 
@@ -22,6 +22,11 @@ def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:
         if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
             return (type(o).__name__, [walk(v) for v in o])
         if isinstance(o, tuple) and hasattr(type(o), "_fields"):
+            extra = getattr(o, "__dict__", None)
+            if extra:  # SciPy's result bunches: attributes beside the tuple's fields
+                keys = tuple(extra)
+                return ("namedtuple", Bunch(type(o), keys),
+                        [walk(v) for v in o] + [walk(extra[k]) for k in keys])
             return ("namedtuple", type(o), [walk(v) for v in o])
         if type(o) is dict:
             keys = list(o)
@@ -29,6 +34,30 @@ def flatten(obj: Any, is_leaf) -> tuple[list[Any], TreeDef]:
         return ("static", o)
 
     return leaves, walk(obj)
+
+
+class Bunch:
+    """Rebuilds a tuple subclass whose instances also hold attributes (SciPy's
+    LinregressResult's intercept_stderr, PearsonRResult's data for confidence_interval):
+    called with the tuple's fields, then the attributes' values in `keys` order."""
+
+    def __init__(self, cls: type, keys: tuple[str, ...]) -> None:
+        self.cls, self.keys = cls, keys
+
+    def __call__(self, *values: Any) -> Any:
+        n = len(values) - len(self.keys)
+        obj = tuple.__new__(self.cls, values[:n])
+        obj.__dict__.update(zip(self.keys, values[n:]))
+        return obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Bunch) and (self.cls, self.keys) == (other.cls, other.keys)
+
+    def __hash__(self) -> int:
+        return hash((self.cls, self.keys))
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__name__}(+{', '.join(self.keys)})"
 
 
 def unflatten(tree: TreeDef, leaves: list[Any]) -> Any:

@@ -1,8 +1,9 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py), scipy.signal.convolve, correlate and the polynomial fit
-of savgol_filter's edges (frontend/scipy_signal.py) and scipy.linalg's common functions
-(frontend/scipy_linalg.py).
+of savgol_filter's edges (frontend/scipy_signal.py), scipy.linalg's common functions
+(frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress and
+spearmanr (frontend/scipy_regress.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -34,13 +35,22 @@ from typing import Any
 
 import numpy as np
 
-from . import scipy_linalg, scipy_ndimage, scipy_rank, scipy_signal, scipy_spatial, scipy_stats
+from . import (
+    scipy_linalg,
+    scipy_ndimage,
+    scipy_rank,
+    scipy_regress,
+    scipy_signal,
+    scipy_spatial,
+    scipy_stats,
+)
 
-# the module of fusejit that implements each wrapped SciPy module's functions (the others,
-# logsumexp and comb, are this module's; ndimage and signal both define convolve/correlate)
+# the module of fusejit that implements each wrapped SciPy module's functions, or the modules
+# (the first that has the name) (the others, logsumexp and comb, are this module's; ndimage
+# and signal both define convolve/correlate)
 _BY_MODULE = {"scipy.spatial.distance": scipy_spatial, "scipy.ndimage._filters": scipy_ndimage,
               "scipy.signal._signaltools": scipy_signal, "scipy.signal._polyutils": scipy_signal,
-              "scipy.stats._stats_py": scipy_rank,
+              "scipy.stats._stats_py": (scipy_rank, scipy_regress),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                                "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
                                "scipy.linalg._misc", "scipy.linalg._decomp_qr"), scipy_linalg)}
@@ -54,7 +64,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "gaussian_laplace", "gaussian_gradient_magnitude"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._signaltools": ("convolve", "correlate"),
-           "scipy.stats._stats_py": ("rankdata",),
+           "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),
@@ -194,7 +204,10 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
         if getattr(cls, "__fusejit_tracer__", False):
             package = cls.__module__.rpartition(".")[0]
             api = sys.modules[f"{package}.scipy_api"]
-            return getattr(getattr(api, "_BY_MODULE", {}).get(module, api), name)
+            impl = getattr(api, "_BY_MODULE", {}).get(module, api)
+            for owner in impl if isinstance(impl, tuple) else (impl,):
+                if hasattr(owner, name):
+                    return getattr(owner, name)
     return None
 
 

@@ -1,0 +1,140 @@
+"""scipy.stats.linregress and spearmanr of traced samples (installed by frontend/scipy_api.py).
+
+SciPy's code for both branches in Python on the data (an r above 1 clipped, a constant input,
+a NaN present), so it cannot run on traced values; here each branch is a `where` over the same
+expressions, so the values are SciPy's:
+- linregress(x, y) of two 1-d samples: np.cov's sums, r clipped to [-1, 1] (NaN, or 0 when
+  only one variance is 0), the t statistic with SciPy's TINY, the p-value from stdtr; the two
+  point case's p-value (1 when y[0] == y[1], else 0) and zero standard errors; samples of
+  fewer than two points give NaN everywhere (SciPy's axis/NaN-policy decorator does so). All
+  x identical (and more than one) fails when the program runs with SciPy's ValueError.
+- spearmanr(a, b) of two 1-d samples: the average ranks' np.corrcoef, t clipped as SciPy's,
+  the p-value per `alternative`; NaN when either sample is constant (SciPy also warns:
+  ConstantInputWarning, which a compiled program does not give) or holds a NaN.
+Both return SciPy's own result objects. Other forms (2-d samples, axis, nan_policy other than
+'propagate', keepdims) are refused by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import tracer as T
+from .scipy_rank import rankdata
+
+TINY = 1.0e-20  # (SciPy's, in linregress's t statistic)
+_ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def _refuse(what: str) -> UnsupportedError:
+    return UnsupportedError(f"scipy.stats.{what} of traced values is not supported by "
+                            f"fusejit{T.where_msg()}; two 1-d samples with the default axis "
+                            "and nan_policy='propagate' are")
+
+
+def _sample(v: Any, name: str) -> Any:
+    x = v if isinstance(v, T.Tracer) else np.asarray(v)
+    if x.ndim != 1:
+        raise _refuse(f"{name} of {x.ndim}-d samples")
+    if x.dtype.kind == "c":
+        raise _refuse(f"{name} of complex samples")
+    return x
+
+
+def _pvalue(t: Any, df: Any, alternative: str) -> Any:
+    import scipy.special
+
+    if alternative == "less":
+        return scipy.special.stdtr(df, t)
+    if alternative == "greater":
+        return scipy.special.stdtr(df, -t)
+    return 2 * scipy.special.stdtr(df, -np.abs(t))
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in _ALTERNATIVES:
+        raise ValueError("`alternative` must be 'less', 'greater', or 'two-sided'.")
+
+
+def linregress(x: Any, y: Any, alternative: str = "two-sided", *, axis: Any = 0,
+               nan_policy: str = "propagate", keepdims: bool = False) -> Any:
+    """scipy.stats.linregress with traced samples (see the module)."""
+    from scipy.stats._stats_py import LinregressResult
+
+    if axis not in (0, -1, None) or nan_policy != "propagate" or keepdims:
+        raise _refuse(f"linregress(axis={axis!r}, nan_policy={nan_policy!r}, "
+                      f"keepdims={keepdims!r})")
+    _check_alternative(alternative)
+    x, y = _sample(x, "linregress"), _sample(y, "linregress")
+    if x.shape != y.shape:
+        raise ValueError("Array shapes are incompatible for broadcasting.")
+    n = x.shape[0]
+    if n < 2:  # (SciPy's decorator: too small a sample)
+        nan = np.float64(np.nan)
+        return LinregressResult(slope=nan, intercept=nan, rvalue=nan, pvalue=nan, stderr=nan,
+                                intercept_stderr=nan)
+    same = np.amax(x) == np.amin(x)
+    bad = T.Tracer(T.make_node("check_linregress_x_same", [same.node], (), np.dtype(bool)))
+    x = np.where(bad, np.zeros((), x.dtype), x)  # (every result depends on the check)
+    xmean = np.mean(x, None)
+    ymean = np.mean(y, None)
+    c = np.cov(x, y, bias=1)
+    ssxm, ssxym, ssym = c[0, 0], c[0, 1], c[1, 1]
+    degenerate = (ssxm == 0.0) | (ssym == 0.0)
+    r = np.clip(ssxym / np.sqrt(ssxm * ssym), -1.0, 1.0)
+    r = np.where(degenerate, np.where(ssxym == 0, np.nan, 0.0), r)[()]
+    slope = ssxym / ssxm
+    intercept = ymean - slope * xmean
+    if n == 2:
+        prob = np.where(y[0] == y[1], 1.0, 0.0)[()]
+        zero = np.float64(0.0)
+        return LinregressResult(slope=slope, intercept=intercept, rvalue=r, pvalue=prob,
+                                stderr=zero, intercept_stderr=zero)
+    df = n - 2
+    t = r * np.sqrt(df / ((1.0 - r + TINY) * (1.0 + r + TINY)))
+    prob = _pvalue(t, df, alternative)
+    slope_stderr = np.sqrt((1 - r**2) * ssym / ssxm / df)
+    intercept_stderr = slope_stderr * np.sqrt(ssxm + xmean**2)
+    return LinregressResult(slope=slope, intercept=intercept, rvalue=r, pvalue=prob,
+                            stderr=slope_stderr, intercept_stderr=intercept_stderr)
+
+
+def spearmanr(a: Any, b: Any = None, axis: Any = 0, nan_policy: str = "propagate",
+              alternative: str = "two-sided") -> Any:
+    """scipy.stats.spearmanr with traced samples (see the module)."""
+    from scipy.stats._stats_py import SignificanceResult
+
+    if axis is not None and axis > 1:
+        raise ValueError("spearmanr only handles 1-D or 2-D arrays, supplied axis argument "
+                         f"{axis}, please use only values 0, 1 or None for axis")
+    if nan_policy not in ("propagate", "raise", "omit"):
+        raise ValueError("nan_policy must be one of {'propagate', 'raise', 'omit'}")
+    if b is None or axis not in (0, None) or nan_policy != "propagate":
+        raise _refuse(f"spearmanr(b={'None' if b is None else '...'}, axis={axis!r}, "
+                      f"nan_policy={nan_policy!r})")
+    _check_alternative(alternative)
+    a, b = _sample(a, "spearmanr"), _sample(b, "spearmanr")
+    if a.shape != b.shape:  # (np.column_stack's error, as SciPy's)
+        np.column_stack((np.empty(a.shape), np.empty(b.shape)))
+    n = a.shape[0]
+    if n <= 1:
+        res = SignificanceResult(np.nan, np.nan)
+        res.correlation = np.nan
+        return res
+    undefined = ((a[0] == a).all() | (b[0] == b).all())
+    if a.dtype.kind == "f":
+        undefined = undefined | np.isnan(a).any()
+    if b.dtype.kind == "f":
+        undefined = undefined | np.isnan(b).any()
+    ranks = np.column_stack((rankdata(a), rankdata(b)))
+    rs = np.corrcoef(ranks, rowvar=False)[1, 0]
+    dof = n - 2
+    t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))
+    prob = _pvalue(t, dof, alternative)
+    statistic = np.where(undefined, np.nan, rs)[()]
+    res = SignificanceResult(statistic, np.where(undefined, np.nan, prob)[()])
+    res.correlation = statistic
+    return res

@@ -1,0 +1,92 @@
+"""scipy.stats.linregress and spearmanr of traced samples (frontend/scipy_regress.py), and
+SciPy's result objects with attributes beside their fields returned from a jitted function."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fusejit
+from fusejit import UnsupportedError
+
+st = pytest.importorskip("scipy.stats")
+
+_rng = np.random.default_rng(0)
+X = _rng.standard_normal(30)
+Y = 2 * X + _rng.standard_normal(30)
+SAMPLES = {
+    "float64": (X, Y),
+    "float32": (X.astype(np.float32), Y.astype(np.float32)),
+    "ints": (np.arange(5), np.arange(5) ** 2),
+    "ties": (np.round(X), np.round(Y)),
+    "two points": (X[:2], Y[:2]),
+    "two points, y equal": (X[:2], np.ones(2)),
+    "one point": (X[:1], Y[:1]),
+    "empty": (X[:0], Y[:0]),
+    "y constant": (X, np.full(30, 2.0)),
+    "a NaN": (X, np.where(X > 0, np.nan, Y)),
+    "exact line (r clipped)": (X, 3 * X + 1),
+}
+
+
+def _fields(res):
+    return list(res) + list(res.__dict__.values())
+
+
+def _same(got, want, rtol: float) -> None:
+    assert type(got) is type(want)
+    for g, w in zip(_fields(got), _fields(want), strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_match_scipy(name: str, alternative: str) -> None:
+    x, y = SAMPLES[name]
+    rtol = 1e-6 if x.dtype == np.float32 else 1e-12  # (float32 means summed otherwise)
+
+    def lr(x, y):
+        return st.linregress(x, y, alternative=alternative)
+
+    def sp(x, y):
+        return st.spearmanr(x, y, alternative=alternative)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in (lr, sp):
+            _same(fusejit.jit(f)(x, y), f(x, y), rtol)
+
+
+def test_errors_and_refusals() -> None:
+    lr = fusejit.jit(lambda x, y: st.linregress(x, y).slope)
+    with pytest.raises(ValueError, match="all x values are identical"):
+        lr(np.ones(4), X[:4])  # when the program runs
+    assert lr(X[:4], Y[:4]) == pytest.approx(st.linregress(X[:4], Y[:4]).slope)
+    with pytest.raises(ValueError, match="incompatible"):
+        lr(X[:4], X[:5])
+    with pytest.raises(ValueError, match="alternative"):
+        fusejit.jit(lambda x, y: st.linregress(x, y, alternative="up"))(X, Y)
+    with pytest.raises(UnsupportedError, match="nan_policy"):
+        fusejit.jit(lambda x, y: st.linregress(x, y, nan_policy="omit"))(X, Y)
+    with pytest.raises(UnsupportedError, match="2-d"):
+        fusejit.jit(lambda x, y: st.linregress(x, y))(X.reshape(5, 6), Y.reshape(5, 6))
+    with pytest.raises(UnsupportedError, match="b=None"):
+        fusejit.jit(lambda a: st.spearmanr(a))(X.reshape(10, 3))
+    with pytest.raises(ValueError, match="dimensions"):
+        fusejit.jit(lambda a, b: st.spearmanr(a, b))(X[:4], X[:5])
+
+
+def test_result_objects_keep_their_attributes() -> None:
+    """SciPy's bunches hold attributes beside the tuple's fields (LinregressResult's
+    intercept_stderr, PearsonRResult's samples, which its confidence_interval reads)."""
+    res = fusejit.jit(lambda x, y: st.pearsonr(x, y))(X, Y)
+    want = st.pearsonr(X, Y)
+    assert type(res) is type(want)
+    np.testing.assert_allclose(res.confidence_interval(), want.confidence_interval(),
+                               rtol=1e-12)
+    lr = fusejit.jit(lambda x, y: st.linregress(x, y))(X, Y)
+    assert lr.intercept_stderr == pytest.approx(st.linregress(X, Y).intercept_stderr,
+                                                rel=1e-12)
