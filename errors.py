@@ -111,6 +111,8 @@ class Status(Enum):
     DIST_WEIGHTS_NEG = (8388608, ValueError, "Input weights should be all non-negative")
     LINREGRESS_X_SAME = (16777216, ValueError, "Cannot calculate a linear regression if all "
                                                "x values are identical")
+    LFILTER_A0 = (33554432, ValueError, "BUG: filter coefficient a[0] == 0 not supported yet")
+    SOS_A0 = (67108864, ValueError, "sos[:, 3] should be all ones")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

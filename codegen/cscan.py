@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..frontend.ops import ctype
+from ..frontend.ops import FILTER_SCANS, ctype
 from ..lowering.loop_ir import Check, Compute, Kernel, Program, Scan, Store
 from .cexpr import RowPointers, buffer_decls, buffer_types, cast_expr, compute_expr, point_lines
+from .cfilter import lfilter_lines, state_size
 
 
 def binary_expr(fn: str, a: str, b: str, ins: tuple[np.dtype, np.dtype],
@@ -82,7 +83,12 @@ def render_scan(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
     body: list[str] = []
     accs: list[str] = []
     for s in k.body:
-        if isinstance(s, Scan):
+        if isinstance(s, Scan) and s.fn in FILTER_SCANS:
+            t, m = ctype(s.dtype), state_size(s)
+            accs.append(f"{t} fj_z{s.var}[{m}][{COLUMNS}];" if cols else f"{t} fj_z{s.var}[{m}];")
+            body += lfilter_lines(s, (lambda q, v=s.var: f"fj_z{v}[{q}][fj_c]") if cols else
+                                  (lambda q, v=s.var: f"fj_z{v}[{q}]"), t, "j")
+        elif isinstance(s, Scan):
             t = ctype(s.dtype)
             acc = f"fj_a{s.var}[fj_c]" if cols else f"fj_a{s.var}"
             step = binary_expr(s.fn, acc, s.value, (s.dtype, s.dtype), s.dtype)
@@ -93,7 +99,8 @@ def render_scan(k: Kernel, fn: str, program: Program) -> dict[str, Any]:
             body.extend(point_lines([s], program, pointer))
     lines += [f"        {a}" for a in accs]
     if cols:
-        checks = any(isinstance(s, Check) for s in k.body)
+        checks = any(isinstance(s, Check) for s in k.body) or any(
+            isinstance(s, Scan) and s.fn in FILTER_SCANS for s in k.body)
         lines.append(f"        for (int64_t j = 0; j < {n}; j++) {{")
         if not checks:
             lines.append("            #pragma omp simd")

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..frontend.ops import FILTER_SCANS
 from ..lowering.loop_ir import Kernel, Load, Program, Scan, Store
+from .cfilter import lfilter_lines, state_size
 from .cuda_base import (
     CudaLaunch,
     CudaOptions,
@@ -59,11 +61,15 @@ def render_scan(k: Kernel, index: int, program: Program, opts: CudaOptions
              f"{sym}({', '.join(ps) or 'void'}) {{",
              f"    typedef {idx} fj_idx;"]
     body = decompose(outer, "fj_o") if outer else []
-    body += [f"{value_type(s.dtype)} fj_a_{s.var} = 0;" for s in k.body if isinstance(s, Scan)]
+    body += [f"{value_type(s.dtype)} fj_z{s.var}[{state_size(s)}];" if s.fn in FILTER_SCANS else
+             f"{value_type(s.dtype)} fj_a_{s.var} = 0;" for s in k.body if isinstance(s, Scan)]
     body.append(f"for (fj_idx fj_j = 0; fj_j < {n}; fj_j++) {{")
     body.append(f"    const fj_idx i{dims - 1} = fj_j;")
     for s in k.body:
-        if isinstance(s, Scan):
+        if isinstance(s, Scan) and s.fn in FILTER_SCANS:
+            body += ["    " + x for x in lfilter_lines(
+                s, lambda q, v=s.var: f"fj_z{v}[{q}]", value_type(s.dtype), "fj_j")]
+        elif isinstance(s, Scan):
             acc = f"fj_a_{s.var}"
             body += [f"    {acc} = fj_j == 0 ? {s.value} : {step(s, acc, s.value)};",
                      f"    const {value_type(s.dtype)} {s.var} = {acc};"]

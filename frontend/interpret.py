@@ -26,7 +26,7 @@ def eval_node(node: Node, args: list[np.ndarray]) -> np.ndarray:
     if node.op == "scatter":
         return op.ref(*args, **node.attrs)
     if node.op == "scan":
-        return op.ref(args[0], node.attrs["fn"], node.attrs["axis"])
+        return op.ref(args[0], node.attrs["fn"], node.attrs["axis"], *args[1:])
     if node.op == "gather":
         return op.ref(*args, axes=node.attrs["axes"], mode=node.attrs["mode"])
     if node.op in ("lapack", "lapack_solve", "sort", "searchsorted"):

@@ -384,9 +384,28 @@ add_op(OpDef("scatter", "update", 2, scatter_reference, errors=(ERR_BINCOUNT_RAN
 # --- scans: fn.accumulate along `axis` in dtype `dtype` (np.cumsum, ufunc.accumulate) -------
 
 
-def scan_reference(x: np.ndarray, fn: str, axis: int) -> np.ndarray:
+# scans that are linear filters along their axis (frontend/scipy_filter.py): a second input
+# is the initial state zi, attrs b and a the coefficients
+FILTER_SCANS = frozenset({"lfilter", "sosfilt"})
+
+
+def scan_reference(x: np.ndarray, fn: str, axis: int, b: np.ndarray | None = None,
+                   a: np.ndarray | None = None, zi: np.ndarray | None = None) -> np.ndarray:
     """Evaluate a `scan`: NumPy's accumulate of binary op `fn` along `axis` (x already has
-    the result's dtype)."""
+    the result's dtype); fn "lfilter": scipy.signal.lfilter's output with coefficients `b`,
+    `a` (divided by a[0]) from state `zi` (None: zeros); "sosfilt": one section's sosfilt."""
+    if fn in FILTER_SCANS:
+        import scipy.signal
+
+        with np.errstate(all="ignore"):
+            if fn == "sosfilt":
+                sos = np.concatenate([b, a])[None]
+                if zi is None:
+                    return scipy.signal.sosfilt(sos, x, axis=axis)
+                return scipy.signal.sosfilt(sos, x, axis=axis, zi=zi[None])[0]
+            if zi is None:
+                return scipy.signal.lfilter(b, a, x, axis=axis)
+            return scipy.signal.lfilter(b, a, x, axis=axis, zi=zi)[0]
     with np.errstate(all="ignore"):
         return getattr(np, OPS[fn].ufunc_name or fn).accumulate(x, axis=axis, dtype=x.dtype)
 

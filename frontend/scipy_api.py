@@ -1,7 +1,8 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py), scipy.signal.convolve, correlate and the polynomial fit
-of savgol_filter's edges (frontend/scipy_signal.py), scipy.linalg's common functions
+of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter and sosfilt
+(frontend/scipy_filter.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress and
 spearmanr (frontend/scipy_regress.py).
 
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import (
+    scipy_filter,
     scipy_linalg,
     scipy_ndimage,
     scipy_rank,
@@ -49,7 +51,8 @@ from . import (
 # (the first that has the name) (the others, logsumexp and comb, are this module's; ndimage
 # and signal both define convolve/correlate)
 _BY_MODULE = {"scipy.spatial.distance": scipy_spatial, "scipy.ndimage._filters": scipy_ndimage,
-              "scipy.signal._signaltools": scipy_signal, "scipy.signal._polyutils": scipy_signal,
+              "scipy.signal._signaltools": (scipy_signal, scipy_filter),
+              "scipy.signal._polyutils": scipy_signal,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                                "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
@@ -63,7 +66,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "sobel", "prewitt", "laplace", "correlate", "convolve",
                                       "gaussian_laplace", "gaussian_gradient_magnitude"),
            "scipy.signal._polyutils": ("polyfit",),
-           "scipy.signal._signaltools": ("convolve", "correlate"),
+           "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),

@@ -1,5 +1,6 @@
 """Gradient rules written with traced NumPy calls rather than single IR nodes: the scans other
-than cumsum (cumprod, subtract/maximum/minimum accumulate) and the symmetric LAPACK
+than cumsum (cumprod, subtract/maximum/minimum accumulate, the linear filters of
+scipy.signal.lfilter and sosfilt) and the symmetric LAPACK
 factorisations (cholesky, eigh, eigvalsh). frontend/vjp_rules.py dispatches to them.
 
 Each rule takes the forward node and its cotangent `g` and returns the cotangent of the
@@ -59,6 +60,38 @@ def scan(node: Node, g: Node) -> Node | None:
     if fn in ("maximum", "minimum", "fmax", "fmin"):
         return _cumextreme(x, y, gt, axis).node
     return None
+
+
+def filter_scan(node: Node, g: Node) -> tuple[Node, Node | None]:
+    """The cotangents of a linear filter's signal and initial state (scans lfilter,
+    sosfilt, inputs x, b, a[, zi]: frontend/scipy_filter.py). The filter is y = L x + M zi
+    with L lower-triangular Toeplitz, so x's cotangent is L^T g: the same filter run
+    backwards over g. The state's response is 1/A(z) applied to the sequence zi[0], ...,
+    zi[K-2], 0, ...: zi's cotangent is the first K - 1 values of 1/A run backwards over g
+    (zero past the signal's end); None without zi."""
+    axis, fn = node.attrs["axis"], node.attrs["fn"]
+    b, a = node.inputs[1], node.inputs[2]
+
+    def backwards(v: T.Tracer, coef: Node) -> T.Tracer:
+        rev = np.flip(v, axis)
+        out = make_node("scan", [rev.node, coef, a], rev.shape, rev.dtype, fn=fn, axis=axis)
+        return np.flip(_t(out), axis)
+
+    gt = _t(g)
+    gx = backwards(gt, b).node
+    if len(node.inputs) == 3:
+        return gx, None
+    k = b.shape[0]
+    unit = np.zeros(k, b.dtype)
+    unit[0] = 1
+    r = backwards(gt, T.const_node(unit))
+    n = node.shape[axis]
+    head = np.take(r, np.arange(min(n, k - 1)), axis=axis)
+    if n < k - 1:
+        pad = [(0, 0)] * len(node.shape)
+        pad[axis] = (0, k - 1 - n)
+        head = np.pad(head, pad)
+    return gx, head.node
 
 
 def _cumprod(x: T.Tracer, y: T.Tracer, g: T.Tracer, axis: int) -> T.Tracer:

@@ -28,7 +28,7 @@ import numpy as np
 from . import adjoint as A
 from . import vjp_more, vjp_special
 from .ir import Node
-from .ops import OPS, set_vjp
+from .ops import FILTER_SCANS, OPS, set_vjp
 from .ops_more import BITCAST_DTYPES
 from .views import view_node
 
@@ -374,6 +374,11 @@ def _kept_writes(node: Node, old: Node, value: Node, index: list[Node]) -> Node:
 
 
 def _scan(node: Node, g: Node) -> tuple | None:
+    if node.attrs["fn"] in FILTER_SCANS:
+        gx, gz = vjp_more.filter_scan(node, g)
+        coef = Refused("the gradient with respect to a filter's coefficients b and a is not "
+                       "implemented (pass them as values, or do not differentiate them)")
+        return (gx, coef, coef) + (() if gz is None else (gz,))
     if node.attrs["fn"] != "add":
         gx = vjp_more.scan(node, g)  # cumprod, running max/min, subtract
         return None if gx is None else (gx,)
@@ -461,7 +466,8 @@ def _install() -> None:
     for name in ("searchsorted", "check_geom_zero", "check_hist_range", "check_lstsq_rank",
                  "check_real_if_close", "check_weights_zero", "check_unravel_range",
                  "check_finite", "check_fweights_int", "check_fweights_neg",
-                 "check_aweights_neg", "check_dist_weights_neg"):
+                 "check_aweights_neg", "check_dist_weights_neg", "check_linregress_x_same",
+                 "check_lfilter_a0", "check_sos_a0"):
         set_vjp(name, INTEGER)
     for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
         set_vjp(name, rule)

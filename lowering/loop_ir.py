@@ -438,7 +438,9 @@ def _fmt_stmt(s: Stmt) -> str:
     if isinstance(s, Reduce):
         return f"{s.var} = reduce_{s.fn}({s.value}) : {s.dtype.name}"
     if isinstance(s, Scan):
-        return f"{s.var} = scan_{s.fn}({s.value}) : {s.dtype.name}"
+        extra = (f", b=[{', '.join(s.b)}], a=[{', '.join(s.a)}], zi=[{', '.join(s.init)}]"
+                 if s.b else "")
+        return f"{s.var} = scan_{s.fn}({s.value}{extra}) : {s.dtype.name}"
     if isinstance(s, Sort):
         table = f", {s.table}[{s.n} by {s.stride}]" if s.table else ""
         return f"{s.var} = sort_{s.mode}({s.value}{table}) : {s.dtype.name}"

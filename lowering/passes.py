@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import IRError
 from ..frontend.interpret import eval_node
 from ..frontend.ir import Graph, Node, format_graph, format_node, toposort
-from ..frontend.ops import OPS, SUPPORTED_DTYPES, gather_shape
+from ..frontend.ops import FILTER_SCANS, OPS, SUPPORTED_DTYPES, gather_shape
 
 Rule = Callable[[Node], Node]
 
@@ -119,7 +119,9 @@ def _check(node: Node, seen: set[int]) -> str | None:
     if op.kind == "gather":
         return _check_gather(node)
     if op.kind != "source" and len(node.inputs) != op.nin and not (
-            op.kind == "update" and len(node.inputs) > op.nin):  # a scatter's index arrays
+            op.kind == "update" and len(node.inputs) > op.nin) and not (  # a scatter's indices
+            node.op == "scan" and node.attrs.get("fn") in FILTER_SCANS
+            and len(node.inputs) in (3, 4)):  # a filter's b, a and zi
         return f"{node.op} takes {op.nin} inputs, has {len(node.inputs)}"
     if op.kind == "elementwise":
         try:

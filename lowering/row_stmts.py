@@ -18,6 +18,15 @@ class Scan:
     fn: str
     value: str
     dtype: np.dtype
+    # fn "lfilter", "sosfilt" (scipy.signal.lfilter, one sosfilt section:
+    # frontend/scipy_filter.py, codegen/cfilter.py): `var` is the filter's output at each
+    # point, by SciPy's direct form II transposed with coefficients `b` and `a` (the vars
+    # of their values, already divided by a[0] as SciPy does; K of each), from the state
+    # `init` (the vars of zi's K - 1 values at the row's point, or () for zeros) at a row's
+    # first point
+    b: tuple[str, ...] = ()
+    a: tuple[str, ...] = ()
+    init: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
-"""Lowering of scans (`np.cumsum`, `ufunc.accumulate`: frontend/scans.py): one kernel per
-scan whose domain is the scan's shape with the scanned axis moved last.
+"""Lowering of scans (`np.cumsum`, `ufunc.accumulate`: frontend/scans.py;
+scipy.signal.lfilter: frontend/scipy_signal.py): one kernel per scan whose domain is the
+scan's shape with the scanned axis moved last.
 
 The input is computed inline at each point (its elementwise producers fuse into the scan)
-and folded into the row's running value (loop IR `Scan`), which is stored, as are the
-same-shaped elementwise values computed from it at the same point (its consumers that
-fusion put in the scan's group). Codegen runs
-each row of the last dim in order, as NumPy accumulates (so float results are NumPy's
-sequential ones), and the rows in parallel. The domain is not collapsed: merging the scanned
-dim with another would run one scan across rows.
+and folded into the row's running value (loop IR `Scan`; lfilter's is a state of K - 1
+values, started from zi's values at the row's point when it has a second input), which is
+stored, as are the same-shaped elementwise values computed from it at the same point (its
+consumers that fusion put in the scan's group). Codegen runs each row of the last dim in
+order, as NumPy accumulates (so float results are NumPy's sequential ones), and the rows in
+parallel. The domain is not collapsed: merging the scanned dim with another would run one
+scan across rows.
 """
 
 from __future__ import annotations
@@ -34,8 +36,22 @@ class ScanBuilder(KernelBuilder):
         key = (node.id, amap)
         if key not in self.memo:
             x = super().value(node.inputs[0], amap)
+            attrs = node.attrs
+            coef: list[tuple[str, ...]] = [(), (), ()]
+            if len(node.inputs) > 1:  # a filter: its coefficients b, a (and zi's values)
+                nd = len(amap[0][1])
+                for i in (1, 2):
+                    inp = node.inputs[i]
+                    coef[i - 1] = tuple(super(ScanBuilder, self).value(inp, ((k, (0,) * nd),))
+                                        for k in range(inp.shape[0]))
+            if len(node.inputs) > 3:  # zi: its K - 1 values along the axis at this point
+                axis = attrs["axis"]
+                coef[2] = tuple(super(ScanBuilder, self).value(
+                    node.inputs[3], tuple((k, (0,) * len(m[1])) if a == axis else m
+                                          for a, m in enumerate(amap)))
+                    for k in range(node.inputs[3].shape[axis]))
             name = self.var()
-            self.body.append(Scan(name, node.attrs["fn"], x, node.dtype))
+            self.body.append(Scan(name, attrs["fn"], x, node.dtype, *coef))
             self.record(node)
             self.memo[key] = name
         return self.memo[key]

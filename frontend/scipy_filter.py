@@ -1,0 +1,192 @@
+"""scipy.signal.lfilter and sosfilt of traced signals (installed by frontend/scipy_api.py),
+and through them SciPy's own filtfilt, sosfiltfilt and the other Python code that calls them.
+
+SciPy filters in compiled code (`_linear_filter`, direct form II transposed). Here an IIR
+filter (len(a) > 1) is a `scan` node of fn "lfilter" (lowering/scan.py; codegen/cfilter.py):
+each row along `axis` runs in order with a state of K - 1 values (K = max(len(a), len(b)),
+both zero-padded to K and divided by a[0] in the result's dtype, as SciPy does), started from
+zi's values or zeros, every operation SciPy's, so the output is SciPy's to the bit. The final
+state zf (returned when zi is given) replays SciPy's last state updates from the last K - 1
+inputs and outputs (the same operations), also SciPy's bits. An FIR filter (len(a) == 1) is
+SciPy's path: the full convolution with b / a[0] (np.convolve for 1-d signals, a sum over
+the taps along the axis otherwise: the same products, perhaps added in another order), zi
+added to its first values, zf its last.
+
+sosfilt runs its sections one after another, each a scan of fn "sosfilt" (SciPy's _sosfilt
+orders the same operations differently: codegen/cfilter.py), its zf replayed likewise.
+
+The coefficients are inputs of the scan like the signal (so a global array of coefficients,
+which a jitted function reads at every call, or traced ones, work), normalised by traced
+divisions (the same IEEE operations); an a[0] of 0 (lfilter) or sos[:, 3] other than 1
+(sosfilt) fails when the program runs with SciPy's ValueError where the coefficients are
+traced. Argument errors and the result's dtype are SciPy's: its own function runs on
+stand-ins of the arguments' shapes and dtypes. Complex and long double filters are refused
+by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from ..errors import UnsupportedError
+from . import tracer as T
+from .numpy_lib import quietly
+
+
+def _array(x: Any) -> Any:
+    return x if isinstance(x, T.Tracer) else np.asarray(x)
+
+
+def _refuse(what: str) -> UnsupportedError:
+    return UnsupportedError(f"scipy.signal.lfilter {what} is not supported by "
+                            f"fusejit{T.where_msg()}")
+
+
+def _stand_in(v: Any, fill: float = 0.0) -> np.ndarray:
+    return np.full(v.shape, fill, v.dtype) if isinstance(v, T.Tracer) else np.asarray(v)
+
+
+def _checked(flag: Any, check: str) -> Any:
+    """A check_* node of `flag` (a traced bool): the program fails where it is true."""
+    return T.Tracer(T.make_node(check, [T.to_node(flag, np.dtype(bool))], (), np.dtype(bool)))
+
+
+def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
+    """scipy.signal.lfilter with traced arrays (see the module)."""
+    from scipy import signal
+
+    b, a = (v if isinstance(v, T.Tracer) else np.asarray(v) for v in (b, a))
+    b, a = np.atleast_1d(b), np.atleast_1d(a)
+    x = _array(x)
+    zi = None if zi is None else _array(zi)
+    # SciPy's errors and result dtype: its own lfilter on stand-ins (a traced a: ones)
+    zeros = np.zeros(x.shape, x.dtype)
+    args = (_stand_in(b), _stand_in(a, 1.0), zeros, axis)
+    out = (quietly(signal.lfilter, *args) if zi is None else
+           quietly(signal.lfilter, *args, np.zeros(zi.shape, zi.dtype))[0])
+    dtype = np.asarray(out).dtype
+    if dtype.kind != "f" or dtype.itemsize > 8:
+        raise _refuse(f"in {dtype} (complex or long double filters)")
+    axis = normalize_axis_index(axis, x.ndim)
+    x = x.astype(dtype)
+    b, a = b.astype(dtype), a.astype(dtype)
+    if isinstance(a, T.Tracer) and len(a) > 1:  # (SciPy's check, for traced coefficients)
+        bad = _checked(a[0] == 0, "check_lfilter_a0")
+        a = np.where(bad, np.ones((), dtype), a)
+    if len(a) == 1:
+        return _fir(b / a[0], x, axis, zi)
+    k = max(len(a), len(b))
+    bn = b if len(b) == k else np.concatenate([b, np.zeros(k - len(b), dtype)])
+    an = a if len(a) == k else np.concatenate([a, np.zeros(k - len(a), dtype)])
+    a0 = an[0]
+    bn, an = bn / a0, an / a0  # (SciPy's normalisation, in the result's dtype)
+    shape = list(x.shape)
+    shape[axis] = k - 1
+    if zi is not None:
+        zi = np.broadcast_to(zi, tuple(shape)).astype(dtype)
+    if x.shape[axis] == 0:
+        if zi is not None:  # (SciPy's zf is then memory it never wrote)
+            raise _refuse("of an empty signal with zi (SciPy's final state is then "
+                          "undefined)")
+        return x
+    y = _filter_node("lfilter", x, zi, axis, bn, an)
+    if zi is None:
+        return y
+    return y, _final_state(bn, an, x, y, zi, axis)
+
+
+def _final_state(b: np.ndarray, a: np.ndarray, x: Any, y: Any, zi: Any, axis: int,
+                 sos: bool = False) -> Any:
+    """zf: the state after the last point, SciPy's updates replayed from its last inputs
+    and outputs (z[j] after point s is z[j+1] after s - 1, plus b[j+1] x[s] - a[j+1] y[s],
+    in lfilter's order or a sosfilt section's; zi's value before the first point)."""
+    k = len(b)
+    n = x.shape[axis]
+    xm, ym, zm = (np.moveaxis(v, axis, -1) for v in (x, y, zi))
+
+    def z(j: int, s: int) -> Any:
+        if s < 0:
+            return zm[..., j]
+        if j == k - 2:
+            return b[j + 1] * xm[..., s] - a[j + 1] * ym[..., s]
+        if sos:
+            return b[j + 1] * xm[..., s] - a[j + 1] * ym[..., s] + z(j + 1, s - 1)
+        return z(j + 1, s - 1) + b[j + 1] * xm[..., s] - a[j + 1] * ym[..., s]
+
+    return np.stack([z(j, n - 1) for j in range(k - 1)], axis=axis)
+
+
+def _filter_node(fn: str, x: Any, zi: Any, axis: int, b: Any, a: Any) -> Any:
+    dt = b.dtype
+    ins = [T.to_node(v, dt) for v in (x, b, a)] + ([] if zi is None else [T.to_node(zi, dt)])
+    return T.Tracer(T.make_node("scan", ins, x.shape, dt, fn=fn, axis=axis))
+
+
+def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
+    """scipy.signal.sosfilt with a traced signal or initial state: its sections one after
+    another, each a scan of fn "sosfilt" (SciPy's _sosfilt's operations, to the bit)."""
+    from scipy import signal
+
+    sos = _array(sos)
+    x = _array(x)
+    zi = None if zi is None else _array(zi)
+    zeros = np.zeros(x.shape, x.dtype)
+    standin = _stand_in(sos)
+    if isinstance(sos, T.Tracer) and sos.ndim == 2 and sos.shape[1] == 6:
+        standin[:, 3] = 1.0
+    if zi is None:
+        dtype = np.asarray(quietly(signal.sosfilt, standin, zeros, axis)).dtype
+    else:
+        dtype = np.asarray(quietly(signal.sosfilt, standin, zeros, axis,
+                                   np.zeros(zi.shape, zi.dtype))[0]).dtype
+    if dtype.kind != "f" or dtype.itemsize > 8:
+        raise UnsupportedError(f"scipy.signal.sosfilt in {dtype} (complex or long double "
+                               f"filters) is not supported by fusejit{T.where_msg()}")
+    axis = normalize_axis_index(axis, x.ndim)
+    sos = sos.astype(dtype)
+    if isinstance(sos, T.Tracer):  # (SciPy's check, for traced sections)
+        bad = _checked(np.any(sos[:, 3] != 1), "check_sos_a0")
+        sos = np.where(bad, np.ones((), dtype), sos)
+    y = x.astype(dtype)
+    states = []
+    for s, section in enumerate(sos):
+        b, a = section[:3], section[3:]
+        z = None if zi is None else zi[s].astype(dtype)
+        out = _filter_node("sosfilt", y, z, axis, b, a)  # (SciPy refuses an empty x)
+        if zi is not None:
+            states.append(_final_state(b, a, y, out, z, axis, sos=True))
+        y = out
+    if zi is None:
+        return y
+    return y, np.stack(states, axis=0)
+
+
+def _fir(b: np.ndarray, x: Any, axis: int, zi: Any) -> Any:
+    """SciPy's FIR path: the full convolution along `axis`, zi added to its first len(b) - 1
+    values; the output its first n values, zf the rest."""
+    n, taps = x.shape[axis], len(b)
+    if x.ndim == 1:
+        full = np.convolve(b, x) if n else np.zeros(taps - 1, x.dtype)
+    else:
+        xm = np.moveaxis(x, axis, -1)
+        width = n + taps - 1
+        full = None
+        for i in range(taps):  # b[i] times the signal shifted i places
+            pad = [(0, 0)] * (xm.ndim - 1) + [(i, width - n - i)]
+            term = b[i] * np.pad(xm, pad)
+            full = term if full is None else full + term
+        full = np.moveaxis(full, -1, axis)
+    if zi is not None:
+        shape = list(x.shape)
+        shape[axis] = taps - 1
+        head = np.take(full, np.arange(taps - 1), axis=axis) + np.broadcast_to(
+            zi, tuple(shape)).astype(x.dtype)
+        full = np.concatenate([head, np.take(full, np.arange(taps - 1, full.shape[axis]),
+                                             axis=axis)], axis=axis)
+    out = np.take(full, np.arange(n), axis=axis)
+    if zi is None:
+        return out
+    return out, np.take(full, np.arange(n, full.shape[axis]), axis=axis)
