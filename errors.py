@@ -113,6 +113,13 @@ class Status(Enum):
                                                "x values are identical")
     LFILTER_A0 = (33554432, ValueError, "BUG: filter coefficient a[0] == 0 not supported yet")
     SOS_A0 = (67108864, ValueError, "sos[:, 3] should be all ones")
+    RANK_FILTER_NAN = (134217728, RuntimeFailure, "a scipy.ndimage minimum, maximum, median, "
+                                                  "rank or percentile filter (or "
+                                                  "scipy.signal.medfilt) of data holding a "
+                                                  "NaN: SciPy's answer then depends on the "
+                                                  "order its algorithm compares values in, "
+                                                  "which fusejit does not reproduce; replace "
+                                                  "the NaNs first (np.nan_to_num, np.where)")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

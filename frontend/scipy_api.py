@@ -1,8 +1,9 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
-filters (frontend/scipy_ndimage.py), scipy.signal.convolve, correlate and the polynomial fit
-of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter and sosfilt
-(frontend/scipy_filter.py), scipy.linalg's common functions
+filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
+scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate and the
+polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
+and sosfilt (frontend/scipy_filter.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress and
 spearmanr (frontend/scipy_regress.py).
 
@@ -41,6 +42,7 @@ from . import (
     scipy_linalg,
     scipy_ndimage,
     scipy_rank,
+    scipy_rankfilt,
     scipy_regress,
     scipy_signal,
     scipy_spatial,
@@ -50,8 +52,9 @@ from . import (
 # the module of fusejit that implements each wrapped SciPy module's functions, or the modules
 # (the first that has the name) (the others, logsumexp and comb, are this module's; ndimage
 # and signal both define convolve/correlate)
-_BY_MODULE = {"scipy.spatial.distance": scipy_spatial, "scipy.ndimage._filters": scipy_ndimage,
-              "scipy.signal._signaltools": (scipy_signal, scipy_filter),
+_BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
+              "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
+              "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
@@ -64,9 +67,13 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
                                       "gaussian_filter", "uniform_filter1d", "uniform_filter",
                                       "sobel", "prewitt", "laplace", "correlate", "convolve",
-                                      "gaussian_laplace", "gaussian_gradient_magnitude"),
+                                      "gaussian_laplace", "gaussian_gradient_magnitude",
+                                      "minimum_filter1d", "maximum_filter1d",
+                                      "minimum_filter", "maximum_filter", "median_filter",
+                                      "rank_filter", "percentile_filter"),
            "scipy.signal._polyutils": ("polyfit",),
-           "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt"),
+           "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt",
+                                         "medfilt"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),
