@@ -7,12 +7,12 @@ values are SciPy's exactly: the minimum or maximum is a running np.minimum/np.ma
 the window's shifted views (one fused kernel per axis: SciPy filters a size= or all-true
 footprint one axis after another, storing each pass in the output's dtype), a rank is the
 rank-th wire of a sorting network over the window's views (Batcher's odd-even merge sort,
-only the compare-exchanges that wire depends on: one fused kernel of minimums and maximums)
-for windows of up to NETWORK_MAX values, else of the views sorted along a new axis. SciPy compares values
-as doubles (its line buffers) and stores the result in the output dtype; so does this (int64
-beyond 2**53 included), except SciPy's 1-d rank filter, which works in float32, int64 or
-float64. Where +0.0 and -0.0 tie, the zero's sign may differ from SciPy's (which one its
-algorithm keeps is not reproduced).
+only the compare-exchanges that wire depends on: one fused kernel of compares and selects)
+for windows of up to NETWORK_MAX values, else of the views sorted along a new axis. SciPy
+compares values as doubles (its line buffers) and stores the result in the output dtype; so
+does this (int64 beyond 2**53 included), except SciPy's 1-d rank filter, which works in
+float32, int64 or float64. Where +0.0 and -0.0 tie, the zero's sign may differ from
+SciPy's (which one its algorithm keeps is not reproduced).
 
 With a NaN in the data SciPy's answer depends on the order its algorithm compares values
 in: the program then fails when it runs (status RANK_FILTER_NAN) rather than answer
