@@ -129,6 +129,14 @@ def choose_materialised(graph: Graph, updates: dict[int, GemmUpdate] | None = No
                 materialised.add(stored.id)
                 reasons[stored.id] = (f"%{stored.id} ({stored.op}) is the source of {node.op} "
                                       f"%{node.id}, which reads it at data-dependent positions")
+        if node.op == "scan" and len(node.inputs) > 1:
+            # A filter's coefficients are read at every point of its scan: computed once, by
+            # an earlier kernel, not again at each point (a normalisation, SciPy's checks).
+            for coef in node.inputs[1:3]:
+                if not is_source(coef) and coef.id not in materialised:
+                    materialised.add(coef.id)
+                    reasons[coef.id] = (f"%{coef.id} ({coef.op}) holds coefficients of filter "
+                                        f"%{node.id}, read at each of its points")
         if node.op == "scatter" and len(node.inputs) > 2 and not is_source(node.inputs[1]):
             # A scatter through index arrays writes its buffer at data-dependent positions
             # while computing its value inline: a value that reads the array being written
