@@ -399,7 +399,7 @@ def scan_reference(x: np.ndarray, fn: str, axis: int, b: np.ndarray | None = Non
 
         with np.errstate(all="ignore"):
             if fn == "sosfilt":
-                sos = np.concatenate([b, a])[None]
+                sos = np.concatenate([np.atleast_2d(b), np.atleast_2d(a)], axis=1)
                 if zi is None:
                     return scipy.signal.sosfilt(sos, x, axis=axis)
                 return scipy.signal.sosfilt(sos, x, axis=axis, zi=zi[None])[0]

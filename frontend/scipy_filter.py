@@ -12,8 +12,9 @@ SciPy's path: the full convolution with b / a[0] (np.convolve for 1-d signals, a
 the taps along the axis otherwise: the same products, perhaps added in another order), zi
 added to its first values, zf its last.
 
-sosfilt runs its sections one after another, each a scan of fn "sosfilt" (SciPy's _sosfilt
-orders the same operations differently: codegen/cfilter.py), its zf replayed likewise.
+sosfilt is one scan of fn "sosfilt" whose points run every section in turn (SciPy's
+_sosfilt's loop, which orders each section's operations its own way: codegen/cfilter.py);
+with zi, a scan a section, so that zf is replayed from each section's inputs and outputs.
 
 The coefficients are inputs of the scan like the signal (so a global array of coefficients,
 which a jitted function reads at every call, or traced ones, work), normalised by traced
@@ -151,16 +152,15 @@ def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
         bad = _checked(np.any(sos[:, 3] != 1), "check_sos_a0")
         sos = np.where(bad, np.ones((), dtype), sos)
     y = x.astype(dtype)
-    states = []
-    for s, section in enumerate(sos):
-        b, a = section[:3], section[3:]
-        z = None if zi is None else zi[s].astype(dtype)
-        out = _filter_node("sosfilt", y, z, axis, b, a)  # (SciPy refuses an empty x)
-        if zi is not None:
-            states.append(_final_state(b, a, y, out, z, axis, sos=True))
+    if zi is None:  # every section in one kernel, as SciPy's loop (SciPy refuses an empty x)
+        return _filter_node("sosfilt", y, None, axis, sos[:, :3], sos[:, 3:])
+    states = []  # (one kernel a section: zf replays each section's last inputs and outputs)
+    for s in range(sos.shape[0]):
+        b, a = sos[s:s + 1, :3], sos[s:s + 1, 3:]
+        z = zi[s].astype(dtype)
+        out = _filter_node("sosfilt", y, z, axis, b, a)
+        states.append(_final_state(b[0], a[0], y, out, z, axis, sos=True))
         y = out
-    if zi is None:
-        return y
     return y, np.stack(states, axis=0)
 
 

@@ -81,9 +81,9 @@ def filter_scan(node: Node, g: Node) -> tuple[Node, Node | None]:
     gx = backwards(gt, b).node
     if len(node.inputs) == 3:
         return gx, None
-    k = b.shape[0]
-    unit = np.zeros(k, b.dtype)
-    unit[0] = 1
+    k = b.shape[-1]  # (a sosfilt scan with zi holds one section: b of shape (1, 3))
+    unit = np.zeros(b.shape, b.dtype)
+    unit[..., 0] = 1
     r = backwards(gt, T.const_node(unit))
     n = node.shape[axis]
     head = np.take(r, np.arange(min(n, k - 1)), axis=axis)

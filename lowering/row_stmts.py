@@ -27,6 +27,7 @@ class Scan:
     b: tuple[str, ...] = ()
     a: tuple[str, ...] = ()
     init: tuple[str, ...] = ()
+    sections: int = 1  # sosfilt: sections one after another at each point (3 of b, a each)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ scan across rows.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..frontend.ir import Node
 from .builder import AffineMap, KernelBuilder, Lowering, access
 from .loop_ir import Kernel, Scan, Store
@@ -41,9 +43,10 @@ class ScanBuilder(KernelBuilder):
             if len(node.inputs) > 1:  # a filter: its coefficients b, a (and zi's values)
                 nd = len(amap[0][1])
                 for i in (1, 2):
-                    inp = node.inputs[i]
-                    coef[i - 1] = tuple(super(ScanBuilder, self).value(inp, ((k, (0,) * nd),))
-                                        for k in range(inp.shape[0]))
+                    inp = node.inputs[i]  # (K,), or (sections, 3) for sosfilt
+                    coef[i - 1] = tuple(super(ScanBuilder, self).value(
+                        inp, tuple((k, (0,) * nd) for k in idx))
+                        for idx in np.ndindex(*inp.shape))
             if len(node.inputs) > 3:  # zi: its K - 1 values along the axis at this point
                 axis = attrs["axis"]
                 coef[2] = tuple(super(ScanBuilder, self).value(
@@ -51,7 +54,9 @@ class ScanBuilder(KernelBuilder):
                                           for a, m in enumerate(amap)))
                     for k in range(node.inputs[3].shape[axis]))
             name = self.var()
-            self.body.append(Scan(name, attrs["fn"], x, node.dtype, *coef))
+            sections = node.inputs[1].shape[0] if len(node.inputs) > 1 and len(
+                node.inputs[1].shape) == 2 else 1
+            self.body.append(Scan(name, attrs["fn"], x, node.dtype, *coef, sections))
             self.record(node)
             self.memo[key] = name
         return self.memo[key]
