@@ -93,6 +93,17 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.signal.convolve(x, x[:2, :3])", lambda x: signal.convolve(x, x[:2, :3]), (X,)),
         ("scipy.signal.savgol_filter(v, 5, 2)", lambda v: signal.savgol_filter(v, 5, 2), (V,)),
         ("scipy.linalg.cholesky(x.T @ x)", lambda x: linalg.cholesky(x.T @ x + np.eye(8)), (X,)),
+        ("scipy.signal.lfilter(b, a, x)", lambda x: signal.lfilter(K, [1.0, -0.5], x), (X,)),
+        ("scipy.signal.filtfilt(b, a, v)", lambda v: signal.filtfilt(K, [1.0, -0.5], v,
+                                                                     padlen=5), (V,)),
+        ("scipy.signal.sosfilt(sos, x)", lambda x: signal.sosfilt(
+            np.array([[0.2, 0.4, 0.2, 1.0, -0.3, 0.1]]), x), (X,)),
+        ("scipy.ndimage.median_filter(x, 3)", lambda x: ndimage.median_filter(x, 3), (X,)),
+        ("scipy.ndimage.maximum_filter(x, 3)", lambda x: ndimage.maximum_filter(x, 3), (X,)),
+        ("scipy.stats.linregress(v, v[::-1] ** 2)",
+         lambda v: st.linregress(v, v[::-1] ** 2).slope, (V,)),
+        ("scipy.stats.spearmanr(v, v ** 3)", lambda v: st.spearmanr(v, v ** 3).statistic,
+         (V,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
@@ -128,6 +139,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.around(x, 2)", lambda x: np.around(x, 2), (X,)),
         ("np.isclose(x, 0.1)", lambda x: np.isclose(x, 0.1), (X,)),
         ("np.nanargmin(x, axis=0)", lambda x: np.nanargmin(x, axis=0), (X,)),
+        ("np.spacing(x)", lambda x: np.spacing(x), (X,)),
+        ("max(x.max(), v.max()) (Python's max)", lambda x, v: max(x.max(), v.max()), (X, V)),
     ],
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
