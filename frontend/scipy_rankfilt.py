@@ -127,22 +127,24 @@ def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, m
     return out.astype(dtype)
 
 
-def minimum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
-                     mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
-    x, dtype = _prepared("minimum_filter1d", input, (size, axis),
+def _extreme1d(name: str, input: Any, size: int, axis: int, output: Any, mode: str,
+               cval: float, origin: int) -> Any:
+    x, dtype = _prepared(name, input, (size, axis),
                          {"output": output, "mode": mode, "cval": cval, "origin": origin})
     ax = normalize_axis_index(axis, x.ndim)
     x = _no_nan(x).astype(np.float64)
-    return _extreme_line(x, int(size), ax, mode, cval, origin, True).astype(dtype)
+    return _extreme_line(x, int(size), ax, mode, cval, origin,
+                         name.startswith("min")).astype(dtype)
+
+
+def minimum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
+                     mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    return _extreme1d("minimum_filter1d", input, size, axis, output, mode, cval, origin)
 
 
 def maximum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
                      mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
-    x, dtype = _prepared("maximum_filter1d", input, (size, axis),
-                         {"output": output, "mode": mode, "cval": cval, "origin": origin})
-    ax = normalize_axis_index(axis, x.ndim)
-    x = _no_nan(x).astype(np.float64)
-    return _extreme_line(x, int(size), ax, mode, cval, origin, False).astype(dtype)
+    return _extreme1d("maximum_filter1d", input, size, axis, output, mode, cval, origin)
 
 
 def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None,
