@@ -211,19 +211,23 @@ def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Any, ...]
 def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
                         writeable: bool = False) -> T.Tracer:
     """np.lib.stride_tricks.sliding_window_view: a read-only view whose window dims index
-    the same axes again (out[i, k] = x[i + k]), fused into the loop that reads it."""
+    the same axes again (out[i, k] = x[i + k]), fused into the loop that reads it. With
+    writeable=True (SciPy's spectral helper asks for it, and only reads) it reads alike, and
+    a write through it is refused when it happens: the windows overlap, so a write would
+    reach several of them."""
     t = asarray(x) if not isinstance(x, T.Tracer) else x
-    if writeable:
-        raise T.UnsupportedError(
-            f"sliding_window_view(..., writeable=True) is not supported by fusejit"
-            f"{T.where_msg()}: its windows overlap, so a write reaches several of them")
     fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), t.shape, (0,) * t.ndim)
     probe = np.lib.stride_tricks.sliding_window_view(fake, window_shape, axis)  # NumPy's errors
     axes = tuple(range(t.ndim)) if axis is None else (
         tuple(axis) if np.iterable(axis) else (axis,))
     axes = tuple(np.lib.array_utils.normalize_axis_index(a, t.ndim) for a in axes)
     dims = tuple((a, 1) for a in range(t.ndim)) + tuple((a, 1) for a in axes)
-    return make_view(t, (0,) * t.ndim, dims, probe.shape, readonly=True)
+    view = make_view(t, (0,) * t.ndim, dims, probe.shape, readonly=True)
+    if writeable:
+        view.readonly = ("a write through sliding_window_view(..., writeable=True) is not "
+                         "supported by fusejit{where}: its windows overlap, so the write "
+                         "would reach several of them")
+    return view
 
 
 def _method_round(self: T.Tracer, ndigits: Any = None) -> Any:

@@ -3,7 +3,8 @@ scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimag
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
 scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate and the
 polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
-and sosfilt (frontend/scipy_filter.py), scipy.linalg's common functions
+and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodogram:
+frontend/scipy_spectral.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress and
 spearmanr (frontend/scipy_regress.py).
 
@@ -46,6 +47,7 @@ from . import (
     scipy_regress,
     scipy_signal,
     scipy_spatial,
+    scipy_spectral,
     scipy_stats,
 )
 
@@ -56,6 +58,7 @@ _BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
               "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
               "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
+              "scipy.signal._spectral_py": scipy_spectral,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                                "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
@@ -72,6 +75,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "minimum_filter", "maximum_filter", "median_filter",
                                       "rank_filter", "percentile_filter"),
            "scipy.signal._polyutils": ("polyfit",),
+           "scipy.signal._spectral_py": ("csd",),
            "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt",
                                          "medfilt"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr"),
@@ -86,6 +90,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
+          "scipy.signal._spectral_py": "scipy.signal",
           "scipy.stats._stats_py": "scipy.stats",
           **dict.fromkeys((m for m in _BY_MODULE if m.startswith("scipy.linalg.")),
                           "scipy.linalg")}

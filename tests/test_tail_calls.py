@@ -279,8 +279,15 @@ def test_unravel_index_sliding_windows_choose_and_round():
     run_both(lambda v: swv(v, 10), v)  # NumPy's ValueError (window too large)
     run_both(lambda x: round(x, 2), x)  # TypeError: arrays have no __round__
     run_both(lambda x: round(x[0, 0] > 0, 2), x)  # nor NumPy bools
+    run_both(lambda v: swv(v, 3, writeable=True).sum(-1), v)  # read: as NumPy
+
+    def write(v):
+        w = swv(v, 3, writeable=True)
+        w[0, 0] = 1.0  # (NumPy writes v[0], seen by windows 0 only; v[2] by three)
+        return w
+
     with pytest.raises(UnsupportedError, match="writeable"):
-        fusejit.jit(lambda v: swv(v, 3, writeable=True))(v)
+        fusejit.jit(write)(v)
 
 
 def test_frexp_and_ldexp_are_numpys_bits():
