@@ -12,7 +12,8 @@ expressions, so the values are SciPy's:
   the p-value per `alternative`; NaN when either sample is constant (SciPy also warns:
   ConstantInputWarning, which a compiled program does not give) or holds a NaN.
 Both return SciPy's own result objects. Other forms (2-d samples, axis, nan_policy other than
-'propagate', keepdims) are refused by name.
+'propagate', keepdims) are refused by name. Also scipy.stats.iqr (SciPy's branches on a NaN
+in its quantile: np.quantile propagates it alike).
 """
 
 from __future__ import annotations
@@ -138,3 +139,33 @@ def spearmanr(a: Any, b: Any = None, axis: Any = 0, nan_policy: str = "propagate
     res = SignificanceResult(statistic, np.where(undefined, np.nan, prob)[()])
     res.correlation = statistic
     return res
+
+
+def iqr(x: Any, axis: Any = None, rng: Any = (25, 75), scale: Any = 1.0,
+        nan_policy: str = "propagate", interpolation: str = "linear",
+        keepdims: bool = False) -> Any:
+    """scipy.stats.iqr of a traced array: the difference of np.quantile at SciPy's two
+    probabilities (its quantile methods are NumPy's), divided by `scale`, in the dtype, shape
+    and with the errors of SciPy's own iqr on a stand-in. A NaN in a slice gives NaN
+    (nan_policy 'propagate'); other policies are refused by name."""
+    import scipy.stats
+
+    from .numpy_lib import quietly
+
+    t = x if isinstance(x, T.Tracer) else np.asarray(x)
+    if nan_policy != "propagate":
+        raise _refuse(f"iqr(nan_policy={nan_policy!r})")
+    if t.dtype.kind == "c":
+        raise _refuse("iqr of complex values")
+    want = np.asarray(quietly(scipy.stats.iqr, np.zeros(t.shape, t.dtype), axis, rng, scale,
+                              nan_policy, interpolation, keepdims))
+    if isinstance(scale, str):
+        scale = scipy.stats._stats_py._scale_conversions[scale.lower()]
+    lo, hi = sorted((rng[0] / 100, rng[1] / 100))
+    if t.size == 0:
+        return np.full(want.shape, np.nan, want.dtype)[()]
+    q = np.quantile(t, [lo, hi], axis=axis, method=interpolation, keepdims=keepdims)
+    out = q[1] - q[0]
+    if scale != 1.0:
+        out = out / scale
+    return np.reshape(out.astype(want.dtype), want.shape)[()]

@@ -90,3 +90,27 @@ def test_result_objects_keep_their_attributes() -> None:
     lr = fusejit.jit(lambda x, y: st.linregress(x, y))(X, Y)
     assert lr.intercept_stderr == pytest.approx(st.linregress(X, Y).intercept_stderr,
                                                 rel=1e-12)
+
+
+IQR = {
+    "all": (lambda a: st.iqr(a), X.reshape(5, 6)),
+    "axis 1": (lambda a: st.iqr(a, axis=1), X.reshape(5, 6)),
+    "keepdims": (lambda a: st.iqr(a, axis=0, keepdims=True), X.reshape(5, 6)),
+    "rng reversed, normal scale": (lambda a: st.iqr(a, rng=(90, 10), scale="normal"), X),
+    "nearest": (lambda a: st.iqr(a, interpolation="nearest"), X),
+    "hazen": (lambda a: st.iqr(a, interpolation="hazen"), X),
+    "float32": (lambda a: st.iqr(a), X.astype(np.float32)),
+    "integers": (lambda a: st.iqr(a, axis=1), np.arange(30).reshape(5, 6)),
+    "a NaN": (lambda a: st.iqr(a, axis=1), np.where(X > 1.5, np.nan, X).reshape(5, 6)),
+}
+
+
+@pytest.mark.parametrize("name", list(IQR))
+def test_iqr(name: str) -> None:
+    f, x = IQR[name]
+    want, got = f(x), fusejit.jit(f)(x)
+    assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6 if x.dtype == np.float32 else 1e-13)
+    with pytest.raises(ValueError, match="range"):
+        fusejit.jit(lambda a: st.iqr(a, rng=(-5, 50)))(x)
