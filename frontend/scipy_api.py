@@ -6,7 +6,7 @@ polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal
 and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodogram:
 frontend/scipy_spectral.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
-spearmanr and iqr (frontend/scipy_regress.py).
+spearmanr, iqr, hmean and pmean (frontend/scipy_regress.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -78,7 +78,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.signal._spectral_py": ("csd",),
            "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt",
                                          "medfilt"),
-           "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr", "iqr"),
+           "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr", "iqr", "hmean",
+                                     "pmean"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),

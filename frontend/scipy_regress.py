@@ -13,7 +13,8 @@ expressions, so the values are SciPy's:
   ConstantInputWarning, which a compiled program does not give) or holds a NaN.
 Both return SciPy's own result objects. Other forms (2-d samples, axis, nan_policy other than
 'propagate', keepdims) are refused by name. Also scipy.stats.iqr (SciPy's branches on a NaN
-in its quantile: np.quantile propagates it alike).
+in its quantile: np.quantile propagates it alike), hmean and pmean (SciPy's expression; its
+branch on negative values, which become NaN with a warning, taken unconditionally).
 """
 
 from __future__ import annotations
@@ -169,3 +170,54 @@ def iqr(x: Any, axis: Any = None, rng: Any = (25, 75), scale: Any = 1.0,
     if scale != 1.0:
         out = out / scale
     return np.reshape(out.astype(want.dtype), want.shape)[()]
+
+
+def _power_mean(name: str, a: Any, p: float, axis: Any, dtype: Any, weights: Any,
+                nan_policy: str, keepdims: bool) -> Any:
+    """hmean (p = -1) and pmean: SciPy's expression, its negative values NaN (SciPy warns
+    when there are some: a branch on the data, not taken here)."""
+    from scipy.stats._stats_py import _xp_mean
+
+    if nan_policy != "propagate":
+        raise _refuse(f"{name}(nan_policy={nan_policy!r})")
+    x = np.asarray(a, dtype=dtype) if not isinstance(a, T.Tracer) else (
+        a if dtype is None else a.astype(dtype))
+    w = None if weights is None else (
+        np.asarray(weights, dtype=dtype) if not isinstance(weights, T.Tracer) else (
+            weights if dtype is None else weights.astype(dtype)))
+    if w is not None:
+        x, w = np.broadcast_arrays(x, w)
+    if axis is None:
+        x = np.ravel(x)
+        w = None if w is None else np.ravel(w)
+        axis = 0
+    x = np.where(x < 0, np.nan, x)
+    if p == -1:
+        out = 1.0 / _xp_mean(1.0 / x, axis=axis, weights=w, keepdims=keepdims)
+    else:
+        out = _xp_mean(x ** float(p), axis=axis, weights=w, keepdims=keepdims) ** (1 / p)
+    return out[()] if out.ndim == 0 else out
+
+
+def hmean(a: Any, axis: Any = 0, dtype: Any = None, *, weights: Any = None,
+          nan_policy: str = "propagate", keepdims: bool = False) -> Any:
+    """scipy.stats.hmean of a traced array (see _power_mean)."""
+    return _power_mean("hmean", a, -1, axis, dtype, weights, nan_policy, keepdims)
+
+
+def pmean(a: Any, p: Any, *, axis: Any = 0, dtype: Any = None, weights: Any = None,
+          nan_policy: str = "propagate", keepdims: bool = False) -> Any:
+    """scipy.stats.pmean of a traced array: p = 0 is SciPy's gmean, as SciPy's."""
+    import math
+
+    import scipy.stats
+
+    if not isinstance(p, int | float):
+        raise ValueError("Power mean only defined for exponent of type int or float.")
+    if p == 0:
+        extra = {k: v for k, v in (("nan_policy", nan_policy), ("keepdims", keepdims))
+                 if v not in ("propagate", False)}  # (SciPy refuses them for lazy arrays)
+        return scipy.stats.gmean(a, axis=axis, dtype=dtype, weights=weights, **extra)
+    if math.isinf(p):
+        raise NotImplementedError("Power mean only implemented for finite `p`")
+    return _power_mean("pmean", a, p, axis, dtype, weights, nan_policy, keepdims)

@@ -114,3 +114,35 @@ def test_iqr(name: str) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-6 if x.dtype == np.float32 else 1e-13)
     with pytest.raises(ValueError, match="range"):
         fusejit.jit(lambda a: st.iqr(a, rng=(-5, 50)))(x)
+
+
+POS = np.abs(X.reshape(5, 6)) + 0.1
+MEANS = {
+    "hmean": (lambda a: st.hmean(a), POS),
+    "hmean axis None": (lambda a: st.hmean(a, axis=None), POS),
+    "hmean float32": (lambda a: st.hmean(a), POS.astype(np.float32)),
+    "hmean integers": (lambda a: st.hmean(a), np.arange(1, 5)),
+    "hmean of a negative value (NaN)": (lambda a: st.hmean(a), np.array([1.0, -1.0, 2.0])),
+    "hmean with a zero": (lambda a: st.hmean(a), np.array([1.0, 0.0, 2.0])),
+    "hmean keepdims": (lambda a: st.hmean(a, axis=1, keepdims=True), POS),
+    "hmean weights": (lambda a: st.hmean(a, weights=a), POS),
+    "hmean broadcast weights": (lambda a: st.hmean(a, weights=a[0]), POS),
+    "pmean 2.5": (lambda a: st.pmean(a, 2.5, axis=1), POS),
+    "pmean 0 (gmean)": (lambda a: st.pmean(a, 0), POS),
+    "pmean -2 float32": (lambda a: st.pmean(a, -2, dtype=np.float32), POS),
+}
+
+
+@pytest.mark.parametrize("name", list(MEANS))
+def test_power_means(name: str) -> None:
+    f, x = MEANS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = f(x)
+        got = fusejit.jit(f)(x)
+    assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6 if np.asarray(want).dtype == np.float32
+                               else 1e-13)
+    with pytest.raises(NotImplementedError):
+        fusejit.jit(lambda a: st.pmean(a, np.inf))(x)
