@@ -92,7 +92,7 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
         if zi is not None:  # (SciPy's zf is then memory it never wrote)
             raise _refuse("of an empty signal with zi (SciPy's final state is then "
                           "undefined)")
-        return x
+        return np.zeros(x.shape, dtype)
     y = _filter_node("lfilter", x, zi, axis, bn, an)
     if zi is None:
         return y
@@ -127,8 +127,8 @@ def _filter_node(fn: str, x: Any, zi: Any, axis: int, b: Any, a: Any) -> Any:
 
 
 def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
-    """scipy.signal.sosfilt with a traced signal or initial state: its sections one after
-    another, each a scan of fn "sosfilt" (SciPy's _sosfilt's operations, to the bit)."""
+    """scipy.signal.sosfilt with a traced signal, sections or initial state: a scan of fn
+    "sosfilt" (SciPy's _sosfilt's operations, to the bit; see the module)."""
     from scipy import signal
 
     sos = _array(sos)
