@@ -43,7 +43,7 @@ PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "refl
              "grid-constant": "constant"}
 
 
-def _refuse(what: str) -> UnsupportedError:
+def refuse(what: str) -> UnsupportedError:
     return UnsupportedError(f"scipy.ndimage {what} is not supported by fusejit{T.where_msg()}")
 
 
@@ -53,14 +53,14 @@ def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtyp
 
     t = x if isinstance(x, T.Tracer) else np.asarray(x)
     if t.dtype.kind == "c":
-        raise _refuse(f"{name} of complex values")
+        raise refuse(f"{name} of complex values")
     output = kwargs.get("output")
     if isinstance(output, np.ndarray) or isinstance(output, T.Tracer):
-        raise _refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
+        raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
     traced_ok = {0} if name in ("correlate1d", "correlate", "convolve") else set()  # (weights)
     for key, value in (*enumerate(args), *kwargs.items()):
         if isinstance(value, T.Tracer) and key not in traced_ok:
-            raise _refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
+            raise refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
     stand_in = np.ones(tuple(min(n, 3) for n in t.shape), t.dtype)
     clean = tuple(np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v for v in args)
     extra = {k: np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v
@@ -71,13 +71,13 @@ def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtyp
     return t, got.dtype
 
 
-def _line(x: Any, axis: int, start: int, n: int) -> Any:
+def line_along(x: Any, axis: int, start: int, n: int) -> Any:
     index = [slice(None)] * x.ndim
     index[axis] = slice(start, start + n)
     return x[tuple(index)]
 
 
-def _extended(x: Any, axis: int, before: int, after: int, mode: str, cval: float) -> Any:
+def extended(x: Any, axis: int, before: int, after: int, mode: str, cval: float) -> Any:
     pads = [(0, 0)] * x.ndim
     pads[axis] = (before, after)
     pad = PAD_MODES[mode]
@@ -107,10 +107,10 @@ def _correlate_line(x: Any, w: Any, axis: int, mode: str, cval: float, origin: i
     n, size = x.shape[axis], len(w)
     size1 = size // 2
     size2 = size - size1 - 1
-    xp = _extended(x, axis, size1 + origin, size2 - origin, mode, cval)
+    xp = extended(x, axis, size1 + origin, size2 - origin, mode, cval)
 
     def at(k: int) -> Any:  # the input at offset k - size1 from each point
-        return _line(xp, axis, k, n)
+        return line_along(xp, axis, k, n)
 
     def paired(sign: int) -> Any:
         out = at(size1) * w[size1]
@@ -135,13 +135,13 @@ def _uniform_line(x: Any, size: int, axis: int, mode: str, cval: float, origin: 
     """One uniform_filter1d pass over float64 `x`: NI_UniformFilter1D's running sum."""
     n = x.shape[axis]
     size1 = size // 2
-    xp = _extended(x, axis, size1 + origin, size - size1 - 1 - origin, mode, cval)
-    first = _line(xp, axis, 0, 1)
+    xp = extended(x, axis, size1 + origin, size - size1 - 1 - origin, mode, cval)
+    first = line_along(xp, axis, 0, 1)
     for k in range(1, size):
-        first = first + _line(xp, axis, k, 1)
+        first = first + line_along(xp, axis, k, 1)
     if n <= 1:
-        return _line(first, axis, 0, n) / float(size)
-    steps = _line(xp, axis, size, n - 1) - _line(xp, axis, 0, n - 1)
+        return line_along(first, axis, 0, n) / float(size)
+    steps = line_along(xp, axis, size, n - 1) - line_along(xp, axis, 0, n - 1)
     return np.cumsum(np.concatenate([first, steps], axis=axis), axis=axis) / float(size)
 
 
@@ -187,7 +187,7 @@ def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
     return _passes(x, dtype, [lambda v: _uniform_line(v, int(size), ax, mode, cval, origin)])
 
 
-def _per_axis(x: Any, axes: Any, *values: Any) -> tuple[list[int], list[list[Any]]]:
+def per_axis(x: Any, axes: Any, *values: Any) -> tuple[list[int], list[list[Any]]]:
     from scipy.ndimage import _ni_support
 
     axes = _ni_support._check_axes(axes, x.ndim)
@@ -198,7 +198,7 @@ def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "r
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
     x, dtype = _checked("uniform_filter", input, (size,), {
         "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes})
-    axes, (sizes, origins, modes) = _per_axis(x, axes, size, origin, mode)
+    axes, (sizes, origins, modes) = per_axis(x, axes, size, origin, mode)
     steps = [(lambda v, a=a, s=int(s), o=o, m=m: _uniform_line(v, s, a, m, cval, o))
              for a, s, o, m in zip(axes, sizes, origins, modes) if s > 1]
     return _passes(x, dtype, steps or [lambda v: v])
@@ -226,7 +226,7 @@ def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
     x, dtype = _checked("gaussian_filter", input, (sigma, order), {
         "output": output, "mode": mode, "cval": cval, "truncate": truncate,
         "radius": radius, "axes": axes})
-    axes, (sigmas, orders, modes, radii) = _per_axis(x, axes, sigma, order, mode, radius)
+    axes, (sigmas, orders, modes, radii) = per_axis(x, axes, sigma, order, mode, radius)
     steps = [_correlating(_gaussian_weights(s, o, truncate, r), a, m, cval, 0)
              for a, s, o, m, r in zip(axes, sigmas, orders, modes, radii) if s > 1e-15]
     return _passes(x, dtype, steps or [lambda v: v])
@@ -253,7 +253,7 @@ def _correlate_or_convolve(name: str, input: Any, weights: Any, output: Any, mod
     x, dtype = _checked(name, input, (weights,), {"output": output, "mode": mode, "cval": cval,
                                                   "origin": origin, "axes": axes})
     if isinstance(weights, T.Tracer):
-        raise _refuse(f"{name} with traced weights (SciPy's footprint is the weights that are "
+        raise refuse(f"{name} with traced weights (SciPy's footprint is the weights that are "
                       "not zero)")
     axes = _filters._ni_support._check_axes(axes, x.ndim)
     w = np.asarray(weights, np.float64)
@@ -309,7 +309,7 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
     added to the first in it (SciPy's `output += tmp`)."""
     x, dtype = _checked("laplace", input, (), {"output": output, "mode": mode, "cval": cval,
                                                "axes": axes})
-    axes, (modes,) = _per_axis(x, axes, mode)
+    axes, (modes,) = per_axis(x, axes, mode)
     if not axes:
         return x.astype(dtype)
     second = np.array([1.0, -2.0, 1.0])

@@ -29,7 +29,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
 from .numpy_lib import quietly
-from .scipy_ndimage import PAD_MODES, _extended, _line, _per_axis, _refuse
+from .scipy_ndimage import PAD_MODES, extended, line_along, per_axis, refuse
 
 
 def _prepared(name: str, input: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtype]:
@@ -42,10 +42,10 @@ def _prepared(name: str, input: Any, args: tuple, kwargs: dict) -> tuple[Any, np
         raise TypeError("Complex type not supported")
     output = kwargs.get("output")
     if isinstance(output, (np.ndarray, T.Tracer)):
-        raise _refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
+        raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
     for key, value in (*enumerate(args), *kwargs.items()):
         if isinstance(value, T.Tracer):
-            raise _refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
+            raise refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
     stand_in = np.ones(tuple(min(n, 5) for n in x.shape), x.dtype)
     got = quietly(getattr(ndimage, name), stand_in, *args, **kwargs)
     if not isinstance(x, T.Tracer):
@@ -67,11 +67,11 @@ def _extreme_line(x: Any, size: int, axis: int, mode: str, cval: float, origin: 
     """One minimum_filter1d / maximum_filter1d pass over float64 `x`."""
     n = x.shape[axis]
     size1 = size // 2
-    xp = _extended(x, axis, size1 + origin, size - size1 - 1 - origin, mode, cval)
+    xp = extended(x, axis, size1 + origin, size - size1 - 1 - origin, mode, cval)
     pick = np.minimum if minimum else np.maximum
-    out = _line(xp, axis, 0, n)
+    out = line_along(xp, axis, 0, n)
     for k in range(1, size):
-        out = pick(out, _line(xp, axis, k, n))
+        out = pick(out, line_along(xp, axis, k, n))
     return out
 
 
@@ -88,7 +88,7 @@ def _windows(x: Any, footprint: np.ndarray, origins: list[int], mode: str,
 def _footprint(x: Any, size: Any, footprint: Any, axes: Any) -> np.ndarray:
     """The footprint over every axis (SciPy's: size= as an all-true box; axes not filtered
     get length 1)."""
-    ax, (sizes,) = _per_axis(x, axes, 1 if size is None else size)
+    ax, (sizes,) = per_axis(x, axes, 1 if size is None else size)
     fp = np.ones(sizes, bool) if footprint is None else np.asarray(footprint, bool)
     full = [1] * x.ndim
     for a, k in zip(ax, fp.shape):
@@ -97,7 +97,7 @@ def _footprint(x: Any, size: Any, footprint: Any, axes: Any) -> np.ndarray:
 
 
 def _origins(x: Any, axes: Any, origin: Any) -> list[int]:
-    ax, (origins,) = _per_axis(x, axes, origin)
+    ax, (origins,) = per_axis(x, axes, origin)
     full = [0] * x.ndim
     for a, o in zip(ax, origins):
         full[a] = int(o)
@@ -111,7 +111,7 @@ def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, m
     x = _no_nan(x)
     fp = None if footprint is None else np.asarray(footprint, bool)
     if fp is None or fp.all():  # separable: one axis after another, in the output dtype
-        ax, (sizes, origins, modes) = _per_axis(
+        ax, (sizes, origins, modes) = per_axis(
             x, axes, size if fp is None else fp.shape, origin, mode)
         for a, s, o, m in zip(ax, sizes, origins, modes):
             if s > 1:
@@ -262,7 +262,7 @@ def medfilt(volume: Any, kernel_size: Any = None) -> Any:
 
     x = volume if isinstance(volume, T.Tracer) else np.asarray(volume)
     if isinstance(kernel_size, T.Tracer):
-        raise _refuse("medfilt with a traced kernel_size")
+        raise refuse("medfilt with a traced kernel_size")
     quietly(signal.medfilt, np.zeros(tuple(min(n, 3) for n in x.shape) or (1,), x.dtype),
             kernel_size)
     if x.ndim == 0:
