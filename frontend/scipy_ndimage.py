@@ -44,6 +44,7 @@ PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "refl
 
 
 def refuse(what: str) -> UnsupportedError:
+    """The error for something of scipy.ndimage fusejit does not compile."""
     return UnsupportedError(f"scipy.ndimage {what} is not supported by fusejit{T.where_msg()}")
 
 
@@ -72,12 +73,14 @@ def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtyp
 
 
 def line_along(x: Any, axis: int, start: int, n: int) -> Any:
+    """x[start:start + n] along `axis`."""
     index = [slice(None)] * x.ndim
     index[axis] = slice(start, start + n)
     return x[tuple(index)]
 
 
 def extended(x: Any, axis: int, before: int, after: int, mode: str, cval: float) -> Any:
+    """x extended along `axis` by `before` and `after` points as SciPy's boundary `mode`."""
     pads = [(0, 0)] * x.ndim
     pads[axis] = (before, after)
     pad = PAD_MODES[mode]
@@ -188,6 +191,7 @@ def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
 
 
 def per_axis(x: Any, axes: Any, *values: Any) -> tuple[list[int], list[list[Any]]]:
+    """SciPy's axes (checked) and each of `values` as one entry per axis."""
     from scipy.ndimage import _ni_support
 
     axes = _ni_support._check_axes(axes, x.ndim)

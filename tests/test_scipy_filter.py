@@ -45,6 +45,9 @@ CASES = {
                           (_x(40, 3), _x(3, 2, 3))),
     "sosfilt zi, one point": (lambda x, zi: sg.sosfilt(SOS, x, zi=zi), (_x(1), _x(3, 2))),
     "sosfiltfilt": (lambda x: sg.sosfiltfilt(SOS, x), (_x(300),)),
+    "int16 columns, axis 0": (lambda x: sg.lfilter([0.1257302], [1.8, 0.03, -0.28], x,
+                                                   axis=0),
+                              ((_x(3, 2, 2) * 10).astype(np.int16),)),
 }
 # to rounding: SciPy's np.convolve path (the same products, added perhaps in another order),
 # and a filter of np.sin (fusejit's sin is within an ulp of NumPy's)
