@@ -4,7 +4,8 @@ filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters wi
 scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate and the
 polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
 and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodogram:
-frontend/scipy_spectral.py), scipy.linalg's common functions
+frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
+(frontend/scipy_dct.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
 spearmanr, iqr, hmean and pmean (frontend/scipy_regress.py).
 
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from . import (
+    scipy_dct,
     scipy_filter,
     scipy_linalg,
     scipy_ndimage,
@@ -59,6 +61,8 @@ _BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
               "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.signal._spectral_py": scipy_spectral,
+              "scipy.fft._realtransforms": scipy_dct,
+              "scipy.fftpack._realtransforms": scipy_dct.FFTPACK,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                                "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
@@ -76,6 +80,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "rank_filter", "percentile_filter"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._spectral_py": ("csd",),
+           "scipy.fft._realtransforms": ("dct", "idct", "dst", "idst"),
+           "scipy.fftpack._realtransforms": ("dct", "idct", "dst", "idst"),
            "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt",
                                          "medfilt"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr", "iqr", "hmean",
@@ -92,6 +98,8 @@ PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
           "scipy.signal._spectral_py": "scipy.signal",
+          "scipy.fft._realtransforms": "scipy.fft",
+          "scipy.fftpack._realtransforms": "scipy.fftpack",
           "scipy.stats._stats_py": "scipy.stats",
           **dict.fromkeys((m for m in _BY_MODULE if m.startswith("scipy.linalg.")),
                           "scipy.linalg")}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.fft
 import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
@@ -104,6 +105,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          lambda v: st.linregress(v, v[::-1] ** 2).slope, (V,)),
         ("scipy.stats.spearmanr(v, v ** 3)", lambda v: st.spearmanr(v, v ** 3).statistic,
          (V,)),
+        ("scipy.stats.iqr(x, axis=1)", lambda x: st.iqr(x, axis=1), (X,)),
+        ("scipy.signal.welch(v, nperseg=8)", lambda v: signal.welch(v, nperseg=8)[1], (V,)),
+        ("scipy.fft.dct(x, norm='ortho')", lambda x: scipy.fft.dct(x, norm="ortho"), (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
