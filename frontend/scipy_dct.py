@@ -16,8 +16,9 @@ then SciPy's normalisation: 'backward' (None) none, 'forward' 1/M, 'ortho' 1/sqr
 factors of sqrt(2). An inverse is the transform of the inverse type (I, III, II, IV) with the
 norm's direction swapped (scipy.fftpack's unnormalised inverses keep it). `n` pads or
 truncates along `axis`; complex inputs transform their real and imaginary parts. The output
-dtype and argument errors are SciPy's own, from its function on a stand-in. `dctn`/`dstn`
-and traced `n`, `type`, `norm` are not compiled.
+dtype and argument errors are SciPy's own, from its function on a stand-in. dctn, idctn,
+dstn and idstn transform along each axis in turn, as SciPy does. Traced `n`, `type`,
+`norm` are refused.
 """
 
 from __future__ import annotations
@@ -130,6 +131,25 @@ def _transform(name: str, x: Any, type: int, n: Any, axis: int, norm: Any,
     return np.moveaxis(out, -1, axis).astype(want.dtype)
 
 
+def _transform_n(name: str, x: Any, type: int, s: Any, axes: Any, norm: Any,
+                 orthogonalize: Any, module: str) -> Any:
+    """dctn & co.: the 1-d transform along each axis in turn (SciPy's), `s` its lengths."""
+    import importlib
+
+    original = getattr(importlib.import_module(module), name + "n")
+    t = x if isinstance(x, T.Tracer) else np.asarray(x)
+    extra = {} if module.endswith("fftpack") else {"orthogonalize": orthogonalize}
+    quietly(original, np.zeros(t.shape, t.dtype), type, s, axes, norm, **extra)  # errors
+    if axes is None:
+        axes = list(range(t.ndim)) if s is None else list(range(t.ndim - len(s), t.ndim))
+    axes = [axes] if np.ndim(axes) == 0 else list(axes)
+    sizes = [None] * len(axes) if s is None else (
+        [s] * len(axes) if np.ndim(s) == 0 else list(s))
+    for axis, n in zip(axes, sizes):
+        t = _transform(name, t, type, n, axis, norm, orthogonalize, module)
+    return t
+
+
 def _entry(name: str, module: str) -> Any:
     def fn(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None,
            overwrite_x: bool = False, workers: Any = None, orthogonalize: Any = None) -> Any:
@@ -140,16 +160,39 @@ def _entry(name: str, module: str) -> Any:
     return fn
 
 
+def _entry_n(name: str, module: str) -> Any:
+    fftpack = module.endswith("fftpack")
+
+    def fn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = None,
+           overwrite_x: bool = False, workers: Any = None, *, orthogonalize: Any = None,
+           shape: Any = None) -> Any:
+        return _transform_n(name, x, type, shape if fftpack else s, axes, norm,
+                            orthogonalize, module)
+
+    fn.__name__ = fn.__qualname__ = name + "n"
+    fn.__doc__ = f"{module}.{name}n of a traced array (see the module)."
+    return fn
+
+
 dct = _entry("dct", "scipy.fft")
 idct = _entry("idct", "scipy.fft")
 dst = _entry("dst", "scipy.fft")
 idst = _entry("idst", "scipy.fft")
+dctn = _entry_n("dct", "scipy.fft")
+idctn = _entry_n("idct", "scipy.fft")
+dstn = _entry_n("dst", "scipy.fft")
+idstn = _entry_n("idst", "scipy.fft")
 
 
 class FFTPACK:
-    """scipy.fftpack's dct, idct, dst, idst (no `orthogonalize`: SciPy's default)."""
+    """scipy.fftpack's dct, idct, dst, idst and their n-d forms (no `orthogonalize`:
+    SciPy's default; `shape` for scipy.fft's `s`)."""
 
     dct = staticmethod(_entry("dct", "scipy.fftpack"))
     idct = staticmethod(_entry("idct", "scipy.fftpack"))
     dst = staticmethod(_entry("dst", "scipy.fftpack"))
     idst = staticmethod(_entry("idst", "scipy.fftpack"))
+    dctn = staticmethod(_entry_n("dct", "scipy.fftpack"))
+    idctn = staticmethod(_entry_n("idct", "scipy.fftpack"))
+    dstn = staticmethod(_entry_n("dst", "scipy.fftpack"))
+    idstn = staticmethod(_entry_n("idst", "scipy.fftpack"))

@@ -72,3 +72,17 @@ def test_round_trip_and_errors() -> None:
         fusejit.jit(lambda x: sf.dct(x, type=5))(x)
     with pytest.raises(ValueError):
         fusejit.jit(lambda x: sf.dct(x, norm="bogus"))(x)
+
+
+@pytest.mark.parametrize("name", ["axes, ortho", "s and axes", "type 1, every axis",
+                                  "fftpack shape", "idstn forward", "s alone", "round trip"])
+def test_n_dimensional(name: str) -> None:
+    x = RNG.standard_normal((4, 5, 6))
+    f = {"axes, ortho": lambda x: sf.dctn(x, axes=(1, 2), norm="ortho"),
+         "s and axes": lambda x: sf.dctn(x, s=(3, 7), axes=(0, 2)),
+         "type 1, every axis": lambda x: sf.dctn(x, type=1),
+         "fftpack shape": lambda x: fp.dctn(x, shape=(3, 7), axes=(0, 2)),
+         "idstn forward": lambda x: sf.idstn(x, type=3, norm="forward"),
+         "s alone": lambda x: sf.dctn(x, s=(4, 4)),
+         "round trip": lambda x: sf.idctn(sf.dctn(x, norm="ortho"), norm="ortho")}[name]
+    _close(fusejit.jit(f)(x), f(x))
