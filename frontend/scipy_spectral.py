@@ -8,7 +8,8 @@ through a sliding window view (fusejit's, frontend/everyday.py), detrends, windo
 transforms them with traced operations; this is csd on that helper, as SciPy computed it
 before ShortTimeFFT: the same segments, window, scaling, doubling of the one-sided
 spectrum's inner bins, mean or median (with SciPy's bias) over the segments, dtype, and the
-empty inputs' answers. Values agree with SciPy's to rounding (the FFTs are fusejit's).
+empty inputs' answers; argument errors are the installed SciPy's own (its csd runs on
+stand-ins first). Values agree with SciPy's to rounding (the FFTs are fusejit's).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
+from .numpy_lib import quietly
 
 
 def _array(x: Any) -> Any:
@@ -34,6 +36,9 @@ def csd(x: Any, y: Any, fs: float = 1.0, window: Any = "hann", nperseg: Any = No
     same = y is x
     x = _array(x)
     y = x if same else _array(y)
+    stand_x = np.zeros(x.shape, x.dtype)  # SciPy's own errors (its csd on stand-ins)
+    quietly(spectral.csd, stand_x, stand_x if same else np.zeros(y.shape, y.dtype), fs,
+            window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)
     axis = int(axis)
     if not same:
         xo, yo = list(x.shape), list(y.shape)
