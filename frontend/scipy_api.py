@@ -1,8 +1,8 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
-scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate and the
-polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
+scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate, upfirdn
+and the polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
 and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodogram:
 frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
 (frontend/scipy_dct.py), scipy.linalg's common functions
@@ -61,6 +61,7 @@ _BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
               "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.signal._spectral_py": scipy_spectral,
+              "scipy.signal._upfirdn": scipy_signal,
               "scipy.fft._realtransforms": scipy_dct,
               "scipy.fftpack._realtransforms": scipy_dct.FFTPACK,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
@@ -80,6 +81,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "rank_filter", "percentile_filter"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._spectral_py": ("csd",),
+           "scipy.signal._upfirdn": ("upfirdn",),
            "scipy.fft._realtransforms": ("dct", "idct", "dst", "idst", "dctn", "idctn",
                                          "dstn", "idstn"),
            "scipy.fftpack._realtransforms": ("dct", "idct", "dst", "idst", "dctn", "idctn",
@@ -100,6 +102,7 @@ PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
           "scipy.signal._spectral_py": "scipy.signal",
+          "scipy.signal._upfirdn": "scipy.signal",
           "scipy.fft._realtransforms": "scipy.fft",
           "scipy.fftpack._realtransforms": "scipy.fftpack",
           "scipy.stats._stats_py": "scipy.stats",

@@ -1,5 +1,6 @@
 """scipy.signal with traced arrays (installed by frontend/scipy_api.py): convolve and correlate,
-and the polynomial fit behind savgol_filter's edges.
+upfirdn (and through it SciPy's resample_poly), and the polynomial fit behind savgol_filter's
+edges.
 
 SciPy's convolve and correlate branch on the data (whether an fft result's first value is NaN
 or inf, to warn; for integer inputs, whether the largest product is exact in floating point,
@@ -136,3 +137,36 @@ def polyfit(x: Any, y: Any, deg: Any, *, xp: Any, rcond: Any = None) -> Any:
     from .numpy_tail import polyfit as numpy_polyfit
 
     return numpy_polyfit(x, y, deg, rcond)
+
+
+def upfirdn(h: Any, x: Any, up: int = 1, down: int = 1, axis: int = -1,
+            mode: str = "constant", cval: Any = 0) -> Any:
+    """scipy.signal.upfirdn of a traced signal (and so SciPy's resample_poly and decimate's
+    FIR path): x upsampled by `up` (zeros between), convolved with h in full, every `down`-th
+    value kept, in SciPy's dtype and length, with its errors (its own upfirdn on stand-ins).
+    The sum over the taps may add in another order than SciPy's polyphase loop. Only the
+    default extension (mode 'constant' with cval 0) is compiled."""
+    from scipy import signal
+
+    t, taps = _array(x), _array(h)
+    if isinstance(taps, T.Tracer) or mode != "constant" or cval != 0:
+        from ..errors import UnsupportedError
+
+        raise UnsupportedError(f"scipy.signal.upfirdn with traced h, or mode={mode!r} / "
+                               f"cval={cval!r}, is not supported by fusejit{T.where_msg()}")
+    want = quietly(signal.upfirdn, taps, _stand_in(t), up, down, axis, mode, cval)
+    dtype = np.asarray(want).dtype
+    axis = int(axis) % t.ndim
+    v = np.moveaxis(t, axis, -1).astype(dtype)
+    n, k = v.shape[-1], taps.shape[0]
+    if up > 1:  # x[0], 0, ..., 0, x[1], ...: (n - 1) * up + 1 values
+        v = np.stack([v] + [np.zeros(v.shape, dtype)] * (up - 1), axis=-1)
+        v = v.reshape(v.shape[:-2] + (n * up,))[..., :(n - 1) * up + 1]
+    width = v.shape[-1] + k - 1
+    full: Any = None
+    for i in range(k):  # h[i] times the signal shifted i places
+        pad = [(0, 0)] * (v.ndim - 1) + [(i, width - v.shape[-1] - i)]
+        term = taps.astype(dtype)[i] * np.pad(v, pad)
+        full = term if full is None else full + term
+    out = full[..., ::down][..., :np.asarray(want).shape[axis]]
+    return np.moveaxis(out, -1, axis)

@@ -56,3 +56,32 @@ def test_scipys_errors(case) -> None:
 def test_zero_dimensional_inputs_multiply() -> None:
     f = lambda a: sg.correlate(a, np.complex128(2 - 1j))  # noqa: E731
     assert_same(fusejit.jit(f)(np.float64(3.0)), f(np.float64(3.0)))
+
+
+UPFIRDN = {
+    "up 2, down 3": lambda x: sg.upfirdn([1.0, 2.0, 1.0], x, 2, 3),
+    "down 2": lambda x: sg.upfirdn([0.5, 0.5], x, 1, 2),
+    "2-d along axis 0": lambda x: sg.upfirdn([1.0, 1.0, 1.0], x.reshape(20, 10), 3, 2,
+                                                 axis=0),
+    "float32": lambda x: sg.upfirdn(np.array([1, 2, 1], np.float32),
+                                        x.astype(np.float32), 2, 1),
+    "integers": lambda x: sg.upfirdn([1, 2, 1], (x * 10).astype(int), 2, 1),
+    "resample_poly": lambda x: sg.resample_poly(x, 3, 2),
+    "resample_poly, mean padding": lambda x: sg.resample_poly(x, 2, 5, padtype="mean"),
+    "decimate, FIR": lambda x: sg.decimate(x, 4, ftype="fir"),
+    "decimate, IIR": lambda x: sg.decimate(x, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(UPFIRDN))
+def test_upfirdn_and_resampling(name: str) -> None:
+    """scipy.sg.upfirdn (frontend/scipy_signal.py), and SciPy's resample_poly and
+    decimate through it (and through lfilter/filtfilt): SciPy's values to rounding."""
+    f = UPFIRDN[name]
+    x = np.random.default_rng(0).standard_normal(200)
+    want, got = f(x), fusejit.jit(f)(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-12,
+                               atol=1e-12)
+    with pytest.raises(fusejit.UnsupportedError, match="mode"):
+        fusejit.jit(lambda x: sg.upfirdn([1.0, 1.0], x, 2, 1, mode="reflect"))(x)
