@@ -86,3 +86,14 @@ def test_n_dimensional(name: str) -> None:
          "s alone": lambda x: sf.dctn(x, s=(4, 4)),
          "round trip": lambda x: sf.idctn(sf.dctn(x, norm="ortho"), norm="ortho")}[name]
     _close(fusejit.jit(f)(x), f(x))
+
+
+def test_cuda_emulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dct/dst on the CUDA backend (its FFT kernels, run on the CPU by the emulator)."""
+    import cuda_fake
+
+    cuda_fake.install(monkeypatch, emulate=True)
+    x = RNG.standard_normal((3, 8))
+    for f in (lambda x: sf.dct(x, norm="ortho"), lambda x: sf.idst(x, type=1),
+              lambda x: sf.dctn(x, type=4)):
+        _close(fusejit.jit(f, backend="cuda")(x), f(x))

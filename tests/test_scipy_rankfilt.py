@@ -103,3 +103,15 @@ def test_nan_and_refusals() -> None:
         fusejit.jit(lambda a: sg.medfilt(a, 4))(VEC)
     with pytest.raises(RuntimeError, match="rank"):
         fusejit.jit(lambda a: nd.rank_filter(a, 9, 3))(VEC)
+
+
+def test_cuda_emulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA kernels of a median (a sorting network), a maximum and a large window (the
+    sort kernel), run on the CPU by the emulator: SciPy's values."""
+    import cuda_fake
+
+    cuda_fake.install(monkeypatch, emulate=True)
+    for f, x in ((lambda a: nd.median_filter(a, 3), IMG), (lambda a: nd.maximum_filter(a, 4), IMG),
+                 (lambda a: nd.median_filter(a, 9), IMG[:12, :12]),
+                 (lambda a: sg.medfilt(a, 5), VEC)):
+        _same(fusejit.jit(f, backend="cuda")(x), f(x))
