@@ -7,7 +7,8 @@ and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodog
 frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
 (frontend/scipy_dct.py), scipy.linalg's common functions
 (frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
-spearmanr, iqr, hmean and pmean (frontend/scipy_regress.py).
+spearmanr, iqr, hmean and pmean (frontend/scipy_regress.py); and scipy.interpolate's PPoly
+(CubicSpline & co.) called at traced points (frontend/scipy_interp.py).
 
 SciPy's logsumexp and comb convert their arguments with np.asarray (a name bound in SciPy's
 module, which frontend/numpy_patch.py does not reach), so a Tracer cannot flow through them.
@@ -39,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from . import (
+from . import (  # noqa: F401 - scipy_interp: found through sys.modules (_patch_ppoly)
     scipy_dct,
     scipy_filter,
+    scipy_interp,
     scipy_linalg,
     scipy_ndimage,
     scipy_rank,
@@ -329,8 +331,30 @@ def _patch_writeable(module: Any) -> None:
     module.is_writeable_array = is_writeable_array
 
 
+def _patch_ppoly(module: Any) -> None:
+    """scipy.interpolate's PPoly (CubicSpline & co.) called at traced points: evaluated by
+    frontend/scipy_interp.py (SciPy's evaluation is compiled code)."""
+    base, ppoly = getattr(module, "_PPolyBase", None), getattr(module, "PPoly", None)
+    original = None if base is None else vars(base).get("__call__")
+    if original is None or getattr(original, "__fusejit_original__", None) is not None:
+        return
+
+    @functools.wraps(original)
+    def __call__(self: Any, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
+        cls = type(x)
+        if getattr(cls, "__fusejit_tracer__", False) and isinstance(self, ppoly):
+            package = cls.__module__.rpartition(".")[0]
+            return sys.modules[f"{package}.scipy_interp"].ppoly_call(self, x, nu, extrapolate)
+        return original(self, x, nu, extrapolate)
+
+    __call__.__fusejit_original__ = original  # type: ignore[attr-defined]
+    base.__call__ = __call__
+
+
 def _patch(module: Any) -> None:
     _patch_namespace(module)
+    if module.__name__ == "scipy.interpolate._interpolate":
+        _patch_ppoly(module)
     if module.__name__.endswith("array_api_extra._lib._at"):
         _patch_writeable(module)
     if module.__name__ == scipy_stats.MODULE:

@@ -1,0 +1,69 @@
+"""Piecewise polynomials of scipy.interpolate evaluated at traced points: PPoly and its
+subclasses (CubicSpline, PchipInterpolator, Akima1DInterpolator, CubicHermiteSpline), built
+from values outside the traced function or inside it from values (frontend/scipy_api.py
+patches `_PPolyBase.__call__` to come here for a traced x).
+
+SciPy evaluates in compiled code (`_ppoly.evaluate`). Here, as it does: each point's
+interval by its breakpoints (the last interval for the right end, the first and last for
+points outside when extrapolating, NaN outside otherwise; `extrapolate='periodic'` maps the
+points into the range first), then sum over the coefficients from the constant up of
+c[k - 1 - j] * s**j with s the distance from the interval's left breakpoint and the power
+built by repeated products, SciPy's order of operations (so its bits). A derivative (nu > 0)
+evaluates SciPy's own derivative polynomial (to rounding). The coefficients must be values:
+a spline built from traced data (CubicSpline(x, traced y)) is not compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import tracer as T
+
+
+def _table(a: np.ndarray) -> T.Tracer:
+    """A constant array as a traced one, to index with traced positions."""
+    return T.Tracer(T.to_node(a, a.dtype))
+
+
+def ppoly_call(poly: Any, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
+    """poly(x) for a traced x (see the module)."""
+    if nu:
+        if nu < 0:
+            raise UnsupportedError(f"evaluating an antiderivative (nu={nu}) of a "
+                                   f"scipy.interpolate.PPoly is not supported by "
+                                   f"fusejit{T.where_msg()}")
+        return ppoly_call(poly.derivative(nu), x, 0, extrapolate)
+    c, bp = np.asarray(poly.c), np.asarray(poly.x, np.float64)
+    if extrapolate is None:
+        extrapolate = poly.extrapolate
+    if bp[-1] < bp[0]:
+        raise UnsupportedError(f"a scipy.interpolate.PPoly with decreasing breakpoints, at "
+                               f"traced points, is not supported by fusejit{T.where_msg()}")
+    t = x if isinstance(x, T.Tracer) else np.asarray(x)
+    shape, ndim = t.shape, t.ndim
+    xf = np.ravel(t).astype(np.float64)
+    if extrapolate == "periodic":
+        xf = bp[0] + np.remainder(xf - bp[0], bp[-1] - bp[0])
+        extrapolate = False
+    k, m = c.shape[0], c.shape[1]
+    flat = c.reshape(k, m, -1)
+    i = np.clip(np.searchsorted(bp, xf, side="right") - 1, 0, m - 1)
+    s = (xf - _table(bp)[i])[:, None]
+    res: Any = np.zeros((xf.shape[0], flat.shape[2]), c.dtype)
+    z: Any = np.ones((), np.float64)
+    for kp in range(k):
+        res = res + _table(flat[k - kp - 1])[i] * z
+        if kp < k - 1:
+            z = z * s
+    if not extrapolate:
+        out = (xf < bp[0]) | (xf > bp[-1])
+        res = np.where(out[:, None], np.nan, res)
+    res = res.reshape(shape + c.shape[2:])
+    if poly.axis != 0:
+        order = list(range(res.ndim))
+        order = (order[ndim:ndim + poly.axis] + order[:ndim] + order[ndim + poly.axis:])
+        res = np.transpose(res, order)
+    return res

@@ -1,0 +1,63 @@
+"""scipy.interpolate's PPoly and subclasses (CubicSpline, PchipInterpolator,
+Akima1DInterpolator) evaluated at traced points (frontend/scipy_interp.py): SciPy's bits."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fusejit
+from fusejit import UnsupportedError
+
+si = pytest.importorskip("scipy.interpolate")
+
+XS = np.linspace(0, 10, 11)
+Y = np.sin(XS)
+Y2 = np.stack([np.sin(XS), np.cos(XS)], axis=1)
+CS = si.CubicSpline(XS, Y)
+CS2 = si.CubicSpline(XS, Y2)
+PERIODIC = si.CubicSpline(XS, np.append(Y[:-1], Y[0]), bc_type="periodic")
+PCHIP = si.PchipInterpolator(XS, Y)
+AKIMA = si.Akima1DInterpolator(XS, Y)
+AXIS1 = si.CubicSpline(XS, Y2.T, axis=1)
+POINTS = np.array([-1.0, 0.0, 0.5, 3.3, 10.0, 11.5, np.nan])
+GRID = np.linspace(-2, 12, 12).reshape(3, 4)
+
+CASES = {
+    "CubicSpline": (lambda t: CS(t), POINTS),
+    "first derivative": (lambda t: CS(t, 1), POINTS),
+    "second derivative": (lambda t: CS(t, nu=2), POINTS),
+    "vector values": (lambda t: CS2(t), POINTS),
+    "periodic": (lambda t: PERIODIC(t), POINTS),
+    "no extrapolation": (lambda t: CS(t, extrapolate=False), POINTS),
+    "pchip": (lambda t: PCHIP(t), POINTS),
+    "akima": (lambda t: AKIMA(t), POINTS),
+    "axis 1": (lambda t: AXIS1(t), POINTS),
+    "2-d points": (lambda t: CS(t), GRID),
+    "derivative object": (lambda t: CS.derivative()(t), POINTS),
+    "PPoly": (lambda t: si.PPoly(CS.c, CS.x)(t), POINTS),
+    "float32 points": (lambda t: CS(t), POINTS.astype(np.float32)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_scipys_bits(name: str) -> None:
+    f, x = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = f(x)
+        got = fusejit.jit(f)(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_fused_and_refused() -> None:
+    f = fusejit.jit(lambda t: np.exp(CS(t * 2.0)).sum())
+    x = np.linspace(0, 5, 50)
+    assert f(x) == pytest.approx(np.exp(CS(x * 2.0)).sum(), rel=1e-14)
+    with pytest.raises(UnsupportedError, match="antiderivative"):
+        fusejit.jit(lambda t: CS(t, -1))(x)
+    with pytest.raises(fusejit.TraceError):  # a spline of traced data: SciPy's checks
+        fusejit.jit(lambda y: si.CubicSpline(XS, y)(2.5))(Y)
