@@ -113,6 +113,9 @@ class Status(Enum):
                                                "x values are identical")
     LFILTER_A0 = (33554432, ValueError, "BUG: filter coefficient a[0] == 0 not supported yet")
     SOS_A0 = (67108864, ValueError, "sos[:, 3] should be all ones")
+    INTERP1D_BOUNDS = (268435456, ValueError, "A value in x_new is outside the interpolation "
+                                              "range (scipy.interpolate.interp1d with "
+                                              "bounds_error)")
     RANK_FILTER_NAN = (134217728, RuntimeFailure, "a scipy.ndimage minimum, maximum, median, "
                                                   "rank or percentile filter (or "
                                                   "scipy.signal.medfilt) of data holding a "

@@ -101,10 +101,12 @@ ERR_LINREGRESS_X_SAME = ErrorCheck(Status.LINREGRESS_X_SAME, "({0})")
 ERR_LFILTER_A0 = ErrorCheck(Status.LFILTER_A0, "({0})")
 ERR_SOS_A0 = ErrorCheck(Status.SOS_A0, "({0})")
 ERR_RANK_FILTER_NAN = ErrorCheck(Status.RANK_FILTER_NAN, "({0})")
+ERR_INTERP1D_BOUNDS = ErrorCheck(Status.INTERP1D_BOUNDS, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
           ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE, ERR_NOT_FINITE,
           ERR_FWEIGHTS_INT, ERR_FWEIGHTS_NEG, ERR_AWEIGHTS_NEG, ERR_DIST_WEIGHTS_NEG,
-          ERR_LINREGRESS_X_SAME, ERR_LFILTER_A0, ERR_SOS_A0, ERR_RANK_FILTER_NAN)
+          ERR_LINREGRESS_X_SAME, ERR_LFILTER_A0, ERR_SOS_A0, ERR_RANK_FILTER_NAN,
+          ERR_INTERP1D_BOUNDS)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -133,7 +135,8 @@ for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_linregress_x_same", ERR_LINREGRESS_X_SAME),  # scipy_regress.py
                  ("check_lfilter_a0", ERR_LFILTER_A0),  # scipy_filter.py
                  ("check_sos_a0", ERR_SOS_A0),
-                 ("check_rank_filter_nan", ERR_RANK_FILTER_NAN)):  # scipy_rankfilt.py
+                 ("check_rank_filter_nan", ERR_RANK_FILTER_NAN),  # scipy_rankfilt.py
+                 ("check_interp1d_bounds", ERR_INTERP1D_BOUNDS)):  # scipy_interp.py
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
 
 

@@ -349,6 +349,21 @@ def _patch_ppoly(module: Any) -> None:
 
     __call__.__fusejit_original__ = original  # type: ignore[attr-defined]
     base.__call__ = __call__
+    interp1d = getattr(module, "interp1d", None)
+    evaluate = None if interp1d is None else vars(interp1d).get("_evaluate")
+    if evaluate is None or getattr(evaluate, "__fusejit_original__", None) is not None:
+        return
+
+    @functools.wraps(evaluate)
+    def _evaluate(self: Any, x_new: Any) -> Any:
+        cls = type(x_new)
+        if getattr(cls, "__fusejit_tracer__", False):
+            package = cls.__module__.rpartition(".")[0]
+            return sys.modules[f"{package}.scipy_interp"].interp1d_evaluate(self, x_new)
+        return evaluate(self, x_new)
+
+    _evaluate.__fusejit_original__ = evaluate  # type: ignore[attr-defined]
+    interp1d._evaluate = _evaluate
 
 
 def _patch(module: Any) -> None:

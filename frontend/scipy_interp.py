@@ -10,7 +10,8 @@ points into the range first), then sum over the coefficients from the constant u
 c[k - 1 - j] * s**j with s the distance from the interval's left breakpoint and the power
 built by repeated products, SciPy's order of operations (so its bits). A derivative (nu > 0)
 evaluates SciPy's own derivative polynomial (to rounding). The coefficients must be values:
-a spline built from traced data (CubicSpline(x, traced y)) is not compiled.
+a spline built from traced data (CubicSpline(x, traced y)) is not compiled. Also interp1d's
+`_evaluate` of traced points (interp1d_evaluate).
 """
 
 from __future__ import annotations
@@ -67,3 +68,47 @@ def ppoly_call(poly: Any, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
         order = (order[ndim:ndim + poly.axis] + order[:ndim] + order[ndim + poly.axis:])
         res = np.transpose(res, order)
     return res
+
+
+def interp1d_evaluate(f: Any, x_new: Any) -> Any:
+    """interp1d's `_evaluate` of traced points (its __call__ prepares and reshapes them):
+    SciPy's interpolation for the kinds linear (np.interp where SciPy uses it), nearest,
+    nearest-up, previous and next, its fill values outside the range, and its ValueError
+    when the program meets a point outside with bounds_error (status INTERP1D_BOUNDS)."""
+    name = getattr(f._call, "__name__", "")
+    if name == "_call_linear_np":
+        y_new = np.interp(x_new, f.x, f.y)
+    elif name == "_call_linear":
+        i = np.clip(np.searchsorted(f.x, x_new), 1, len(f.x) - 1).astype(int)
+        lo, hi = i - 1, i
+        xs, ys = _table(np.asarray(f.x)), _table(np.asarray(f._y))
+        x_lo, x_hi, y_lo, y_hi = xs[lo], xs[hi], ys[lo], ys[hi]
+        slope = (y_hi - y_lo) / (x_hi - x_lo)[:, None]
+        y_new = slope * (x_new - x_lo)[:, None] + y_lo
+    elif name == "_call_nearest":
+        i = np.clip(np.searchsorted(f.x_bds, x_new, side=f._side), 0, len(f.x) - 1)
+        y_new = _table(np.asarray(f._y))[i.astype(np.intp)]
+    elif name == "_call_previousnext":
+        i = np.clip(np.searchsorted(f._x_shift, x_new, side=f._side), 1 - f._ind,
+                    len(f.x) - f._ind).astype(np.intp)
+        y_new = _table(np.asarray(f._y))[i + f._ind - 1]
+    else:
+        raise UnsupportedError(f"scipy.interpolate.interp1d(kind={f._kind!r}) at traced "
+                               f"points is not supported by fusejit{T.where_msg()}: its "
+                               "spline kinds evaluate a BSpline; use CubicSpline or "
+                               "make_interp_spline's PPoly (PPoly.from_spline)")
+    if f._extrapolate:
+        return y_new
+    below, above = x_new < f.x[0], x_new > f.x[-1]
+    if f.bounds_error:
+        flag = T.Tracer(T.make_node("check_interp1d_bounds", [np.any(below | above).node], (),
+                                    np.dtype(bool)))
+        y_new = np.where(flag, np.zeros((), y_new.dtype), y_new)
+    if y_new.shape[0] == 0:
+        return y_new
+    shape = (slice(None),) + (None,) * (y_new.ndim - 1)
+    fill_below, fill_above = (  # (SciPy's: flattened, or (1,) for 1-d values)
+        np.broadcast_to(np.ravel(v), (1,) if y_new.ndim == 1 else y_new.shape[1:]).reshape(
+            y_new.shape[1:]) for v in (f._fill_value_below, f._fill_value_above))
+    y_new = np.where(below[shape], fill_below.astype(y_new.dtype), y_new)
+    return np.where(above[shape], fill_above.astype(y_new.dtype), y_new)

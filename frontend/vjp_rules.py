@@ -467,7 +467,8 @@ def _install() -> None:
                  "check_real_if_close", "check_weights_zero", "check_unravel_range",
                  "check_finite", "check_fweights_int", "check_fweights_neg",
                  "check_aweights_neg", "check_dist_weights_neg", "check_linregress_x_same",
-                 "check_lfilter_a0", "check_sos_a0", "check_rank_filter_nan"):
+                 "check_lfilter_a0", "check_sos_a0", "check_rank_filter_nan",
+                 "check_interp1d_bounds"):
         set_vjp(name, INTEGER)
     for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
         set_vjp(name, rule)

@@ -61,3 +61,38 @@ def test_fused_and_refused() -> None:
         fusejit.jit(lambda t: CS(t, -1))(x)
     with pytest.raises(fusejit.TraceError):  # a spline of traced data: SciPy's checks
         fusejit.jit(lambda y: si.CubicSpline(XS, y)(2.5))(Y)
+
+
+XN = np.array([0.5, 3.3, 9.5, 0.0, 10.0])
+XO = np.array([-1.0, 3.3, 11.0])
+INTERP1D = {
+    "linear": (si.interp1d(XS, Y), XN),
+    "linear, 2-d values, axis 1": (si.interp1d(XS, Y2.T), XN),
+    "linear, NaN outside": (si.interp1d(XS, Y, bounds_error=False), XO),
+    "linear, fill values below and above": (
+        si.interp1d(XS, Y, bounds_error=False, fill_value=(-5, 5)), XO),
+    "linear extrapolate": (si.interp1d(XS, Y, fill_value="extrapolate"), XO),
+    "nearest": (si.interp1d(XS, Y, kind="nearest"), XN),
+    "nearest-up": (si.interp1d(XS, Y, kind="nearest-up", bounds_error=False), XO),
+    "previous": (si.interp1d(XS, Y, kind="previous"), XN),
+    "next, extrapolate": (si.interp1d(XS, Y, kind="next", fill_value="extrapolate"), XO),
+    "float32": (si.interp1d(XS.astype(np.float32), Y.astype(np.float32)), XN),
+    "2-d points": (si.interp1d(XS, Y), XN[:4].reshape(2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(INTERP1D))
+def test_interp1d_at_traced_points(name: str) -> None:
+    f, x = INTERP1D[name]
+    want, got = f(x), fusejit.jit(lambda t: f(t))(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_interp1d_errors() -> None:
+    f = INTERP1D["linear"][0]
+    with pytest.raises(ValueError, match="interpolation range"):
+        fusejit.jit(lambda t: f(t))(XO)  # when the program runs, as SciPy's
+    cubic = si.interp1d(XS, Y, kind="cubic")
+    with pytest.raises(UnsupportedError, match="BSpline"):
+        fusejit.jit(lambda t: cubic(t))(XN)
