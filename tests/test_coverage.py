@@ -16,7 +16,7 @@ import scipy.fft
 import scipy.spatial.distance as distance
 import scipy.special as sp
 import scipy.stats as st
-from scipy import linalg, ndimage, signal
+from scipy import interpolate, linalg, ndimage, signal
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import assert_same  # noqa: E402
@@ -31,6 +31,8 @@ P = RNG.uniform(0.01, 0.99, 16)
 K = np.array([0.25, 0.5, 0.25])
 B = np.array([-1.0, 0.0, 0.5, 2.0])
 Z = X + 1j * X[::-1]  # complex, no structural zeros in its transforms
+SPLINE = interpolate.CubicSpline(np.linspace(-3, 3, 9), np.sin(np.linspace(-3, 3, 9)))
+LINEAR = interpolate.interp1d(np.linspace(0, 1, 9), np.cos(np.linspace(0, 1, 9)))
 
 # family -> [(call as written, function of the arguments, arguments)]
 CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
@@ -108,6 +110,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.stats.iqr(x, axis=1)", lambda x: st.iqr(x, axis=1), (X,)),
         ("scipy.signal.welch(v, nperseg=8)", lambda v: signal.welch(v, nperseg=8)[1], (V,)),
         ("scipy.fft.dct(x, norm='ortho')", lambda x: scipy.fft.dct(x, norm="ortho"), (X,)),
+        ("scipy.signal.resample_poly(v, 3, 2)", lambda v: signal.resample_poly(v, 3, 2), (V,)),
+        ("CubicSpline(xs, ys)(v) (built outside)", lambda v: SPLINE(v), (V,)),
+        ("interp1d(xs, ys)(p) (built outside)", lambda p: LINEAR(p), (P,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
