@@ -410,9 +410,18 @@ class _PostImport(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Make scipy.special.logsumexp and comb traceable (now, or when SciPy gets imported)."""
-    for name, module in list(sys.modules.items()):
-        if name.startswith("scipy.") and module is not None:
-            _patch(module)
+    """Make SciPy's wrapped functions traceable (now, or when SciPy gets imported). SciPy's
+    modules loaded before fusejit that bound a wrapped function under their own name
+    (scipy.signal._signaltools' `from ._upfirdn import upfirdn`, for resample_poly) get the
+    wrapper there too; modules loaded later bind it from the start."""
+    loaded = [m for name, m in list(sys.modules.items())
+              if name.startswith("scipy.") and m is not None]
+    for module in loaded:
+        _patch(module)
+    for module in loaded:
+        for attr, value in list(vars(module).items()):
+            wrapper = replacement(value)
+            if wrapper is not None:
+                setattr(module, attr, wrapper)
     if not any(isinstance(f, _PostImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _PostImport())

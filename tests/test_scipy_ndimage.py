@@ -178,7 +178,8 @@ def test_gradient_through_a_gaussian_blur() -> None:
 def test_names_bound_before_fusejit_is_imported(tmp_path) -> None:
     """`from scipy.ndimage import gaussian_filter` (and scipy.linalg, scipy.spatial) before
     `import fusejit`: the name holds SciPy's own function, which a jitted function is given
-    the wrapper of (frontend/captures.py)."""
+    the wrapper of (frontend/captures.py); SciPy's own modules loaded before fusejit that
+    bound a wrapped function get the wrapper (scipy_api.install)."""
     import os
     import subprocess
     import sys
@@ -189,11 +190,16 @@ def test_names_bound_before_fusejit_is_imported(tmp_path) -> None:
         "from scipy.ndimage import gaussian_filter\n"
         "from scipy.spatial.distance import cdist\n"
         "from scipy.linalg import solve\n"
+        "import scipy.signal\n"
         "import fusejit\n"
         "def f(x):\n"
         "    return gaussian_filter(x, 1.0) + cdist(x, x) + solve(x @ x.T + np.eye(4), x)\n"
         "x = np.random.default_rng(0).standard_normal((4, 4))\n"
         "assert np.allclose(fusejit.jit(f)(x), f(x), rtol=1e-12, atol=1e-12)\n"
+        "# SciPy's modules loaded first: _signaltools' own binding of upfirdn is the wrapper\n"
+        "g = lambda v: scipy.signal.resample_poly(v, 3, 2)\n"
+        "v = x.ravel()\n"
+        "assert np.allclose(fusejit.jit(g)(v), g(v), rtol=1e-12, atol=1e-12)\n"
         "print('ok')\n")
     root = os.path.dirname(os.path.dirname(fusejit.__file__))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
