@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from . import (  # noqa: F401 - scipy_interp: found through sys.modules (_patch_ppoly)
+from . import (
     scipy_dct,
     scipy_filter,
     scipy_interp,
@@ -331,45 +331,10 @@ def _patch_writeable(module: Any) -> None:
     module.is_writeable_array = is_writeable_array
 
 
-def _patch_ppoly(module: Any) -> None:
-    """scipy.interpolate's PPoly (CubicSpline & co.) called at traced points: evaluated by
-    frontend/scipy_interp.py (SciPy's evaluation is compiled code)."""
-    base, ppoly = getattr(module, "_PPolyBase", None), getattr(module, "PPoly", None)
-    original = None if base is None else vars(base).get("__call__")
-    if original is None or getattr(original, "__fusejit_original__", None) is not None:
-        return
-
-    @functools.wraps(original)
-    def __call__(self: Any, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
-        cls = type(x)
-        if getattr(cls, "__fusejit_tracer__", False) and isinstance(self, ppoly):
-            package = cls.__module__.rpartition(".")[0]
-            return sys.modules[f"{package}.scipy_interp"].ppoly_call(self, x, nu, extrapolate)
-        return original(self, x, nu, extrapolate)
-
-    __call__.__fusejit_original__ = original  # type: ignore[attr-defined]
-    base.__call__ = __call__
-    interp1d = getattr(module, "interp1d", None)
-    evaluate = None if interp1d is None else vars(interp1d).get("_evaluate")
-    if evaluate is None or getattr(evaluate, "__fusejit_original__", None) is not None:
-        return
-
-    @functools.wraps(evaluate)
-    def _evaluate(self: Any, x_new: Any) -> Any:
-        cls = type(x_new)
-        if getattr(cls, "__fusejit_tracer__", False):
-            package = cls.__module__.rpartition(".")[0]
-            return sys.modules[f"{package}.scipy_interp"].interp1d_evaluate(self, x_new)
-        return evaluate(self, x_new)
-
-    _evaluate.__fusejit_original__ = evaluate  # type: ignore[attr-defined]
-    interp1d._evaluate = _evaluate
-
-
 def _patch(module: Any) -> None:
     _patch_namespace(module)
     if module.__name__ == "scipy.interpolate._interpolate":
-        _patch_ppoly(module)
+        scipy_interp.patch(module)
     if module.__name__.endswith("array_api_extra._lib._at"):
         _patch_writeable(module)
     if module.__name__ == scipy_stats.MODULE:

@@ -1,7 +1,7 @@
 """Piecewise polynomials of scipy.interpolate evaluated at traced points: PPoly and its
 subclasses (CubicSpline, PchipInterpolator, Akima1DInterpolator, CubicHermiteSpline), built
-from values outside the traced function or inside it from values (frontend/scipy_api.py
-patches `_PPolyBase.__call__` to come here for a traced x).
+from values outside the traced function or inside it from values (`patch`, run by
+frontend/scipy_api.py's import hook, makes `_PPolyBase.__call__` come here for a traced x).
 
 SciPy evaluates in compiled code (`_ppoly.evaluate`). Here, as it does: each point's
 interval by its breakpoints (the last interval for the right end, the first and last for
@@ -16,6 +16,9 @@ a spline built from traced data (CubicSpline(x, traced y)) is not compiled. Also
 
 from __future__ import annotations
 
+import functools
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,3 +115,34 @@ def interp1d_evaluate(f: Any, x_new: Any) -> Any:
             y_new.shape[1:]) for v in (f._fill_value_below, f._fill_value_above))
     y_new = np.where(below[shape], fill_below.astype(y_new.dtype), y_new)
     return np.where(above[shape], fill_above.astype(y_new.dtype), y_new)
+
+
+def _dispatching(cls: type, method: str, impl: str, applies: Callable[[Any], bool]) -> None:
+    """cls.method, sending a call whose first argument is traced (by the copy of fusejit
+    that traces it) to this module's `impl` when `applies(self)`."""
+    original = vars(cls).get(method)
+    if original is None or getattr(original, "__fusejit_original__", None) is not None:
+        return
+
+    @functools.wraps(original)
+    def call(self: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        kind = type(x)
+        if getattr(kind, "__fusejit_tracer__", False) and applies(self):
+            package = kind.__module__.rpartition(".")[0]
+            return getattr(sys.modules[f"{package}.scipy_interp"], impl)(self, x, *args,
+                                                                          **kwargs)
+        return original(self, x, *args, **kwargs)
+
+    call.__fusejit_original__ = original  # type: ignore[attr-defined]
+    setattr(cls, method, call)
+
+
+def patch(module: Any) -> None:
+    """Install the dispatchers in scipy.interpolate._interpolate (scipy_api's import hook):
+    PPoly's __call__ (its base class's) and interp1d's _evaluate."""
+    base, ppoly = getattr(module, "_PPolyBase", None), getattr(module, "PPoly", None)
+    if base is not None and ppoly is not None:
+        _dispatching(base, "__call__", "ppoly_call", lambda poly: isinstance(poly, ppoly))
+    interp1d = getattr(module, "interp1d", None)
+    if interp1d is not None:
+        _dispatching(interp1d, "_evaluate", "interp1d_evaluate", lambda f: True)
