@@ -41,6 +41,20 @@ def quietly(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return call(*args, **kwargs)
 
 
+def value_or_traced(x: Any) -> Any:
+    """A traced array as it is, anything else as np.asarray makes it (a wrapper's argument)."""
+    return x if isinstance(x, T.Tracer) else np.asarray(x)
+
+
+def guarded(value: Any, flag: Any, check: str, fill: Any = 0) -> Any:
+    """`value`, with the program failing (op `check`, a check_* op of the op table: its
+    status and exception) when it runs where the 0-d traced bool `flag` is true; every
+    result computed from the returned value waits for the check (`fill` stands in where it
+    fails, so nothing divides by a zero or reads out of range first)."""
+    bad = T.Tracer(T.make_node(check, [T.to_node(flag, np.dtype(bool))], (), np.dtype(bool)))
+    return np.where(bad, np.full((), fill, value.dtype), value)
+
+
 def holds_tracer(x: Any) -> bool:
     """Whether a list or tuple holds a Tracer (at any depth)."""
     return isinstance(x, (list, tuple)) and any(

@@ -110,6 +110,8 @@ class OpDef:
     # an elementwise op whose inputs may differ in dtype (its C takes each input's own type):
     # cast, where's bool condition, ldexp's integer exponent, ndarray.view's bitcasts
     mixed_inputs: bool = False
+    # other input counts a node of this op may have (a filter scan's b, a and zi)
+    more_inputs: tuple[int, ...] = ()
 
 
 def set_vjp(name: str, rule: Any) -> None:
@@ -410,7 +412,7 @@ def scan_reference(x: np.ndarray, fn: str, axis: int, b: np.ndarray | None = Non
         return getattr(np, OPS[fn].ufunc_name or fn).accumulate(x, axis=axis, dtype=x.dtype)
 
 
-add_op(OpDef("scan", "scan", 1, scan_reference))
+add_op(OpDef("scan", "scan", 1, scan_reference, more_inputs=(3, 4)))
 # An array whose every element is written by the scatters that use it (np.concatenate):
 # it has no value of its own, so the scatter chain needs no fill kernel.
 add_op(OpDef("empty", "source", 0, lambda shape, dtype: np.zeros(shape, dtype)))

@@ -40,10 +40,9 @@ def _raw(kind: str, typ: int, x: Any) -> Any:
     n = x.shape[-1]
     k = np.arange(n)
     if kind == "dst" and typ != 1:  # from the DCT of the same type
-        if typ == 2:
-            sign = np.where(k % 2 == 1, -1.0, 1.0)
-            return np.flip(_raw("dct", 2, x * sign), -1)
         sign = np.where(k % 2 == 1, -1.0, 1.0)
+        if typ == 2:
+            return np.flip(_raw("dct", 2, x * sign), -1)
         return _raw("dct", typ, np.flip(x, -1)) * sign
     if kind == "dst":  # type I
         zero = np.zeros(x.shape[:-1] + (1,))

@@ -34,11 +34,8 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import UnsupportedError
 from . import tracer as T
-from .numpy_lib import quietly
-
-
-def _array(x: Any) -> Any:
-    return x if isinstance(x, T.Tracer) else np.asarray(x)
+from .numpy_lib import guarded, quietly, value_or_traced
+from .scipy_signal import full_convolution
 
 
 def _refuse(what: str) -> UnsupportedError:
@@ -50,9 +47,16 @@ def _stand_in(v: Any, fill: float = 0.0) -> np.ndarray:
     return np.full(v.shape, fill, v.dtype) if isinstance(v, T.Tracer) else np.asarray(v)
 
 
-def _checked(flag: Any, check: str) -> Any:
-    """A check_* node of `flag` (a traced bool): the program fails where it is true."""
-    return T.Tracer(T.make_node(check, [T.to_node(flag, np.dtype(bool))], (), np.dtype(bool)))
+def _signal_stand_in(x: Any, axis: Any) -> np.ndarray:
+    """Zeros like `x` for SciPy's own call, at most 2 long along `axis` (its errors and
+    dtype do not depend on the signal's length; a long signal would be filtered for
+    nothing)."""
+    shape = list(x.shape)
+    try:
+        shape[normalize_axis_index(axis, x.ndim)] = min(shape[axis], 2)
+    except (TypeError, np.exceptions.AxisError):
+        pass  # (SciPy's own error, from the full shape)
+    return np.zeros(tuple(shape), x.dtype)
 
 
 def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
@@ -61,10 +65,10 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
 
     b, a = (v if isinstance(v, T.Tracer) else np.asarray(v) for v in (b, a))
     b, a = np.atleast_1d(b), np.atleast_1d(a)
-    x = _array(x)
-    zi = None if zi is None else _array(zi)
+    x = value_or_traced(x)
+    zi = None if zi is None else value_or_traced(zi)
     # SciPy's errors and result dtype: its own lfilter on stand-ins (a traced a: ones)
-    zeros = np.zeros(x.shape, x.dtype)
+    zeros = _signal_stand_in(x, axis)
     args = (_stand_in(b), _stand_in(a, 1.0), zeros, axis)
     out = (quietly(signal.lfilter, *args) if zi is None else
            quietly(signal.lfilter, *args, np.zeros(zi.shape, zi.dtype))[0])
@@ -75,8 +79,7 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     x = x.astype(dtype)
     b, a = b.astype(dtype), a.astype(dtype)
     if isinstance(a, T.Tracer) and len(a) > 1:  # (SciPy's check, for traced coefficients)
-        bad = _checked(a[0] == 0, "check_lfilter_a0")
-        a = np.where(bad, np.ones((), dtype), a)
+        a = guarded(a, a[0] == 0, "check_lfilter_a0", 1)
     if len(a) == 1:
         return _fir(b / a[0], x, axis, zi)
     k = max(len(a), len(b))
@@ -131,10 +134,10 @@ def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     "sosfilt" (SciPy's _sosfilt's operations, to the bit; see the module)."""
     from scipy import signal
 
-    sos = _array(sos)
-    x = _array(x)
-    zi = None if zi is None else _array(zi)
-    zeros = np.zeros(x.shape, x.dtype)
+    sos = value_or_traced(sos)
+    x = value_or_traced(x)
+    zi = None if zi is None else value_or_traced(zi)
+    zeros = _signal_stand_in(x, axis)
     standin = _stand_in(sos)
     if isinstance(sos, T.Tracer) and sos.ndim == 2 and sos.shape[1] == 6:
         standin[:, 3] = 1.0
@@ -149,8 +152,7 @@ def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     axis = normalize_axis_index(axis, x.ndim)
     sos = sos.astype(dtype)
     if isinstance(sos, T.Tracer):  # (SciPy's check, for traced sections)
-        bad = _checked(np.any(sos[:, 3] != 1), "check_sos_a0")
-        sos = np.where(bad, np.ones((), dtype), sos)
+        sos = guarded(sos, np.any(sos[:, 3] != 1), "check_sos_a0", 1)
     y = x.astype(dtype)
     if zi is None:  # every section in one kernel, as SciPy's loop (SciPy refuses an empty x)
         return _filter_node("sosfilt", y, None, axis, sos[:, :3], sos[:, 3:])
@@ -171,14 +173,7 @@ def _fir(b: np.ndarray, x: Any, axis: int, zi: Any) -> Any:
     if x.ndim == 1:
         full = np.convolve(b, x) if n else np.zeros(taps - 1, x.dtype)
     else:
-        xm = np.moveaxis(x, axis, -1)
-        width = n + taps - 1
-        full = None
-        for i in range(taps):  # b[i] times the signal shifted i places
-            pad = [(0, 0)] * (xm.ndim - 1) + [(i, width - n - i)]
-            term = b[i] * np.pad(xm, pad)
-            full = term if full is None else full + term
-        full = np.moveaxis(full, -1, axis)
+        full = np.moveaxis(full_convolution(b, np.moveaxis(x, axis, -1)), -1, axis)
     if zi is not None:
         shape = list(x.shape)
         shape[axis] = taps - 1

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import guarded
 
 
 def _table(a: np.ndarray) -> T.Tracer:
@@ -104,9 +105,7 @@ def interp1d_evaluate(f: Any, x_new: Any) -> Any:
         return y_new
     below, above = x_new < f.x[0], x_new > f.x[-1]
     if f.bounds_error:
-        flag = T.Tracer(T.make_node("check_interp1d_bounds", [np.any(below | above).node], (),
-                                    np.dtype(bool)))
-        y_new = np.where(flag, np.zeros((), y_new.dtype), y_new)
+        y_new = guarded(y_new, np.any(below | above), "check_interp1d_bounds")
     if y_new.shape[0] == 0:
         return y_new
     shape = (slice(None),) + (None,) * (y_new.ndim - 1)

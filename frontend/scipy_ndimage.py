@@ -48,12 +48,14 @@ def refuse(what: str) -> UnsupportedError:
     return UnsupportedError(f"scipy.ndimage {what} is not supported by fusejit{T.where_msg()}")
 
 
-def _checked(name: str, x: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtype]:
-    """`x` as a traced array and the output dtype, after SciPy's own checks on stand-ins."""
+def checked(name: str, x: Any, args: tuple, kwargs: dict, complex_ok: bool = False
+            ) -> tuple[Any, np.dtype]:
+    """`x` as a traced array and the output dtype, after SciPy's own checks on stand-ins
+    (`complex_ok`: complex values are left to SciPy's own error, its rank filters')."""
     from scipy import ndimage
 
     t = x if isinstance(x, T.Tracer) else np.asarray(x)
-    if t.dtype.kind == "c":
+    if t.dtype.kind == "c" and not complex_ok:
         raise refuse(f"{name} of complex values")
     output = kwargs.get("output")
     if isinstance(output, np.ndarray) or isinstance(output, T.Tracer):
@@ -169,7 +171,7 @@ def _weights(weights: Any) -> Any:
 
 def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
                 mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
-    x, dtype = _checked("correlate1d", input, (weights, axis),
+    x, dtype = checked("correlate1d", input, (weights, axis),
                         {"output": output, "mode": mode, "cval": cval, "origin": origin})
     w, ax = _weights(weights), normalize_axis_index(axis, x.ndim)
     return _passes(x, dtype, [_correlating(w, ax, mode, cval, origin)])
@@ -184,7 +186,7 @@ def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
 
 def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
                      mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
-    x, dtype = _checked("uniform_filter1d", input, (size, axis),
+    x, dtype = checked("uniform_filter1d", input, (size, axis),
                         {"output": output, "mode": mode, "cval": cval, "origin": origin})
     ax = normalize_axis_index(axis, x.ndim)
     return _passes(x, dtype, [lambda v: _uniform_line(v, int(size), ax, mode, cval, origin)])
@@ -200,7 +202,7 @@ def per_axis(x: Any, axes: Any, *values: Any) -> tuple[list[int], list[list[Any]
 
 def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
-    x, dtype = _checked("uniform_filter", input, (size,), {
+    x, dtype = checked("uniform_filter", input, (size,), {
         "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes})
     axes, (sizes, origins, modes) = per_axis(x, axes, size, origin, mode)
     steps = [(lambda v, a=a, s=int(s), o=o, m=m: _uniform_line(v, s, a, m, cval, o))
@@ -218,7 +220,7 @@ def _gaussian_weights(sigma: float, order: int, truncate: float, radius: Any) ->
 def gaussian_filter1d(input: Any, sigma: float, axis: int = -1, order: int = 0,
                       output: Any = None, mode: str = "reflect", cval: float = 0.0,
                       truncate: float = 4.0, *, radius: Any = None) -> Any:
-    x, dtype = _checked("gaussian_filter1d", input, (sigma, axis, order), {
+    x, dtype = checked("gaussian_filter1d", input, (sigma, axis, order), {
         "output": output, "mode": mode, "cval": cval, "truncate": truncate, "radius": radius})
     w, ax = _gaussian_weights(sigma, order, truncate, radius), normalize_axis_index(axis, x.ndim)
     return _passes(x, dtype, [_correlating(w, ax, mode, cval, 0)])
@@ -227,7 +229,7 @@ def gaussian_filter1d(input: Any, sigma: float, axis: int = -1, order: int = 0,
 def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
                     mode: Any = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
                     radius: Any = None, axes: Any = None) -> Any:
-    x, dtype = _checked("gaussian_filter", input, (sigma, order), {
+    x, dtype = checked("gaussian_filter", input, (sigma, order), {
         "output": output, "mode": mode, "cval": cval, "truncate": truncate,
         "radius": radius, "axes": axes})
     axes, (sigmas, orders, modes, radii) = per_axis(x, axes, sigma, order, mode, radius)
@@ -254,7 +256,7 @@ def _correlate_or_convolve(name: str, input: Any, weights: Any, output: Any, mod
                            cval: float, origin: Any, axes: Any, flip: bool) -> Any:
     from scipy.ndimage import _filters
 
-    x, dtype = _checked(name, input, (weights,), {"output": output, "mode": mode, "cval": cval,
+    x, dtype = checked(name, input, (weights,), {"output": output, "mode": mode, "cval": cval,
                                                   "origin": origin, "axes": axes})
     if isinstance(weights, T.Tracer):
         raise refuse(f"{name} with traced weights (SciPy's footprint is the weights that are "
@@ -289,7 +291,7 @@ def _derivative_pair(name: str, smooth: list[float]) -> Callable[..., Any]:
              cval: float = 0.0) -> Any:
         from scipy.ndimage import _ni_support
 
-        x, dtype = _checked(name, input, (axis,), {"output": output, "mode": mode,
+        x, dtype = checked(name, input, (axis,), {"output": output, "mode": mode,
                                                    "cval": cval})
         ax = normalize_axis_index(axis, x.ndim)
         modes = _ni_support._normalize_sequence(mode, x.ndim)
@@ -311,7 +313,7 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
             axes: Any = None) -> Any:
     """scipy.ndimage.laplace: [1, -2, 1] along each axis, each stored in the output dtype and
     added to the first in it (SciPy's `output += tmp`)."""
-    x, dtype = _checked("laplace", input, (), {"output": output, "mode": mode, "cval": cval,
+    x, dtype = checked("laplace", input, (), {"output": output, "mode": mode, "cval": cval,
                                                "axes": axes})
     axes, (modes,) = per_axis(x, axes, mode)
     if not axes:
@@ -333,7 +335,7 @@ def _setup(name: str, input: Any, sigma: Any, output: Any, mode: Any, cval: floa
     generic_gradient_magnitude)."""
     from scipy.ndimage import _ni_support
 
-    x, dtype = _checked(name, input, (sigma,), {"output": output, "mode": mode, "cval": cval,
+    x, dtype = checked(name, input, (sigma,), {"output": output, "mode": mode, "cval": cval,
                                                 "axes": axes, **kwargs})
     axes = _ni_support._check_axes(axes, x.ndim)
     return x, dtype, axes, _ni_support._normalize_sequence(mode, len(axes)) if axes else []

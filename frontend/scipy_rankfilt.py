@@ -28,38 +28,15 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
-from .numpy_lib import quietly
-from .scipy_ndimage import PAD_MODES, extended, line_along, per_axis, refuse
-
-
-def _prepared(name: str, input: Any, args: tuple, kwargs: dict) -> tuple[Any, np.dtype]:
-    """The traced input and the output dtype, after SciPy's checks on a stand-in (ones of
-    the input's dtype and shape, at most 5 along each axis)."""
-    from scipy import ndimage
-
-    x = input if isinstance(input, T.Tracer) else np.asarray(input)
-    if x.dtype.kind == "c":
-        raise TypeError("Complex type not supported")
-    output = kwargs.get("output")
-    if isinstance(output, (np.ndarray, T.Tracer)):
-        raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
-    for key, value in (*enumerate(args), *kwargs.items()):
-        if isinstance(value, T.Tracer):
-            raise refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
-    stand_in = np.ones(tuple(min(n, 5) for n in x.shape), x.dtype)
-    got = quietly(getattr(ndimage, name), stand_in, *args, **kwargs)
-    if not isinstance(x, T.Tracer):
-        x = T.Tracer(T.to_node(x, x.dtype))
-    return x, got.dtype
+from .numpy_lib import guarded, quietly
+from .scipy_ndimage import PAD_MODES, checked, extended, line_along, per_axis, refuse
 
 
 def _no_nan(x: Any) -> Any:
     """x, failing when the program runs if it holds a NaN (see the module)."""
     if x.dtype.kind != "f":
         return x
-    flag = T.Tracer(T.make_node("check_rank_filter_nan", [np.isnan(x).any().node], (),
-                                np.dtype(bool)))
-    return np.where(flag, np.zeros((), x.dtype), x)
+    return guarded(x, np.isnan(x).any(), "check_rank_filter_nan")
 
 
 def _extreme_line(x: Any, size: int, axis: int, mode: str, cval: float, origin: int,
@@ -106,8 +83,9 @@ def _origins(x: Any, axes: Any, origin: Any) -> list[int]:
 
 def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, mode: Any,
                 cval: float, origin: Any, axes: Any, minimum: bool) -> Any:
-    x, dtype = _prepared(name, input, (size, footprint), {
-        "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes})
+    x, dtype = checked(name, input, (size, footprint), {
+        "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes},
+        complex_ok=True)
     x = _no_nan(x)
     fp = None if footprint is None else np.asarray(footprint, bool)
     if fp is None or fp.all():  # separable: one axis after another, in the output dtype
@@ -129,8 +107,9 @@ def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, m
 
 def _extreme1d(name: str, input: Any, size: int, axis: int, output: Any, mode: str,
                cval: float, origin: int) -> Any:
-    x, dtype = _prepared(name, input, (size, axis),
-                         {"output": output, "mode": mode, "cval": cval, "origin": origin})
+    x, dtype = checked(name, input, (size, axis),
+                       {"output": output, "mode": mode, "cval": cval, "origin": origin},
+                       complex_ok=True)
     ax = normalize_axis_index(axis, x.ndim)
     x = _no_nan(x).astype(np.float64)
     return _extreme_line(x, int(size), ax, mode, cval, origin,
@@ -163,9 +142,9 @@ def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
 
 def _rank(name: str, input: Any, rank: Any, size: Any, footprint: Any, output: Any,
           mode: Any, cval: float, origin: Any, axes: Any, extra: tuple) -> Any:
-    x, dtype = _prepared(name, input, extra, {
+    x, dtype = checked(name, input, extra, {
         "size": size, "footprint": footprint, "output": output, "mode": mode,
-        "cval": cval, "origin": origin, "axes": axes})
+        "cval": cval, "origin": origin, "axes": axes}, complex_ok=True)
     fp = _footprint(x, size, footprint, axes)
     count = int(fp.sum())
     if name == "median_filter":

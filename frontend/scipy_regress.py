@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import guarded, quietly
 from .scipy_rank import rankdata
 
 TINY = 1.0e-20  # (SciPy's, in linregress's t statistic)
@@ -78,9 +79,7 @@ def linregress(x: Any, y: Any, alternative: str = "two-sided", *, axis: Any = 0,
         nan = np.float64(np.nan)
         return LinregressResult(slope=nan, intercept=nan, rvalue=nan, pvalue=nan, stderr=nan,
                                 intercept_stderr=nan)
-    same = np.amax(x) == np.amin(x)
-    bad = T.Tracer(T.make_node("check_linregress_x_same", [same.node], (), np.dtype(bool)))
-    x = np.where(bad, np.zeros((), x.dtype), x)  # (every result depends on the check)
+    x = guarded(x, np.amax(x) == np.amin(x), "check_linregress_x_same")
     xmean = np.mean(x, None)
     ymean = np.mean(y, None)
     c = np.cov(x, y, bias=1)
@@ -151,8 +150,6 @@ def iqr(x: Any, axis: Any = None, rng: Any = (25, 75), scale: Any = 1.0,
     (nan_policy 'propagate'); other policies are refused by name."""
     import scipy.stats
 
-    from .numpy_lib import quietly
-
     t = x if isinstance(x, T.Tracer) else np.asarray(x)
     if nan_policy != "propagate":
         raise _refuse(f"iqr(nan_policy={nan_policy!r})")
@@ -180,11 +177,12 @@ def _power_mean(name: str, a: Any, p: float, axis: Any, dtype: Any, weights: Any
 
     if nan_policy != "propagate":
         raise _refuse(f"{name}(nan_policy={nan_policy!r})")
-    x = np.asarray(a, dtype=dtype) if not isinstance(a, T.Tracer) else (
-        a if dtype is None else a.astype(dtype))
-    w = None if weights is None else (
-        np.asarray(weights, dtype=dtype) if not isinstance(weights, T.Tracer) else (
-            weights if dtype is None else weights.astype(dtype)))
+    def cast(v: Any) -> Any:  # (SciPy's xp.asarray(v, dtype=dtype))
+        v = v if isinstance(v, T.Tracer) else np.asarray(v)
+        return v if dtype is None else v.astype(dtype)
+
+    x = cast(a)
+    w = None if weights is None else cast(weights)
     if w is not None:
         x, w = np.broadcast_arrays(x, w)
     if axis is None:

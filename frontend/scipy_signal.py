@@ -28,13 +28,9 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
-from .numpy_lib import quietly
+from .numpy_lib import quietly, value_or_traced
 
 CONV_METHODS = ("auto", "direct", "fft")
-
-
-def _array(x: Any) -> Any:
-    return x if isinstance(x, T.Tracer) else np.asarray(x)
 
 
 def _stand_in(x: Any) -> np.ndarray:
@@ -105,7 +101,7 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> An
     """scipy.signal.convolve with a traced argument (SciPy's path; see the module)."""
     from scipy.signal import _signaltools, fftconvolve
 
-    volume, kernel = _array(in1), _array(in2)
+    volume, kernel = value_or_traced(in1), value_or_traced(in2)
     _checked("convolve", volume, kernel, mode, method)
     if volume.ndim == kernel.ndim == 0:
         return volume * kernel
@@ -123,7 +119,7 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> An
 
 def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Any:
     """scipy.signal.correlate with a traced argument (SciPy's path; see the module)."""
-    a, b = _array(in1), _array(in2)
+    a, b = value_or_traced(in1), value_or_traced(in2)
     _checked("correlate", a, b, mode, method)
     if a.ndim == b.ndim == 0:
         return a * (np.conj(b) if b.dtype.kind == "c" else b)
@@ -139,6 +135,17 @@ def polyfit(x: Any, y: Any, deg: Any, *, xp: Any, rcond: Any = None) -> Any:
     return numpy_polyfit(x, y, deg, rcond)
 
 
+def full_convolution(taps: Any, v: Any) -> Any:
+    """The full convolution of each line of `v` along its last axis with 1-d `taps`: taps[i]
+    times the line shifted i places, summed in the taps' order (length n + len(taps) - 1)."""
+    k = taps.shape[0]
+    out: Any = None
+    for i in range(k):
+        term = taps[i] * np.pad(v, [(0, 0)] * (v.ndim - 1) + [(i, k - 1 - i)])
+        out = term if out is None else out + term
+    return out
+
+
 def upfirdn(h: Any, x: Any, up: int = 1, down: int = 1, axis: int = -1,
             mode: str = "constant", cval: Any = 0) -> Any:
     """scipy.signal.upfirdn of a traced signal (and so SciPy's resample_poly and decimate's
@@ -148,7 +155,7 @@ def upfirdn(h: Any, x: Any, up: int = 1, down: int = 1, axis: int = -1,
     default extension (mode 'constant' with cval 0) is compiled."""
     from scipy import signal
 
-    t, taps = _array(x), _array(h)
+    t, taps = value_or_traced(x), value_or_traced(h)
     if isinstance(taps, T.Tracer) or mode != "constant" or cval != 0:
         from ..errors import UnsupportedError
 
@@ -158,15 +165,10 @@ def upfirdn(h: Any, x: Any, up: int = 1, down: int = 1, axis: int = -1,
     dtype = np.asarray(want).dtype
     axis = int(axis) % t.ndim
     v = np.moveaxis(t, axis, -1).astype(dtype)
-    n, k = v.shape[-1], taps.shape[0]
+    n = v.shape[-1]
     if up > 1:  # x[0], 0, ..., 0, x[1], ...: (n - 1) * up + 1 values
         v = np.stack([v] + [np.zeros(v.shape, dtype)] * (up - 1), axis=-1)
         v = v.reshape(v.shape[:-2] + (n * up,))[..., :(n - 1) * up + 1]
-    width = v.shape[-1] + k - 1
-    full: Any = None
-    for i in range(k):  # h[i] times the signal shifted i places
-        pad = [(0, 0)] * (v.ndim - 1) + [(i, width - v.shape[-1] - i)]
-        term = taps.astype(dtype)[i] * np.pad(v, pad)
-        full = term if full is None else full + term
+    full = full_convolution(taps.astype(dtype), v)
     out = full[..., ::down][..., :np.asarray(want).shape[axis]]
     return np.moveaxis(out, -1, axis)

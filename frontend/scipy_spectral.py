@@ -18,12 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import tracer as T
-from .numpy_lib import quietly
-
-
-def _array(x: Any) -> Any:
-    return x if isinstance(x, T.Tracer) else np.asarray(x)
+from .numpy_lib import quietly, value_or_traced
 
 
 def csd(x: Any, y: Any, fs: float = 1.0, window: Any = "hann", nperseg: Any = None,
@@ -34,8 +29,8 @@ def csd(x: Any, y: Any, fs: float = 1.0, window: Any = "hann", nperseg: Any = No
     from scipy.signal import _spectral_py as spectral
 
     same = y is x
-    x = _array(x)
-    y = x if same else _array(y)
+    x = value_or_traced(x)
+    y = x if same else value_or_traced(y)
     stand_x = np.zeros(x.shape, x.dtype)  # SciPy's own errors (its csd on stand-ins)
     quietly(spectral.csd, stand_x, stand_x if same else np.zeros(y.shape, y.dtype), fs,
             window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average)

@@ -118,11 +118,12 @@ def _check(node: Node, seen: set[int]) -> str | None:
     op = OPS[node.op]
     if op.kind == "gather":
         return _check_gather(node)
-    if op.kind != "source" and len(node.inputs) != op.nin and not (
-            op.kind == "update" and len(node.inputs) > op.nin) and not (  # a scatter's indices
-            node.op == "scan" and node.attrs.get("fn") in FILTER_SCANS
-            and len(node.inputs) in (3, 4)):  # a filter's b, a and zi
-        return f"{node.op} takes {op.nin} inputs, has {len(node.inputs)}"
+    n = len(node.inputs)
+    if op.kind != "source" and n != op.nin and n not in op.more_inputs and not (
+            op.kind == "update" and n > op.nin):  # a scatter's index arrays
+        return f"{node.op} takes {op.nin} inputs, has {n}"
+    if node.op == "scan" and (n > 1) != (node.attrs.get("fn") in FILTER_SCANS):
+        return f"scan {node.attrs.get('fn')!r} cannot take {n} inputs"
     if op.kind == "elementwise":
         try:
             shape = np.broadcast_shapes(*(i.shape for i in node.inputs))
