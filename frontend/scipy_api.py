@@ -1,12 +1,13 @@
 """SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
-scipy.signal.medfilt (frontend/scipy_rankfilt.py), scipy.signal.convolve, correlate, upfirdn
-and the polynomial fit of savgol_filter's edges (frontend/scipy_signal.py), scipy.signal.lfilter
-and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch, periodogram:
-frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
-(frontend/scipy_dct.py), scipy.linalg's common functions
-(frontend/scipy_linalg.py), scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
+scipy.signal.medfilt (frontend/scipy_rankfilt.py), its spline interpolation (map_coordinates,
+shift, zoom, rotate, affine_transform: frontend/scipy_ndinterp.py), scipy.signal.convolve,
+correlate, upfirdn and the polynomial fit of savgol_filter's edges (frontend/scipy_signal.py),
+scipy.signal.lfilter and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch,
+periodogram: frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
+(frontend/scipy_dct.py), scipy.linalg's common functions (frontend/scipy_linalg.py),
+scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
 spearmanr, iqr, hmean and pmean (frontend/scipy_regress.py); and scipy.interpolate's PPoly
 (CubicSpline & co.) called at traced points (frontend/scipy_interp.py).
 
@@ -46,6 +47,7 @@ from . import (
     scipy_interp,
     scipy_linalg,
     scipy_ndimage,
+    scipy_ndinterp,
     scipy_rank,
     scipy_rankfilt,
     scipy_regress,
@@ -60,6 +62,7 @@ from . import (
 # and signal both define convolve/correlate)
 _BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
               "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
+              "scipy.ndimage._interpolation": scipy_ndinterp,
               "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.signal._spectral_py": scipy_spectral,
@@ -81,6 +84,9 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "minimum_filter1d", "maximum_filter1d",
                                       "minimum_filter", "maximum_filter", "median_filter",
                                       "rank_filter", "percentile_filter"),
+           "scipy.ndimage._interpolation": ("spline_filter1d", "spline_filter",
+                                            "map_coordinates", "affine_transform", "shift",
+                                            "zoom", "rotate"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._spectral_py": ("csd",),
            "scipy.signal._upfirdn": ("upfirdn",),
@@ -102,6 +108,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
           "scipy.ndimage._filters": "scipy.ndimage",
+          "scipy.ndimage._interpolation": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
           "scipy.signal._spectral_py": "scipy.signal",
           "scipy.signal._upfirdn": "scipy.signal",
@@ -229,8 +236,13 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
     is among `xs` (None when none is a Tracer). Two copies can be loaded at once (pytest
     imports a repository root that is the package under a second name); SciPy's function is
     wrapped by whichever copy's import hook ran first, and each Tracer must be traced by its
-    own copy."""
+    own copy. A list or tuple argument is looked into (`map_coordinates(a, [y, x])`)."""
     for x in xs:
+        if isinstance(x, (list, tuple)):
+            found = _traced_impl(module, name, *x)
+            if found is not None:
+                return found
+            continue
         cls = type(x)
         if getattr(cls, "__fusejit_tracer__", False):
             package = cls.__module__.rpartition(".")[0]
