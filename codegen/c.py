@@ -77,6 +77,7 @@ def prelude(libmvec: bool, special: bool = True) -> str:
         parts.append(_read(os.path.join(inc, "fj_special_beta.h")))  # beta, betaln, binom
         parts.append(_read(os.path.join(inc, "fj_special_igam.h")))  # gammainc, exp1, expi
         parts.append(_read(os.path.join(inc, "fj_special_ibeta.h")))  # betainc, stdtr
+        parts.append(_read(os.path.join(inc, "fj_special_inv.h")))  # their inverses
     parts.append(_read(os.path.join(inc, "fj_complex.h")))  # complex64/complex128
     parts.append(_read(os.path.join(inc, "fj_reduce.h")))
     return "\n".join(parts)

@@ -30,7 +30,10 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "loggamma": 1,
                   "gammainc": 2, "gammaincc": 2, "exp1": 1, "expi": 1,  # fj_special_igam.h
                   "chdtr": 2, "chdtrc": 2, "pdtr": 2, "pdtrc": 2,
-                  "betainc": 3, "betaincc": 3, "stdtr": 2}  # fj_special_ibeta.h
+                  "betainc": 3, "betaincc": 3, "stdtr": 2,  # fj_special_ibeta.h
+                  "gammaincinv": 2, "gammainccinv": 2, "chdtri": 2, "betaincinv": 3,
+                  "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
+                  "fdtri": 3}  # fj_special_inv.h
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")
@@ -38,8 +41,10 @@ for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
                (), _n))
 # SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
-# (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h)
-PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3}
+# (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
+# beta's ppf and cauchy's ppf and isf (fj_special_inv.h)
+PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
+                  "cauchy_ppf": 3, "cauchy_isf": 3}
 
 
 def private_ufunc(name: str) -> Callable[..., Any]:

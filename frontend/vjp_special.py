@@ -1,7 +1,10 @@
 """Gradient rules of the incomplete gamma and beta functions and the distribution functions
 built on them (scipy.special gammainc, gammaincc, chdtr, chdtrc, pdtr, pdtrc, betainc,
-betaincc, stdtr): the derivative in the point x (or t, or m) is the distribution's density
-(of scipy.stats.beta's pdf, the density's own slope); in the shape parameters it is a
+betaincc, stdtr, fdtr, fdtrc): the derivative in the point x (or t, or m) is the
+distribution's density (of scipy.stats.beta's pdf, the density's own slope), and of their
+inverses (gammaincinv, gammainccinv, chdtri, betaincinv, betainccinv, stdtrit, fdtri,
+scipy.stats' beta and cauchy ppf/isf) in the probability, one over the density at the
+result; in the shape parameters it is a
 series fusejit does not build, so those inputs carry a
 Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
 pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's)."""
@@ -35,6 +38,14 @@ def _t_density(df: Node, t: Node) -> Node:
     log_kernel = M(A.ew("log1p", A.div(M(t, t), df)), A.neg(A.add(half, 0.5)))
     return A.ew("exp", A.sub(A.sub(log_kernel, A.ew("betaln", half, 0.5)),
                              M(A.ew("log", df), 0.5)))
+
+
+def _f_density(dfn: Node, dfd: Node, x: Node) -> Node:
+    """The F distribution's density at x: the beta density at w = dfn x / (dfd + dfn x)
+    times dw/dx = dfn dfd / (dfd + dfn x)^2."""
+    s = A.add(dfd, M(dfn, x))
+    w = A.div(M(dfn, x), s)
+    return M(_beta_density(M(dfn, 0.5), M(dfd, 0.5), w), A.div(M(dfn, dfd), M(s, s)))
 
 
 def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tuple]]:
@@ -71,10 +82,53 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
         df, t = node.inputs
         return shape, M(g, _t_density(df, t))
 
+    def inverse(density: Callable[[Node, Node], Node], sign: float, scale: float = 1.0,
+                ) -> Callable[[Node, Node], tuple]:
+        """The rule of x = F^-1(shapes..., p): dx/dp = sign / (scale density(shapes, x))."""
+        def rule(node: Node, g: Node) -> tuple:
+            *shapes, _ = node.inputs
+            return (*[shape] * len(shapes),
+                    A.div(M(g, sign), M(density(shapes, node), scale)))
+        return rule
+
+    def gamma_at(shapes: list, x: Node) -> Node:
+        return _gamma_density(shapes[0], x)
+
+    def chi2_at(shapes: list, x: Node) -> Node:  # chdtri = 2 gammainccinv(v/2, q)
+        return _gamma_density(M(shapes[0], 0.5), M(x, 0.5))
+
+    def beta_at(shapes: list, x: Node) -> Node:
+        return _beta_density(shapes[0], shapes[1], x)
+
+    def fdtr(sign: float) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            dfn, dfd, x = node.inputs
+            return shape, shape, M(g, M(_f_density(dfn, dfd, x), sign))
+        return rule
+
+    def beta_ppf(node: Node, g: Node) -> tuple:  # (q, a, b)
+        _, a, b = node.inputs
+        return A.div(g, _beta_density(a, b, node)), shape, shape
+
+    def cauchy(sign: float) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:  # loc -+ scale / tan(pi q)
+            _, loc, scale = node.inputs
+            u = A.div(A.sub(node, loc), scale)  # the standard quantile
+            dq = M(M(scale, M(A.add(M(u, u), 1.0), 3.141592653589793)), sign)
+            return M(g, dq), g, M(g, u)
+        return rule
+
     return {"gammainc": gammainc(1.0, 1.0), "gammaincc": gammainc(-1.0, 1.0),
             "chdtr": gammainc(1.0, 0.5), "chdtrc": gammainc(-1.0, 0.5),
             "pdtr": pdtr(-1.0), "pdtrc": pdtr(1.0),
             "betainc": betainc(1.0), "betaincc": betainc(-1.0), "stdtr": stdtr,
             "beta_pdf": beta_pdf,
+            "gammaincinv": inverse(gamma_at, 1.0), "gammainccinv": inverse(gamma_at, -1.0),
+            "chdtri": inverse(chi2_at, -1.0, 0.5),
+            "betaincinv": inverse(beta_at, 1.0), "betainccinv": inverse(beta_at, -1.0),
+            "stdtrit": inverse(lambda s, t: _t_density(s[0], t), 1.0),
+            "fdtri": inverse(lambda s, x: _f_density(s[0], s[1], x), 1.0),
+            "fdtr": fdtr(1.0), "fdtrc": fdtr(-1.0), "beta_ppf": beta_ppf,
+            "cauchy_ppf": cauchy(1.0), "cauchy_isf": cauchy(-1.0),
             **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf"), refused(
                 "scipy.stats.binom's functions are not differentiated by fusejit"))}
