@@ -26,12 +26,18 @@ _SKIP_DIRS = tuple(os.path.join(d, sub) + os.sep for d in _PKG_DIRS
 _state = threading.local()
 
 
-_SCIPY = f"{os.sep}scipy{os.sep}"  # SciPy's package directory (not any path naming scipy)
+# SciPy's package directory (not any path naming scipy; Cython's frames name theirs relative)
+_SCIPY = f"{os.sep}scipy{os.sep}"
 
 
 def _internal(fname: str) -> bool:
     return (fname.startswith(_SKIP_DIRS) or os.path.dirname(fname) in _PKG_DIRS
-            or _SCIPY in fname or "<frozen" in fname)
+            or _SCIPY in fname or fname.startswith(_SCIPY[1:]) or "<frozen" in fname)
+
+
+def is_user_file(fname: str) -> bool:
+    """Whether a source file is user code (not fusejit's, NumPy's or SciPy's)."""
+    return not _internal(fname)
 
 
 def user_location(skip: int = 1) -> str | None:

@@ -4,6 +4,7 @@ Graph (inputs, outputs, the result's structure, updates of arguments written in 
 from __future__ import annotations
 
 import inspect
+import traceback
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from ..errors import ArgumentTypeError, TraceError, UnsupportedError
 from . import ops as O
 from .captures import Shadower
+from .context import is_user_file
 from .conversion import converting
 from .ir import Graph, Node, TensorType, toposort
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
@@ -44,6 +46,24 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
             return _trace(fn, args, static, name, same, python_scalars, True)
         except TraceError:
             raise first from None
+
+
+def _tracer_type_error(e: TypeError, name: str) -> UnsupportedError | None:
+    """The clear error for a TypeError that a library's compiled code (Cython, C) raised on
+    being handed a Tracer (`a bytes-like object is required, not 'Tracer'`: it wanted the
+    array's memory), naming the function that failed and the user's line; None for others."""
+    if "'Tracer'" not in str(e):
+        return None
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not f.filename.startswith("<stringsource")]  # (Cython's own helpers)
+    inner = frames[-1]
+    user = [f for f in frames if is_user_file(f.filename)]
+    at = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+    return UnsupportedError(
+        f"{inner.name} ({inner.filename}:{inner.lineno}) was given a traced array in "
+        f"{name}(){at} and cannot use it ({e}): it needs the array's memory or a real "
+        "ndarray, which a traced array does not have; compute it outside the compiled "
+        "function or file an issue")
 
 
 def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
@@ -85,6 +105,11 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
                                             for v in shadower.arrays.values()):
                 e.fusejit_captured = True  # type: ignore[attr-defined]
             raise
+        except TypeError as e:
+            unusable = _tracer_type_error(e, name)
+            if unusable is None:
+                raise
+            raise unusable from e
     if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):
         raise UnsupportedError(f"{name}() returned a {type(result).__name__}: fusejit compiles "
                                "functions that return arrays, not generators or coroutines")

@@ -147,6 +147,17 @@ def test_unsupported_function_error_names_the_function() -> None:
     assert "np.histogram2d" in str(err)
 
 
+def test_compiled_library_code_handed_a_traced_array() -> None:
+    """A library's compiled code (Cython, C) that needs the array's memory raises a TypeError
+    about the Tracer deep inside it; fusejit names the function that failed and the line."""
+    err = raises_at(UnsupportedError, lambda x: memoryview(x), "memoryview", X)
+    assert "bytes-like" in str(err)
+    st = pytest.importorskip("scipy.stats")
+    err = raises_at(UnsupportedError, lambda x: st.kendalltau(x[0], x[1])[0], "_kendall_dis",
+                    X)
+    assert "test_errors.py" in str(err)
+
+
 # --- unsupported dtypes -----------------------------------------------------------------------
 
 
