@@ -1,8 +1,9 @@
 """SciPy functions fusejit compiles, timed against SciPy's own in one process: the signal
 filters (lfilter, filtfilt, sosfilt), the ndimage rank filters (median, maximum),
-scipy.signal.medfilt and ndimage's spline interpolation (rotate, zoom, shift,
-map_coordinates). Each row checks that fusejit's result equals SciPy's (bit for bit,
-or to rounding where the README says so), then reports the best of `--repeat` calls after a
+scipy.signal.medfilt, ndimage's spline interpolation (rotate, zoom, shift,
+map_coordinates), gaussian_kde and the inverse distribution functions. Each row checks that
+fusejit's result equals SciPy's (bit for bit, or to rounding where the README says so: 1e-12
+relative and absolute), then reports the best of `--repeat` calls after a
 warm-up call (the first call compiles), and the first call's time apart.
 
     PYTHONPATH=... python benchmarks/scipy_bench.py [--repeat 5] [name-substring ...]
@@ -23,6 +24,8 @@ os.environ.setdefault("FUSEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="fusejit-scip
 import numpy as np  # noqa: E402
 import scipy.ndimage as nd  # noqa: E402
 import scipy.signal as sg  # noqa: E402
+import scipy.special as sp  # noqa: E402
+import scipy.stats as st  # noqa: E402
 
 import fusejit  # noqa: E402
 
@@ -33,6 +36,9 @@ LINE = RNG.standard_normal(1 << 20)
 BLOCK = RNG.standard_normal((1000, 1000))
 IMAGE = RNG.standard_normal((1024, 1024))
 WARP = np.mgrid[0:1024, 0:1024] * 0.9 + 10.3  # (a global: the program reads it each call)
+KDE = st.gaussian_kde(RNG.standard_normal(10000))
+GRID = np.linspace(-3, 3, 1000)
+PROBS = RNG.uniform(0, 1, 200000)
 
 
 def _cases() -> list[tuple[str, Callable[[Any], Any], np.ndarray, bool]]:
@@ -55,6 +61,12 @@ def _cases() -> list[tuple[str, Callable[[Any], Any], np.ndarray, bool]]:
         ("ndimage.shift (2.5, -1.3), 1024^2", lambda x: nd.shift(x, (2.5, -1.3)), IMAGE, False),
         ("ndimage.map_coordinates order 3, 1024^2",
          lambda x: nd.map_coordinates(x, WARP), IMAGE, False),
+        ("gaussian_kde(1e4 samples)(1e3 points)", lambda x: KDE(x), GRID, False),
+        ("gaussian_kde(...).logpdf, 1e3 points", lambda x: KDE.logpdf(x), GRID, False),
+        ("special.betaincinv, 2e5 elements", lambda p: sp.betaincinv(2.5, 7.0, p), PROBS,
+         False),
+        ("stats.t.ppf(p, 4.5), 2e5 elements", lambda p: st.t.ppf(p, 4.5), PROBS, False),
+        ("stats.chi2.ppf(p, 3), 2e5 elements", lambda p: st.chi2.ppf(p, 3.0), PROBS, False),
     ]
 
 

@@ -45,6 +45,7 @@ from . import (
     scipy_dct,
     scipy_filter,
     scipy_interp,
+    scipy_kde,
     scipy_linalg,
     scipy_ndimage,
     scipy_ndinterp,
@@ -351,6 +352,8 @@ def _patch(module: Any) -> None:
         _patch_writeable(module)
     if module.__name__ == scipy_stats.MODULE:
         scipy_stats.patch(module)
+    if module.__name__ == scipy_kde.MODULE:
+        scipy_kde.patch(module)
     if module.__name__ == "scipy.special._support_alternative_backends":
         _patch_ufunc_backends(module)
     public = sys.modules.get(PUBLIC.get(module.__name__, ""))

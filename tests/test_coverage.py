@@ -113,6 +113,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.signal.resample_poly(v, 3, 2)", lambda v: signal.resample_poly(v, 3, 2), (V,)),
         ("CubicSpline(xs, ys)(v) (built outside)", lambda v: SPLINE(v), (V,)),
         ("interp1d(xs, ys)(p) (built outside)", lambda p: LINEAR(p), (P,)),
+        ("scipy.stats.gaussian_kde(v)(p)", lambda v, p: st.gaussian_kde(v)(p), (V, P)),
         ("scipy.ndimage.rotate(x, 30)", lambda x: ndimage.rotate(x, 30.0), (X,)),
         ("scipy.ndimage.zoom(x, 1.5)", lambda x: ndimage.zoom(x, 1.5), (X,)),
         ("scipy.ndimage.map_coordinates(x, [y, x])",
