@@ -1,10 +1,10 @@
-"""SciPy functions fusejit compiles, timed against SciPy's own in one process: the signal
-filters (lfilter, filtfilt, sosfilt), the ndimage rank filters (median, maximum),
-scipy.signal.medfilt, ndimage's spline interpolation (rotate, zoom, shift,
-map_coordinates), gaussian_kde and the inverse distribution functions. Each row checks that
-fusejit's result equals SciPy's (bit for bit, or to rounding where the README says so: 1e-12
-relative and absolute), then reports the best of `--repeat` calls after a
-warm-up call (the first call compiles), and the first call's time apart.
+"""SciPy functions fusejit compiles, timed against SciPy's own in one process: the signal filters
+(lfilter, filtfilt, sosfilt), the ndimage rank filters (median, maximum), scipy.signal.medfilt,
+ndimage's spline interpolation (rotate, zoom, shift, map_coordinates) and morphology,
+gaussian_kde and the inverse distribution functions. Each row checks that fusejit's result
+equals SciPy's (bit for bit, or to rounding where the README says so: 1e-12 relative and
+absolute), then reports the best of `--repeat` calls after a warm-up call (the first call
+compiles), and the first call's time apart.
 
     PYTHONPATH=... python benchmarks/scipy_bench.py [--repeat 5] [name-substring ...]
 """
@@ -61,6 +61,12 @@ def _cases() -> list[tuple[str, Callable[[Any], Any], np.ndarray, bool]]:
         ("ndimage.shift (2.5, -1.3), 1024^2", lambda x: nd.shift(x, (2.5, -1.3)), IMAGE, False),
         ("ndimage.map_coordinates order 3, 1024^2",
          lambda x: nd.map_coordinates(x, WARP), IMAGE, False),
+        ("ndimage.binary_opening 5x5, 1024^2",
+         lambda x: nd.binary_opening(x > 0, np.ones((5, 5), bool)), IMAGE, True),
+        ("ndimage.grey_erosion size 5, 1024^2", lambda x: nd.grey_erosion(x, size=5), IMAGE,
+         True),
+        ("ndimage.white_tophat size 5, 1024^2", lambda x: nd.white_tophat(x, size=5), IMAGE,
+         True),
         ("gaussian_kde(1e4 samples)(1e3 points)", lambda x: KDE(x), GRID, False),
         ("gaussian_kde(...).logpdf, 1e3 points", lambda x: KDE.logpdf(x), GRID, False),
         ("special.betaincinv, 2e5 elements", lambda p: sp.betaincinv(2.5, 7.0, p), PROBS,

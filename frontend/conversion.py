@@ -34,6 +34,7 @@ from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
 from . import vectorize
+from .context import is_user_file
 from .numpy_patch import NAMES, ORIGINALS, WRAPPERS, patched
 from .views import basic_index
 
@@ -306,6 +307,44 @@ def convert(name: str, original: Any, args: tuple, kwargs: dict) -> Any:
     return _from_sequence(name, obj, call, params)
 
 
+def allocating(frame: Any) -> bool:
+    """Whether an allocator called from `frame` gives a traced array: a trace runs in this
+    thread and the caller is the user's code (NumPy's and SciPy's own code keeps NumPy's)."""
+    return T.tracing() and is_user_file(frame.f_code.co_filename)
+
+
+def _zeros_signature(shape: Any, dtype: Any = float, order: str = "C", *, device: Any = None,
+                     like: Any = None) -> None:
+    """The parameters of np.zeros, np.ones and np.empty (NumPy's are C functions)."""
+
+
+_FILLS = {"zeros": 0, "ones": 1, "empty": 0}  # (np.empty's values are any: zeros here)
+
+
+def allocate(name: str, original: Any, args: tuple, kwargs: dict) -> T.Tracer | None:
+    """np.zeros/ones/empty/full(...) as a traced array of NumPy's shape and dtype (NumPy's
+    errors for bad arguments), None for like= and for dtypes fusejit has not (NumPy's own
+    array then)."""
+    if name == "full":
+        params = _bind(original, args, kwargs)
+    else:
+        try:
+            bound = inspect.signature(_zeros_signature).bind(*args, **kwargs)
+        except TypeError:
+            return None  # (NumPy's own call gives its TypeError)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
+        params["fill_value"] = np.asarray(_FILLS[name], params["dtype"]) if params[
+            "dtype"] is not None else _FILLS[name]
+        params["dtype"] = np.dtype(params["dtype"]) if params["dtype"] is not None else None
+    if params.get("like") is not None:
+        return None
+    try:
+        return _full(ORIGINALS["full"], params)
+    except UnsupportedError:
+        return None
+
+
 def _full(original: Any, params: dict) -> T.Tracer:
     """np.full(shape, fill_value, dtype, order) with a traced fill: NumPy's dtype (the fill's
     own unless given) and its errors for the shape, dtype and order (from np.empty, which
@@ -387,5 +426,6 @@ def _like(name: str) -> Any:
 
 # np.asarray(x, like=t) and friends dispatch through `__array_function__`, naming the
 # function that numpy's module holds then: NumPy's own, or frontend/numpy_patch.py's wrapper.
-HANDLERS = {f[n]: _like(n) for n in NAMES if n != "asarray_chkfinite"
+HANDLERS = {f[n]: _like(n) for n in NAMES
+            if n not in ("asarray_chkfinite", "zeros", "ones", "empty")
             for f in (ORIGINALS, WRAPPERS)}

@@ -48,7 +48,10 @@ import numpy as np
 from .. import config
 
 NAMES = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
-         "asarray_chkfinite", "full")
+         "asarray_chkfinite", "full", "zeros", "ones", "empty")
+# the allocators: called from the user's code while a trace runs, they give a traced array
+# (frontend/conversion.py allocate), which the function can then fill with traced values
+ALLOCATORS = ("zeros", "ones", "empty", "full")
 
 
 def _genuine(f: Any) -> Any:
@@ -118,9 +121,25 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
         owner = _traced_owner(args[1] if len(args) > 1 else kwargs.get("fill_value"))
         if owner is not None:
             return owner.convert(name, original, args, kwargs)
+        return allocated(sys._getframe(1), args, kwargs)
+
+    def allocate(*args: Any, **kwargs: Any) -> Any:
+        return allocated(sys._getframe(1), args, kwargs)
+
+    def allocated(caller: Any, args: tuple, kwargs: dict) -> Any:
+        """np.zeros/ones/empty/full called (from `caller`) by the user's code in this copy's
+        trace: a traced array (NumPy's own array otherwise, and where fusejit has no such
+        dtype)."""
+        conversion = sys.modules.get(__name__.rpartition(".")[0] + ".conversion")
+        if conversion is not None and conversion.allocating(caller):
+            made = conversion.allocate(name, original, args, kwargs)
+            if made is not None:
+                return made
         return forward(*args, **kwargs)
 
-    return _marked(full if name == "full" else wrapper, original, forward)
+    if name == "full":
+        return _marked(full, original, forward)
+    return _marked(allocate if name in ALLOCATORS else wrapper, original, forward)
 
 
 class _Dispatches(BaseException):

@@ -2,7 +2,8 @@
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
 scipy.signal.medfilt (frontend/scipy_rankfilt.py), its spline interpolation (map_coordinates,
-shift, zoom, rotate, affine_transform: frontend/scipy_ndinterp.py), scipy.signal.convolve,
+shift, zoom, rotate, affine_transform: frontend/scipy_ndinterp.py) and morphology
+(frontend/scipy_morph.py), scipy.signal.convolve,
 correlate, upfirdn and the polynomial fit of savgol_filter's edges (frontend/scipy_signal.py),
 scipy.signal.lfilter and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch,
 periodogram: frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
@@ -34,6 +35,7 @@ wrappers choosing an implementation by namespace: for a traced argument they cho
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -47,6 +49,7 @@ from . import (
     scipy_interp,
     scipy_kde,
     scipy_linalg,
+    scipy_morph,
     scipy_ndimage,
     scipy_ndinterp,
     scipy_rank,
@@ -64,6 +67,7 @@ from . import (
 _BY_MODULE = {"scipy.spatial.distance": scipy_spatial,
               "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
               "scipy.ndimage._interpolation": scipy_ndinterp,
+              "scipy.ndimage._morphology": scipy_morph,
               "scipy.signal._signaltools": (scipy_signal, scipy_filter, scipy_rankfilt),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.signal._spectral_py": scipy_spectral,
@@ -88,6 +92,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.ndimage._interpolation": ("spline_filter1d", "spline_filter",
                                             "map_coordinates", "affine_transform", "shift",
                                             "zoom", "rotate"),
+           "scipy.ndimage._morphology": ("binary_erosion", "binary_dilation", "grey_erosion",
+                                         "grey_dilation"),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._spectral_py": ("csd",),
            "scipy.signal._upfirdn": ("upfirdn",),
@@ -110,6 +116,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.ndimage._interpolation": "scipy.ndimage",
+          "scipy.ndimage._morphology": "scipy.ndimage",
           "scipy.signal._signaltools": "scipy.signal",
           "scipy.signal._spectral_py": "scipy.signal",
           "scipy.signal._upfirdn": "scipy.signal",
@@ -255,6 +262,16 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
     return None
 
 
+def _known_module(args: tuple, kwargs: dict) -> Any:
+    """frontend/known.py of the fusejit copy whose Tracer is among the arguments."""
+    for x in (*args, *kwargs.values()):
+        for e in (x if isinstance(x, (list, tuple)) else (x,)):
+            cls = type(e)
+            if getattr(cls, "__fusejit_tracer__", False):
+                return importlib.import_module(f"{cls.__module__.rpartition('.')[0]}.known")
+    return importlib.import_module(f"{__name__.rpartition('.')[0]}.known")
+
+
 # id(SciPy's function) -> (it, its wrapper): for names bound before fusejit was imported
 _WRAPPERS: dict[int, tuple[Any, Any]] = {}
 
@@ -274,6 +291,12 @@ def _wrap(module: str, name: str, original: Any) -> Any:
     @functools.wraps(original)
     def dispatch(*args: Any, **kwargs: Any) -> Any:
         impl = _traced_impl(module, name, *args, *kwargs.values())
+        if impl is not None:  # (arrays of known values, np.ones(3) made while tracing: values)
+            known = _known_module(args, kwargs)
+            args = tuple(known.concrete(a) for a in args)
+            kwargs = {k: known.concrete(v) for k, v in kwargs.items()}
+            if not any(known.holds_tracer(v) for v in (*args, *kwargs.values())):
+                impl = None
         return (impl or original)(*args, **kwargs)
 
     dispatch.__fusejit_original__ = original  # type: ignore[attr-defined]

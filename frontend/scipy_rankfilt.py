@@ -32,7 +32,7 @@ from .numpy_lib import guarded, quietly
 from .scipy_ndimage import PAD_MODES, checked, extended, line_along, per_axis, refuse
 
 
-def _no_nan(x: Any) -> Any:
+def no_nan(x: Any) -> Any:
     """x, failing when the program runs if it holds a NaN (see the module)."""
     if x.dtype.kind != "f":
         return x
@@ -52,7 +52,7 @@ def _extreme_line(x: Any, size: int, axis: int, mode: str, cval: float, origin: 
     return out
 
 
-def _windows(x: Any, footprint: np.ndarray, origins: list[int], mode: str,
+def windows(x: Any, footprint: np.ndarray, origins: list[int], mode: str,
              cval: float) -> list[Any]:
     """The shifted views of extended `x`, one per true point of `footprint` (C order)."""
     pads = [(k // 2 + o, k - k // 2 - 1 - o) for k, o in zip(footprint.shape, origins)]
@@ -86,7 +86,7 @@ def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, m
     x, dtype = checked(name, input, (size, footprint), {
         "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes},
         complex_ok=True)
-    x = _no_nan(x)
+    x = no_nan(x)
     fp = None if footprint is None else np.asarray(footprint, bool)
     if fp is None or fp.all():  # separable: one axis after another, in the output dtype
         ax, (sizes, origins, modes) = per_axis(
@@ -96,7 +96,7 @@ def _min_or_max(name: str, input: Any, size: Any, footprint: Any, output: Any, m
                 x = _extreme_line(x.astype(np.float64), int(s), a, m, cval, int(o),
                                   minimum).astype(dtype)
         return x.astype(dtype)
-    views = _windows(x.astype(np.float64), _footprint(x, None, fp, axes),
+    views = windows(x.astype(np.float64), _footprint(x, None, fp, axes),
                      _origins(x, axes, origin), mode, cval)
     pick = np.minimum if minimum else np.maximum
     out = views[0]
@@ -111,7 +111,7 @@ def _extreme1d(name: str, input: Any, size: int, axis: int, output: Any, mode: s
                        {"output": output, "mode": mode, "cval": cval, "origin": origin},
                        complex_ok=True)
     ax = normalize_axis_index(axis, x.ndim)
-    x = _no_nan(x).astype(np.float64)
+    x = no_nan(x).astype(np.float64)
     return _extreme_line(x, int(size), ax, mode, cval, origin,
                          name.startswith("min")).astype(dtype)
 
@@ -156,7 +156,7 @@ def _rank(name: str, input: Any, rank: Any, size: Any, footprint: Any, output: A
     if rank == 0 or rank == count - 1:  # (SciPy's minimum and maximum filters)
         return _min_or_max("minimum_filter" if rank == 0 else "maximum_filter", x, None, fp,
                            output, mode, cval, _origins(x, axes, origin), None, rank == 0)
-    x = _no_nan(x)
+    x = no_nan(x)
     one_d = x.ndim == 1 and (x.size - ((fp.size - 1) // 2 - int(np.ravel(origin)[0])) >= 0
                              or x.size == 1)
     work = np.dtype(np.float64)
@@ -164,7 +164,7 @@ def _rank(name: str, input: Any, rank: Any, size: Any, footprint: Any, output: A
         work = (x.dtype if x.dtype in (np.int64, np.float64, np.float32) else
                 np.dtype(np.float32) if x.dtype == np.float16 else np.dtype(np.int64))
         cval = work.type(cval)
-    views = _windows(x.astype(work), fp, _origins(x, axes, origin), mode, cval)
+    views = windows(x.astype(work), fp, _origins(x, axes, origin), mode, cval)
     if len(views) <= NETWORK_MAX:
         return _select(views, rank).astype(dtype)
     return np.sort(np.stack(views, axis=-1), axis=-1)[..., rank].astype(dtype)

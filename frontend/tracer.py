@@ -10,6 +10,7 @@ the other array constructors trace: frontend/numpy_patch.py).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -150,43 +151,55 @@ class Tracer:
             "inside @fusejit.jit: use np.where(cond, a, b) for data-dependent choices, or mark "
             "the argument static with static_argnums=/static_argnames=")
 
+    def _known(self, what: str) -> np.ndarray:
+        """This array's value when it depends on no input (frontend/known.py), else the
+        ConcretizationError for `what`."""
+        from .known import known_value
+
+        value = known_value(self.node)
+        if value is None:
+            self._concrete(what)
+        return value
+
     def __bool__(self) -> bool:
-        return self._concrete("`if`, `while`, `and`, `or`, `not` or bool()")
+        return bool(self._known("`if`, `while`, `and`, `or`, `not` or bool()"))
 
     def __int__(self) -> int:
-        return self._concrete("int()")
+        return int(self._known("int()"))
 
     def __float__(self) -> float:
-        return self._concrete("float()")
+        return float(self._known("float()"))
 
     def __complex__(self) -> complex:
-        return self._concrete("complex()")
+        return complex(self._known("complex()"))
 
     def __index__(self) -> int:
-        return self._concrete("using an array as an index or size")
+        return operator.index(self._known("using an array as an index or size"))
 
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
-        return self._concrete("conversion to a real ndarray (np.asarray/np.array/"
-                              "np.ascontiguousarray..., and NumPy functions given a list of "
-                              "traced values, np.sum([a, b]), trace only as fusejit's "
-                              "versions, which are not in place with FUSEJIT_PATCH_NUMPY=0, nor "
-                              "for a name bound to NumPy's function in code fusejit does not "
-                              "shadow: `from numpy import asarray` in an installed library "
-                              "or in a function traced for export; there write "
-                              "np.stack([a, b]) for np.array([a, b]) and x.astype(dtype) for "
-                              "np.asarray(x, dtype); a ufunc given a list or tuple that holds "
-                              "traced values converts it too: write np.abs(np.stack([a, b])) "
-                              "for np.abs([a, b]); np.vectorize, np.r_ and np.c_ convert "
-                              "too; also indexing a NumPy array with it, table[i] or "
-                              "np.take(table, i): pass the table as an argument of the "
-                              "compiled function)")
+        value = self._known(
+            "conversion to a real ndarray (np.asarray/np.array/"
+            "np.ascontiguousarray..., and NumPy functions given a list of "
+            "traced values, np.sum([a, b]), trace only as fusejit's "
+            "versions, which are not in place with FUSEJIT_PATCH_NUMPY=0, nor "
+            "for a name bound to NumPy's function in code fusejit does not "
+            "shadow: `from numpy import asarray` in an installed library "
+            "or in a function traced for export; there write "
+            "np.stack([a, b]) for np.array([a, b]) and x.astype(dtype) for "
+            "np.asarray(x, dtype); a ufunc given a list or tuple that holds "
+            "traced values converts it too: write np.abs(np.stack([a, b])) "
+            "for np.abs([a, b]); np.vectorize, np.r_ and np.c_ convert "
+            "too; also indexing a NumPy array with it, table[i] or "
+            "np.take(table, i): pass the table as an argument of the "
+            "compiled function)")
+        return np.array(value, dtype=dtype, copy=True)  # (the trace's own stays unwritten)
 
     def item(self, *args: Any) -> Any:
-        return self._concrete(".item()")
+        return self._known(".item()").item(*args)
 
     def tolist(self) -> Any:
-        return self._concrete(".tolist()")
+        return self._known(".tolist()").tolist()
 
     def __iter__(self):
         if not self.shape:
