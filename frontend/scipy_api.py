@@ -104,7 +104,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.signal._signaltools": ("convolve", "correlate", "lfilter", "sosfilt",
                                          "medfilt"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr", "iqr", "hmean",
-                                     "pmean"),
+                                     "pmean", "median_abs_deviation"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),

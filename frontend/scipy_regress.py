@@ -169,6 +169,33 @@ def iqr(x: Any, axis: Any = None, rng: Any = (25, 75), scale: Any = 1.0,
     return np.reshape(out.astype(want.dtype), want.shape)[()]
 
 
+def median_abs_deviation(x: Any, axis: Any = 0, center: Any = None, scale: Any = 1.0,
+                         nan_policy: str = "propagate", *, keepdims: bool = False) -> Any:
+    """scipy.stats.median_abs_deviation of a traced array: median(|x - center(x)|) / scale
+    along `axis` (np.median for the default center; a callable center is called as SciPy
+    calls it), in the dtype, shape and with the errors of SciPy's own on a stand-in. A NaN
+    in a slice gives NaN (nan_policy 'propagate'); other policies are refused by name."""
+    import scipy.stats
+
+    t = x if isinstance(x, T.Tracer) else np.asarray(x)
+    if nan_policy != "propagate":
+        raise _refuse(f"median_abs_deviation(nan_policy={nan_policy!r})")
+    if t.dtype.kind == "c":
+        raise _refuse("median_abs_deviation of complex values")
+    want = np.asarray(quietly(scipy.stats.median_abs_deviation, np.zeros(t.shape, t.dtype),
+                              axis, center, scale, nan_policy, keepdims=keepdims))
+    if isinstance(scale, str):  # (SciPy's checks passed: 'normal')
+        scale = 0.6744897501960817  # ndtri(0.75), SciPy's constant
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    if t.size == 0:
+        return np.full(want.shape, np.nan, want.dtype)[()]
+    middle = np.median if center is None else center
+    med = np.expand_dims(middle(t, axis=axis), axis=axis)
+    mad = np.median(np.abs(t - med), axis=axis)
+    return np.reshape((mad / scale).astype(want.dtype), want.shape)[()]
+
+
 def _power_mean(name: str, a: Any, p: float, axis: Any, dtype: Any, weights: Any,
                 nan_policy: str, keepdims: bool) -> Any:
     """hmean (p = -1) and pmean: SciPy's expression, its negative values NaN (SciPy warns

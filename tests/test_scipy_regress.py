@@ -116,6 +116,30 @@ def test_iqr(name: str) -> None:
         fusejit.jit(lambda a: st.iqr(a, rng=(-5, 50)))(x)
 
 
+MAD = {
+    "default": (lambda a: st.median_abs_deviation(a), X.reshape(5, 6)),
+    "axis 1, normal scale": (lambda a: st.median_abs_deviation(a, axis=1, scale="normal"),
+                             X.reshape(5, 6)),
+    "axis None": (lambda a: st.median_abs_deviation(a, axis=None), X.reshape(5, 6)),
+    "mean center": (lambda a: st.median_abs_deviation(a, center=np.mean, scale=2.0), X),
+    "keepdims, float32": (lambda a: st.median_abs_deviation(a, axis=1, keepdims=True),
+                          X.reshape(5, 6).astype(np.float32)),
+    "a NaN": (lambda a: st.median_abs_deviation(a, axis=1),
+              np.where(X > 1.5, np.nan, X).reshape(5, 6)),
+}
+
+
+@pytest.mark.parametrize("name", list(MAD))
+def test_median_abs_deviation(name: str) -> None:
+    f, x = MAD[name]
+    want, got = f(x), fusejit.jit(f)(x)
+    assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6 if x.dtype == np.float32 else 1e-13)
+    with pytest.raises(ValueError, match="scale"):
+        fusejit.jit(lambda a: st.median_abs_deviation(a, scale="nope"))(x)
+
+
 POS = np.abs(X.reshape(5, 6)) + 0.1
 MEANS = {
     "hmean": (lambda a: st.hmean(a), POS),
