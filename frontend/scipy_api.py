@@ -91,7 +91,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                       "rank_filter", "percentile_filter"),
            "scipy.ndimage._interpolation": ("spline_filter1d", "spline_filter",
                                             "map_coordinates", "affine_transform", "shift",
-                                            "zoom", "rotate"),
+                                            "zoom", "rotate", "geometric_transform"),
            "scipy.ndimage._morphology": ("binary_erosion", "binary_dilation", "grey_erosion",
                                          "grey_dilation"),
            "scipy.signal._polyutils": ("polyfit",),

@@ -1,5 +1,6 @@
 """scipy.ndimage's spline interpolation of traced arrays (installed by frontend/scipy_api.py):
-spline_filter1d, spline_filter, map_coordinates, affine_transform, shift, zoom and rotate.
+spline_filter1d, spline_filter, map_coordinates, affine_transform, geometric_transform (its
+mapping traced once on the output coordinates), shift, zoom and rotate.
 
 SciPy interpolates in compiled code that writes into an output array, so a traced value cannot
 flow through it; these build SciPy's computation from traced operations:
@@ -249,6 +250,33 @@ def affine_transform(input: Any, matrix: Any, offset: Any = 0.0, output_shape: A
             tmp = tmp + g * _scalar(m[h, k])
         coords.append(np.broadcast_to(tmp, out_shape))
     return _transform(x, dtype, coords, order, mode, float(cval), prefilter)
+
+
+def geometric_transform(input: Any, mapping: Any, output_shape: Any = None, output: Any = None,
+                        order: int = 3, mode: str = "constant", cval: float = 0.0,
+                        prefilter: bool = True, extra_arguments: Any = (),
+                        extra_keywords: Any = None) -> Any:
+    """SciPy's geometric_transform with the mapping called once, on the output coordinates as
+    traced arrays (one per axis, broadcasting over the output's shape) instead of once per
+    point with Python ints: a mapping of NumPy arithmetic traces; one that needs a number (an
+    `if` on a coordinate, math.sin) fails as it would given NumPy arrays."""
+    t = _as_array(input)
+    small = tuple(1 for _ in (t.shape if output_shape is None else output_shape))
+    x, dtype = _checked("geometric_transform", input, set(), mapping=lambda c, *a, **k: c[
+        :t.ndim] + (0,) * (t.ndim - len(c)), output_shape=small, output=output, order=order,
+        mode=mode, cval=cval, prefilter=prefilter)
+    if x.dtype.kind == "c":
+        return _complex(x, dtype, lambda v, d, cv: geometric_transform(
+            v, mapping, output_shape, d, order, mode, cv, prefilter, extra_arguments,
+            extra_keywords), cval)
+    out_shape = x.shape if output_shape is None else tuple(int(n) for n in output_shape)
+    grid = tuple(T.Tracer(T.to_node(_grid(out_shape, k), np.dtype(np.float64)))
+                 for k in range(len(out_shape)))
+    coords = mapping(grid, *extra_arguments, **(extra_keywords or {}))
+    if len(coords) != x.ndim:
+        raise RuntimeError("function returned coordinate array of incorrect length")
+    coords = [np.broadcast_to(_as_array(c).astype(np.float64), out_shape) for c in coords]
+    return _transform(x, dtype, coords, _spline_order(order), mode, float(cval), prefilter)
 
 
 def rotate(input: Any, angle: float, axes: Any = (1, 0), reshape: bool = True,

@@ -139,6 +139,32 @@ def test_rotate_planes_of_a_volume_and_grid_mode_zoom() -> None:
     _check(fusejit.jit(g)(vol), g(vol), exact=False)
 
 
+def test_geometric_transform_traces_the_mapping_once() -> None:
+    def shear(c):
+        return (c[0] - 0.3 * c[1], c[1] + 0.5)
+
+    def polar(c, r0):
+        r = np.sqrt((c[0] - 3.0) ** 2 + (c[1] - 4.0) ** 2)
+        return (3.0 + r0 * r / 10.0, 4.0 + np.arctan2(c[0] - 3.0, c[1] - 4.0))
+
+    def f(a):
+        return (nd.geometric_transform(a, shear, order=1, mode="nearest"),
+                nd.geometric_transform(a, shear),
+                nd.geometric_transform(a, polar, output_shape=(8, 5), extra_arguments=(3.0,),
+                                       mode="reflect"),
+                nd.geometric_transform(a, polar, extra_keywords={"r0": 2.0}, order=5,
+                                       mode="grid-wrap"))
+
+    for k, (got, want) in enumerate(zip(fusejit.jit(f)(IMG), f(IMG))):
+        _check(got, want, exact=k == 0)
+
+    def needs_numbers(c):
+        return (c[0] if c[0] > 2 else 0.0, c[1])
+
+    with pytest.raises(ValueError, match="truth value"):  # (NumPy's, for an array there)
+        fusejit.jit(lambda a: nd.geometric_transform(a, needs_numbers))(IMG)
+
+
 def test_unusual_points_give_cval_and_prefilter_off_is_exact() -> None:
     coords = np.array([[np.nan, 1.5, np.inf, 2.0], [1.0, np.nan, 0.5, -np.inf]])
 
