@@ -139,17 +139,18 @@ static inline double fj_sp_ibeta_tail(double a, double b, double x, double y, in
 /* x (and *y = 1 - x, each to its own digits) with I_x(a, b) = t (upper = 0) or
  * 1 - I_x(a, b) = t (upper = 1); 0 < t <= 1/2, a, b > 0 finite, lb = ln B(a, b). */
 static inline double fj_sp_ibeta_solve(double a, double b, double t, int upper, double lb,
-                                       double *yout) {
+                                       double hint, double *yout) {
     const double lt = log(t);
     const double lp = upper ? log1p(-t) : lt, lq = upper ? lt : log1p(-t);
-    /* first guesses: the normal approximation about the mean, then each tail's leading power
-     * (I ~ x^a / (a B), 1 - I ~ y^b / (b B)) while the best so far is off by a factor 1.5 */
+    /* first guesses: the caller's `hint` (NaN: none), the normal approximation about the
+     * mean, then each tail's leading power (I ~ x^a / (a B), 1 - I ~ y^b / (b B)), while the
+     * best so far is off by more than a factor 1.5 */
     const double z = upper ? -fj_sp_ndtri(t) : fj_sp_ndtri(t);
     const double s = a + b, mean = a / s, sd = sqrt(a * b / (s * s * (s + 1.0)));
-    double guess[3] = {exp((lp + log(a) + lb) / a), 1.0 - exp((lq + log(b) + lb) / b),
-                       mean + z * sd};
+    double guess[4] = {exp((lp + log(a) + lb) / a), 1.0 - exp((lq + log(b) + lb) / b),
+                       mean + z * sd, hint};
     double x = 0.5, F = NAN, best = INFINITY;
-    for (int k = 2; k >= 0 && best > 0.4; k--) {  /* (the normal one first) */
+    for (int k = 3; k >= 0 && best > 0.4; k--) {  /* (the caller's, then the normal one) */
         const double g = guess[k];
         if (!(g > 0.0 && g < 1.0)) continue;
         const double Fg = fj_sp_ibeta_tail(a, b, g, 1.0 - g, upper);
@@ -209,8 +210,8 @@ static inline double fj_sp_betaincinv(double a, double b, double y) {
     if (y == 0.0 || y == 1.0) return y;
     double c;
     const double lb = fj_sp_betaln(a, b);
-    return y <= 0.5 ? fj_sp_ibeta_solve(a, b, y, 0, lb, &c)
-                    : fj_sp_ibeta_solve(a, b, 1.0 - y, 1, lb, &c);
+    return y <= 0.5 ? fj_sp_ibeta_solve(a, b, y, 0, lb, NAN, &c)
+                    : fj_sp_ibeta_solve(a, b, 1.0 - y, 1, lb, NAN, &c);
 }
 
 static inline double fj_sp_betainccinv(double a, double b, double y) {
@@ -218,8 +219,8 @@ static inline double fj_sp_betainccinv(double a, double b, double y) {
     if (y == 0.0 || y == 1.0) return 1.0 - y;
     double c;
     const double lb = fj_sp_betaln(a, b);
-    return y <= 0.5 ? fj_sp_ibeta_solve(a, b, y, 1, lb, &c)
-                    : fj_sp_ibeta_solve(a, b, 1.0 - y, 0, lb, &c);
+    return y <= 0.5 ? fj_sp_ibeta_solve(a, b, y, 1, lb, NAN, &c)
+                    : fj_sp_ibeta_solve(a, b, 1.0 - y, 0, lb, NAN, &c);
 }
 
 /* scipy.stats.beta's ppf (SciPy's private _beta_ppf(q, a, b)): betaincinv(a, b, q). */
@@ -246,9 +247,19 @@ static inline double fj_sp_stdtrit(double df, double p) {
         const double t = exp(0.5 * (log(df) - lx));
         return p < 0.5 ? -t : t;
     }
+    /* a first guess of t: the Cornish-Fisher expansion in 1/df about the normal quantile
+     * (Abramowitz & Stegun 26.7.5), as the x = df / (df + t^2) it stands for */
+    const double z = fj_sp_ndtri(p < 0.5 ? p : 1.0 - p), z2 = z * z, r = 1.0 / df;
+    const double g1 = (z2 + 1.0) * z / 4.0;
+    const double g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
+    const double g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
+    const double g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z
+                      / 92160.0;
+    const double tg = z + r * (g1 + r * (g2 + r * (g3 + r * g4)));
+    const double hint = df / (df + tg * tg);
     double y;
-    const double x = tail <= 0.5 ? fj_sp_ibeta_solve(a, 0.5, tail, 0, lb, &y)
-                                 : fj_sp_ibeta_solve(a, 0.5, 1.0 - tail, 1, lb, &y);
+    const double x = tail <= 0.5 ? fj_sp_ibeta_solve(a, 0.5, tail, 0, lb, hint, &y)
+                                 : fj_sp_ibeta_solve(a, 0.5, 1.0 - tail, 1, lb, hint, &y);
     const double t = sqrt(df) * (sqrt(y) / sqrt(x));
     return p < 0.5 ? -t : t;
 }
@@ -284,8 +295,8 @@ static inline double fj_sp_fdtri(double dfn, double dfd, double p) {
     if (p == 1.0) return INFINITY;
     double y;
     const double a = 0.5 * dfn, b = 0.5 * dfd, lb = fj_sp_betaln(a, b);
-    const double w = p <= 0.5 ? fj_sp_ibeta_solve(a, b, p, 0, lb, &y)
-                              : fj_sp_ibeta_solve(a, b, 1.0 - p, 1, lb, &y);
+    const double w = p <= 0.5 ? fj_sp_ibeta_solve(a, b, p, 0, lb, NAN, &y)
+                              : fj_sp_ibeta_solve(a, b, 1.0 - p, 1, lb, NAN, &y);
     const double f = (dfd / dfn) * (w / y);
     return isinf(f) ? exp(log(dfd) - log(dfn) + log(w) - log(y)) : f;  /* (w / y overflowed) */
 }
