@@ -20,7 +20,9 @@ every name its code loads (and the code of the functions it calls, recursively):
   naming the line, since its draws would be frozen at trace time;
 * NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py, or a
   traced NumPy function, bound to a name (`from numpy import asarray, sum`): the wrapper that
-  accepts traced values (in lists: `sum([a, b])`);
+  accepts traced values (in lists: `sum([a, b])`); np.zeros, np.ones, np.empty and np.full
+  (as `np.zeros` too: numpy itself is a proxy for the user's code) the allocators that give
+  traced arrays (numpy's own attributes stay NumPy's, for library and C code);
 * the builtins max and min (frontend/builtin_calls.py: they compare traced values);
 * anything else (modules, functions, classes, other objects): the value itself. A called
   Python function is shadowed the same way.
@@ -43,7 +45,7 @@ from ..errors import TraceError
 from . import ops as O
 from .builtin_calls import BUILTIN_ORIGINALS, BUILTINS
 from .ir import Node, TensorType
-from .numpy_patch import enabled, replacement
+from .numpy_patch import ALLOCATING, enabled, replacement
 from .pyscalar import Prelude, Read, show_path
 from .reached import Path, Reached, copy_container, copyable, proxyable
 from .scipy_api import replacement as scipy_replacement
@@ -103,14 +105,23 @@ def _default_rng(seed: Any = None) -> np.random.Generator:
 
 
 class _Numpy(types.ModuleType):
-    """numpy while tracing a function that uses np.random: numpy itself, but for `random`."""
+    """numpy as the user's traced code sees it: numpy itself, but for the allocators
+    (np.zeros & co.: traced arrays, frontend/numpy_patch.py ALLOCATING) and, in a function
+    that uses np.random, `random`."""
+
+    def __init__(self, name: str, uses_random: bool) -> None:
+        super().__init__(name)
+        self.__dict__["_uses_random"] = uses_random
 
     def __getattr__(self, name: str) -> Any:
-        return _RANDOM if name == "random" else getattr(np, name)
+        if name == "random" and self.__dict__["_uses_random"]:
+            return _RANDOM
+        allocator = ALLOCATING.get(name) if enabled() else None
+        return allocator if allocator is not None else getattr(np, name)
 
 
 _RANDOM = _RandomModule("numpy.random")
-_NUMPY = _Numpy("numpy")
+_NUMPY = {flag: _Numpy("numpy", flag) for flag in (False, True)}
 
 
 class CapturedWarning(UserWarning):
@@ -252,8 +263,8 @@ class Shadower:
             return _RefusedDraw(shown)  # a random state outside the function: its draws
         if rng and v is sys.modules["numpy.random"]:
             return _RANDOM
-        if v is np and uses_random:
-            return _NUMPY
+        if v is np:
+            return _NUMPY[uses_random]
         if type(v) is np.ndarray:
             return self._array(v, where, name, kind, path)
         if _plain_value(v):

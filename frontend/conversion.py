@@ -34,7 +34,6 @@ from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
 from . import vectorize
-from .context import is_user_file
 from .numpy_patch import NAMES, ORIGINALS, WRAPPERS, patched
 from .views import basic_index
 
@@ -307,10 +306,9 @@ def convert(name: str, original: Any, args: tuple, kwargs: dict) -> Any:
     return _from_sequence(name, obj, call, params)
 
 
-def allocating(frame: Any) -> bool:
-    """Whether an allocator called from `frame` gives a traced array: a trace runs in this
-    thread and the caller is the user's code (NumPy's and SciPy's own code keeps NumPy's)."""
-    return T.tracing() and is_user_file(frame.f_code.co_filename)
+def tracing_here() -> bool:
+    """Whether a trace runs in this thread (the allocators' question)."""
+    return T.tracing()
 
 
 def _zeros_signature(shape: Any, dtype: Any = float, order: str = "C", *, device: Any = None,
@@ -426,6 +424,5 @@ def _like(name: str) -> Any:
 
 # np.asarray(x, like=t) and friends dispatch through `__array_function__`, naming the
 # function that numpy's module holds then: NumPy's own, or frontend/numpy_patch.py's wrapper.
-HANDLERS = {f[n]: _like(n) for n in NAMES
-            if n not in ("asarray_chkfinite", "zeros", "ones", "empty")
+HANDLERS = {f[n]: _like(n) for n in NAMES if n != "asarray_chkfinite"
             for f in (ORIGINALS, WRAPPERS)}

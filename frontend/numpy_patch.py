@@ -48,9 +48,11 @@ import numpy as np
 from .. import config
 
 NAMES = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
-         "asarray_chkfinite", "full", "zeros", "ones", "empty")
-# the allocators: called from the user's code while a trace runs, they give a traced array
-# (frontend/conversion.py allocate), which the function can then fill with traced values
+         "asarray_chkfinite", "full")
+# the allocators the user's code sees (frontend/captures.py gives its functions these in
+# place of NumPy's, under `np.` and under names bound to them): while a trace runs they give a
+# traced array (frontend/conversion.py allocate), which the function can then fill with traced
+# values. numpy's own attributes stay NumPy's: library and C code keep real arrays.
 ALLOCATORS = ("zeros", "ones", "empty", "full")
 
 
@@ -121,25 +123,31 @@ def _make(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
         owner = _traced_owner(args[1] if len(args) > 1 else kwargs.get("fill_value"))
         if owner is not None:
             return owner.convert(name, original, args, kwargs)
-        return allocated(sys._getframe(1), args, kwargs)
+        return forward(*args, **kwargs)
+
+    return _marked(full if name == "full" else wrapper, original, forward)
+
+
+def _allocator(name: str) -> Callable[..., Any]:
+    """np.<name> as the user's traced code sees it (ALLOCATORS)."""
+    original = _genuine(getattr(np, name))
 
     def allocate(*args: Any, **kwargs: Any) -> Any:
-        return allocated(sys._getframe(1), args, kwargs)
-
-    def allocated(caller: Any, args: tuple, kwargs: dict) -> Any:
-        """np.zeros/ones/empty/full called (from `caller`) by the user's code in this copy's
-        trace: a traced array (NumPy's own array otherwise, and where fusejit has no such
-        dtype)."""
         conversion = sys.modules.get(__name__.rpartition(".")[0] + ".conversion")
-        if conversion is not None and conversion.allocating(caller):
+        if conversion is not None and conversion.tracing_here():
             made = conversion.allocate(name, original, args, kwargs)
             if made is not None:
                 return made
-        return forward(*args, **kwargs)
+        return getattr(np, name)(*args, **kwargs)  # (NumPy's, or a trace's `full` wrapper)
 
-    if name == "full":
-        return _marked(full, original, forward)
-    return _marked(allocate if name in ALLOCATORS else wrapper, original, forward)
+    functools.update_wrapper(allocate, original)
+    allocate.__fusejit_original__ = original  # type: ignore[attr-defined]
+    return allocate
+
+
+ALLOCATING: dict[str, Callable[..., Any]] = {n: _allocator(n) for n in ALLOCATORS}
+_ALLOCATOR_IDS = {id(f.__fusejit_original__): n  # type: ignore[attr-defined]
+                  for n, f in ALLOCATING.items()}
 
 
 class _Dispatches(BaseException):
@@ -232,8 +240,11 @@ def retry_lists(functions: Any) -> None:
 
 
 def replacement(value: Any) -> Callable[..., Any] | None:
-    """The wrapper for `value` when it is one of NumPy's constructors or retried functions
-    (else None)."""
+    """The wrapper for `value` when it is one of NumPy's constructors, allocators or retried
+    functions (else None): what the user's code bound to it sees while traced."""
+    allocator = _ALLOCATOR_IDS.get(id(value))
+    if allocator is not None:
+        return ALLOCATING[allocator]
     name = _BY_ID.get(id(value))
     if name is not None and ORIGINALS[name] is value:
         return WRAPPERS[name]
