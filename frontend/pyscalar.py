@@ -299,6 +299,9 @@ class PyScalar(Tracer):
     def size(self) -> int:
         return 1
 
+    def _known(self, what: str) -> Any:
+        return self._concrete(what)  # (a call's value: never known while tracing)
+
     def _concrete(self, what: str) -> Any:
         kind = type(self.example).__name__
         raise ConcretizationError(

@@ -263,13 +263,18 @@ def _traced_impl(module: str, name: str, *xs: Any) -> Any:
 
 
 def _known_module(args: tuple, kwargs: dict) -> Any:
-    """frontend/known.py of the fusejit copy whose Tracer is among the arguments."""
+    """frontend/known.py of the fusejit copy whose Tracer is among the arguments (None when
+    that copy has none)."""
     for x in (*args, *kwargs.values()):
         for e in (x if isinstance(x, (list, tuple)) else (x,)):
             cls = type(e)
             if getattr(cls, "__fusejit_tracer__", False):
-                return importlib.import_module(f"{cls.__module__.rpartition('.')[0]}.known")
-    return importlib.import_module(f"{__name__.rpartition('.')[0]}.known")
+                try:
+                    return importlib.import_module(
+                        f"{cls.__module__.rpartition('.')[0]}.known")
+                except ImportError:
+                    return None
+    return None
 
 
 # id(SciPy's function) -> (it, its wrapper): for names bound before fusejit was imported
@@ -291,8 +296,8 @@ def _wrap(module: str, name: str, original: Any) -> Any:
     @functools.wraps(original)
     def dispatch(*args: Any, **kwargs: Any) -> Any:
         impl = _traced_impl(module, name, *args, *kwargs.values())
-        if impl is not None:  # (arrays of known values, np.ones(3) made while tracing: values)
-            known = _known_module(args, kwargs)
+        known = _known_module(args, kwargs) if impl is not None else None
+        if known is not None:  # (arrays of known values, np.ones(3) made while tracing: values)
             args = tuple(known.concrete(a) for a in args)
             kwargs = {k: known.concrete(v) for k, v in kwargs.items()}
             if not any(known.holds_tracer(v) for v in (*args, *kwargs.values())):
