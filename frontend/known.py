@@ -61,8 +61,11 @@ def known_value(node: Node) -> np.ndarray | None:
     order = _constant_order(node, memo)
     if order is None:
         return None
-    for n in order:
-        memo[n.id] = eval_node(n, [memo[i.id] for i in n.inputs])
+    try:
+        for n in order:
+            memo[n.id] = eval_node(n, [memo[i.id] for i in n.inputs])
+    except Exception:  # (an op the interpreter cannot run here: not known, as before)
+        return None
     return memo[node.id]
 
 

@@ -30,36 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import tracer as T
-from .numpy_lib import holds_tracer, quietly
-from .scipy_ndimage import PAD_MODES, per_axis, refuse
+from .scipy_ndimage import PAD_MODES, checked, per_axis, refuse
 from .scipy_rankfilt import maximum_filter, minimum_filter, no_nan, windows
-
-
-def _checked(name: str, x: Any, traced_ok: set, args: tuple, kwargs: dict
-             ) -> tuple[T.Tracer, np.dtype]:
-    """`x` as a traced array and SciPy's output dtype, after SciPy's own function ran on
-    stand-ins of the traced arguments (its errors)."""
-    from scipy import ndimage
-
-    t = x if isinstance(x, T.Tracer) else np.asarray(x)
-    output = kwargs.get("output")
-    if isinstance(output, (np.ndarray, T.Tracer)):
-        raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
-    for key, value in kwargs.items():
-        if (isinstance(value, T.Tracer) or holds_tracer(value)) and key not in traced_ok:
-            raise refuse(f"{name} with a traced {key}")
-    if any(isinstance(a, T.Tracer) or holds_tracer(a) for a in args):
-        raise refuse(f"{name} with a traced structure, size or footprint")
-
-    def stand_in(v: Any) -> Any:
-        return np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v
-
-    got = quietly(getattr(ndimage, name), np.ones(t.shape, t.dtype), *args,
-                  **{k: stand_in(v) for k, v in kwargs.items()})
-    if not isinstance(t, T.Tracer):
-        t = T.Tracer(T.to_node(t, t.dtype))
-    return t, np.dtype(got.dtype)
 
 
 def _full_ndim(x: Any, axes: Any, structure: np.ndarray, origin: Any
@@ -77,10 +49,10 @@ def _binary(name: str, input: Any, structure: Any, iterations: Any, mask: Any,
             dilate: bool) -> Any:
     from scipy.ndimage import generate_binary_structure
 
-    x, dtype = _checked(name, input, {"mask"}, (structure,), {
-        "iterations": iterations, "mask": mask, "output": output,
+    x, dtype = checked(name, input, (), {
+        "structure": structure, "iterations": iterations, "mask": mask, "output": output,
         "border_value": border_value, "origin": origin, "brute_force": brute_force,
-        "axes": axes})
+        "axes": axes}, complex_ok=True, traced_ok={"mask"}, cut=mask is None)
     if int(iterations) < 1:
         raise refuse(f"{name} with iterations < 1 (repeated until nothing changes: the "
                      "number of passes depends on the data)")
@@ -119,8 +91,10 @@ def binary_dilation(input: Any, structure: Any = None, iterations: int = 1, mask
 
 def _grey(name: str, input: Any, size: Any, footprint: Any, structure: Any, output: Any,
           mode: Any, cval: float, origin: Any, axes: Any, dilate: bool) -> Any:
-    x, dtype = _checked(name, input, set(), (size, footprint, structure), {
-        "output": output, "mode": mode, "cval": cval, "origin": origin, "axes": axes})
+    x, dtype = checked(name, input, (), {
+        "size": size, "footprint": footprint, "structure": structure, "output": output,
+        "mode": mode, "cval": cval, "origin": origin, "axes": axes},
+        complex_ok=True, traced_ok=set())
     if isinstance(mode, (list, tuple)) or mode not in PAD_MODES:
         raise refuse(f"{name} with a mode for each axis")
     x = no_nan(x)

@@ -35,7 +35,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import UnsupportedError
 from . import tracer as T
-from .numpy_lib import quietly
+from .numpy_lib import holds_tracer, quietly
 
 # SciPy's boundary modes as np.pad's
 PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
@@ -48,30 +48,39 @@ def refuse(what: str) -> UnsupportedError:
     return UnsupportedError(f"scipy.ndimage {what} is not supported by fusejit{T.where_msg()}")
 
 
-def checked(name: str, x: Any, args: tuple, kwargs: dict, complex_ok: bool = False
-            ) -> tuple[Any, np.dtype]:
-    """`x` as a traced array and the output dtype, after SciPy's own checks on stand-ins
-    (`complex_ok`: complex values are left to SciPy's own error, its rank filters')."""
+def _ones_like(key: Any, v: Any) -> Any:
+    return np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v
+
+
+def checked(name: str, x: Any, args: tuple, kwargs: dict, complex_ok: bool = False,
+            traced_ok: Any = None, stand_in: Callable[[Any, Any], Any] = _ones_like,
+            cut: bool = True) -> tuple[Any, np.dtype]:
+    """`x` as a traced array and the output dtype, after SciPy's own checks on stand-ins:
+    ones of the input's dtype, its shape cut to three along each axis (`cut`; else whole:
+    for a mask that must have the input's shape), and `stand_in(key, value)` for the other
+    arguments (ones for traced ones). `complex_ok`: complex values are
+    left to SciPy's own function; `traced_ok`: the argument keys (positions, names) that may
+    be traced (default: the weights of correlate1d, correlate and convolve); any other
+    traced argument, or an output array, is refused by name."""
     from scipy import ndimage
 
     t = x if isinstance(x, T.Tracer) else np.asarray(x)
     if t.dtype.kind == "c" and not complex_ok:
         raise refuse(f"{name} of complex values")
     output = kwargs.get("output")
-    if isinstance(output, np.ndarray) or isinstance(output, T.Tracer):
+    if isinstance(output, (np.ndarray, T.Tracer)):
         raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
-    traced_ok = {0} if name in ("correlate1d", "correlate", "convolve") else set()  # (weights)
+    if traced_ok is None:
+        traced_ok = {0} if name in ("correlate1d", "correlate", "convolve") else set()
     for key, value in (*enumerate(args), *kwargs.items()):
-        if isinstance(value, T.Tracer) and key not in traced_ok:
+        if (isinstance(value, T.Tracer) or holds_tracer(value)) and key not in traced_ok:
             raise refuse(f"{name} with a traced {key if isinstance(key, str) else 'argument'}")
-    stand_in = np.ones(tuple(min(n, 3) for n in t.shape), t.dtype)
-    clean = tuple(np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v for v in args)
-    extra = {k: np.ones(v.shape, v.dtype) if isinstance(v, T.Tracer) else v
-             for k, v in kwargs.items()}
-    got = quietly(getattr(ndimage, name), stand_in, *clean, **extra)  # SciPy's errors
+    small = np.ones(tuple(min(n, 3) if cut else n for n in t.shape), t.dtype)
+    got = quietly(getattr(ndimage, name), small, *(stand_in(k, v) for k, v in enumerate(args)),
+                  **{k: stand_in(k, v) for k, v in kwargs.items()})
     if not isinstance(t, T.Tracer):
         t = T.Tracer(T.to_node(t, t.dtype))
-    return t, got.dtype
+    return t, np.dtype(got.dtype)
 
 
 def line_along(x: Any, axis: int, start: int, n: int) -> Any:

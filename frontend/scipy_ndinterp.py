@@ -34,8 +34,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
-from .numpy_lib import holds_tracer, quietly
-from .scipy_ndimage import refuse
+from .numpy_lib import holds_tracer
+from .scipy_ndimage import checked, refuse
 from .scipy_splines import along, filter_axis, interpolate, mode_code, prefiltered
 
 
@@ -48,7 +48,7 @@ def _as_array(v: Any) -> Any:
     return np.asarray(v)
 
 
-def _stand_in(key: str, v: Any) -> Any:
+def _stand_in(key: Any, v: Any) -> Any:
     """A concrete stand-in for SciPy's own checks (an identity-like matrix for `matrix`)."""
     if isinstance(v, T.Tracer):
         if key == "matrix" and v.ndim == 2:
@@ -58,23 +58,10 @@ def _stand_in(key: str, v: Any) -> Any:
 
 
 def _checked(name: str, x: Any, traced_ok: set, **kwargs: Any) -> tuple[Any, np.dtype]:
-    """`x` as a traced array and SciPy's output dtype, after SciPy's own function ran on
-    stand-ins (its errors); traced arguments other than `traced_ok` are refused by name."""
-    from scipy import ndimage
-
-    t = _as_array(x)
-    output = kwargs.get("output")
-    if isinstance(output, (np.ndarray, T.Tracer)):
-        raise refuse(f"{name}(..., output=<an array>) (pass a dtype, or use the result)")
-    for key, value in kwargs.items():
-        if (isinstance(value, T.Tracer) or holds_tracer(value)) and key not in traced_ok:
-            raise refuse(f"{name} with a traced {key}")
-    small = tuple(min(n, 3) for n in t.shape)
-    extra = {k: _stand_in(k, v) for k, v in kwargs.items()}
-    got = quietly(getattr(ndimage, name), np.ones(small, t.dtype), **extra)
-    if not isinstance(t, T.Tracer):
-        t = T.Tracer(T.to_node(t, t.dtype))
-    return t, np.dtype(got.dtype)
+    """scipy_ndimage.checked with these functions' stand-ins (and `x` a list of traced
+    values too)."""
+    return checked(name, _as_array(x), (), kwargs, complex_ok=True, traced_ok=traced_ok,
+                   stand_in=_stand_in)
 
 
 def _complex(x: Any, dtype: np.dtype, call: Any, cval: Any) -> Any:
