@@ -57,6 +57,21 @@ def _take(c: Any, axis: int, start: int | None, stop: int | None = None, step: i
     return c[tuple(index)]
 
 
+def _weighted(c: Any, w: np.ndarray, axis: int) -> Any:
+    """sum(c * w) along `axis` (keepdims), over the weights that are not zero: powers of a
+    pole underflow to exactly 0 within ~1100 terms (SciPy's running products too), so a long
+    line's middle is not read (and its weights are not a constant as long as the line)."""
+    nz = np.flatnonzero(w)
+    if len(nz) == len(w) or not len(nz):
+        return (c * along(w, axis, c.ndim)).sum(axis, keepdims=True)
+    gaps = np.flatnonzero(np.diff(nz) > 1)
+    if len(gaps) != 1:  # (not one zero run in the middle: all of it)
+        return (c * along(w, axis, c.ndim)).sum(axis, keepdims=True)
+    head, tail = nz[gaps[0]] + 1, nz[gaps[0] + 1]
+    return ((_take(c, axis, 0, head) * along(w[:head], axis, c.ndim)).sum(axis, keepdims=True)
+            + (_take(c, axis, tail) * along(w[tail:], axis, c.ndim)).sum(axis, keepdims=True))
+
+
 def _causal_start(c: Any, z: float, axis: int, how: str) -> Any:
     """The first value of the causal pass (keepdims along `axis`)."""
     n = c.shape[axis]
@@ -65,15 +80,15 @@ def _causal_start(c: Any, z: float, axis: int, how: str) -> Any:
     if how == "mirror":
         w = p[j] + p[2 * n - 2 - j]
         w[0], w[n - 1] = 1.0, p[n - 1]
-        return (c * along(w, axis, c.ndim)).sum(axis, keepdims=True) / (1 - p[n - 1] ** 2)
+        return _weighted(c, w, axis) / (1 - p[n - 1] ** 2)
     if how == "reflect":  # (SciPy's last step reads c[0] as it has summed it so far)
         w = p[j] + p[2 * n - 1 - j]
         w[0], w[n - 1] = 1.0, p[n]
-        acc = (c * along(w, axis, c.ndim)).sum(axis, keepdims=True)
+        acc = _weighted(c, w, axis)
         s = acc + p[n - 1] * (_take(c, axis, n - 1, n) + p[n] * acc)
         return s * (z / (1 - p[n] * p[n])) + _take(c, axis, 0, 1)
     w = np.concatenate([[1.0], p[1:n][::-1]])  # wrap: c[0] + sum z**i c[n-i]
-    return (c * along(w, axis, c.ndim)).sum(axis, keepdims=True) / (1 - p[n])
+    return _weighted(c, w, axis) / (1 - p[n])
 
 
 def _anticausal_start(c: Any, z: float, axis: int, how: str) -> Any:
@@ -86,7 +101,7 @@ def _anticausal_start(c: Any, z: float, axis: int, how: str) -> Any:
         return last * (z / (z - 1))
     p = _powers(z, n + 1)  # wrap: (c[n-1] + sum z**(i+1) c[i]) z / (z**n - 1)
     w = np.concatenate([p[1:n], [1.0]])
-    return (c * along(w, axis, c.ndim)).sum(axis, keepdims=True) * (z / (p[n] - 1))
+    return _weighted(c, w, axis) * (z / (p[n] - 1))
 
 
 def filter_axis(c: Any, order: int, axis: int, mode: int) -> Any:
