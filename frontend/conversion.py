@@ -316,6 +316,7 @@ def _zeros_signature(shape: Any, dtype: Any = float, order: str = "C", *, device
     """The parameters of np.zeros, np.ones and np.empty (NumPy's are C functions)."""
 
 
+_ZEROS_SIGNATURE = inspect.signature(_zeros_signature)
 _FILLS = {"zeros": 0, "ones": 1, "empty": 0}  # (np.empty's values are any: zeros here)
 
 
@@ -327,14 +328,13 @@ def allocate(name: str, original: Any, args: tuple, kwargs: dict) -> T.Tracer | 
         params = _bind(original, args, kwargs)
     else:
         try:
-            bound = inspect.signature(_zeros_signature).bind(*args, **kwargs)
+            bound = _ZEROS_SIGNATURE.bind(*args, **kwargs)
         except TypeError:
             return None  # (NumPy's own call gives its TypeError)
         bound.apply_defaults()
         params = dict(bound.arguments)
-        params["fill_value"] = np.asarray(_FILLS[name], params["dtype"]) if params[
-            "dtype"] is not None else _FILLS[name]
-        params["dtype"] = np.dtype(params["dtype"]) if params["dtype"] is not None else None
+        dtype = np.dtype(float if params["dtype"] is None else params["dtype"])  # (NumPy's)
+        params["fill_value"], params["dtype"] = np.asarray(_FILLS[name], dtype), dtype
     if params.get("like") is not None:
         return None
     try:

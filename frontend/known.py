@@ -15,6 +15,8 @@ import numpy as np
 from .context import current, tracing
 from .interpret import eval_node
 from .ir import Node
+from .numpy_lib import holds_tracer as _list_holds_tracer
+from .tracer import Tracer
 
 _MAX_NODES = 20000  # a constant subgraph larger than this is not evaluated (None)
 
@@ -69,26 +71,22 @@ def known_value(node: Node) -> np.ndarray | None:
     return memo[node.id]
 
 
-def _is_tracer(x: Any) -> bool:
-    return bool(getattr(type(x), "__fusejit_tracer__", False))
-
-
 def concrete(x: Any) -> Any:
     """`x` with each traced array whose value is known (at any depth of lists and tuples)
     replaced by that value: what a SciPy function's parameters (a structure, weights, a
     window) made with np.ones & co. inside the traced function are to it."""
-    if _is_tracer(x):
-        value = known_value(x.node) if not getattr(x, "weak", None) else None
+    if isinstance(x, Tracer):
+        value = known_value(x.node) if x.weak is None else None
         if value is None:
             return x
-        return value[()] if getattr(x, "scalar", False) else value
-    if isinstance(x, (list, tuple)) and any(_is_tracer(e) or isinstance(e, (list, tuple))
-                                            for e in x):
+        return value[()] if x.scalar else value
+    if _list_holds_tracer(x):
         items = [concrete(e) for e in x]
         return items if isinstance(x, list) else tuple(items)
     return x
 
 
 def holds_tracer(x: Any) -> bool:
-    """Whether `x` is or holds (in lists and tuples) a traced array."""
-    return _is_tracer(x) or (isinstance(x, (list, tuple)) and any(holds_tracer(e) for e in x))
+    """Whether `x` is or holds (in lists and tuples) a traced array (scipy_api asks it here:
+    of the Tracer's own copy of fusejit)."""
+    return isinstance(x, Tracer) or _list_holds_tracer(x)

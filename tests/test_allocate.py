@@ -34,7 +34,9 @@ def _fill(idx, v):
     c[0] = v[1] + 1j
     b = np.zeros(4, bool)
     b[idx % 4] = v > 0
-    return y, h, z, e, t, c, b
+    d = np.ones(2, None)  # (dtype=None: float64, as NumPy's)
+    d[1] = v[2]
+    return y, h, z, e, t, c, b, d
 
 
 def _rows(x):
