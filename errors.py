@@ -123,6 +123,9 @@ class Status(Enum):
                                                   "order its algorithm compares values in, "
                                                   "which fusejit does not reproduce; replace "
                                                   "the NaNs first (np.nan_to_num, np.where)")
+    EMPTY_REDUCTION = (536870912, ValueError, "zero-size array to reduction operation maximum "
+                                              "(or minimum) which has no identity: x[mask] "
+                                              "selected no element")
     NOMEM = (-1, MemoryError, "out of memory: the workspace could not be allocated")
     NO_WORKSPACE = (-2, RuntimeFailure, "workspace is NULL but the function needs a workspace")
     RANGE = (-3, OverflowError, "an integer argument is outside the range the function was "

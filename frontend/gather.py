@@ -12,7 +12,8 @@ A traced integer scalar (a Python int or NumPy integer argument, `x.argmax()`) i
 index in NumPy, whose result is a view: its gather is linked to the array like a view, so it
 reads the array's later value (frontend.tracer), and writing through it writes the array (a
 scatter, frontend.scatter).
-Boolean masks stay unsupported: their result's shape depends on the data.
+A boolean mask known while tracing reads as its np.nonzero index arrays; one that depends on
+the arguments gives a selection whose length is data (frontend/masked.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
+from .mask_index import expand_known_masks, traced_mask
+from .masked import select
 from .ops import gather_shape
 from .views import advanced_index_error, basic_index, expand_index, index_view, view_node
 
@@ -116,7 +119,11 @@ def index_plan(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple, tuple[i
 
 
 def getitem(t: T.Tracer, index: Any) -> T.Tracer:
-    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays."""
+    """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays;
+    boolean arrays as NumPy reads them (frontend/mask_index.py, frontend/masked.py)."""
+    index = expand_known_masks(t.shape, index)
+    if traced_mask(index):
+        return select(t, index)
     if not has_index_array(index):
         return basic_index(t, index)
     start, dims, shape, node, basic, ellipses = index_plan(t, index)

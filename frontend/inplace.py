@@ -132,12 +132,20 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
                                                  else f"numpy.{target.dtype.name}")
         raise TypeError(f"'{kind}' object does not support item assignment")
     from .gather import has_index_array
+    from .mask_index import expand_known_masks, traced_mask
     from .views import index_view, view_node
 
-    if _is_full_mask(index, target) and T.shape_of(value) == ():
+    index = expand_known_masks(target.shape, index)
+    if _is_full_mask(index, target) and not hasattr(value, "fusejit_selection") and \
+            T.shape_of(value) == ():
         # x[mask] = v with a mask of x's shape and one value: np.copyto(x, v, where=mask)
         value_node(value, target.dtype)  # NumPy's conversion errors
         copyto(target, value, "unsafe", where=index[0] if isinstance(index, tuple) else index)
+        return
+    if traced_mask(index):  # x[mask] = v, x[:, mask] = x[:, mask] * 2 (frontend/masked.py)
+        from .masked_calls import write
+
+        write(target, index, value)
         return
     if has_index_array(index):  # through index arrays: a scatter (frontend.scatter)
         from .scatter import setitem_index

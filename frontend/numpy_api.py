@@ -401,7 +401,7 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 HANDLERS[np.take] = take
 HANDLERS[np.take_along_axis] = take_along_axis
-for _f in (np.nonzero, np.argwhere, np.flatnonzero, np.extract, np.compress):
+for _f in (np.nonzero, np.argwhere, np.flatnonzero):  # (extract, compress: masked_calls)
     HANDLERS[_f] = _data_dependent(_f.__name__)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype

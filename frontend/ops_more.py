@@ -107,11 +107,12 @@ ERR_LFILTER_A0 = ErrorCheck(Status.LFILTER_A0, "({0})")
 ERR_SOS_A0 = ErrorCheck(Status.SOS_A0, "({0})")
 ERR_RANK_FILTER_NAN = ErrorCheck(Status.RANK_FILTER_NAN, "({0})")
 ERR_INTERP1D_BOUNDS = ErrorCheck(Status.INTERP1D_BOUNDS, "({0})")
+ERR_EMPTY_REDUCTION = ErrorCheck(Status.EMPTY_REDUCTION, "({0})")
 CHECKS = (ERR_ALL_NAN, ERR_CHOICE, ERR_GEOM_ZERO, ERR_HIST_RANGE, ERR_LSTSQ_RANK,
           ERR_REAL_IF_CLOSE, ERR_WEIGHTS_ZERO, ERR_UNRAVEL_RANGE, ERR_NOT_FINITE,
           ERR_FWEIGHTS_INT, ERR_FWEIGHTS_NEG, ERR_AWEIGHTS_NEG, ERR_DIST_WEIGHTS_NEG,
           ERR_LINREGRESS_X_SAME, ERR_LFILTER_A0, ERR_SOS_A0, ERR_RANK_FILTER_NAN,
-          ERR_INTERP1D_BOUNDS)
+          ERR_INTERP1D_BOUNDS, ERR_EMPTY_REDUCTION)
 
 
 def _raising(check: ErrorCheck) -> Callable[[np.ndarray], np.ndarray]:
@@ -143,6 +144,25 @@ for _n, _chk in (("check_all_nan", ERR_ALL_NAN), ("check_choice", ERR_CHOICE),
                  ("check_rank_filter_nan", ERR_RANK_FILTER_NAN),  # scipy_rankfilt.py
                  ("check_interp1d_bounds", ERR_INTERP1D_BOUNDS)):  # scipy_interp.py
     add_op(OpDef(_n, "elementwise", 1, _raising(_chk), fixed_expr("({0})"), 1, (_chk,)))
+
+
+def _empty_reduction(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The reference of check_empty_max/min: NumPy's exact message for np.max/min of an
+    empty selection (the status's message names both)."""
+
+    def ref(flag: np.ndarray) -> np.ndarray:
+        if np.any(flag):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             "identity")
+        return np.asarray(flag, dtype=bool)
+
+    return ref
+
+
+# x[mask] reduced by np.max/np.min when the mask selects nothing (frontend/masked_calls.py)
+for _n, _what in (("check_empty_max", "maximum"), ("check_empty_min", "minimum")):
+    add_op(OpDef(_n, "elementwise", 1, _empty_reduction(_what), fixed_expr("({0})"), 1,
+                 (ERR_EMPTY_REDUCTION,)))
 
 
 # --- sorting (frontend/sorting.py; lowering/sort.py) ----------------------------------------

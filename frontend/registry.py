@@ -32,7 +32,7 @@ MODULES: tuple[str, ...] = (
     "numpy_api", "composite", "concat", "reductions", "linalg", "lapack",
     "gridops", "realparts", "numpy_lib", "numpy_more", "rearrange", "scans", "scatter",
     "numpy_tail", "spaces", "sorting", "order_stats", "array_api", "operators", "complex_lib",
-    "everyday", "conversion", "covariance", "fft",
+    "everyday", "conversion", "covariance", "fft", "masked_calls",
 )
 
 # ndarray methods that are the NumPy function of the same meaning with the array first.

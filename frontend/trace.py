@@ -15,6 +15,7 @@ from .captures import Shadower
 from .context import is_user_file
 from .conversion import converting
 from .ir import Graph, Node, TensorType, toposort
+from .masked import Selection
 from .pyscalar import PY_NUMBER, Prelude, PyScalar
 from .pytree import flatten
 from .tracer import TraceContext, Tracer, const_node, make_node
@@ -113,7 +114,14 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
     if inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result):
         raise UnsupportedError(f"{name}() returned a {type(result).__name__}: fusejit compiles "
                                "functions that return arrays, not generators or coroutines")
-    leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic)))
+    leaves, tree = flatten(result, lambda o: isinstance(o, (Tracer, np.ndarray, np.generic,
+                                                             Selection)))
+    for leaf in leaves:
+        if isinstance(leaf, Selection):
+            raise UnsupportedError(
+                f"{name}() returns x[mask] (made at {leaf.loc or '?'}), whose length depends on "
+                "the data: a compiled function's results have shapes fixed when compiling. "
+                "Return a reduction of it, np.where(mask, x, fill), or the mask and x")
     outputs: list[Node] = []
     scalars: list[bool] = []
     arg_index = {id(t): k for k, t in enumerate(tracers)}

@@ -1,0 +1,303 @@
+"""Boolean masks (frontend/mask_index.py, frontend/masked.py, frontend/masked_calls.py):
+`x[mask]` by a traced mask reduced, computed on and written back; `x[mask] = v` and
+`x[mask] op= v` through it; masks known while tracing as gathers and scatters; np.extract and
+np.compress; NumPy's errors (the same types), and clear refusals where the selection's
+length would have to be known."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_same, run_both
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fusejit
+from fusejit.errors import ConcretizationError, UnsupportedError
+
+RNG = np.random.default_rng(11)
+V = RNG.standard_normal(30)
+Y = RNG.standard_normal(30)
+X = RNG.standard_normal((6, 5))
+W = RNG.standard_normal(5)
+
+
+def _quiet(f):
+    """`f` with NumPy's RuntimeWarnings (the mean of nothing) silenced."""
+    @functools.wraps(f)
+    def run(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return f(*args)
+
+    return run
+
+
+READS = {
+    "sum": (lambda v: v[v > 0.2].sum(), (V,)),
+    "sum_int": (lambda v: (v * 10).astype(np.int32)[v > 0.2].sum(), (V,)),
+    "masked_mse": (lambda p, y: ((p - y)[y > 0] ** 2).mean(), (V, Y)),
+    "max": (lambda v: np.max(v[v > 0.2]), (V,)),
+    "min_method": (lambda v: v[v > 0.2].min(), (V,)),
+    "ptp": (lambda v: np.ptp(v[v > 0.2]), (V,)),
+    "std_ddof": (lambda v: v[v > 0.2].std(ddof=1), (V,)),
+    "var_f32": (lambda v: v.astype(np.float32)[v > 0].var(), (V,)),
+    "prod": (lambda v: np.prod(v[np.abs(v) < 1.5]), (V,)),
+    "any_all": (lambda v: ((v > 1)[v > 0].any(), (v > 0)[v > 0.1].all()), (V,)),
+    "median": (lambda v: np.median(v[v > 0.2]), (V,)),
+    "median_int": (lambda v: np.median((v * 10).astype(np.int64)[v > -0.5]), (V,)),
+    "percentile": (lambda v: np.percentile(v[v > 0.2], [10, 90]), (V,)),
+    "quantile": (lambda v: np.quantile(v[v > 0.2], 0.3), (V,)),
+    "nan_functions": (lambda v: (np.nanmax(v[v > 0.2]), np.nanmean(v[v > 0.2]),
+                                 np.nanmedian(v[v < 0.5])), (V,)),
+    "count_nonzero": (lambda v: np.count_nonzero(v[v > 0.2] > 1), (V,)),
+    "average_weighted": (lambda v, y: np.average(v[v > 0.2], weights=np.abs(y)[v > 0.2]),
+                         (V, Y)),
+    "average_returned": (lambda v: np.average(v[v > 0.2], returned=True), (V,)),
+    "norm": (lambda v: np.linalg.norm(v[v > 0.2]), (V,)),
+    "dot_operator": (lambda v, y: v[v > 0] @ y[v > 0], (V, Y)),
+    "np_dot": (lambda v, y: np.dot(v[v > 0], y[v > 0]), (V, Y)),
+    "cumsum": (lambda v: np.cumsum(v[v > 0.2]).max(), (V,)),
+    "ufunc_reduce": (lambda v: (np.add.reduce(v[v > 0]), np.maximum.reduce(v[v > 0])), (V,)),
+    "rows_sum0": (lambda x: x[x[:, 0] > 0].sum(axis=0), (X,)),
+    "rows_mean_positional": (lambda x: x[x[:, 0] > 0].mean(0), (X,)),
+    "rows_max1": (lambda x: x[x[:, 0] > 0].max(axis=1).sum(), (X,)),
+    "rows_matmul": (lambda x, w: (x[x[:, 0] > 0] @ w).sum(), (X, W)),
+    "columns": (lambda x: x[:, x[0] > -0.5].sum(axis=1), (X,)),
+    "columns_ellipsis": (lambda x: x[..., x[0] > -0.5].mean(), (X,)),
+    "mask_2d": (lambda x: x[x > 0].sum(), (X,)),
+    "mask_2d_mean": (lambda x: np.mean(x[x > 0] ** 2), (X,)),
+    "where": (lambda v: np.where(v[v > 0] > 1, v[v > 0], 0).sum(), (V,)),
+    "clip": (lambda v: np.clip(v[v > 0], 0, 1).sum(), (V,)),
+    "shape_and_size": (lambda v: v[v > 0].sum() / v[v > 0].shape[0] + v[v > 0].size, (V,)),
+    "histogram": (lambda v: np.histogram(v[v > 0], bins=5, range=(0, 3))[0], (V,)),
+    "extract": (lambda v: np.extract(v > 0, v).sum(), (V,)),
+    "compress": (lambda x: np.compress(x[:, 1] > 0, x, axis=0).sum(0), (X,)),
+    "compress_short": (lambda x: np.compress(x[:3, 1] > 0, x, axis=0).sum(0), (X,)),
+    "constant_mask": (lambda x: x[np.array([True, False, True, False, False, True])] * 2,
+                      (X,)),
+    "constant_compress": (lambda x: np.compress([True, False, True], x, axis=1), (X,)),
+    "known_mask": (lambda v: v[np.arange(30) % 3 == 0] + 1, (V,)),
+    "flag_0d": (lambda x, f: x[f].sum(axis=0), (X, np.bool_(True))),
+    "flag_0d_false": (lambda x, f: x[f].sum(axis=0), (X, np.bool_(False))),
+    "unselected_nan_inf": (lambda v: (np.sum(v[np.isfinite(v)]), np.max(v[np.isfinite(v)])),
+                           (np.array([1.0, np.nan, np.inf, 2.0]),)),
+    "median_of_nan": (lambda v: np.median(v[v != 2.0]), (np.array([1.0, np.nan, 3.0, 2.0]),)),
+    "empty_sum_mean": (lambda v: (np.sum(v[v > 5]), np.mean(v[v > 5]), np.median(v[v > 5])),
+                       (V,)),
+    "strided_input": (lambda v: v[v > 0].sum(), (V[::3],)),
+    "zero_size": (lambda v: (v[v > 0].sum(), v[v > 0].mean()), (np.zeros(0),)),
+}
+
+
+@pytest.mark.parametrize("name", list(READS))
+def test_selection_reads_match_numpy(name: str) -> None:
+    f, args = READS[name]
+    run_both(_quiet(f), *args)
+
+
+def _set_scalar(x):
+    y = x.copy()
+    y[y > 0] = 0.0
+    return y
+
+
+def _set_selection(x):
+    y = x.copy()
+    y[x > 0] = x[x > 0] * 2  # (the mask computed twice: the same value)
+    return y
+
+
+def _augmented(x):
+    y = x.copy()
+    y[y < 0] *= 3
+    y[y > 1] += 1
+    return y
+
+
+def _augmented_int(x):
+    y = (x * 10).astype(np.int64)
+    y[y > 0] //= 3
+    return y
+
+
+def _set_one_value_array(x):
+    y = x.copy()
+    y[y > 0] = x[0, :1]  # (one value, broadcast over the selection, as NumPy's)
+    return y
+
+
+def _set_rows(x):
+    y = x.copy()
+    y[x[:, 0] > 0] = np.arange(5.0)
+    return y
+
+
+def _set_columns(x):
+    y = x.copy()
+    y[:, x[0] > 0] = 0
+    y[:, x[1] > 0] = np.sqrt(np.abs(y[:, x[1] > 0]))
+    return y
+
+
+def _set_flag(x, f):
+    y = x.copy()
+    y[f] = 5
+    return y
+
+
+def _set_constant_mask(x):
+    y = x.copy()
+    y[np.array([True, False, True, False, False, True])] = x[:3] * 2
+    return y
+
+
+def _selection_is_a_copy(x):
+    y = x.copy()
+    s = y[y > 0]
+    s += 1
+    y[0] = 7.0  # (later writes into y do not reach s either)
+    return y, s.sum()
+
+
+def _argument_in_place(x, m):
+    x[m] = np.minimum(x[m], 0.5)
+    return x.sum()
+
+
+@pytest.mark.parametrize("f, args", [
+    (_set_scalar, (X,)), (_set_one_value_array, (X,)), (_set_selection, (X,)),
+    (_augmented, (X,)), (_augmented_int, (X,)),
+    (_set_rows, (X,)), (_set_columns, (X,)), (_set_flag, (X, np.bool_(True))),
+    (_set_flag, (X, np.bool_(False))), (_set_constant_mask, (X,)),
+    (_selection_is_a_copy, (X,)),
+])
+def test_writes_through_a_mask_match_numpy(f, args) -> None:
+    run_both(f, *args)
+
+
+def test_argument_updated_through_a_mask() -> None:
+    m = X > 0
+    want_x = X.copy()
+    want = _argument_in_place(want_x, m)
+    got_x = X.copy()
+    assert_same(fusejit.jit(_argument_in_place)(got_x, m), want)
+    assert_same(got_x, want_x)
+
+
+def test_max_of_nothing_raises_numpy_error_when_run() -> None:
+    f = fusejit.jit(lambda v, t: (np.max(v[v > t]), v[v > t].min()))
+    assert_same(f(V, 0.0), (np.max(V[V > 0]), V[V > 0].min()))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        f(V, 10.0)
+    assert_same(f(V, 1.0), (np.max(V[V > 1]), V[V > 1].min()))  # (and computes again)
+    rows = fusejit.jit(lambda x, t: x[x[:, 0] > t].min(axis=0))
+    with pytest.raises(ValueError, match="minimum"):
+        rows(X, 10.0)
+    assert_same(fusejit.jit(lambda v: np.max(v[v > 5], initial=-1.0))(V), np.float64(-1.0))
+
+
+def test_gradient_of_a_masked_loss() -> None:
+    rng = np.random.default_rng(1)
+    x, y, w = rng.standard_normal((20, 3)), rng.standard_normal(20), rng.standard_normal(3)
+    valid = rng.random(20) > 0.3
+
+    def loss(w, x, y, valid):
+        r = (x @ w - y)[valid]
+        return (r ** 2).mean()
+
+    g = fusejit.grad(loss)(w, x, y, valid)
+    r = x[valid] @ w - y[valid]
+    np.testing.assert_allclose(g, 2 * x[valid].T @ r / valid.sum(), rtol=1e-12)
+
+
+def _mark_line(f) -> list[int]:
+    lines, start = inspect.getsourcelines(f)
+    return [start + k for k, t in enumerate(lines) if "# MARK" in t]
+
+
+@pytest.mark.parametrize("form, error, message", [
+    ("return", UnsupportedError, "returns x\\[mask\\].*whose length depends on the data"),
+    ("len", ConcretizationError, "np.count_nonzero"),
+    ("index", UnsupportedError, "indexing the selection"),
+    ("two_masks", UnsupportedError, "different masks"),
+    ("same_length", UnsupportedError, "shape \\(30,\\)"),
+    ("argmax", UnsupportedError, "np.argmax of x\\[mask\\]"),
+    ("sort", UnsupportedError, "np.sort of x\\[mask\\]"),
+    ("asarray", UnsupportedError, "converting to a NumPy array"),
+    ("if", ConcretizationError, "truth value of x\\[mask\\]"),
+    ("int_index", UnsupportedError, "boolean mask"),
+])
+def test_what_needs_the_length_is_refused_at_the_line(form, error, message) -> None:
+    def f(v):
+        if form == "return":
+            return v[v > 0]  # MARK
+        if form == "len":
+            return len(v[v > 0])  # MARK
+        if form == "index":
+            return v[v > 0][0]  # MARK
+        if form == "two_masks":
+            return (v[v > 0] + v[v < 0.5]).sum()  # MARK
+        if form == "same_length":
+            return (v[v > 0] + np.ones(30)).sum()  # MARK
+        if form == "argmax":
+            return v[v > 0].argmax()  # MARK
+        if form == "sort":
+            return np.sort(v[v > 0])  # MARK
+        if form == "asarray":
+            return np.asarray(v[v > 0]).sum()  # MARK
+        if form == "if":
+            return 1.0 if v[v > 0] else 0.0  # MARK
+        return v.reshape(5, 6)[v[:5] > 0, 1]  # MARK
+
+    with pytest.raises(error, match=message) as info:
+        fusejit.jit(f)(V)
+    assert any(f"{__file__}:{n}" in str(info.value) for n in _mark_line(f)), str(info.value)
+
+
+def test_mask_shape_and_cast_errors_are_numpys() -> None:
+    run_both(lambda v: v[v[:3] > 0].sum(), V)  # IndexError
+    run_both(lambda x: x[:, x[:, 0] > 0].sum(), X)  # IndexError, axis 1
+
+    def widen(v):
+        y = (v * 10).astype(np.int64)
+        s = y[y > 0]
+        s += 0.5  # UFuncTypeError (a TypeError): same_kind casting
+        return s.sum()
+
+    run_both(widen, V)
+
+
+REDUCTIONS = {
+    "sum": lambda s: s.sum(), "mean": lambda s: s.mean(), "max": lambda s: np.max(s),
+    "min": lambda s: np.min(s), "std": lambda s: s.std(), "any": lambda s: np.any(s > 0),
+    "median": lambda s: np.median(s), "count": lambda s: np.count_nonzero(s),
+    "sum0": lambda s: s.sum(axis=0), "cumsum_last": lambda s: np.cumsum(s).max(),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.sampled_from([(7,), (0,), (1,), (4, 3), (3, 0), (2, 3, 2)]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int32, np.uint8]),
+       reduction=st.sampled_from(sorted(REDUCTIONS)), rows=st.booleans(),
+       strided=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_random_masked_reductions(shape, dtype, reduction, rows, strided, seed) -> None:
+    """A random reduction of x[mask] (a mask over every element, or over x's rows) equals
+    NumPy's, over dtypes, empty and non-contiguous inputs; nothing selected included."""
+    rng = np.random.default_rng(seed)
+    base = (rng.standard_normal((2,) + shape) * 4).astype(dtype)
+    x = base[0] if not strided else base.swapaxes(0, -1).copy().swapaxes(0, -1)[0]
+    t = float(rng.choice([-10.0, 0.0, 1.0, 10.0]))
+    red = REDUCTIONS[reduction]
+    if reduction == "cumsum_last" and len(shape) > 1:
+        reduction, red = "sum", REDUCTIONS["sum"]  # (np.cumsum of a 2-d selection: refused)
+
+    def f(x, t):
+        m = (x[..., 0] > t) if rows and x.ndim > 1 else (x > t)
+        return red(x[m])
+
+    run_both(_quiet(f), x, t)
