@@ -133,7 +133,7 @@ def peer_runner(name: str) -> tuple[Any, Callable[[np.ndarray], Any], Callable[[
                 rmax=lambda a, axis: cupy.max(a, axis=axis, keepdims=True),
                 rsum=lambda a, axis: cupy.sum(a, axis=axis, keepdims=True),
                 rmean=lambda a, axis: cupy.mean(a, axis=axis, keepdims=True),
-                relu=lambda a: cupy.maximum(a, 0), compile=lambda f: f)
+                relu=lambda a: cupy.maximum(a, 0), where=cupy.where, compile=lambda f: f)
             return ns, cupy.asarray, cupy.cuda.Device().synchronize, cupy.asnumpy
     except Exception as e:  # noqa: BLE001 - any import or device failure: n/a, with why
         return f"{type(e).__name__}: {e}"

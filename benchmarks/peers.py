@@ -163,7 +163,8 @@ class JaxPeer(Peer):
                                   rmax=lambda a, axis: jnp.max(a, axis=axis, keepdims=True),
                                   rsum=lambda a, axis: jnp.sum(a, axis=axis, keepdims=True),
                                   rmean=lambda a, axis: jnp.mean(a, axis=axis, keepdims=True),
-                                  total=jnp.sum, relu=lambda a: jnp.maximum(a, 0))
+                                  total=jnp.sum, relu=lambda a: jnp.maximum(a, 0),
+                                  where=jnp.where)
         return jax
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:
@@ -199,7 +200,7 @@ class TorchCompilePeer(Peer):
             rmax=lambda a, axis: torch.amax(a, dim=axis, keepdim=True),
             rsum=lambda a, axis: torch.sum(a, dim=axis, keepdim=True),
             rmean=lambda a, axis: torch.mean(a, dim=axis, keepdim=True), total=torch.sum,
-            relu=torch.relu)
+            relu=torch.relu, where=torch.where)
         return torch
 
     def prepare(self, wl: Workload, inputs: Sequence[np.ndarray]) -> Prepared:

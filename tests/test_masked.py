@@ -301,3 +301,11 @@ def test_random_masked_reductions(shape, dtype, reduction, rows, strided, seed) 
         return red(x[m])
 
     run_both(_quiet(f), x, t)
+
+
+@pytest.mark.c_only
+def test_masked_reduction_is_one_fused_loop() -> None:
+    """The README's masked mean squared error: one kernel, no temporary (no compaction)."""
+    jf = run_both(lambda p, y: ((p - y)[y > 0] ** 2).mean(), V, Y)
+    program = jf.lower_for(V, Y).program
+    assert len(program.kernels) == 1 and program.arena_bytes == 0
