@@ -46,6 +46,7 @@ from . import ops as O
 from .builtin_calls import BUILTIN_ORIGINALS, BUILTINS
 from .ir import Node, TensorType
 from .numpy_patch import ALLOCATING, enabled, replacement
+from .pymath import replacement as math_replacement
 from .pyscalar import Prelude, Read, show_path
 from .reached import Path, Reached, copy_container, copyable, proxyable
 from .scipy_api import replacement as scipy_replacement
@@ -256,6 +257,9 @@ class Shadower:
         if wrapper is not None and enabled():
             return wrapper
         wrapper = scipy_replacement(v)  # `from scipy.ndimage import ...` before fusejit
+        if wrapper is not None:
+            return wrapper
+        wrapper = math_replacement(v)  # math.sqrt of a Python-scalar argument (pymath.py)
         if wrapper is not None:
             return wrapper
         rng = _rng_types()

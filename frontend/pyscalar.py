@@ -17,6 +17,7 @@ guard, and a call whose types differ is traced again (`Prelude.evaluate` returns
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,19 @@ _PY_FNS: dict[str, Callable[..., Any]] = {
     "ne": operator.ne, "neg": operator.neg, "pos": operator.pos, "abs": operator.abs,
     "invert": operator.invert,
 }
+
+
+def py_source(op: str, names: list[str], shown: bool = False) -> str:
+    """Python source of prelude operation `op` on operands `names` (`math.<name>`: a call of
+    the math function, through `_math` in the prelude's namespace, or as `math.` `shown` in
+    the IR; frontend/pymath.py)."""
+    if op.startswith("math."):
+        return f"{'math' if shown else '_math'}.{op[5:]}({', '.join(names)})"
+    return PY_OPS[op].format(*names)
+
+
+def py_function(op: str) -> Callable[..., Any]:
+    return getattr(math, op[5:]) if op.startswith("math.") else _PY_FNS[op]
 
 
 def _guarded(op: str, operands: list[Any]) -> bool:
@@ -214,7 +228,9 @@ class Prelude:
                     name = f"_pc{len(env)}"
                     env[name] = v
                     names.append(name)
-            out.append(f"{indent}a{s.result} = {PY_OPS[s.op].format(*names)}")
+            if s.op.startswith("math."):
+                env["_math"] = math
+            out.append(f"{indent}a{s.result} = {py_source(s.op, names)}")
             if guards and s.guard:
                 env[f"_pt{s.result}"] = s.kind
                 out.append(f"{indent}if type(a{s.result}) is not _pt{s.result}:")
@@ -251,7 +267,7 @@ class Prelude:
         return "\n".join(
             f"%p{s.result} = {s.kind} {show_path(s.name, s.path)} ({s.what})"
             if isinstance(s, Read) else
-            f"%p{s.result} = " + PY_OPS[s.op].format(*(show(k, v) for k, v in s.operands))
+            f"%p{s.result} = " + py_source(s.op, [show(k, v) for k, v in s.operands], True)
             + f"  ({s.kind.__name__})" for s in self.steps)
 
 
@@ -336,7 +352,7 @@ def record(op: str, *xs: Any) -> Any:
     if any(o is None for o in operands):
         return NotImplemented
     examples = [x.example if isinstance(x, PyScalar) else x for x in xs]
-    value = _PY_FNS[op](*examples)
+    value = py_function(op)(*examples)
     if type(value) not in PY_NUMBER:  # (-8.0) ** 0.5 is complex in Python
         raise UnsupportedError(f"this Python arithmetic gives a {type(value).__name__} "
                                f"({value!r}), which fusejit does not support{where_msg()}")
