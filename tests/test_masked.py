@@ -214,6 +214,16 @@ def test_gradient_of_a_masked_loss() -> None:
     r = x[valid] @ w - y[valid]
     np.testing.assert_allclose(g, 2 * x[valid].T @ r / valid.sum(), rtol=1e-12)
 
+    def robust(w, x, y):  # max, std and norm of selections, by central differences
+        d = x @ w - y
+        return (np.max(np.abs(d)[y > 0]) + np.std((d * 2)[y < 0.5])
+                + np.linalg.norm(d[y > -1]))
+
+    eps = 1e-6
+    fd = [(robust(w + eps * e, x, y) - robust(w - eps * e, x, y)) / (2 * eps)
+          for e in np.eye(3)]
+    np.testing.assert_allclose(fusejit.grad(robust)(w, x, y), fd, rtol=1e-6)
+
 
 def _mark_line(f) -> list[int]:
     lines, start = inspect.getsourcelines(f)
