@@ -27,6 +27,8 @@ from numpy.lib.array_utils import normalize_axis_index
 from . import tracer as T
 from .mask_index import expand_known_masks, traced_mask
 from .masked import select
+from .masked_index import gather as gather_positions
+from .masked_index import has_positions
 from .ops import gather_shape
 from .views import advanced_index_error, basic_index, expand_index, index_view, view_node
 
@@ -121,6 +123,8 @@ def index_plan(t: T.Tracer, index: Any) -> tuple[tuple[int, ...], tuple, tuple[i
 def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     """x[index] for any mix of integers, slices, None, Ellipsis and integer index arrays;
     boolean arrays as NumPy reads them (frontend/mask_index.py, frontend/masked.py)."""
+    if has_positions(index):  # x[np.nonzero(m)], x[np.flatnonzero(m)]
+        return gather_positions(t, index)
     index = expand_known_masks(t.shape, index)
     if traced_mask(index):
         return select(t, index)

@@ -133,8 +133,16 @@ def setitem(target: T.Tracer, index: Any, value: Any) -> None:
         raise TypeError(f"'{kind}' object does not support item assignment")
     from .gather import has_index_array
     from .mask_index import expand_known_masks, traced_mask
+    from .masked import refusal
+    from .masked_index import has_positions, own_mask
     from .views import index_view, view_node
 
+    if has_positions(index):  # x[np.nonzero(x > 0)] = v: x[x > 0] = v
+        own = own_mask(target, index)
+        if own is None:
+            raise refusal("assigning through index arrays taken from a mask that are not the "
+                          "positions of this array's own leading axes")
+        index = own
     index = expand_known_masks(target.shape, index)
     if _is_full_mask(index, target) and not hasattr(value, "fusejit_selection") and \
             T.shape_of(value) == ():

@@ -65,8 +65,11 @@ class Selection:
         return self.lead + 1 + self.post
 
     def count(self) -> T.Tracer:
-        """k, the number of selected elements (a traced intp)."""
-        return np.count_nonzero(self.mask)
+        """k, the number of selected elements: a traced Python int (weak, as NumPy's shape
+        entries are: `x32[m].sum() / x32[m].size` stays float32)."""
+        k = np.count_nonzero(self.mask)
+        k.weak = int
+        return k
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -77,7 +80,7 @@ class Selection:
     def size(self) -> T.Tracer:
         rest = int(np.prod(self.values.shape[:self.lead] + self.values.shape[
             self.values.ndim - self.post:], dtype=np.int64))
-        return self.count() * rest
+        return self.count() * rest if rest != 1 else self.count()
 
     def where(self) -> T.Tracer:
         """The mask, broadcast to the values' shape (a reduction's where=)."""

@@ -37,9 +37,10 @@ def _as_tracer(x: Any) -> T.Tracer:
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> T.Tracer:
-    if x is None and y is None:
-        raise T.UnsupportedError("np.where(cond) with one argument has a data-dependent shape; "
-                                 f"fusejit cannot compile it{T.where_msg()}")
+    if x is None and y is None:  # np.nonzero's positions (frontend/masked_index.py)
+        from .masked_index import nonzero
+
+        return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     with np.errstate(all="ignore"):
@@ -335,17 +336,6 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
     return G.take_along_axis(_as_tracer(arr), indices, axis)
 
 
-def _data_dependent(name: str) -> Callable[..., Any]:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise T.UnsupportedError(
-            f"np.{name} is not supported by fusejit{T.where_msg()}: its result's shape "
-            "depends on the data, which a compiled function cannot have. Use np.where(cond, "
-            "x, fill) or masked reductions (np.sum(x, where=cond)) instead, or call it "
-            "outside the compiled function")
-
-    return refuse
-
-
 def shape(a: Any) -> tuple[int, ...]:
     return T.shape_of(a)
 
@@ -401,8 +391,6 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 HANDLERS[np.take] = take
 HANDLERS[np.take_along_axis] = take_along_axis
-for _f in (np.nonzero, np.argwhere, np.flatnonzero):  # (extract, compress: masked_calls)
-    HANDLERS[_f] = _data_dependent(_f.__name__)
 if hasattr(np, "astype"):
     HANDLERS[np.astype] = astype
 

@@ -74,6 +74,8 @@ READS = {
     "where": (lambda v: np.where(v[v > 0] > 1, v[v > 0], 0).sum(), (V,)),
     "clip": (lambda v: np.clip(v[v > 0], 0, 1).sum(), (V,)),
     "shape_and_size": (lambda v: v[v > 0].sum() / v[v > 0].shape[0] + v[v > 0].size, (V,)),
+    "size_keeps_float32": (lambda v: v.astype(np.float32)[v > 0].sum() / v[v > 0].size, (V,)),
+    "rows_size": (lambda x: x[x[:, 0] > 0].sum() / x[x[:, 0] > 0].size, (X,)),
     "histogram": (lambda v: np.histogram(v[v > 0], bins=5, range=(0, 3))[0], (V,)),
     "extract": (lambda v: np.extract(v > 0, v).sum(), (V,)),
     "compress": (lambda x: np.compress(x[:, 1] > 0, x, axis=0).sum(0), (X,)),
@@ -90,6 +92,20 @@ READS = {
     "empty_sum_mean": (lambda v: (np.sum(v[v > 5]), np.mean(v[v > 5]), np.median(v[v > 5])),
                        (V,)),
     "strided_input": (lambda v: v[v > 0].sum(), (V[::3],)),
+    "nonzero_last_first": (lambda v: (np.nonzero(v > 0)[0].max(), np.flatnonzero(v > 0).min(),
+                                      np.nonzero(v > 0)[0].mean()), (V,)),
+    "where_one_argument": (lambda v: (v[np.where(v > 0)].sum(), v[np.where(v > 0)[0]].sum()),
+                           (V,)),
+    "flatnonzero_gather": (lambda v, y: y[np.flatnonzero(v > 0)].sum(), (V, Y)),
+    "nonzero_rows": (lambda x: x[np.nonzero(x[:, 0] > 0)[0]].sum(axis=0), (X,)),
+    "where_columns": (lambda x: x[:, np.where(x[0] > 0)[0]].sum(axis=1), (X,)),
+    "nonzero_2d": (lambda x: x[np.nonzero(x > 0)].mean(), (X,)),
+    "argwhere": (lambda x: np.argwhere(x > 0).sum(axis=0), (X,)),
+    "nonzero_method": (lambda v: v[(v > 0).nonzero()].sum() / np.nonzero(v > 0)[0].size,
+                       (V,)),
+    "nonzero_known": (lambda v: v[np.nonzero(np.arange(30) % 4 == 0)] + 1, (V,)),
+    "positions_out_of_range": (lambda v, w: w[np.flatnonzero(v > 0)].sum(), (V, Y[:10])),
+    "nonzero_0d": (lambda v: np.nonzero(v[0] > 0), (V,)),
     "zero_size": (lambda v: (v[v > 0].sum(), v[v > 0].mean()), (np.zeros(0),)),
 }
 
@@ -164,6 +180,19 @@ def _selection_is_a_copy(x):
     return y, s.sum()
 
 
+def _set_positions(x):
+    y = x.copy()
+    y[np.nonzero(y > 0)] = 0
+    y[np.where(x[:, 0] > 0)] *= 2
+    return y
+
+
+def _set_flat_positions(v):
+    y = v.copy()
+    y[np.flatnonzero(v > 0)] = -1
+    return y
+
+
 def _argument_in_place(x, m):
     x[m] = np.minimum(x[m], 0.5)
     return x.sum()
@@ -174,7 +203,7 @@ def _argument_in_place(x, m):
     (_augmented, (X,)), (_augmented_int, (X,)),
     (_set_rows, (X,)), (_set_columns, (X,)), (_set_flag, (X, np.bool_(True))),
     (_set_flag, (X, np.bool_(False))), (_set_constant_mask, (X,)),
-    (_selection_is_a_copy, (X,)),
+    (_selection_is_a_copy, (X,)), (_set_positions, (X,)), (_set_flat_positions, (V,)),
 ])
 def test_writes_through_a_mask_match_numpy(f, args) -> None:
     run_both(f, *args)
@@ -241,6 +270,7 @@ def _mark_line(f) -> list[int]:
     ("asarray", UnsupportedError, "converting to a NumPy array"),
     ("if", ConcretizationError, "truth value of x\\[mask\\]"),
     ("int_index", UnsupportedError, "boolean mask"),
+    ("positions_elsewhere", UnsupportedError, "not the positions of this array"),
 ])
 def test_what_needs_the_length_is_refused_at_the_line(form, error, message) -> None:
     def f(v):
@@ -262,7 +292,11 @@ def test_what_needs_the_length_is_refused_at_the_line(form, error, message) -> N
             return np.asarray(v[v > 0]).sum()  # MARK
         if form == "if":
             return 1.0 if v[v > 0] else 0.0  # MARK
-        return v.reshape(5, 6)[v[:5] > 0, 1]  # MARK
+        if form == "int_index":
+            return v.reshape(5, 6)[v[:5] > 0, 1]  # MARK
+        y = v.copy()
+        y[np.flatnonzero(v[:10] > 0) + 1] = 0.0  # MARK
+        return y
 
     with pytest.raises(error, match=message) as info:
         fusejit.jit(f)(V)
