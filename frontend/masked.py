@@ -321,6 +321,15 @@ def collapsed(s: Selection) -> Selection:
     return Selection(values, np.reshape(s.mask, (m,)), s.post, s.loc)
 
 
+def uncollapsed(s: Selection, values: T.Tracer, post: int) -> Selection:
+    """The selection by `s`'s own mask of `values` computed on collapsed(s) (its mask's
+    dims merged into one) with `post` axes after them."""
+    if s.mask.ndim == 1:
+        return s.with_values(values, post)
+    vs, lead = values.shape, values.ndim - post - 1
+    return s.with_values(np.reshape(values, vs[:lead] + s.mask.shape + vs[lead + 1:]), post)
+
+
 def lift(o: Any, s: Selection) -> Any:
     """Operand `o` (not a selection) broadcastable against `s`'s values as it is against
     NumPy's x[mask]: its axis facing k (if it has one) must be 1."""

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import tracer as T
-from .masked import Selection, align, collapsed, refusal
+from .masked import Selection, align, collapsed, refusal, uncollapsed
 
 
 def _axis_info(s: Selection, axis: Any, keepdims: bool) -> tuple[Any, bool, int]:
@@ -62,8 +62,8 @@ def reducer(func: Callable[..., Any], nan_fill: bool = False, identity: str = ""
         s = collapsed(a)
         axes, over_k, post = _axis_info(s, kw.pop("axis", None), bool(kw.get("keepdims")))
         values = s.values
-        if not over_k:  # each selected row reduced on its own: still a selection
-            return s.with_values(func(values, axis=axes, **kw), post)
+        if not over_k:  # each selected row reduced on its own: still a selection (by the
+            return uncollapsed(a, func(values, axis=axes, **kw), post)  # mask `a` has)
         mask = s.where()
         if identity and "initial" not in kw:  # NumPy's ValueError when nothing is selected
             mask = np.logical_and(mask, _nonempty(s, identity, axes))
@@ -226,7 +226,7 @@ def cumulative(func: Callable[..., Any], fill: int) -> Callable[..., Any]:
                            "(or out=)")
         s = collapsed(a)
         filled = np.where(s.where(), s.values, np.asarray(fill, s.dtype))
-        return s.with_values(func(filled, axis=0, dtype=dtype))
+        return uncollapsed(a, func(filled, axis=0, dtype=dtype), 0)
 
     return run
 

@@ -68,7 +68,7 @@ REFUSED = {
                  "Python int"),
     "branch": (lambda a: np.vectorize(lambda v: v if v > 0 else -v)(a), (X,),
                ConcretizationError, "np.where"),
-    "math module": (lambda a: np.vectorize(math.sqrt)(a), (X,), ConcretizationError, "float()"),
+    "math module": (lambda a: np.vectorize(math.sqrt)(a), (X,), UnsupportedError, "np.sqrt"),
 }
 
 
