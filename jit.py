@@ -289,8 +289,8 @@ class JitFunction(CallPaths):
 
     def _finish(self, compiled: Compiled, outs: list[Any]) -> Any:
         g = compiled.optimised
-        outs = [o[()] if s and isinstance(o, np.ndarray) else o
-                for o, s in zip(outs, g.out_scalar[:g.n_results])]
+        outs = [(o.item() if s == "python" else o[()]) if s and isinstance(o, np.ndarray)
+                else o for o, s in zip(outs, g.out_scalar[:g.n_results])]
         return unflatten(g.out_tree, outs)
 
     def _normalise(self, args: tuple) -> tuple:

@@ -127,8 +127,9 @@ class Graph:
     name: str = "fn"
     # How to rebuild the user's return value from the flat outputs (see frontend.pytree).
     out_tree: Any = None
-    # Per flat output: True when the user gets a NumPy scalar rather than a 0-d array.
-    out_scalar: list[bool] = field(default_factory=list)
+    # Per flat output: True when the user gets a NumPy scalar rather than a 0-d array,
+    # "python" a Python int/float/complex (its .item()).
+    out_scalar: list[bool | str] = field(default_factory=list)
     # Every node the trace created, dead ones included (None once DCE has run).
     body: list[Node] | None = None
     # Per flat output: the first output position that is the very same object in the user's

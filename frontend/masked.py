@@ -113,7 +113,8 @@ class Selection:
     def __len__(self) -> int:
         raise ConcretizationError(
             f"len() of x[mask] needs a concrete value, but the number of selected elements "
-            f"depends on the data{T.where_msg()}: use np.count_nonzero(mask), a traced count")
+            f"depends on the data{T.where_msg()}: use x[mask].size (np.unique(x).size, "
+            "np.count_nonzero(mask)), a traced count")
 
     def __bool__(self) -> bool:
         raise ConcretizationError(

@@ -368,8 +368,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
 
 # Why fusejit refuses these functions (frontend.tracer shows the reason in its error).
 REFUSED: dict[Callable[..., Any], str] = {
-    np.unique: "the size of its result depends on the values (a data-dependent shape); "
-               "compute it outside the compiled function",
     **dict.fromkeys((np.histogram2d, np.histogramdd),
                     "fusejit bins by one key only (np.histogram, np.bincount); "
                     "compute it outside the compiled function"),

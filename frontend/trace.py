@@ -146,7 +146,10 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
                     # scalar, `a[()]`, or a scalar as a 0-d array, `s[...]`): a new value.
                     node = make_node("copy", [node], node.shape, node.dtype)
                 outputs.append(node)
-                scalars.append(leaf.scalar or leaf.weak is not None)
+                # a computed Python scalar (a selection's count: weak) is returned as the
+                # Python int/float NumPy's would be
+                scalars.append("python" if python_scalars and leaf.weak is not None
+                               else leaf.scalar or leaf.weak is not None)
             else:
                 outputs.append(const_node(leaf))
                 scalars.append(isinstance(leaf, np.generic))

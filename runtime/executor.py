@@ -117,7 +117,7 @@ class Executable:
 
 
 def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
-              out_scalar: list[bool], prelude: Prelude | None = None,
+              out_scalar: list[bool | str], prelude: Prelude | None = None,
               retry: Callable[..., Any] | None = None) -> Callable[..., Any] | None:
     """A Python function specialised to one signature: the prelude's Python scalar arithmetic
     (`positions` index the arguments, then its values), allocate, one native call, rebuild.
@@ -182,7 +182,8 @@ def make_stub(exe: Executable, nargs: int, positions: list[int], out_tree: Any,
     leaves = []
     for (kind, v), scalar in zip(exe.results, out_scalar, strict=True):
         if kind == "out":
-            leaves.append(f"o{v}[()]" if scalar else f"o{v}")
+            leaves.append(f"o{v}.item()" if scalar == "python" else
+                          f"o{v}[()]" if scalar else f"o{v}")
         else:
             leaves.append(f"a{positions[v]}")
     lines.append(f"    return {_tree_expr(out_tree, iter(leaves), env)}")

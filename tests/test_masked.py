@@ -24,6 +24,8 @@ V = RNG.standard_normal(30)
 Y = RNG.standard_normal(30)
 X = RNG.standard_normal((6, 5))
 W = RNG.standard_normal(5)
+INTS = RNG.integers(0, 7, (5, 4))
+NANS = np.where(RNG.random(20) < 0.15, np.nan, RNG.integers(0, 5, 20).astype(float))
 
 
 def _quiet(f):
@@ -109,6 +111,17 @@ READS = {
     "nonzero_known": (lambda v: v[np.nonzero(np.arange(30) % 4 == 0)] + 1, (V,)),
     "positions_out_of_range": (lambda v, w: w[np.flatnonzero(v > 0)].sum(), (V, Y[:10])),
     "nonzero_0d": (lambda v: np.nonzero(v[0] > 0), (V,)),
+    "unique_count_sum": (lambda x: (np.unique(x).size, np.unique(x).sum()), (INTS,)),
+    "unique_nan": (lambda x: (np.unique(x).size, np.unique(x, equal_nan=False).size,
+                              np.nanmax(np.unique(x))), (NANS,)),
+    "unique_inverse": (lambda x: np.unique(x, return_inverse=True)[1], (INTS,)),
+    "unique_mode": (lambda x: (lambda u, c: np.max(np.where(c == c.max(), u, -1)))(
+        *np.unique(x, return_counts=True)), (INTS,)),
+    "unique_index": (lambda x: np.unique(x, return_index=True)[1].max(), (NANS,)),
+    "unique_array_api": (lambda x: (np.unique_values(x).max(),
+                                    np.unique_inverse(x).inverse_indices,
+                                    np.unique_counts(x).counts.min()), (INTS,)),
+    "unique_empty": (lambda x: np.unique(x[:0], return_counts=True), (NANS,)),
     "zero_size": (lambda v: (v[v > 0].sum(), v[v > 0].mean()), (np.zeros(0),)),
 }
 
