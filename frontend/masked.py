@@ -125,6 +125,10 @@ class Selection:
         raise refusal("iterating over the elements")
 
     def __getitem__(self, index: Any) -> Any:
+        """s[cond] by a boolean selection by the same mask (1-d): the selection by both."""
+        if (isinstance(index, Selection) and index.dtype == np.bool_ and self.ndim == 1
+                and index.ndim == 1 and self.same_mask(index)):
+            return Selection(self.values, np.logical_and(self.mask, index.values), 0, self.loc)
         raise refusal("indexing the selection (x[mask][i])")
 
     def __setitem__(self, index: Any, value: Any) -> None:

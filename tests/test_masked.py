@@ -115,8 +115,11 @@ READS = {
     "unique_nan": (lambda x: (np.unique(x).size, np.unique(x, equal_nan=False).size,
                               np.nanmax(np.unique(x))), (NANS,)),
     "unique_inverse": (lambda x: np.unique(x, return_inverse=True)[1], (INTS,)),
-    "unique_mode": (lambda x: (lambda u, c: np.max(np.where(c == c.max(), u, -1)))(
+    "unique_mode": (lambda x: (lambda u, c: (np.max(np.where(c == c.max(), u, -1)),
+                                             u[c == c.max()].min()))(
         *np.unique(x, return_counts=True)), (INTS,)),
+    "selection_of_selection": (lambda v: (v[v > 0][v[v > 0] < 1].sum(),
+                                          np.mean(v[v > 0][v[v > 0] > 0.5] ** 2)), (V,)),
     "unique_index": (lambda x: np.unique(x, return_index=True)[1].max(), (NANS,)),
     "unique_array_api": (lambda x: (np.unique_values(x).max(),
                                     np.unique_inverse(x).inverse_indices,
