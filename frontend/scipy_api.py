@@ -111,7 +111,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
                                          "medfilt", "convolve2d", "correlate2d"),
            "scipy.signal._peak_finding": ("argrelextrema", "argrelmax", "argrelmin"),
            "scipy.stats._stats_py": ("rankdata", "linregress", "spearmanr", "iqr", "hmean",
-                                     "pmean", "median_abs_deviation"),
+                                     "pmean", "median_abs_deviation", "mode"),
            "scipy.linalg._basic": ("inv", "solve", "det", "solve_triangular", "lstsq", "pinv"),
            "scipy.linalg._decomp_qr": ("qr",),
            "scipy.linalg._decomp": ("eigh", "eigvalsh"),

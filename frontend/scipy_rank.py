@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from ..errors import UnsupportedError
 from . import tracer as T
@@ -87,3 +88,54 @@ def rankdata(a: Any, method: str = "average", *, axis: Any = None,
         where = np.any(nan, axis=-1, keepdims=True) if nan_policy == "propagate" else nan
         ranks = np.where(where, np.nan, ranks)
     return np.moveaxis(ranks, -1, axis)
+
+
+def mode(a: Any, axis: Any = 0, nan_policy: str = "propagate", keepdims: bool = False) -> Any:
+    """scipy.stats.mode of a traced array: the most frequent value along `axis` (the
+    smallest of those that tie) and its count. Sorted along the axis, equal values are runs
+    (NaNs equal to each other, sorted last, as SciPy counts them); each element's place in
+    its run (its index less its run's first index: a running maximum) plus one counts the
+    run up to it, the largest such count is the mode's, and the first element that reaches
+    it is the mode. nan_policy 'raise', and 'omit' of float data (SciPy's count dtype then
+    depends on the data), are refused."""
+    import scipy.stats
+
+    t = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    if nan_policy == "raise" or nan_policy == "omit" and t.dtype.kind == "f":
+        raise UnsupportedError(
+            f"scipy.stats.mode(nan_policy={nan_policy!r}) of a traced float array is not "
+            f"supported by fusejit{T.where_msg()}: " + (
+                "whether it raises depends on the data" if nan_policy == "raise" else
+                "SciPy's counts are floats where a slice holds a NaN, integers elsewhere "
+                "(a dtype that depends on the data)"))
+    stand_in = np.zeros(t.shape, t.dtype)
+    want = quietly(scipy.stats.mode, stand_in, axis, nan_policy, keepdims)  # (SciPy's errors)
+    result_type = type(want)
+    if axis is None:
+        t, axis = np.ravel(t), 0
+    axis = normalize_axis_index(axis, t.ndim) if t.ndim else 0
+    n = t.shape[axis] if t.ndim else 1
+    if n == 0 or t.dtype.kind == "c":
+        if n == 0:  # SciPy's NaN and zero count, whatever the data
+            return result_type(*(T.Tracer(T.const_node(np.asarray(w))) if np.ndim(w)
+                                 else w for w in want))
+        raise UnsupportedError(f"scipy.stats.mode of complex values is not supported by "
+                               f"fusejit{T.where_msg()}")
+    s = np.sort(np.moveaxis(t, axis, -1), axis=-1)
+    same = np.equal(s[..., 1:], s[..., :-1])
+    if s.dtype.kind == "f":
+        same = np.logical_or(same, np.logical_and(np.isnan(s[..., 1:]), np.isnan(s[..., :-1])))
+    first = np.concatenate([np.ones(s.shape[:-1] + (1,), np.bool_), np.logical_not(same)],
+                           axis=-1)
+    idx = np.arange(n)
+    starts = np.maximum.accumulate(np.where(first, idx, 0), axis=-1)
+    counts = idx - starts + 1
+    best = np.max(counts, axis=-1, keepdims=True)
+    at = np.argmax(np.equal(counts, best), axis=-1)[..., None]
+    value = np.take_along_axis(s, at, axis=-1)
+    value, best = value[..., 0], best[..., 0].astype(np.asarray(want[1]).dtype)
+    if keepdims:
+        value, best = np.expand_dims(value, axis), np.expand_dims(best, axis)
+    if value.ndim == 0:
+        value.scalar = best.scalar = True
+    return result_type(value, best)

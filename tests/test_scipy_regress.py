@@ -170,3 +170,33 @@ def test_power_means(name: str) -> None:
                                else 1e-13)
     with pytest.raises(NotImplementedError):
         fusejit.jit(lambda a: st.pmean(a, np.inf))(x)
+
+
+MODE_DATA = {
+    "floats with NaNs": np.array([3., 1, 3, 2, 2, np.nan, np.nan, np.nan]),
+    "ints, a tie": np.array([3, 1, 3, 2, 2]),
+    "columns": _rng.integers(0, 4, (6, 3)),
+    "a NaN in a column": np.array([[3., 1], [3, np.nan], [2, 1]]),
+    "all NaN": np.full(4, np.nan),
+    "empty": np.zeros((0, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(MODE_DATA))
+@pytest.mark.parametrize("kw", [{}, {"axis": None}, {"keepdims": True}, {"axis": -1}])
+def test_mode(name: str, kw: dict) -> None:
+    """scipy.stats.mode (frontend/scipy_rank.py): the smallest most frequent value and its
+    count, NaNs counted as one value as SciPy's 'propagate' does, SciPy's result type."""
+    a = MODE_DATA[name]
+    f = lambda a: st.mode(a, **kw)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = f(a)
+        got = fusejit.jit(f)(a)
+    assert type(got) is type(want)
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+    if a.dtype.kind == "f":
+        with pytest.raises(UnsupportedError, match="nan_policy='omit'"):
+            fusejit.jit(lambda a: st.mode(a, nan_policy="omit"))(a)
