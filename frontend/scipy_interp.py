@@ -11,7 +11,8 @@ c[k - 1 - j] * s**j with s the distance from the interval's left breakpoint and 
 built by repeated products, SciPy's order of operations (so its bits). A derivative (nu > 0)
 evaluates SciPy's own derivative polynomial (to rounding). The coefficients must be values:
 a spline built from traced data (CubicSpline(x, traced y)) is not compiled. Also interp1d's
-`_evaluate` of traced points (interp1d_evaluate).
+`_evaluate` of traced points (interp1d_evaluate), and interp1d built from traced x or y (its
+kinds that need no spline: SciPy's own constructor and evaluation on traced arrays).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import tracer as T
 from .numpy_lib import guarded
+from .numpy_patch import ORIGINALS, WRAPPERS
 
 
 def _table(a: np.ndarray) -> T.Tracer:
@@ -145,3 +147,7 @@ def patch(module: Any) -> None:
     interp1d = getattr(module, "interp1d", None)
     if interp1d is not None:
         _dispatching(interp1d, "_evaluate", "interp1d_evaluate", lambda f: True)
+    # interp1d(x, y) copies its data with `from numpy import array`: NumPy's array, which
+    # takes a traced x or y as np.array does while tracing (frontend/numpy_patch.py)
+    if getattr(module, "array", None) is ORIGINALS["array"]:
+        module.array = WRAPPERS["array"]

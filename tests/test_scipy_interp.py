@@ -96,3 +96,23 @@ def test_interp1d_errors() -> None:
     cubic = si.interp1d(XS, Y, kind="cubic")
     with pytest.raises(UnsupportedError, match="BSpline"):
         fusejit.jit(lambda t: cubic(t))(XN)
+
+
+_RNG = np.random.default_rng(5)
+_XS = np.sort(_RNG.random(20)) * 10
+_V = _RNG.standard_normal(20)
+
+
+@pytest.mark.parametrize("kind", ["linear", "nearest", "nearest-up", "previous", "next"])
+def test_interp1d_built_from_traced_data(kind: str) -> None:
+    """interp1d(x, traced y) and interp1d(traced x, traced y): SciPy's own constructor and
+    evaluation on traced arrays (its `array` copy takes them), at constant or traced points,
+    unsorted x, 2-d values along an axis, fill values and extrapolation."""
+    from conftest import run_both
+
+    q = np.linspace(-1, 11, 17)
+    run_both(lambda y: si.interp1d(_XS, y, kind=kind)(np.linspace(_XS[0], _XS[-1], 9)), _V)
+    run_both(lambda x, y, q: si.interp1d(x, y, kind=kind, bounds_error=False,
+                                         fill_value=(-1.0, 2.0))(q), _XS, _V, q)
+    run_both(lambda x, y, q: si.interp1d(x, np.stack([y, 2 * y]), kind=kind, axis=1,
+                                         fill_value="extrapolate")(q), _XS[::-1].copy(), _V, q)
