@@ -18,6 +18,7 @@ from . import tracer as T
 from .masked import Selection, align, lift, refusal, select, wrap
 from .masked_reduce import (
     average,
+    bincount,
     count_nonzero,
     cumulative,
     dot,
@@ -39,6 +40,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         kwargs = dict(kwargs)
         kwargs.setdefault("axis", 0)
         return apply_function(func, inputs, kwargs)
+    if method == "at":
+        return _at(ufunc, *inputs, **kwargs)
     if method != "__call__":
         raise refusal(f"{ufunc.__name__}.{method}")
     if ufunc is np.matmul and not kwargs:
@@ -51,6 +54,42 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
 
 _UFUNC_REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max,
                  np.minimum: np.min, np.logical_and: np.all, np.logical_or: np.any}
+# ufunc.at by selected indices: an unselected index reads as 0 and applies the identity
+_AT_IDENTITY = {np.add: 0, np.subtract: 0, np.multiply: 1, np.true_divide: 1,
+                np.maximum: "low", np.minimum: "high", np.logical_or: False,
+                np.logical_and: True, np.bitwise_or: 0}
+
+
+def _identity(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    ident = _AT_IDENTITY[ufunc]
+    if not isinstance(ident, str):
+        return ident
+    if dtype.kind in "iub":
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        return (False if info is None else info.min) if ident == "low" else (
+            True if info is None else info.max)
+    return -np.inf if ident == "low" else np.inf
+
+
+def _at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = None) -> None:
+    """ufunc.at(a, x[mask], b) (indices selected by a mask, 1-d): ufunc.at at every index
+    with the unselected ones sent to 0 with the ufunc's identity (nothing changes there)."""
+    if (ufunc not in _AT_IDENTITY or not isinstance(indices, Selection) or indices.ndim != 1
+            or isinstance(a, Selection) or b is None):
+        raise refusal(f"{ufunc.__name__}.at with these arguments (supported: add, subtract, "
+                      "multiply, divide, maximum, minimum, logical_or/and, bitwise_or, a 1-d "
+                      "selection of indices, a value or a selection by the same mask)")
+    mask = indices.where()
+    index = np.where(mask, indices.values, 0)
+    if isinstance(b, Selection):
+        if not indices.same_mask(b):
+            raise refusal(f"{ufunc.__name__}.at with values selected by another mask")
+        value = b.values
+    else:
+        value = lift(b, indices)
+    target = a.dtype if isinstance(a, T.Tracer) else np.asarray(a).dtype
+    value = np.where(mask, value, _identity(ufunc, target))  # (a Python scalar: weak)
+    ufunc.at(a, index, value)
 
 
 def inplace(s: Selection, ufunc: np.ufunc, other: Any) -> None:
@@ -157,7 +196,8 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.ptp: ptp, np.count_nonzero: count_nonzero, np.average: average,
     np.dot: dot, np.inner: dot, np.matmul: dot, np.vdot: vdot, np.linalg.norm: norm,
     np.cumsum: cumulative(np.cumsum, 0), np.cumprod: cumulative(np.cumprod, 1),
-    np.histogram: histogram, np.shape: _shape, np.ndim: lambda a: a.ndim,
+    np.histogram: histogram, np.bincount: bincount, np.shape: _shape,
+    np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
 }
 for _name in ("argmax", "argmin", "sort", "argsort", "unique", "concatenate", "stack",

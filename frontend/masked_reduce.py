@@ -243,3 +243,19 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
         return np.histogram(s.values, bins, range, density, w)
     hist, edges = np.histogram(s.values, bins, range, density, s.where().astype(np.float64))
     return (hist if density else hist.astype(np.intp)), edges
+
+
+def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
+    """np.bincount of the selected values (weights: a selection by the same mask): of every
+    value with the unselected ones sent to bin 0 with weight 0; the counts in NumPy's
+    int64 (float64 sums of ones, exact)."""
+    if not isinstance(x, Selection) or x.ndim != 1 or (
+            weights is not None and not (isinstance(weights, Selection)
+                                         and x.same_mask(weights))):
+        raise refusal("np.bincount with weights that are not a selection by the same mask")
+    mask = x.where()
+    index = np.where(mask, x.values, 0)
+    if weights is None:
+        return np.bincount(index, weights=mask.astype(np.float64),
+                           minlength=minlength).astype(np.intp)
+    return np.bincount(index, weights=np.where(mask, weights.values, 0), minlength=minlength)

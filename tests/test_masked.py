@@ -125,6 +125,10 @@ READS = {
                                     np.unique_inverse(x).inverse_indices,
                                     np.unique_counts(x).counts.min()), (INTS,)),
     "unique_empty": (lambda x: np.unique(x[:0], return_counts=True), (NANS,)),
+    "bincount_selected": (lambda x, v: (np.bincount(x.ravel()[v[:20] > 0], minlength=7),
+                                        np.bincount(x.ravel()[v[:20] > 0],
+                                                    weights=v[:20][v[:20] > 0], minlength=7)),
+                          (INTS, V)),
     "zero_size": (lambda v: (v[v > 0].sum(), v[v > 0].mean()), (np.zeros(0),)),
 }
 
@@ -212,6 +216,16 @@ def _set_flat_positions(v):
     return y
 
 
+def _at_selected(labels, v):
+    h = np.zeros(7)
+    np.add.at(h, labels[v > 0], 1)
+    top = np.full(7, -np.inf)
+    np.maximum.at(top, labels[v > 0], v[v > 0])
+    c = np.zeros(7, dtype=np.int64)
+    np.add.at(c, labels[v < 0], 2)
+    return h, top, c
+
+
 def _argument_in_place(x, m):
     x[m] = np.minimum(x[m], 0.5)
     return x.sum()
@@ -223,6 +237,7 @@ def _argument_in_place(x, m):
     (_set_rows, (X,)), (_set_columns, (X,)), (_set_flag, (X, np.bool_(True))),
     (_set_flag, (X, np.bool_(False))), (_set_constant_mask, (X,)),
     (_selection_is_a_copy, (X,)), (_set_positions, (X,)), (_set_flat_positions, (V,)),
+    (_at_selected, (INTS.ravel()[:20], V[:20])),
 ])
 def test_writes_through_a_mask_match_numpy(f, args) -> None:
     run_both(f, *args)
