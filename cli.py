@@ -64,6 +64,10 @@ def _adagrad(w, g, cache, lr=0.01, eps=1e-8):
     w -= lr * g / (np.sqrt(cache) + eps)
 
 
+def _masked_mse(p, y, valid):
+    return ((p - y)[valid] ** 2).mean()
+
+
 MUTATES = frozenset({"adagrad"})  # updates its arguments: each run gets fresh copies
 
 
@@ -91,6 +95,7 @@ def _examples(scale: int) -> list[tuple[str, Callable[..., Any], list[np.ndarray
         ("embedding", _embedding, [u(8 * side, 256), rng.integers(0, 8 * side, (side // 64, 512)),
                                    u(512, 256)]),
         ("adagrad", _adagrad, [u(4 * n), u(4 * n), u(4 * n, lo=0, hi=1)]),
+        ("masked_mse", _masked_mse, [u(4 * n), u(4 * n), rng.random(4 * n) < 0.7]),
     ]
 
 

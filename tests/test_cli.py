@@ -14,7 +14,8 @@ def test_demo_runs_and_reports_fusion(tmp_path) -> None:
                           capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for name in ("gelu", "lstm_cell", "sinmul_bcast", "black_scholes", "softmax", "layernorm"):
+    for name in ("gelu", "lstm_cell", "sinmul_bcast", "black_scholes", "softmax", "layernorm",
+                 "masked_mse"):
         line = next(ln for ln in out.splitlines() if ln.startswith(name))
         assert "-> 1 kernel(s)" in line, line
         rel_err = float(line.split()[5])
