@@ -125,11 +125,38 @@ class Selection:
         raise refusal("iterating over the elements")
 
     def __getitem__(self, index: Any) -> Any:
-        """s[cond] by a boolean selection by the same mask (1-d): the selection by both."""
+        """s[cond] by a boolean selection by the same mask (1-d): the selection by both;
+        s[:, 0], s[..., :2] (integers and slices on the other axes, the selection's own
+        axis whole): the selection of those parts of each element."""
         if (isinstance(index, Selection) and index.dtype == np.bool_ and self.ndim == 1
                 and index.ndim == 1 and self.same_mask(index)):
             return Selection(self.values, np.logical_and(self.mask, index.values), 0, self.loc)
-        raise refusal("indexing the selection (x[mask][i])")
+        parts = self._other_axes(index)
+        if parts is None:
+            raise refusal("indexing the selection (x[mask][i]) along its own axis")
+        pre, post = parts
+        values = self.values[pre + (slice(None),) * self.mask.ndim + post]
+        kept = sum(1 for e in post if isinstance(e, slice))
+        return Selection(T.Tracer(values.node), self.mask, kept, self.loc)
+
+    def _other_axes(self, index: Any) -> tuple[tuple, tuple] | None:
+        """The entries of `index` for the axes before and after the selection's own (that
+        one whole), or None when it indexes the selection's axis or is not basic."""
+        entries = index if isinstance(index, tuple) else (index,)
+        if sum(1 for e in entries if e is Ellipsis) > 1 or not all(
+                e is Ellipsis or isinstance(e, (slice, int, np.integer)) for e in entries):
+            return None
+        if Ellipsis in entries:
+            k = entries.index(Ellipsis)
+            fill = (slice(None),) * (self.ndim - len(entries) + 1)
+            entries = entries[:k] + fill + entries[k + 1:]
+        if len(entries) > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
+                             f"but {len(entries)} were indexed")
+        entries = entries + (slice(None),) * (self.ndim - len(entries))
+        if entries[self.lead] != slice(None):
+            return None
+        return entries[:self.lead], entries[self.lead + 1:]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise refusal("assigning into the selection (s = x[mask]; s[i] = v)")
@@ -144,6 +171,12 @@ class Selection:
 
     def copy(self, order: str = "K") -> Selection:
         return self
+
+    def reshape(self, *shape: Any, order: str = "C") -> Selection:
+        """x[m].reshape(-1): its ravel(); other shapes need the length (refused)."""
+        if shape in ((-1,), ((-1,),)):
+            return self.ravel()
+        raise refusal("reshaping")
 
     def ravel(self, order: str = "C") -> Selection:
         """The selection of a 1-d array: x[m].ravel() holds each selected row's elements,
@@ -223,9 +256,6 @@ class Selection:
 
     def sort(self, *a: Any, **k: Any) -> Any:
         raise refusal("sorting")
-
-    def reshape(self, *a: Any, **k: Any) -> Any:
-        raise refusal("reshaping")
 
     def tolist(self) -> Any:
         raise refusal("tolist()")

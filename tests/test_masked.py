@@ -118,6 +118,9 @@ READS = {
     "unique_mode": (lambda x: (lambda u, c: (np.max(np.where(c == c.max(), u, -1)),
                                              u[c == c.max()].min()))(
         *np.unique(x, return_counts=True)), (INTS,)),
+    "rows_then_columns": (lambda x: (x[x[:, 0] > 0][:, 1].sum(), x[x[:, 0] > 0][..., 2:].max(),
+                                     x[:, x[0] > 0][1:3].sum(axis=0).mean(),
+                                     x[x > 0].reshape(-1).sum()), (X,)),
     "selection_of_selection": (lambda v: (v[v > 0][v[v > 0] < 1].sum(),
                                           np.mean(v[v > 0][v[v > 0] > 0.5] ** 2)), (V,)),
     "unique_index": (lambda x: np.unique(x, return_index=True)[1].max(), (NANS,)),
