@@ -57,6 +57,11 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
                                f"supported by fusejit{where_msg()}")
     op = O.lookup_ufunc(ufunc)
     if op is None:
+        from .special_composite import composite
+
+        made = composite(ufunc)  # scipy.special's that are other functions (nbdtr, ellipk)
+        if made is not None:
+            return made(*args)
         raise UnsupportedError(f"ufunc {ufunc.__name__} is not supported by fusejit"
                                f"{where_msg()}")
     if len(args) != ufunc.nin:
