@@ -28,9 +28,10 @@ from .ir import Node, freeze
 from .mask_index import mask_axes
 
 
-def refusal(what: str) -> UnsupportedError:
+def refusal(what: str, of: str = "x[mask]") -> UnsupportedError:
+    """The error for `what` done with selection `of` (its `label`)."""
     return UnsupportedError(
-        f"{what} of x[mask] is not supported by fusejit{T.where_msg()}: the selection's length "
+        f"{what} of {of} is not supported by fusejit{T.where_msg()}: the selection's length "
         "depends on the data (a compiled function's shapes cannot). Reduce it (x[mask].sum(), "
         "np.mean(x[mask]), np.max(x[mask])), compute on it element-wise and write it back "
         "(y[mask] = np.sqrt(x[mask])), or keep the whole array: np.where(mask, x, fill), "
@@ -45,11 +46,14 @@ class Selection:
     fusejit_selection = True  # (Tracer's protocols leave calls with a selection to it)
 
     def __init__(self, values: T.Tracer, mask: T.Tracer, post: int,
-                 loc: str | None = None) -> None:
+                 loc: str | None = None, label: str = "x[mask]") -> None:
         self.values = values
-        self.mask = mask
+        # the mask's value now: writing into the mask array later (`m &= c`, `m[:] = False`)
+        # does not change a selection made with it, as NumPy's copy does not change
+        self.mask = T.Tracer(mask.node)
         self.post = post
         self.loc = loc or T.user_location()  # where x[mask] was made (for errors)
+        self.label = label  # what the user wrote that made it (for errors)
 
     # --- what it is, as NumPy's array ---------------------------------------------------
     @property
@@ -94,7 +98,8 @@ class Selection:
         return other.post == self.post and same_value(other.mask.node, self.mask.node)
 
     def with_values(self, values: T.Tracer, post: int | None = None) -> Selection:
-        return Selection(values, self.mask, self.post if post is None else post, self.loc)
+        return Selection(values, self.mask, self.post if post is None else post, self.loc,
+                         self.label)
 
     # --- NumPy's protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -108,21 +113,21 @@ class Selection:
         return apply_function(func, args, kwargs)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise refusal("converting to a NumPy array (np.asarray, or a NumPy function)")
+        raise refusal("converting to a NumPy array (np.asarray, or a NumPy function)", self.label)
 
     def __len__(self) -> int:
         raise ConcretizationError(
-            f"len() of x[mask] needs a concrete value, but the number of selected elements "
+            f"len() of {self.label} needs a concrete value, but the number of selected elements "
             f"depends on the data{T.where_msg()}: use x[mask].size (np.unique(x).size, "
             "np.count_nonzero(mask)), a traced count")
 
     def __bool__(self) -> bool:
         raise ConcretizationError(
-            f"the truth value of x[mask] depends on the data{T.where_msg()}: use np.any or "
+            f"the truth value of {self.label} depends on the data{T.where_msg()}: use np.any or "
             "np.all")
 
     def __iter__(self) -> Any:
-        raise refusal("iterating over the elements")
+        raise refusal("iterating over the elements", self.label)
 
     def __getitem__(self, index: Any) -> Any:
         """s[cond] by a boolean selection by the same mask (1-d): the selection by both;
@@ -130,14 +135,15 @@ class Selection:
         axis whole): the selection of those parts of each element."""
         if (isinstance(index, Selection) and index.dtype == np.bool_ and self.ndim == 1
                 and index.ndim == 1 and self.same_mask(index)):
-            return Selection(self.values, np.logical_and(self.mask, index.values), 0, self.loc)
+            return Selection(self.values, np.logical_and(self.mask, index.values), 0, self.loc,
+                             self.label)
         parts = self._other_axes(index)
         if parts is None:
-            raise refusal("indexing the selection (x[mask][i]) along its own axis")
+            raise refusal("indexing the selection (x[mask][i]) along its own axis", self.label)
         pre, post = parts
         values = self.values[pre + (slice(None),) * self.mask.ndim + post]
         kept = sum(1 for e in post if isinstance(e, slice))
-        return Selection(T.Tracer(values.node), self.mask, kept, self.loc)
+        return Selection(T.Tracer(values.node), self.mask, kept, self.loc, self.label)
 
     def _other_axes(self, index: Any) -> tuple[tuple, tuple] | None:
         """The entries of `index` for the axes before and after the selection's own (that
@@ -159,7 +165,7 @@ class Selection:
         return entries[:self.lead], entries[self.lead + 1:]
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise refusal("assigning into the selection (s = x[mask]; s[i] = v)")
+        raise refusal("assigning into the selection (s = x[mask]; s[i] = v)", self.label)
 
     def __repr__(self) -> str:
         return f"Selection({self.values.node.type} where {self.mask.node.type})"
@@ -175,22 +181,26 @@ class Selection:
     def reshape(self, *shape: Any, order: str = "C") -> Selection:
         """x[m].reshape(-1): its ravel(); other shapes need the length (refused)."""
         if shape in ((-1,), ((-1,),)):
-            return self.ravel()
-        raise refusal("reshaping")
+            return self.ravel(order)
+        raise refusal("reshaping", self.label)
 
     def ravel(self, order: str = "C") -> Selection:
         """The selection of a 1-d array: x[m].ravel() holds each selected row's elements,
-        row by row, as x's elements where the mask broadcast to x's shape is true."""
+        row by row, as x's elements where the mask broadcast to x's shape is true (order
+        'F': of the values and that mask with their axes reversed, column by column)."""
         if self.lead:
-            raise refusal("ravel() of a selection along a later axis")
-        return Selection(self.values, self.where(), 0, self.loc)
+            raise refusal("ravel() of a selection along a later axis", self.label)
+        if order == "F" and self.ndim > 1:
+            return Selection(np.transpose(self.values), np.transpose(self.where()), 0,
+                             self.loc, self.label)
+        return Selection(self.values, self.where(), 0, self.loc, self.label)
 
     flatten = ravel
 
     @property
     def T(self) -> Selection:  # noqa: N802 - NumPy's name
         if self.ndim > 1:
-            raise refusal("transposing")
+            raise refusal("transposing", self.label)
         return self
 
     @property
@@ -255,13 +265,19 @@ class Selection:
         return self._reduce(np.cumsum, *a, **k)
 
     def sort(self, *a: Any, **k: Any) -> Any:
-        raise refusal("sorting")
+        raise refusal("sorting", self.label)
 
     def tolist(self) -> Any:
-        raise refusal("tolist()")
+        raise refusal("tolist()", self.label)
 
     def item(self, *a: Any) -> Any:
-        raise refusal("item()")
+        raise refusal("item()", self.label)
+
+    def __getattr__(self, name: str) -> Any:
+        # an ndarray attribute a selection does not have: the refusal, with the user's line
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise refusal(f"ndarray.{name}", self.label)
+        raise AttributeError(f"'Selection' object has no attribute {name!r}")
 
     # --- operators (NumPy's ufuncs, through __array_ufunc__) --------------------------------
     def _inplace(self, ufunc: np.ufunc, other: Any) -> Selection:
@@ -321,9 +337,10 @@ def _simple_index(entries: tuple) -> bool:
                                    for e in entries)
 
 
-def select(t: T.Tracer, index: Any) -> Selection:
+def select(t: T.Tracer, index: Any, sanitize: bool = True) -> Selection:
     """t[index] for an index holding a traced boolean array (slices and an Ellipsis beside
-    it): the Selection; UnsupportedError for other mixes (integers, index arrays)."""
+    it): the Selection; UnsupportedError for other mixes (integers, index arrays).
+    `sanitize=False`: the unselected values stay t's (the region a write replaces)."""
     from .views import advanced_index_error, basic_index
 
     entries = index if isinstance(index, tuple) else (index,)
@@ -339,7 +356,15 @@ def select(t: T.Tracer, index: Any) -> Selection:
     else:
         values = basic_index(t, entries[:k] + (slice(None),) * mask.ndim + entries[k + 1:])
     snapshot = T.Tracer(values.node)  # (a copy in NumPy: later writes into t do not reach it)
-    return Selection(snapshot, mask, snapshot.ndim - lead - mask.ndim)
+    sel = Selection(snapshot, mask, snapshot.ndim - lead - mask.ndim)
+    if not sanitize:
+        return sel
+    # The unselected elements are never read; made a harmless value (0.5, 1, True) they keep
+    # what they held (a NaN target left out, an inf) out of gradients: d/dp of
+    # ((p - y)[valid] ** 2).mean() is 0 where y is NaN and not valid, not 0 * NaN
+    fill = {"f": 0.5, "c": 0.5, "b": True}.get(snapshot.dtype.kind, 1)
+    sel.values = np.where(sel.where(), snapshot, np.asarray(fill, snapshot.dtype))
+    return sel
 
 
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -353,7 +378,7 @@ def collapsed(s: Selection) -> Selection:
     vs, lead = s.values.shape, s.lead
     m = s.mask.size
     values = np.reshape(s.values, vs[:lead] + (m,) + vs[lead + s.mask.ndim:])
-    return Selection(values, np.reshape(s.mask, (m,)), s.post, s.loc)
+    return Selection(values, np.reshape(s.mask, (m,)), s.post, s.loc, s.label)
 
 
 def uncollapsed(s: Selection, values: T.Tracer, post: int) -> Selection:

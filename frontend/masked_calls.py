@@ -223,7 +223,7 @@ def write(target: T.Tracer, index: Any, value: Any) -> None:
     the selection's shape), as np.where over the indexed region."""
     from .inplace import setitem, value_node
 
-    region = select(target, index)
+    region = select(target, index, sanitize=False)
     if isinstance(value, Selection):
         if not region.same_mask(value):
             raise refusal("assigning a selection made with another mask (or along another "

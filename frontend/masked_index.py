@@ -51,7 +51,8 @@ class _Positions(Selection):
 
     def __init__(self, mask: T.Tracer, axis: int | None) -> None:
         values = _grid(mask.shape, axis if axis is not None else 0)
-        super().__init__(values, mask, 0)
+        super().__init__(values, mask, 0,
+                         label="np.flatnonzero(m)" if axis is None else "np.nonzero(m)")
         self.axis = axis
 
 
@@ -83,7 +84,7 @@ def argwhere(a: Any) -> Selection:
     if t.ndim == 0:  # (NumPy: shape (1, 0) or (0, 0))
         grids = np.zeros((1, 0), np.intp)
         grids = T.Tracer(T.const_node(grids))
-    return Selection(grids, m, 1)
+    return Selection(grids, m, 1, label="np.argwhere(m)")
 
 
 def _entries(index: Any) -> tuple:

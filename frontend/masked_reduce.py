@@ -123,28 +123,47 @@ def _order_stat(func: Any, values: T.Tracer, mask: T.Tracer, axes: Any, kw: dict
 
 
 def nan_propagating(func: Callable[..., Any]) -> Callable[..., Any]:
-    """np.median/percentile/quantile of a selection: the nan-function of the values with
-    NaN where the mask is false, and NaN where a selected element is NaN (NumPy's)."""
+    """np.median/percentile/quantile of a selection over its own axis: the nan-function of
+    the values with NaN where the mask is false, and NaN where a selected element is NaN
+    (NumPy's), percentile/quantile of nothing NumPy's IndexError when run; along other axes,
+    each selected row's own (the function itself, NaNs propagating)."""
     nanfunc = _NAN_ORDER[func]
     inner = reducer(nanfunc, nan_fill=True)
+    rows = reducer(func)
 
     def run(a: Any, *args: Any, **kwargs: Any) -> Any:
-        result = inner(a, *args, **kwargs)
-        if isinstance(result, Selection) or a.dtype.kind not in "fc":
-            return result
         kw = _bind(func, a, args, kwargs)
         s = collapsed(a)
         keep = bool(kw.get("keepdims"))
-        axes, _, _ = _axis_info(s, kw.get("axis"), keep)
-        bad = np.any(np.logical_and(np.isnan(s.values), s.where()), axis=axes, keepdims=keep)
-        out = np.where(bad, np.nan, result)
-        out.scalar = result.scalar  # (NumPy's scalar for a 0-d result)
-        return out
+        axes, over_k, _ = _axis_info(s, kw.get("axis"), keep)
+        if not over_k:
+            return rows(a, *args, **kwargs)
+        try:
+            result = inner(a, *args, **kwargs)
+        except T.UnsupportedError as e:  # (named as the user called it)
+            raise T.UnsupportedError(str(e).replace(f"np.{nanfunc.__name__}",
+                                                    f"np.{func.__name__}")) from None
+        scalar = result.scalar
+        if func.__name__ != "median":  # (not `is`: np.median is a wrapper while tracing)
+            if s.mask.size == 0:
+                raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+            empty = np.logical_not(np.any(s.mask))
+            flag = T.Tracer(T.make_node("check_empty_quantile", [empty.node], (),
+                                        np.dtype(bool)))
+            result = np.where(flag, np.nan, result)
+        if a.dtype.kind in "fc":
+            bad = np.any(np.logical_and(np.isnan(s.values), s.where()), axis=axes,
+                         keepdims=keep)
+            result = np.where(bad, np.nan, result)
+        result.scalar = scalar  # (NumPy's scalar for a 0-d result)
+        return result
 
     return run
 
 
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    if out is not None:
+        raise refusal("np.ptp(out=)")
     hi = reducer(np.max, identity="max")(a, axis=axis, keepdims=keepdims)
     lo = reducer(np.min, identity="min")(a, axis=axis, keepdims=keepdims)
     return np.subtract(hi, lo)

@@ -47,10 +47,10 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         differs = np.logical_and(differs, np.logical_not(
             np.logical_and(np.isnan(s[1:]), np.isnan(s[:-1]))))
     first = np.concatenate([np.ones(1, np.bool_), differs])
-    out: list[Any] = [Selection(s, first, 0)]
+    out: list[Any] = [Selection(s, first, 0, label="np.unique(x)")]
     run = None
     if return_index:
-        out.append(Selection(order, first, 0))
+        out.append(Selection(order, first, 0, label="np.unique(x)'s indices"))
     if return_inverse or return_counts:
         run = np.cumsum(first, dtype=np.intp) - 1
     if return_inverse:
@@ -59,7 +59,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         out.append(np.reshape(inverse, t.shape))
     if return_counts:
         counts = np.bincount(run, minlength=n)
-        out.append(Selection(counts[run], first, 0))
+        out.append(Selection(counts[run], first, 0, label="np.unique(x)'s counts"))
     return out[0] if len(out) == 1 else tuple(out)
 
 

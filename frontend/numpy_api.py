@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from . import gather as G
 from . import ops as O
@@ -329,6 +330,15 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     if out is not None:
         raise T.UnsupportedError(f"np.take(..., out=) is not supported by fusejit"
                                  f"{T.where_msg()}: assign the result instead")
+    if getattr(type(indices), "fusejit_selection", False):  # np.take(x, np.flatnonzero(m))
+        if mode != "raise":
+            raise T.UnsupportedError(f"np.take(mode={mode!r}) by a mask's positions is not "
+                                     f"supported by fusejit{T.where_msg()}")
+        t = _as_tracer(a)
+        if axis is None:
+            return np.ravel(t)[indices]
+        axis = normalize_axis_index(axis, t.ndim)
+        return t[(slice(None),) * axis + (indices,)]
     return G.take(_as_tracer(a), indices, axis, mode)
 
 

@@ -146,7 +146,8 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: Any = np._NoValue, *, where: Any = np._NoValue, mean: Any = np._NoValue,
            correction: Any = np._NoValue) -> Any:
-    """numpy.nanvar: NaNs replaced by 0 and left out of the count; NaN where count <= ddof."""
+    """numpy.nanvar: NaNs replaced by 0 and left out of the count; NaN where count <= ddof
+    (complex values: their squared moduli)."""
     if out is not None or where is not np._NoValue or mean is not np._NoValue:
         raise T.UnsupportedError(f"np.nanvar/nanstd(out=/where=/mean=) is not supported by "
                                  f"fusejit{T.where_msg()}")
@@ -156,11 +157,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
         ddof = correction
     keep = bool(keepdims) if keepdims is not np._NoValue else False
     t = _tracer(a)
-    if t.dtype.kind != "f":
+    if t.dtype.kind not in "fc":
         return np.var(t, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
     if dtype is not None:
         dtype = np.dtype(dtype)
-        if dtype.kind != "f":
+        if dtype.kind not in "fc":
             raise TypeError("If a is inexact, then dtype must be inexact")
     mask = np.isnan(t)
     arr = np.where(mask, t.dtype.type(0), t)
@@ -169,7 +170,10 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     avg = np.divide(avg, cnt).astype(avg.dtype, copy=False)
     dev = np.subtract(arr, avg).astype(arr.dtype, copy=False)
     dev = np.where(mask, t.dtype.type(0), dev)
-    var = np.sum(np.multiply(dev, dev), axis=axis, dtype=dtype, keepdims=keep)
+    if t.dtype.kind == "c":  # (|dev|^2, NumPy's x * conj(x) real part)
+        var = np.sum(np.real(np.multiply(dev, np.conjugate(dev))), axis=axis, keepdims=keep)
+    else:
+        var = np.sum(np.multiply(dev, dev), axis=axis, dtype=dtype, keepdims=keep)
     count = np.sum(np.logical_not(mask), axis=axis, dtype=np.intp, keepdims=keep)
     dof = np.subtract(count, ddof)
     res = np.divide(var, dof).astype(var.dtype, copy=False)

@@ -159,10 +159,23 @@ def _empty_reduction(name: str) -> Callable[[np.ndarray], np.ndarray]:
     return ref
 
 
-# x[mask] reduced by np.max/np.min when the mask selects nothing (frontend/masked_calls.py)
+# x[mask] reduced by np.max/np.min when the mask selects nothing (frontend/masked_reduce.py)
 for _n, _what in (("check_empty_max", "maximum"), ("check_empty_min", "minimum")):
     add_op(OpDef(_n, "elementwise", 1, _empty_reduction(_what), fixed_expr("({0})"), 1,
                  (ERR_EMPTY_REDUCTION,)))
+
+
+def _empty_quantile(flag: np.ndarray) -> np.ndarray:
+    """The reference of check_empty_quantile: NumPy's IndexError for np.percentile/quantile
+    of nothing (its status is INDEX_RANGE's, the same exception)."""
+    if np.any(flag):
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    return np.asarray(flag, dtype=bool)
+
+
+# (np.percentile/np.quantile of a selection that holds nothing)
+add_op(OpDef("check_empty_quantile", "elementwise", 1, _empty_quantile, fixed_expr("({0})"), 1,
+             (ErrorCheck(Status.INDEX_RANGE, "({0})"),)))
 
 
 # --- sorting (frontend/sorting.py; lowering/sort.py) ----------------------------------------

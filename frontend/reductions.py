@@ -256,7 +256,8 @@ def _masked_var(t: T.Tracer, axis: Any, dtype: Any, ddof: Any, keepdims: bool,
     arrmean = sum_(t, axis, acc, None, True, where=w)
     arrmean = np.divide(arrmean, sum_(w, axis, np.intp, None, True)).astype(arrmean.dtype)
     x = np.subtract(t, arrmean)
-    ret = sum_(np.multiply(x, x), axis, acc, None, keepdims, where=w)
+    sq = np.real(np.multiply(x, np.conjugate(x))) if x.dtype.kind == "c" else np.multiply(x, x)
+    ret = sum_(sq, axis, acc if x.dtype.kind != "c" else None, None, keepdims, where=w)
     rcount = np.maximum(np.subtract(sum_(w, axis, np.intp, None, keepdims), ddof), 0)
     res = np.divide(ret, rcount).astype(ret.dtype)
     return res if res.dtype == result_dtype else res.astype(result_dtype)
@@ -299,18 +300,28 @@ def _nan_extreme(fn: str, a: Any, axis: Any, keepdims: bool) -> Any:
     return out
 
 
+def _no_extras(name: str, out: Any, initial: Any = np._NoValue, where: Any = True) -> None:
+    """Refuse the keywords these nan-functions do not implement (never ignore them)."""
+    if out is not None or initial is not np._NoValue or where is not True:
+        raise T.UnsupportedError(f"np.{name}(out=/initial=/where=) is not supported by "
+                                 f"fusejit{T.where_msg()}")
+
+
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            initial: Any = np._NoValue, where: Any = True) -> Any:
+    _no_extras("nanmax", out, initial, where)
     return _nan_extreme("max", a, axis, keepdims)
 
 
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
            initial: Any = np._NoValue, where: Any = True) -> Any:
+    _no_extras("nanmin", out, initial, where)
     return _nan_extreme("min", a, axis, keepdims)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False, *, where: Any = True) -> Any:
+    _no_extras("nanmean", out, where=where)
     t = _as_tracer(a)
     if t.dtype.kind != "f":
         return mean(t, axis, dtype, out, keepdims)

@@ -119,7 +119,8 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
     for leaf in leaves:
         if isinstance(leaf, Selection):
             raise UnsupportedError(
-                f"{name}() returns x[mask] (made at {leaf.loc or '?'}), whose length depends on "
+                f"{name}() returns {leaf.label} (made at {leaf.loc or '?'}), whose length "
+                "depends on "
                 "the data: a compiled function's results have shapes fixed when compiling. "
                 "Return a reduction of it, np.where(mask, x, fill), or the mask and x")
     outputs: list[Node] = []

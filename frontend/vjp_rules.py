@@ -468,7 +468,8 @@ def _install() -> None:
                  "check_finite", "check_fweights_int", "check_fweights_neg",
                  "check_aweights_neg", "check_dist_weights_neg", "check_linregress_x_same",
                  "check_lfilter_a0", "check_sos_a0", "check_rank_filter_nan",
-                 "check_interp1d_bounds", "check_empty_max", "check_empty_min"):
+                 "check_interp1d_bounds", "check_empty_max", "check_empty_min",
+                 "check_empty_quantile"):
         set_vjp(name, INTEGER)
     for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
         set_vjp(name, rule)

@@ -65,6 +65,12 @@ READS = {
     "np_dot": (lambda v, y: np.dot(v[v > 0], y[v > 0]), (V, Y)),
     "cumsum": (lambda v: np.cumsum(v[v > 0.2]).max(), (V,)),
     "cumsum_2d_mask": (lambda x: (np.cumsum(x[x > 0]) * x[x > 0]).sum(), (X,)),
+    "ravel_fortran": (lambda x: (np.cumsum(x[x[:, 0] > 0].ravel(order="F")) < 1).sum(), (X,)),
+    "order_stats_of_rows": (lambda x: (np.median(x[x[:, 0] > -1], axis=1).sum(),
+                                       np.quantile(x[:, x[0] > -1], 0.3, axis=0).sum()),
+                            (np.where(X > 1, np.nan, X),)),
+    "percentile_of_nothing": (lambda v: np.percentile(v[v > 10], [10, 50]), (V,)),
+    "quantile_of_nothing_int": (lambda v: np.quantile((v * 10).astype(int)[v > 10], 0.5), (V,)),
     "ufunc_reduce": (lambda v: (np.add.reduce(v[v > 0]), np.maximum.reduce(v[v > 0])), (V,)),
     "rows_sum0": (lambda x: x[x[:, 0] > 0].sum(axis=0), (X,)),
     "rows_mean_positional": (lambda x: x[x[:, 0] > 0].mean(0), (X,)),
@@ -229,6 +235,22 @@ def _at_selected(labels, v):
     return h, top, c
 
 
+def _fill_nan_with_column_mean(x):
+    x = np.where(x > 1, np.nan, x)
+    mu = np.nanmean(x, axis=0)
+    idx = np.where(np.isnan(x))
+    x[idx] = np.take(mu, idx[1])
+    return x, np.take(x, np.flatnonzero(x > 0)).sum() + x.take(np.flatnonzero(x > 0.5)).sum()
+
+
+def _mask_changed_after(x, y):
+    m = x > 0
+    s = x[m]
+    idx = np.nonzero(m)[0]
+    m &= y > 0  # (the selections made before keep the mask's value then)
+    return s.mean(), x[m].mean(), idx.sum(), np.median(s), s.max()
+
+
 def _argument_in_place(x, m):
     x[m] = np.minimum(x[m], 0.5)
     return x.sum()
@@ -240,7 +262,8 @@ def _argument_in_place(x, m):
     (_set_rows, (X,)), (_set_columns, (X,)), (_set_flag, (X, np.bool_(True))),
     (_set_flag, (X, np.bool_(False))), (_set_constant_mask, (X,)),
     (_selection_is_a_copy, (X,)), (_set_positions, (X,)), (_set_flat_positions, (V,)),
-    (_at_selected, (INTS.ravel()[:20], V[:20])),
+    (_at_selected, (INTS.ravel()[:20], V[:20])), (_fill_nan_with_column_mean, (X,)),
+    (_mask_changed_after, (V, Y)),
 ])
 def test_writes_through_a_mask_match_numpy(f, args) -> None:
     run_both(f, *args)
@@ -289,6 +312,14 @@ def test_gradient_of_a_masked_loss() -> None:
     fd = [(robust(w + eps * e, x, y) - robust(w - eps * e, x, y)) / (2 * eps)
           for e in np.eye(3)]
     np.testing.assert_allclose(fusejit.grad(robust)(w, x, y), fd, rtol=1e-6)
+
+    def missing(p, y):  # NaN targets left out: no NaN in the gradient (0 where not valid)
+        valid = ~np.isnan(y)
+        return ((p - y)[valid] ** 2).mean() + np.log(p[p > 1] - 1).sum()
+
+    p, yn = np.array([0.5, 1.5, 2.0, 3.0]), np.array([1.0, np.nan, 2.5, 4.0])
+    np.testing.assert_allclose(fusejit.grad(missing)(p, yn),
+                               [-1 / 3, 2.0, -1 / 3 + 1.0, -2 / 3 + 0.5], rtol=1e-12)
 
 
 def _mark_line(f) -> list[int]:

@@ -463,3 +463,22 @@ def test_logsumexp_wrapper_traces_with_the_tracers_own_copy(monkeypatch) -> None
     monkeypatch.setitem(sys.modules, "othercopy.tracer", tracer_mod)
     assert sp.logsumexp(fake(), axis=1) == ("other copy", 1)
     assert sp.logsumexp(np.zeros(3)) == pytest.approx(np.log(3))  # arrays: SciPy's own
+
+
+def test_complex_variance_with_where_and_nan_functions_keywords() -> None:
+    """A complex variance is of the moduli (NumPy's x * conj(x)), with where= and in
+    np.nanvar too; the nan-functions' out=/initial=/where= are refused, never ignored."""
+    from conftest import run_both
+
+    x = np.linspace(-1, 2, 7)
+    z = x + 1j * x[::-1]
+    zn = z.copy()
+    zn[2] = np.nan
+    run_both(lambda z: (np.var(z, where=z.real > 0), np.std(z, where=z.real > 0, ddof=1),
+                        np.var(z.astype(np.complex64), where=z.real > 0)), z)
+    run_both(lambda z: (np.nanvar(z), np.nanstd(z, ddof=1), np.nanvar(z.astype(np.complex64))),
+             zn)
+    for f in (lambda a: np.nanmax(a, initial=50.0), lambda a: np.nanmin(a, where=a > 0),
+              lambda a: np.nanmean(a, where=a > 0)):
+        with pytest.raises(fusejit.UnsupportedError, match="out=/initial=/where="):
+            fusejit.jit(f)(x)
