@@ -40,6 +40,20 @@ def literal(value: Any, dtype: np.dtype) -> str:
     return f"(({ctype(dtype)}){text})" if dtype == np.float16 else text
 
 
+def x86_int(arg: str, bits: int) -> str:
+    """(int{bits}_t)(arg) of a float with x86's answer where C's is undefined: the
+    "indefinite integer" (INT_MIN) for NaN and values out of range. Written out (the
+    truncation masked by the range test, no branch) so that no compiler folds a constant
+    operand its own way (gcc saturates `(int)NaN` to 0 once `where(c, nan, x)` puts a constant
+    in an arm), and CUDA, whose conversion saturates, gives it too."""
+    u, lo = f"uint{bits}_t", f"0x1p{bits - 1}"
+    top = "0x80000000u" if bits == 32 else "0x8000000000000000ULL"
+    # |x| < 2**(bits-1): in range (x = -2**(bits-1) and (-2**(bits-1) - 1, -2**(bits-1)] are
+    # too, but truncate to INT_MIN, the indefinite integer: the same answer)
+    ok = f"(-({u})(__builtin_fabs((double)({arg})) < {lo}))"
+    return (f"((int{bits}_t)((({u})(int{bits}_t)({arg}) & {ok}) | ({top} & ~{ok})))")
+
+
 def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
     """C conversion with NumPy's results for the cases C leaves to the implementation."""
     if dst.kind == "b":
@@ -54,16 +68,19 @@ def cast_expr(src: np.dtype, dst: np.dtype, arg: str) -> str:
     if src.kind == "f" and dst.kind in "iu" and (dst.itemsize < 4 or dst == np.int32):
         # NumPy's (x86's) result: truncation to int32 (cvttsd2si; INT_MIN for NaN and out of
         # range, which C leaves undefined), then wrap-around to the narrower type
-        return f"(({ctype(dst)})(int32_t)({arg}))"
+        return f"(({ctype(dst)}){x86_int(arg, 32)})"
     if src.kind == "f" and dst == np.uint32:
         # NumPy's scalar loop (its SIMD loop differs beyond 2**31: NumPy itself answers by
         # array length there): through int64, wrapped
-        return f"((uint32_t)(int64_t)({arg}))"
+        return f"((uint32_t){x86_int(arg, 64)})"
     if src.kind == "f" and dst == np.uint64:
         # NumPy's (gcc's generic) conversion through int64, not AVX-512's vcvttsd2usi, which
         # gives all ones for negative values
-        return (f"((double)({arg}) >= 0x1p63 ? ((uint64_t)(int64_t)((double)({arg}) - 0x1p63) "
-                f"^ 0x8000000000000000ULL) : (uint64_t)(int64_t)({arg}))")
+        high = x86_int(f"((double)({arg}) - 0x1p63)", 64)
+        return (f"((double)({arg}) >= 0x1p63 ? ((uint64_t){high} "
+                f"^ 0x8000000000000000ULL) : (uint64_t){x86_int(arg, 64)})")
+    if src.kind == "f" and dst == np.int64:
+        return x86_int(arg, 64)
     if src.kind in "biu" and src.itemsize < 4 and dst.kind == "f":
         # Exact through int32; GCC does not vectorise a uint8 -> float conversion of a value
         # computed in the same loop (`acc * (h > 0)`), but does through int32.

@@ -823,3 +823,21 @@ def test_libmvec_fj_functions(vlib: CLib, suf: str) -> None:
     got = vlib.call(f"sincos_{suf}", ctype, x)
     want = _reference(lambda v: np.sin(v) + np.cos(v), dt, x.astype(np.float64))
     assert np.max(np.abs(got.astype(np.float64) - want)) <= 8 * eps
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                   np.uint64])
+def test_constant_out_of_range_cast_to_int_is_x86s(dtype) -> None:
+    """NaN, inf and out-of-range values converted to integers give NumPy's (x86's)
+    indefinite integer also where the compiler sees a constant (np.where(c, nan, x), a
+    maximum or clip bound): gcc folded `(int)NaN` to 0 and inf to INT_MAX there."""
+    from conftest import run_both
+
+    x = np.array([1.0, -1, 2, 0, 3e9, -3e9, 1e19, -1e19, np.nan, np.inf, -np.inf, 2.7, -2.7,
+                  2147483647.5, -2147483648.7, -2147483648.0, 9.3e18, -9.3e18])
+    with np.errstate(invalid="ignore"):
+        run_both(lambda x: (x.astype(dtype), np.where(x > 0, np.nan, x).astype(dtype),
+                            np.where(x > 0, np.inf, x).astype(dtype),
+                            np.maximum(x, 1e10).astype(dtype),
+                            np.clip(x * 1e10, -1, 1e10).astype(dtype),
+                            x.astype(np.float32).astype(dtype)), x)
