@@ -330,16 +330,25 @@ for _name, _uf in (("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 Selection.__hash__ = None  # type: ignore[assignment]  # (as ndarray: __eq__ is element-wise)
 
 
+def _is_int(e: Any) -> bool:
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+
+
 def _simple_index(entries: tuple) -> bool:
-    """One traced boolean array; the other entries slices or an Ellipsis."""
+    """One traced boolean array; the other entries slices, an Ellipsis, or integers next to
+    it (NumPy's adjacent advanced indices: the selection's axis where they stand)."""
     masks = [e for e in entries if isinstance(e, T.Tracer) and e.dtype == np.bool_]
-    return len(masks) == 1 and all(e is Ellipsis or isinstance(e, slice) or e is masks[0]
-                                   for e in entries)
+    if len(masks) != 1 or not all(e is Ellipsis or isinstance(e, slice) or e is masks[0]
+                                  or _is_int(e) for e in entries):
+        return False
+    advanced = [i for i, e in enumerate(entries) if e is masks[0] or _is_int(e)]
+    return advanced == list(range(advanced[0], advanced[-1] + 1))
 
 
 def select(t: T.Tracer, index: Any, sanitize: bool = True) -> Selection:
-    """t[index] for an index holding a traced boolean array (slices and an Ellipsis beside
-    it): the Selection; UnsupportedError for other mixes (integers, index arrays).
+    """t[index] for an index holding a traced boolean array (slices, an Ellipsis and
+    integers next to it beside it): the Selection; UnsupportedError for other mixes (index
+    arrays, None, integers a slice away).
     `sanitize=False`: the unselected values stay t's (the region a write replaces)."""
     from .views import advanced_index_error, basic_index
 
@@ -349,7 +358,8 @@ def select(t: T.Tracer, index: Any, sanitize: bool = True) -> Selection:
                                         and e.dtype == np.bool_))
     k = next(i for i, e in enumerate(entries) if isinstance(e, T.Tracer))
     mask: T.Tracer = entries[k]
-    lead = mask_axes(t.shape, entries)[k]  # (slices keep their axes: the view's axis too)
+    # (slices keep their axes in the view, integers drop theirs)
+    lead = mask_axes(t.shape, entries)[k] - sum(1 for e in entries[:k] if _is_int(e))
     if mask.ndim == 0:  # x[flag]: a new axis of length 1 or 0
         values = basic_index(t, entries[:k] + (None,) + entries[k + 1:])
         mask = np.reshape(mask, (1,))

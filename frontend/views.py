@@ -150,11 +150,12 @@ def advanced_index_error(ix: Any) -> T.UnsupportedError:
     else:
         kind = "i"
     if kind == "b":
-        subject = "indexing with a boolean mask"
-        advice = ("its result's shape depends on the data, which a compiled function cannot "
-                  "have. Instead of x[mask] use np.where(mask, x, 0) or a masked reduction "
-                  "(np.sum(x, where=mask)); instead of x[mask] = v use "
-                  "np.copyto(x, v, where=mask) or x[...] = np.where(mask, v, x)")
+        subject = ("indexing with a boolean mask beside index arrays, None, a Python bool, or "
+                   "integers a slice away from it,")
+        advice = ("x[mask] (with slices, and integers next to the mask) is a selection whose "
+                  "length is the data's (README, Boolean masks): index in two steps "
+                  "(x[mask][:, :, i]), or keep the whole array: np.where(mask, x, 0), a "
+                  "masked reduction (np.sum(x, where=mask)), x[...] = np.where(mask, v, x)")
     else:
         what = "a traced integer" if isinstance(ix, T.Tracer) and ix.ndim == 0 else \
             "an integer array or list"

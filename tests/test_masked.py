@@ -124,6 +124,9 @@ READS = {
     "unique_mode": (lambda x: (lambda u, c: (np.max(np.where(c == c.max(), u, -1)),
                                              u[c == c.max()].min()))(
         *np.unique(x, return_counts=True)), (INTS,)),
+    "mask_and_integers": (lambda x: (x.reshape(3, 2, 5)[x[::2, 0] > -1, 1].sum(axis=0),
+                                     x.reshape(3, 2, 5)[1, x[:2, 0] > -1].sum(),
+                                     x.reshape(3, 2, 5)[:, x[:2, 1] > 0, 2].sum()), (X,)),
     "rows_then_columns": (lambda x: (x[x[:, 0] > 0][:, 1].sum(), x[x[:, 0] > 0][..., 2:].max(),
                                      x[:, x[0] > 0][1:3].sum(axis=0).mean(),
                                      x[x > 0].reshape(-1).sum()), (X,)),
@@ -212,6 +215,13 @@ def _selection_is_a_copy(x):
     return y, s.sum()
 
 
+def _set_with_integers(x):
+    y = x.reshape(3, 2, 5).copy()
+    y[y[:, 0, 0] > -1, 1] = 0.0
+    y[1, y[0, :, 0] > -10] *= 2
+    return y
+
+
 def _set_positions(x):
     y = x.copy()
     y[np.nonzero(y > 0)] = 0
@@ -263,6 +273,7 @@ def _argument_in_place(x, m):
     (_set_flag, (X, np.bool_(False))), (_set_constant_mask, (X,)),
     (_selection_is_a_copy, (X,)), (_set_positions, (X,)), (_set_flat_positions, (V,)),
     (_at_selected, (INTS.ravel()[:20], V[:20])), (_fill_nan_with_column_mean, (X,)),
+    (_set_with_integers, (X,)),
     (_mask_changed_after, (V, Y)),
 ])
 def test_writes_through_a_mask_match_numpy(f, args) -> None:
@@ -361,7 +372,7 @@ def test_what_needs_the_length_is_refused_at_the_line(form, error, message) -> N
         if form == "if":
             return 1.0 if v[v > 0] else 0.0  # MARK
         if form == "int_index":
-            return v.reshape(5, 6)[v[:5] > 0, 1]  # MARK
+            return v.reshape(5, 2, 3)[v[:5] > 0, :, 1]  # MARK
         y = v.copy()
         y[np.flatnonzero(v[:10] > 0) + 1] = 0.0  # MARK
         return y
