@@ -96,7 +96,8 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
     else:
         where_t = None
     out_dtype = O.check_dtype(_probe(REDUCE_FNS[fn], t, **kwargs), f"the result of np.{fn}")
-    axes = _axes(axis, t.ndim)
+    # (a 0-d array: NumPy's ufunc reductions take axis 0 or -1 too, which its probe accepted)
+    axes = _axes(axis, t.ndim) if t.ndim else ()
     if fn in ("any", "all"):
         acc = T.to_node(t, np.dtype(bool))
     else:
@@ -154,7 +155,7 @@ def _arg(fn: str, a: Any, axis: Any = None, out: Any = None, *, keepdims: bool =
         raise T.UnsupportedError(f"np.{fn}(..., out=) is not supported yet{T.where_msg()}")
     t = _as_tracer(a)
     out_dtype = _probe(REDUCE_FNS[fn], t, axis=axis, keepdims=keepdims)
-    if axis is None:
+    if axis is None or not t.ndim:  # (0-d: axis 0 or -1, NumPy's legacy, its probe accepted)
         axes = tuple(range(t.ndim))
     else:
         axes = _axes(operator.index(axis), t.ndim)

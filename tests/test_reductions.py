@@ -482,3 +482,16 @@ def test_complex_variance_with_where_and_nan_functions_keywords() -> None:
               lambda a: np.nanmean(a, where=a > 0)):
         with pytest.raises(fusejit.UnsupportedError, match="out=/initial=/where="):
             fusejit.jit(f)(x)
+
+
+def test_zero_d_takes_axis_0_as_numpys_ufunc_reductions_do() -> None:
+    """NumPy's legacy rule: a 0-d array's ufunc reductions take axis 0 or -1 (np.mean and
+    tuples of axes do not)."""
+    from conftest import run_both
+
+    a = np.array(2.0)
+    for f in (lambda a: np.sum(a, axis=0), lambda a: np.max(a, axis=-1),
+              lambda a: np.argmax(a, axis=0), lambda a: np.any(a, axis=0),
+              lambda a: (a * 2).sum(0), lambda a: np.prod(a, axis=(0,)),
+              lambda a: np.mean(a, axis=0), lambda a: np.sum(a, axis=1)):
+        run_both(f, a)
