@@ -610,3 +610,15 @@ def test_defaults_left_to_the_function_are_constants() -> None:
     js = jit(f, static_argnames=("axis", "mode"))
     np.testing.assert_array_equal(js(x, 0, "max"), f(x, 0, "max"))
     np.testing.assert_array_equal(js(x, mode="min"), f(x, mode="min"))
+
+
+def test_returned_views_of_arguments_are_copies() -> None:
+    """README, What fusejit guarantees: a returned view of an argument is a new array (writing
+    into it leaves the argument as it was, where NumPy's view would write it); the argument
+    itself returned is the caller's object."""
+    x = np.arange(12.0).reshape(3, 4)
+    for f in (lambda x: x[::2], lambda x: x.T, lambda x: x.reshape(4, 3), lambda x: x[0]):
+        got = fusejit.jit(f)(x)
+        np.testing.assert_array_equal(got, f(x))
+        assert not np.shares_memory(got, x)
+    assert fusejit.jit(lambda x: x)(x) is x
