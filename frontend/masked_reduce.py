@@ -188,6 +188,14 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         return avg, count if same else np.broadcast_to(count, np.shape(avg)).copy()
     if not isinstance(a, Selection) or not isinstance(weights, Selection):
         raise refusal("np.average with weights that are not a selection by the same mask")
+    if (weights.ndim == 1 and a.ndim > 1 and axis is not None and weights.lead == 0
+            and normalize_axis_tuple(axis, a.ndim) == (a.lead,)
+            and a.with_values(a.values, 0).same_mask(weights)):
+        # 1-d weights along the selection's axis (NumPy's weights of a.shape[axis]): spread
+        # over the other axes
+        spread = np.reshape(weights.values, (1,) * a.lead + weights.values.shape
+                            + (1,) * a.post)
+        weights = a.with_values(np.broadcast_to(spread, a.values.shape))
     (v, w), first = align((a, weights))
     s = collapsed(first.with_values(v))
     axes, over_k, _ = _axis_info(s, axis, bool(kw.get("keepdims")))
