@@ -60,10 +60,10 @@ READS = {
     "average_weighted": (lambda v, y: np.average(v[v > 0.2], weights=np.abs(y)[v > 0.2]),
                          (V, Y)),
     "average_returned": (lambda v: np.average(v[v > 0.2], returned=True), (V,)),
-    "average_rows_weighted": (lambda x, w: (
-        np.average(x[x[:, 0] > -0.5], axis=0, weights=np.abs(w)[x[:, 0] > -0.5]),
+    "average_rows_weighted": (lambda x, w, v: (
+        np.average(x[x[:, 0] > -0.5], axis=0, weights=np.abs(v)[x[:, 0] > -0.5]),
         np.average(x[:, x[0] > -5], axis=1, weights=np.abs(w)[x[0] > -5], returned=True)),
-        (X, W)),
+        (X, W, V[:6])),
     "norm": (lambda v: np.linalg.norm(v[v > 0.2]), (V,)),
     "dot_operator": (lambda v, y: v[v > 0] @ y[v > 0], (V, Y)),
     "np_dot": (lambda v, y: np.dot(v[v > 0], y[v > 0]), (V, Y)),
