@@ -28,15 +28,21 @@ def _stand_in(x: Any) -> np.ndarray:
     return np.ones(np.shape(x), x.dtype if isinstance(x, T.Tracer) else np.asarray(x).dtype)
 
 
+def _pair(c: Any, r: Any, default: Any) -> tuple[T.Tracer, T.Tracer, int, int]:
+    """c and r (default(c) when None) as traced vectors (a leading batch kept) and their
+    lengths."""
+    c = _traced(c)
+    r = default(c) if r is None else _traced(r)
+    m, n = c.shape[-1] if c.ndim else 1, r.shape[-1] if r.ndim else 1
+    return np.reshape(c, c.shape[:-1] + (m,)), np.reshape(r, r.shape[:-1] + (n,)), m, n
+
+
 def toeplitz(c: Any, r: Any = None) -> Any:
     """T[i, j] = c[i - j] below the diagonal (and on it), r[j - i] above it (r = conj(c))."""
     import scipy.linalg
 
     want = quietly(scipy.linalg.toeplitz, _stand_in(c), None if r is None else _stand_in(r))
-    c = _traced(c)
-    r = np.conjugate(c) if r is None else _traced(r)
-    m, n = c.shape[-1] if c.ndim else 1, r.shape[-1] if r.ndim else 1
-    c, r = np.reshape(c, c.shape[:-1] + (m,)), np.reshape(r, r.shape[:-1] + (n,))
+    c, r, m, n = _pair(c, r, np.conjugate)
     vals = np.concatenate([c[..., ::-1], r[..., 1:]], axis=-1)
     table = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
     return np.take(vals, table, axis=-1).astype(want.dtype, copy=False)
@@ -47,10 +53,7 @@ def hankel(c: Any, r: Any = None) -> Any:
     import scipy.linalg
 
     want = quietly(scipy.linalg.hankel, _stand_in(c), None if r is None else _stand_in(r))
-    c = _traced(c)
-    r = np.zeros_like(c) if r is None else _traced(r)
-    m, n = c.shape[-1] if c.ndim else 1, r.shape[-1] if r.ndim else 1
-    c, r = np.reshape(c, c.shape[:-1] + (m,)), np.reshape(r, r.shape[:-1] + (n,))
+    c, r, m, n = _pair(c, r, np.zeros_like)
     vals = np.concatenate([c, r[..., 1:]], axis=-1)
     table = np.arange(m)[:, None] + np.arange(n)[None, :]
     return np.take(vals, table, axis=-1).astype(want.dtype, copy=False)
