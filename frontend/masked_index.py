@@ -39,10 +39,11 @@ def _mask(a: Any, name: str) -> T.Tracer:
 
 
 def _grid(shape: tuple[int, ...], axis: int) -> T.Tracer:
-    """The positions along `axis` of an array of `shape` (np.indices(shape)[axis])."""
+    """The positions along `axis` of an array of `shape` (np.indices(shape)[axis]): a
+    constant as long as that axis, broadcast (no constant of the mask's size)."""
     ix = np.arange(shape[axis], dtype=np.intp).reshape(
         tuple(n if i == axis else 1 for i, n in enumerate(shape)))
-    return T.Tracer(T.const_node(np.broadcast_to(ix, shape).copy()))
+    return np.broadcast_to(T.Tracer(T.const_node(ix)), shape)
 
 
 class _Positions(Selection):
