@@ -176,7 +176,7 @@ class Selection:
         return self.with_values(self.values.astype(dtype, casting=casting))
 
     def copy(self, order: str = "K") -> Selection:
-        return self
+        return self.with_values(self.values)  # (a new object: `t = s.copy(); t += 1`)
 
     def reshape(self, *shape: Any, order: str = "C") -> Selection:
         """x[m].reshape(-1): its ravel(); other shapes need the length (refused)."""

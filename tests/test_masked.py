@@ -216,7 +216,9 @@ def _selection_is_a_copy(x):
     s = y[y > 0]
     s += 1
     y[0] = 7.0  # (later writes into y do not reach s either)
-    return y, s.sum()
+    t = s.copy()
+    t *= 3  # (nor into a copy of s)
+    return y, s.sum(), t.sum()
 
 
 def _set_with_integers(x):
