@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .frontend.autodiff import backward
+from .frontend.captures import names_only
 from .frontend.context import const_node, current, make_node, tracing
 from .frontend.pytree import flatten, unflatten
 from .frontend.tracer import Tracer
@@ -170,11 +171,12 @@ class Gradient:
             if i in argnums:
                 wrt_trees.append((tree, len(wrt_nodes) - len(leaves), len(leaves)))
         mark = len(ctx.created)
+        fn = names_only(self.fn, ctx)  # np.eye(k)[labels], np.zeros(n)[i] = x as in jit
         if self.mode == "vjp":
-            result = self.fn(*call[:-1])
+            result = fn(*call[:-1])
             outs, seeds = _seeds(result, call[-1], self.name)
         else:
-            result = self.fn(*call)
+            result = fn(*call)
         if self.mode == "forward":
             return result
         if self.has_aux and not (isinstance(result, tuple) and len(result) == 2):

@@ -18,6 +18,8 @@ every name its code loads (and the code of the functions it calls, recursively):
 * a random-number source (np.random's legacy functions, a Generator or RandomState that
   is not created inside the function, an unseeded default_rng()): refused with a TraceError
   naming the line, since its draws would be frozen at trace time;
+* NumPy's functions (`np.eye` and `from numpy import eye` alike): versions whose arrays are
+  frontend/made.py's MadeArray, which a traced index can index (`np.eye(k)[labels]`);
 * NumPy's np.asarray, np.array and the other constructors of frontend/numpy_patch.py, or a
   traced NumPy function, bound to a name (`from numpy import asarray, sum`): the wrapper that
   accepts traced values (in lists: `sum([a, b])`); np.zeros, np.ones, np.empty and np.full
@@ -45,6 +47,7 @@ from ..errors import TraceError
 from . import ops as O
 from .builtin_calls import BUILTIN_ORIGINALS, BUILTINS
 from .ir import Node, TensorType
+from .made import making
 from .numpy_patch import ALLOCATING, enabled, replacement
 from .pymath import replacement as math_replacement
 from .pyscalar import Prelude, Read, show_path
@@ -107,8 +110,9 @@ def _default_rng(seed: Any = None) -> np.random.Generator:
 
 class _Numpy(types.ModuleType):
     """numpy as the user's traced code sees it: numpy itself, but for the allocators
-    (np.zeros & co.: traced arrays, frontend/numpy_patch.py ALLOCATING) and, in a function
-    that uses np.random, `random`."""
+    (np.zeros & co.: traced arrays, frontend/numpy_patch.py ALLOCATING), NumPy's other
+    functions giving MadeArray (frontend/made.py) and, in a function that uses np.random,
+    `random`."""
 
     def __init__(self, name: str, uses_random: bool) -> None:
         super().__init__(name)
@@ -117,8 +121,10 @@ class _Numpy(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name == "random" and self.__dict__["_uses_random"]:
             return _RANDOM
-        allocator = ALLOCATING.get(name) if enabled() else None
-        return allocator if allocator is not None else getattr(np, name)
+        if not enabled():
+            return getattr(np, name)
+        allocator = ALLOCATING.get(name)
+        return allocator if allocator is not None else making(getattr(np, name))
 
 
 _RANDOM = _RandomModule("numpy.random")
@@ -176,9 +182,13 @@ def _mutable_numbers(v: Any) -> bool:
 class Shadower:
     """Builds shadow copies of functions for one trace; records the reads in `prelude`."""
 
-    def __init__(self, ctx: TraceContext, prelude: Prelude, fn_name: str,
-                 frozen: bool = False) -> None:
-        self.frozen = frozen  # arrays baked in, with a guard on their contents (see trace)
+    def __init__(self, ctx: TraceContext, prelude: Prelude | None, fn_name: str,
+                 frozen: bool | None = False) -> None:
+        # True: arrays baked in, with a guard on their contents (see trace); None: names only
+        # (a trace with no Python at call time: export, gradients): NumPy's functions and
+        # module as the user's code sees them, max/min, and the functions called, shadowed
+        # the same way; arrays and numbers are left as they are (constants of the trace)
+        self.frozen = frozen
         self.ctx = ctx
         self.prelude = prelude
         self.fn_name = fn_name
@@ -191,7 +201,8 @@ class Shadower:
         if isinstance(fn, types.MethodType):
             inner = self.function(fn.__func__, depth)
             owner = fn.__self__
-            if depth == 0 and proxyable(owner):  # jit(obj.method): `self.w` is followed
+            if depth == 0 and self.frozen is not None and proxyable(owner):
+                # jit(obj.method): `self.w` is followed
                 cell = types.CellType(owner)
                 root = (cell, "self", "cell", depth, False, fn.__func__.__code__)
                 return types.MethodType(inner, self._reach(owner, root, ()))
@@ -253,22 +264,30 @@ class Shadower:
         """What the shadow holds for `name` (a global of namespace `where`, or a cell), or for
         the value reached from it along `path`."""
         shown = show_path(name, path)
-        wrapper = replacement(v)  # `from numpy import asarray` (frontend/numpy_patch.py)
-        if wrapper is not None and enabled():
-            return wrapper
+        if enabled():
+            wrapper = replacement(v)  # `from numpy import asarray` (frontend/numpy_patch.py)
+            if wrapper is not None and wrapper in ALLOCATING.values():
+                return wrapper  # (np.zeros & co. give traced arrays)
+            made = making(v if wrapper is None else wrapper)  # `from numpy import eye`
+            if made is not v:
+                return made
         wrapper = scipy_replacement(v)  # `from scipy.ndimage import ...` before fusejit
         if wrapper is not None:
             return wrapper
-        wrapper = math_replacement(v)  # math.sqrt of a Python-scalar argument (pymath.py)
-        if wrapper is not None:
+        wrapper = math_replacement(v) if self.frozen is not None else None
+        if wrapper is not None:  # math.sqrt of a Python-scalar argument (pymath.py)
             return wrapper
-        rng = _rng_types()
+        rng = _rng_types() if self.frozen is not None else ()
         if isinstance(v, rng) or isinstance(getattr(v, "__self__", None), rng):
             return _RefusedDraw(shown)  # a random state outside the function: its draws
         if rng and v is sys.modules["numpy.random"]:
             return _RANDOM
         if v is np:
-            return _NUMPY[uses_random]
+            return _NUMPY[uses_random and self.frozen is not None]
+        if self.frozen is None:  # names only
+            if isinstance(v, (types.FunctionType, types.MethodType)):
+                return self.function(v, depth + 1)
+            return v
         if type(v) is np.ndarray:
             return self._array(v, where, name, kind, path)
         if _plain_value(v):
@@ -337,3 +356,9 @@ class Shadower:
                       "as an argument to update it in place")
         self.arrays[key] = t
         return t
+
+
+def names_only(fn: Any, ctx: TraceContext) -> Any:
+    """`fn` as traced code calls it inside another trace (fusejit.grad's forward pass): NumPy's
+    functions and module as the user's code sees them (Shadower with frozen=None)."""
+    return Shadower(ctx, None, getattr(fn, "__name__", "fn"), None).function(fn)

@@ -4,6 +4,7 @@ user's code an operation comes from (user_location, where_msg), and how nodes ar
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import threading
@@ -49,6 +50,24 @@ def user_location(skip: int = 1) -> str | None:
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+def user_expression() -> str | None:
+    """The source text the innermost user frame is evaluating (the span of its current
+    instruction: `np.float32(lr)` while NumPy converts lr), or None."""
+    frame = sys._getframe(1)
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    try:
+        line, end, col, end_col = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (IndexError, ValueError):
+        return None
+    if line is None or line != end or col is None or end_col is None:
+        return None
+    text = linecache.getline(frame.f_code.co_filename, line).encode()
+    return text[col:end_col].decode("utf-8", "replace")  # (offsets count UTF-8 bytes)
 
 
 class TraceContext:

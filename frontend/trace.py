@@ -70,8 +70,9 @@ def _tracer_type_error(e: TypeError, name: str) -> UnsupportedError | None:
 def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
            same: dict[int, int] | None, python_scalars: bool,
            frozen: bool | None) -> tuple[Graph, list[int]]:
-    """One trace; `frozen` None reads no globals, False makes their arrays implicit inputs,
-    True bakes them in with a guard on their contents (frontend.captures)."""
+    """One trace; `frozen` None reads no globals (only NumPy's names are shadowed), False
+    makes their arrays implicit inputs, True bakes them in with a guard on their contents
+    (frontend.captures)."""
     ctx = TraceContext(name)
     ctx.prelude = Prelude(len(args))
     call_args: list[Any] = []
@@ -94,16 +95,13 @@ def _trace(fn: Any, args: list[Any], static: frozenset[int], name: str,
         kinds[t.node.id] = (t.scalar, t.weak)
         call_args.append(t)
     arrays = [(t, args[i]) for t, i in zip(tracers, ctx.sources)]
-    shadower = None
-    if frozen is not None:
-        shadower = Shadower(ctx, ctx.prelude, name, frozen)
-        fn = shadower.function(fn)
+    shadower = Shadower(ctx, ctx.prelude, name, frozen)
+    fn = shadower.function(fn)
     with ctx, converting(arrays):  # np.asarray & co accept Tracers (frontend.conversion)
         try:
             result = fn(*call_args)
         except TraceError as e:
-            if shadower is not None and any(isinstance(v, Tracer)
-                                            for v in shadower.arrays.values()):
+            if any(isinstance(v, Tracer) for v in shadower.arrays.values()):
                 e.fusejit_captured = True  # type: ignore[attr-defined]
             raise
         except TypeError as e:

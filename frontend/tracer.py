@@ -10,6 +10,7 @@ the other array constructors trace: frontend/numpy_patch.py).
 
 from __future__ import annotations
 
+import ast
 import operator
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..errors import ConcretizationError, UnsupportedError
 from . import ops as O
 from .apparent_class import apparent_class
 from .context import TraceContext as TraceContext  # `X as X`: re-exported (frontend imports)
-from .context import cast_node, const_node, make_node, where_msg
+from .context import cast_node, const_node, make_node, user_expression, where_msg
 from .context import current as current
 from .context import tracing as tracing
 from .context import user_location as user_location
@@ -183,14 +184,24 @@ class Tracer:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # NumPy also lands here for `table[i]`: a NumPy array indexed by a traced array.
-        value = self._known(
+        try:
+            value = self._concrete_array()
+        except ConcretizationError:
+            hint = _scalar_type_call()
+            if hint is None:
+                raise
+            raise ConcretizationError(hint) from None
+        return np.array(value, dtype=dtype, copy=True)  # (the trace's own stays unwritten)
+
+    def _concrete_array(self) -> np.ndarray:
+        return self._known(
             "conversion to a real ndarray (np.asarray/np.array/"
             "np.ascontiguousarray..., and NumPy functions given a list of "
             "traced values, np.sum([a, b]), trace only as fusejit's "
             "versions, which are not in place with FUSEJIT_PATCH_NUMPY=0, nor "
             "for a name bound to NumPy's function in code fusejit does not "
-            "shadow: `from numpy import asarray` in an installed library "
-            "or in a function traced for export; there write "
+            "shadow: `from numpy import asarray` in an installed library; "
+            "there write "
             "np.stack([a, b]) for np.array([a, b]) and x.astype(dtype) for "
             "np.asarray(x, dtype); a ufunc given a list or tuple that holds "
             "traced values converts it too: write np.abs(np.stack([a, b])) "
@@ -198,7 +209,6 @@ class Tracer:
             "too; also indexing a NumPy array with it, table[i] or "
             "np.take(table, i): pass the table as an argument of the "
             "compiled function)")
-        return np.array(value, dtype=dtype, copy=True)  # (the trace's own stays unwritten)
 
     def item(self, *args: Any) -> Any:
         return self._known(".item()").item(*args)
@@ -353,6 +363,28 @@ def operand_spec(x: Any) -> Any:
         return x
     raise UnsupportedError(f"operand of type {type(x).__name__} is not supported by "
                            f"fusejit{where_msg()}")
+
+
+def _scalar_type_call() -> str | None:
+    """The clear error for `np.float32(v)` (any NumPy scalar type) of a traced v, where the
+    user's line is that call; else None."""
+    expr = user_expression()
+    try:
+        call = ast.parse(expr or "", mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
+        return None
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    kind = getattr(np, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, np.generic)):
+        return None
+    arg = ast.get_source_segment(expr or "", call.args[0])
+    return (f"np.{name}({arg}) of a traced value{where_msg()}: a NumPy scalar holds a number "
+            "known now, and a traced value has none while tracing; write "
+            f"np.asarray({arg}, dtype=np.{name}), which gives the same results in the "
+            "compiled function (and arr.astype() for an array)")
 
 
 def to_node(x: Any, dtype: np.dtype) -> Node:
