@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -58,29 +59,59 @@ from .options import BLOCK, COptions, uses_blas  # noqa: F401 - re-exported
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@functools.lru_cache(maxsize=8)
-def prelude(libmvec: bool, special: bool = True) -> str:
-    """The scalar-semantics header (and vector-math declarations), inlined into the source;
-    with scipy.special's functions when `special` (render() leaves them out of programs
-    that call none: ~10% of gcc's time on a small program)."""
+# The optional parts of the prelude, in their order in the source: each is inlined only when
+# the program's own code (its kernels, the sort header, the BLAS/LAPACK declarations) names
+# something it defines (`_NEEDS`; the parts use nothing of one another: fj_reduce.h's row
+# exponential is compiled only beside fj_vtile.h). gcc parses every line of a header whether
+# the program calls into it or not: the vector-math and complex headers left out of a column
+# sum take its compile from 0.20 to 0.15 s (a 2-core Zen 2), and a first call waits for that.
+# A part wrongly left out cannot go unnoticed: an undeclared function is an error
+# (-Werror=implicit-function-declaration, runtime/toolchain.py), as any undeclared name is.
+# (fj_vmath.h is always there: its simd declarations make gcc vectorise a kernel's plain libm
+# calls, tanh(x), and fj_scalar.h's, through libmvec.)
+_VECTOR_MATH = ("fj_vmath_f32.h", "fj_vpow.h", "fj_vtile_tables.h", "fj_vtile.h")
+_SPECIAL = ("fj_special.h",  # scipy.special ufuncs
+            "fj_special_beta.h",  # beta, betaln, binom
+            "fj_special_igam.h",  # gammainc, exp1, expi
+            "fj_special_ibeta.h",  # betainc, stdtr
+            "fj_special_inv.h")  # their inverses
+_PARTS = {"vector": _VECTOR_MATH, "special": _SPECIAL, "complex": ("fj_complex.h",),
+          "reduce": ("fj_reduce.h",)}
+_NEEDS = {  # (generous: a name that only looks like one of theirs costs a slower compile)
+    "vector": re.compile(r"\b(?:fj_(?:exp|log|tanh|erf|pow|cube|vm|tile|row_exp)_\w*|"
+                         r"fj__(?:v|pw|tab|f32_|f64_)\w*|fj_v(?:8|16)s[fi]|fj_m16|"
+                         r"FJ_(?:VTILE|VMATH_F32|CUBE|_TILE|_PW|_ALL|_PAIR|_RC)\w*|"
+                         r"FJ__V(?!DECL|1\b|2\b)\w*)"),
+    "special": re.compile(r"\b(?:fj_sp_|FJ_SP_)"),
+    "complex": re.compile(r"\bfj_c\w*_c(?:64|128)\b|\bFJ_(?:CDEF|CLIBM|KEEP_F32|LM|NOFMA|RLIBM)\b"
+                          r"|_Complex|__builtin_complex|__real__|__imag__"),
+    "reduce": re.compile(r"\b(?:fj_(?:pw|pwv|rmax|rmin|row_sum|row_exp|kfinish|ktotal)\w*|"
+                         r"fj_(?:max|min)_f(?:32|64)\b|"
+                         r"fj__r[ds]f|FJ_(?:CHUNK|KADD|KLEVEL|LANES|PWV_PUSH|_RCVT)\b)"),
+}
+
+
+def needed_parts(code: str) -> frozenset[str]:
+    """The optional prelude parts (`_PARTS`' names) that the program's `code` uses."""
+    return frozenset(name for name, pattern in _NEEDS.items() if pattern.search(code))
+
+
+@functools.lru_cache(maxsize=64)
+def prelude(libmvec: bool, parts: frozenset[str] | None = None) -> str:
+    """The scalar-semantics header with the optional `parts` (`needed_parts`; None: all of
+    them), inlined into the source."""
     inc = os.path.join(_HERE, "include")
-    parts = ["#define FJ_LIBMVEC 1"] if libmvec else []
-    parts.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
-    parts.append(_read(os.path.join(inc, "fj_vmath.h")))
-    parts.append(_read(os.path.join(inc, "fj_vmath_f32.h")))
-    parts.append(_read(os.path.join(inc, "fj_vpow.h")))
-    parts.append(_read(os.path.join(inc, "fj_vtile_tables.h")))
-    parts.append(_read(os.path.join(inc, "fj_vtile.h")))
-    parts.append(_read(os.path.join(inc, "fj_scalar.h")))
-    if special:
-        parts.append(_read(os.path.join(inc, "fj_special.h")))  # scipy.special ufuncs
-        parts.append(_read(os.path.join(inc, "fj_special_beta.h")))  # beta, betaln, binom
-        parts.append(_read(os.path.join(inc, "fj_special_igam.h")))  # gammainc, exp1, expi
-        parts.append(_read(os.path.join(inc, "fj_special_ibeta.h")))  # betainc, stdtr
-        parts.append(_read(os.path.join(inc, "fj_special_inv.h")))  # their inverses
-    parts.append(_read(os.path.join(inc, "fj_complex.h")))  # complex64/complex128
-    parts.append(_read(os.path.join(inc, "fj_reduce.h")))
-    return "\n".join(parts)
+    take = set(_PARTS) if parts is None else parts
+    out = ["#define FJ_LIBMVEC 1"] if libmvec else []
+    out.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
+    out.append(_read(os.path.join(inc, "fj_vmath.h")))
+    if "vector" in take:
+        out += [_read(os.path.join(inc, h)) for h in _VECTOR_MATH]
+    out.append(_read(os.path.join(inc, "fj_scalar.h")))
+    for name in ("special", "complex", "reduce"):
+        if name in take:
+            out += [_read(os.path.join(inc, h)) for h in _PARTS[name]]
+    return "\n".join(out)
 
 
 def _read(path: str) -> str:
@@ -300,10 +331,10 @@ def render(program: Program, opts: COptions) -> str:
     sort = sort_header() if any(isinstance(k, Kernel) and k.sort for k in program.kernels) \
         else ""
 
-    def source(special: bool) -> str:
+    def source(head: str) -> str:
         return templates.render(
             "program.c.j2", name=program.name, par_min=opts.par_min,
-            prelude=prelude(opts.libmvec, special) + sort,
+            prelude=head + sort,
             blas_decls=blas_decls(program) + lapack_decls(program),
             kernels=kernels, buffers=buffers, profile=_read(os.path.join(
                 _HERE, "include", "fj_profile.h")) if opts.profile else "",
@@ -311,5 +342,4 @@ def render(program: Program, opts: COptions) -> str:
                 len(program.kernels) if any("slot" in k for k in kernels) else 0),
             entry=entry_name(program))
 
-    lean = source(False)  # (the special functions' names all start fj_sp_)
-    return source(True) if "fj_sp_" in lean else lean
+    return source(prelude(opts.libmvec, needed_parts(source(""))))

@@ -35,9 +35,12 @@ __all__ = ["TARGETS", "Toolchain", "check_target", "cpu_features", "detect", "gu
 # (an int32 max/min reduction: movq2dq) and never runs emms, which leaves the x87 unit in
 # MMX state, so the caller's next long double operation gives NaN (NumPy's
 # x.astype(np.longdouble) after such a call: tests/test_targets.py).
+# -Werror=implicit-function-declaration: a call of a function the source does not declare
+# (a prelude part left out, codegen/c.py) fails here, not as an unresolved symbol at load.
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
               "-fno-math-errno", "-ffp-contract=off",
-              "-fno-semantic-interposition", "-mno-mmx")
+              "-fno-semantic-interposition", "-mno-mmx",
+              "-Werror=implicit-function-declaration")
 # On AVX-512 targets gcc still prefers 256-bit vectors; the fused kernels
 # are long arithmetic and transcendental chains that run ~1.3-2x faster with 512-bit ones
 # (gelu 16.9 -> 7.8 ms, black_scholes 9.2 -> 7.0 ms on a 2-core Xeon). FJ_WIDE_VECTORS lets

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 from typing import Any
 
@@ -26,6 +27,9 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 from fusejit.errors import UnsupportedError  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+import quickset  # noqa: E402
+
 # Every hypothesis example usually costs one C compile (0.1-0.3 s), so the CI profile keeps the
 # example counts modest and deterministic; `dev` and `thorough` search harder.
 _COMMON = dict(
@@ -34,7 +38,7 @@ _COMMON = dict(
                            HealthCheck.filter_too_much],
     print_blob=True,
 )
-settings.register_profile("ci", max_examples=50, derandomize=True, database=None, **_COMMON)
+settings.register_profile("ci", max_examples=30, derandomize=True, database=None, **_COMMON)
 settings.register_profile("dev", max_examples=60, **_COMMON)
 settings.register_profile("thorough", max_examples=400, **_COMMON)
 # The steps of .ci/run that build the same code for other instruction sets search less:
@@ -115,6 +119,7 @@ _ITEM: list[Any] = []  # the running test item (c_structure marks its report)
 
 def pytest_runtest_setup(item: Any) -> None:
     _ITEM[:] = [item]
+    quickset.check_deadline()
 
 
 def c_structure() -> bool:
@@ -134,7 +139,9 @@ def pytest_configure(config: Any) -> None:
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """On a CUDA run (FUSEJIT_BACKEND=cuda, or the fake), tests marked c_only are skipped."""
+    """The quick set, the slow set or both (tests/quickset.py). On a CUDA run
+    (FUSEJIT_BACKEND=cuda, or the fake), tests marked c_only are skipped."""
+    quickset.select(config, items)
     if not _cuda_run():
         return
     skip = pytest.mark.skip(reason="c_only: asserts the C backend's structure")
@@ -179,6 +186,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """On a CUDA run: how many tests were skipped as c_only, and how many checked values
     only (from the reports, so the counts hold under pytest-xdist too)."""
+    quickset.summary(terminalreporter)
     reports = [r for rs in terminalreporter.stats.values() for r in rs
                if getattr(r, "when", None) in ("setup", "call")]
     c_only = {r.nodeid for r in reports if r.skipped and "c_only:" in str(r.longrepr)}

@@ -114,3 +114,34 @@ def test_golden_cases_compute_the_right_thing() -> None:
         if fn is floor_divide:
             real[1][real[1] == 0] = 7
         assert_same(jit(fn)(*real), fn(*real))
+
+
+def _guards(fn, args) -> set[str]:
+    graph, _ = trace(fn, list(args))
+    program = plan(lower(optimise(graph), [contiguous_strides(a.shape) for a in args]))
+    source = render(program, COptions())
+    guards = {g for g in ("FJ_VMATH_F32_H", "FJ_VTILE_H", "FJ_COMPLEX_H", "FJ_REDUCE_H",
+                          "FJ_SCALAR_H") if f"#define {g}\n" in source}
+    assert "#define FJ_VMATH_H\n" in source  # (always: plain libm calls vectorise)
+    return guards | ({"FJ_SPECIAL_H"} if "double fj_sp_xlogy(" in source else set())
+
+
+def test_prelude_holds_the_headers_the_program_uses() -> None:
+    """codegen/c.py needed_parts: the optional headers are inlined only where used (what
+    they left out would not compile: -Werror=implicit-function-declaration)."""
+    import scipy.special
+
+    from fusejit.codegen.c import needed_parts
+
+    f32 = np.zeros(64, np.float32)
+    assert _guards(mul_add, [f32, f32]) == {"FJ_SCALAR_H"}
+    assert _guards(lambda x: np.exp(x) * 2, [f32]) == {"FJ_SCALAR_H", "FJ_VMATH_F32_H",
+                                                       "FJ_VTILE_H"}
+    assert _guards(lambda x: x.sum(axis=0), [np.zeros((64, 3))]) == {"FJ_SCALAR_H", "FJ_REDUCE_H"}
+    assert _guards(lambda z: z * z, [np.zeros(8, np.complex128)]) == {"FJ_SCALAR_H",
+                                                                      "FJ_COMPLEX_H"}
+    assert "FJ_SPECIAL_H" in _guards(lambda x: scipy.special.erfcx(x), [np.zeros(8)])
+    assert needed_parts("y = fj_c0 + fj_col;") == frozenset()  # plain names of a kernel
+    assert needed_parts("fj_cexp_c64(v)") == {"complex"}
+    assert needed_parts("fj_pw_push(&p, v)") == {"reduce"}
+    assert needed_parts("fj_row_exp_f32(y, x, n)") == {"reduce", "vector"}

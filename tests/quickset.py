@@ -1,0 +1,133 @@
+"""The quick set and CI's time budget (tests/conftest.py's hooks call these).
+
+Every test compiles C, and a 2-core machine without AVX-512 runs the whole suite in ~24
+minutes, more than CI's 20. So the heaviest tests are split (`SLOW`): a sweep keeps one case
+in n in the quick set, a single heavy test none; what is left out is the *slow* set.
+`FUSEJIT_TEST_SLOW` picks: unset or "0" the quick set (the README's test command), "1" every
+test, "only" the slow set (the last step of .ci/run, within what is left of its budget).
+
+`FUSEJIT_TEST_DEADLINE` (a Unix time, set by .ci/run): a test that would start after it is
+skipped, and the summary says how many were, so CI ends inside its budget on any machine.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+# "file::test function" -> n: every n-th of its cases is in the quick set (0: none is). The
+# figures are each function's seconds in the suite on a 2-core Zen 2 without AVX-512.
+SLOW: dict[str, int] = {
+    "test_reductions.py::test_reduction_matches_numpy": 3,  # 79 s, 416 cases
+    "test_reductions.py::test_float_max_min_across_lanes": 2,  # 14 s
+    "test_special.py::test_integer_bool_and_float16_operands": 8,  # 68 s, 46 cases
+    "test_special.py::test_against_scipy_wide_ranges": 2,  # 23 s, 92 cases
+    "test_scipy_dct.py::test_every_type_norm_and_orthogonalize": 4,  # 67 s, 4 cases
+    "test_scipy_ndinterp.py::test_transforms_every_order_and_mode": 5,  # 57 s, 10 cases
+    "test_scipy_ndinterp.py::test_map_coordinates_every_order_and_mode": 3,  # 38 s
+    "test_scipy_ndinterp.py::test_spline_filters": 4,  # 27 s
+    "test_scipy_ndinterp.py::test_shift_then_zoom_property": 0,  # 16 s
+    "test_scipy_signal.py::test_match_scipy": 2,  # 33 s, 108 cases
+    "test_scipy_regress.py::test_match_scipy": 2,  # 20 s
+    "test_scipy_rankfilt.py::test_scipys_values": 2,  # 16 s
+    "test_scipy_stats.py::test_methods_match_scipy": 2,  # 15 s
+    "test_array_api.py::test_namespace_against_array_api_strict": 3,  # 32 s, 166 cases
+    "test_array_api.py::test_scipy_under_scipy_array_api_subprocess": 0,  # 16 s
+    "test_cuda_codegen.py::test_every_op_and_cast_compiles": 0,  # 62 s (nvcc)
+    "test_cuda_codegen.py::test_complex_programs_compile_to_cubin": 0,  # 14 s (nvcc)
+    "test_cuda_reduce.py::test_reductions_and_matmuls_compile_to_cubin": 0,  # 33 s (nvcc)
+    "test_cuda_scalars.py::test_values_and_dtypes_as_numpy": 4,  # 29 s
+    "test_cuda_emu.py::test_complex_kernels": 0,  # 16 s
+    "test_coverage.py::test_readme_table_is_current": 0,  # 53 s
+    "test_elementwise_props.py::test_unary_sweep": 0,  # 29 s
+    "test_elementwise_props.py::test_binary_sweep": 0,  # 17 s
+    "test_sort_long.py::test_rows_match_numpy": 0,  # 29 s
+    "test_sort_long.py::test_rows_past_the_cache_sized_buckets": 2,  # 14 s
+    "test_sorting.py::test_searchsorted_matches_numpy": 0,  # 18 s
+    "test_sorting.py::test_partition_properties": 0,  # 18 s
+    "test_numpy_lib.py::test_products": 0,  # 27 s
+    "test_numpy_lib.py::test_trapezoid_gradient": 0,  # 23 s
+    "test_numpy_lib.py::test_more_functions_through_numpy_code": 0,  # 23 s
+    "test_numpy_lib.py::test_nan_statistics": 0,  # 19 s
+    "test_numpy_lib.py::test_scipy_array_api_functions": 0,  # 16 s
+    "test_numpy_tail.py::test_linspace_logspace_geomspace": 0,  # 20 s
+    "test_order_stats.py::test_quantiles_match_numpy": 0,  # 17 s
+    "test_order_stats.py::test_nan_quantiles_match_numpy": 0,  # 15 s
+    "test_dask.py::test_reductions_over_chunked_axes": 4,  # 26 s
+    "test_masked.py::test_selection_reads_match_numpy": 2,  # 22 s
+    "test_scans.py::test_blocked_scans_match_numpy": 2,  # 17 s
+    "test_order_stats.py::test_histogram_matches_numpy": 0,  # 17 s
+    "test_sort_long.py::test_lengths_at_the_threaded_threshold": 3,  # 13 s
+    "test_row_pipe.py::test_deferred_last_phase_gives_the_same_bits": 2,  # 13 s
+    "test_export.py::test_cli_bad_input_is_one_clear_line": 3,  # 11 s
+    "test_rearrange.py::test_tile_and_repeat_match_numpy": 0,  # 11 s
+    "test_rearrange.py::test_pad_matches_numpy": 0,  # 10 s
+    "test_rearrange.py::test_flip_and_roll_match_numpy": 0,  # 8 s
+    "test_cuda_lapack.py::test_linalg_runs_as_generated": 0,  # 11 s
+    "test_complex_order.py::test_ordering_matches_numpy_bit_for_bit": 0,  # 10 s
+    "test_numpy_lib.py::test_polyval_sinc_fix_nan_to_num": 0,  # 11 s
+    "test_numpy_lib.py::test_rot90_and_diagonals": 0,  # 10 s
+    "test_numpy_lib.py::test_cov_corrcoef": 0,  # 10 s
+    "test_numpy_lib.py::test_digitize_searchsorted": 0,  # 9 s
+    "test_numpy_lib.py::test_vander_count_nonzero_select_choose": 0,  # 7 s
+    "test_numpy_tail.py::test_linalg_array_api_functions": 0,  # 9 s
+    "test_numpy_tail.py::test_isin": 0,  # 8 s
+    "test_scipy_spectral.py::test_match_scipy": 2,  # 10 s
+    "test_scipy_linalg.py::test_matches_scipy": 2,  # 8 s
+}
+
+MODE = os.environ.get("FUSEJIT_TEST_SLOW", "0")
+DEADLINE = float(os.environ.get("FUSEJIT_TEST_DEADLINE", "0") or 0)
+
+
+def slow_items(items: list[Any]) -> set[int]:
+    """The positions in `items` of the slow set's cases (`SLOW`)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for i, item in enumerate(items):
+        key = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        n = SLOW.get(key)
+        if n is None:
+            continue
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        if n == 0 or k % n:
+            out.add(i)
+    return out
+
+
+def select(config: Any, items: list[Any]) -> None:
+    """Keep the quick set, the slow set or both (MODE), reporting the rest as deselected."""
+    if MODE not in ("0", "1", "only"):
+        raise pytest.UsageError(f"FUSEJIT_TEST_SLOW={MODE!r}: use 0, 1 or only")
+    if MODE == "1":
+        return
+    slow = slow_items(items)
+    want = MODE == "only"
+    keep = [it for i, it in enumerate(items) if (i in slow) == want]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(
+            items=[it for i, it in enumerate(items) if (i in slow) != want])
+        items[:] = keep
+
+
+def check_deadline() -> None:
+    """Skip the test about to start when CI's budget is spent (FUSEJIT_TEST_DEADLINE)."""
+    if DEADLINE and time.time() > DEADLINE:
+        pytest.skip("past_deadline: CI's time budget was spent before this test started")
+
+
+def summary(terminalreporter: Any) -> None:
+    """What this run left out: the slow set, and tests past CI's deadline."""
+    if MODE == "0":
+        terminalreporter.write_line(
+            f"quick set: {len(SLOW)} heavy tests run some or none of their cases "
+            "(tests/quickset.py); FUSEJIT_TEST_SLOW=1 runs every test")
+    late = {r.nodeid for rs in terminalreporter.stats.values() for r in rs
+            if getattr(r, "skipped", False) and "past_deadline:" in str(r.longrepr)}
+    if late:
+        terminalreporter.write_line(f"{len(late)} test(s) did not run: CI's time budget "
+                                    "(FUSEJIT_TEST_DEADLINE) was spent before they started")
