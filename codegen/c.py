@@ -91,17 +91,19 @@ _NEEDS = {  # (generous: a name that only looks like one of theirs costs a slowe
 }
 
 
+_PRELUDE_SLOT = "/* fusejit prelude */"
+
+
 def needed_parts(code: str) -> frozenset[str]:
     """The optional prelude parts (`_PARTS`' names) that the program's `code` uses."""
     return frozenset(name for name, pattern in _NEEDS.items() if pattern.search(code))
 
 
 @functools.lru_cache(maxsize=64)
-def prelude(libmvec: bool, parts: frozenset[str] | None = None) -> str:
-    """The scalar-semantics header with the optional `parts` (`needed_parts`; None: all of
-    them), inlined into the source."""
+def prelude(libmvec: bool, take: frozenset[str]) -> str:
+    """The scalar-semantics header with the optional parts `take` (`needed_parts`), inlined
+    into the source."""
     inc = os.path.join(_HERE, "include")
-    take = set(_PARTS) if parts is None else parts
     out = ["#define FJ_LIBMVEC 1"] if libmvec else []
     out.append("/* status flags the entry returns (errors.Status) */\n" + status_defines())
     out.append(_read(os.path.join(inc, "fj_vmath.h")))
@@ -331,15 +333,13 @@ def render(program: Program, opts: COptions) -> str:
     sort = sort_header() if any(isinstance(k, Kernel) and k.sort for k in program.kernels) \
         else ""
 
-    def source(head: str) -> str:
-        return templates.render(
-            "program.c.j2", name=program.name, par_min=opts.par_min,
-            prelude=head + sort,
-            blas_decls=blas_decls(program) + lapack_decls(program),
-            kernels=kernels, buffers=buffers, profile=_read(os.path.join(
-                _HERE, "include", "fj_profile.h")) if opts.profile else "",
-            nbuf=max(len(program.buffers), 1) + (
-                len(program.kernels) if any("slot" in k for k in kernels) else 0),
-            entry=entry_name(program))
-
-    return source(prelude(opts.libmvec, needed_parts(source(""))))
+    code = templates.render(  # (the prelude goes in last: it depends on what the code uses)
+        "program.c.j2", name=program.name, par_min=opts.par_min,
+        prelude=_PRELUDE_SLOT + sort,
+        blas_decls=blas_decls(program) + lapack_decls(program),
+        kernels=kernels, buffers=buffers, profile=_read(os.path.join(
+            _HERE, "include", "fj_profile.h")) if opts.profile else "",
+        nbuf=max(len(program.buffers), 1) + (
+            len(program.kernels) if any("slot" in k for k in kernels) else 0),
+        entry=entry_name(program))
+    return code.replace(_PRELUDE_SLOT, prelude(opts.libmvec, needed_parts(code)), 1)
