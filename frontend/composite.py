@@ -1,6 +1,6 @@
 """NumPy functions composed from operations fusejit already traces: `np.linalg.norm` (the
 norms NumPy computes without an SVD), `np.isclose` (and a clear refusal of `np.allclose`),
-`np.average`, `np.outer`, `np.diff`, `np.triu` and `np.tril`.
+`np.average`, `np.outer` (and `ufunc.outer`), `np.diff`, `np.triu` and `np.tril`.
 
 Each handler follows NumPy's own implementation step by step (numpy/linalg/_linalg.py,
 numpy/_core/numeric.py, numpy/lib/_function_base_impl.py, numpy/lib/_twodim_base_impl.py) with
@@ -244,6 +244,15 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return np.multiply(_array(a).reshape(-1)[:, None], _array(b).reshape(-1)[None, :])
 
 
+def ufunc_outer(ufunc: np.ufunc, a: Any, b: Any, /, **kwargs: Any) -> Any:
+    """`ufunc.outer(a, b)`: the ufunc of every element of `a` with every element of `b`,
+    shape a.shape + b.shape (a's axes extended by b.ndim ones)."""
+    if ufunc.nin != 2:
+        raise ValueError("method outer is only allowed in ufunc with 2 input and 1 output")
+    ta, tb = _array(a), _array(b)
+    return ufunc(np.reshape(ta, ta.shape + (1,) * tb.ndim), tb, **kwargs)
+
+
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
          append: Any = np._NoValue) -> Any:
     n = operator.index(n)
@@ -301,3 +310,5 @@ HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.triu: _trilu(True),
     np.tril: _trilu(False),
 }
+
+UFUNC_METHODS = {"outer": ufunc_outer}

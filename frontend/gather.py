@@ -25,7 +25,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from . import tracer as T
-from .mask_index import expand_known_masks, traced_mask
+from .mask_index import expand_known_masks, scalar_bool_index, traced_mask
 from .masked import select
 from .masked_index import gather as gather_positions
 from .masked_index import has_positions
@@ -125,6 +125,9 @@ def getitem(t: T.Tracer, index: Any) -> T.Tracer:
     boolean arrays as NumPy reads them (frontend/mask_index.py, frontend/masked.py)."""
     if has_positions(index):  # x[np.nonzero(m)], x[np.flatnonzero(m)]
         return gather_positions(t, index)
+    picked = scalar_bool_index(t, index)  # x[True], x[..., False]
+    if picked is not None:
+        return picked
     index = expand_known_masks(t.shape, index)
     if traced_mask(index):
         return select(t, index)

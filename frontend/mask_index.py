@@ -1,6 +1,7 @@
 """Boolean arrays in an index, at trace time (read by frontend.gather and frontend.inplace).
 
-NumPy reads a boolean array in an index as the integer arrays of its np.nonzero, in its place.
+NumPy reads a boolean array in an index as the integer arrays of its np.nonzero, in its place;
+a 0-d boolean (`x[True]`, `x[..., False]`) as a new axis of length 1 or 0.
 A mask whose value is known while tracing (a NumPy array, a list of bools, or a traced array
 that depends on no argument: frontend/known.py) becomes those index arrays here, so `x[mask]`
 is a gather and `x[mask] = v` a scatter, with shapes fixed when compiling. A mask that depends
@@ -15,6 +16,7 @@ import numpy as np
 
 from . import tracer as T
 from .known import known_value
+from .views import basic_index
 
 
 def _is_bool_array(e: Any) -> bool:
@@ -96,3 +98,48 @@ def traced_mask(index: Any) -> bool:
     depends on the arguments), 0-d ones included."""
     entries = index if isinstance(index, tuple) else (index,)
     return any(isinstance(e, T.Tracer) and e.dtype == np.bool_ for e in entries)
+
+
+def _known_bool0(e: Any) -> bool | None:
+    """The value of a 0-d boolean index entry known while tracing (a Python or NumPy bool,
+    a 0-d bool array, a traced one that depends on no argument), else None."""
+    if isinstance(e, (bool, np.bool_)):
+        return bool(e)
+    if isinstance(e, np.ndarray) and e.dtype == np.bool_ and e.ndim == 0:
+        return bool(e)
+    if isinstance(e, T.Tracer) and e.dtype == np.bool_ and e.ndim == 0:
+        value = known_value(e.node)
+        return None if value is None else bool(value)
+    return None
+
+
+def _is_int(e: Any) -> bool:
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+
+
+def scalar_bool_index(t: T.Tracer, index: Any) -> T.Tracer | None:
+    """`x[b]` for one known 0-d boolean `b` among integers, slices, None and Ellipsis, as
+    NumPy reads it: a new axis of length 1 (True) or 0 (False) where `b` stands, or first when
+    the integers beside it (advanced indices too, then) are not adjacent to it; None for
+    any other index."""
+    entries = index if isinstance(index, tuple) else (index,)
+    found = [k for k, e in enumerate(entries) if _known_bool0(e) is not None]
+    if len(found) != 1:
+        return None
+    k = found[0]
+    rest = [e for j, e in enumerate(entries) if j != k]
+    if not all(e is None or e is Ellipsis or isinstance(e, slice) or _is_int(e) for e in rest):
+        return None
+    advanced = [j for j, e in enumerate(entries) if j == k or _is_int(e)]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    out = basic_index(t, entries[:k] + (None,) + entries[k + 1:])
+    axis = sum(1 for e in entries[:k] if e is None or isinstance(e, slice))
+    if Ellipsis in entries[:k]:
+        consumed = sum(1 for e in rest if isinstance(e, slice) or _is_int(e))
+        axis += t.ndim - consumed
+    if not adjacent:
+        out = np.moveaxis(out, axis, 0)
+        axis = 0
+    if not _known_bool0(entries[k]):
+        out = out[(slice(None),) * axis + (slice(0, 0),)]
+    return out

@@ -17,6 +17,7 @@ from . import half_ties
 from . import ops as O
 from . import tracer as T
 from .complex_order import ORDERING, lexicographic
+from .scans import fold
 
 # The reductions a `reduce` node performs, and the NumPy function that defines each.
 REDUCE_FNS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
@@ -339,9 +340,8 @@ UFUNC_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "
 def ufunc_reduce(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
                  keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
     fn = UFUNC_REDUCE.get(ufunc.__name__)
-    if fn is None:
-        raise T.UnsupportedError(f"{ufunc.__name__}.reduce is not supported by fusejit"
-                                 f"{T.where_msg()}")
+    if fn is None:  # a fold in order: frontend/scans.py
+        return fold(ufunc, a, axis, dtype, out, keepdims, initial, where)
     if fn in ("any", "all"):
         return _reduction(fn, a, axis, None, out, keepdims, np._NoValue, where)
     return _reduction(fn, a, axis, dtype, out, keepdims, initial, where)

@@ -1,6 +1,8 @@
 """Scans at trace time: np.cumsum, np.cumprod, np.nancumsum, np.nancumprod (functions and
 methods), np.cumulative_sum/prod and `ufunc.accumulate` of binary elementwise ufuncs, as
-`scan` nodes (op table: frontend/ops.py; lowering/scan.py).
+`scan` nodes (op table: frontend/ops.py; lowering/scan.py); and `ufunc.reduce` of the binary
+ufuncs that have no `reduce` node of their own (np.logaddexp.reduce, np.hypot.reduce,
+np.subtract.reduce...), as the last element of their scan: NumPy folds those in order.
 
 A scan's dtype is the one NumPy gives (asked of NumPy on a one-element probe: cumsum of
 small integers and bools is int64, `dtype=` wins); the input is cast to it first and folded
@@ -65,6 +67,46 @@ def accumulate(ufunc: np.ufunc, array: Any, axis: Any = 0, dtype: Any = None,
     with np.errstate(all="ignore"):
         result = ufunc.accumulate(probe, axis=axis, dtype=dtype)
     return _scan(x, ufunc, axis, result.dtype, what)
+
+
+def fold(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> T.Tracer:
+    """`ufunc.reduce` as NumPy computes it for a ufunc without a reduction loop: start from
+    `initial`, else the ufunc's identity, else the first element, and apply the ufunc to each
+    next element in order (C order over several axes): the last element of that scan."""
+    what = f"{ufunc.__name__}.reduce"
+    _no_out(out, what)
+    if where is not True:
+        raise UnsupportedError(f"{what}(..., where=) is not supported by fusejit{T.where_msg()}")
+    x = _tracer(a)
+    # NumPy's errors (a 0-d input, an axis out of range, several axes of a non-reorderable
+    # ufunc, a zero-size axis without identity) and its result dtype, from a stand-in
+    probe = np.zeros(tuple(min(n, 1) for n in x.shape), x.dtype)
+    kwargs = {} if initial is np._NoValue else {"initial": initial}
+    with np.errstate(all="ignore"):
+        result = ufunc.reduce(probe, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+    rdtype = np.asarray(result).dtype
+    if x.ndim == 0:  # NumPy takes axis 0 (or None) of a 0-d array: a sequence of one
+        return fold(ufunc, np.reshape(x, (1,)), 0, dtype, None, False, initial)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(
+        normalize_axis_index(operator.index(d), x.ndim)
+        for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    kept = [d for d in range(x.ndim) if d not in axes]
+    shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
+    if not keepdims:
+        shape = tuple(x.shape[d] for d in kept)
+    # the reduced axes last, merged in C order: one sequence per result element (of one
+    # element where no axis is reduced: NumPy still applies the identity to it)
+    length = int(np.prod([x.shape[d] for d in axes]))
+    seq = np.reshape(np.transpose(x, kept + list(axes)).astype(rdtype),
+                     tuple(x.shape[d] for d in kept) + (length,))
+    start = initial if initial is not np._NoValue else ufunc.identity
+    if start is not None:
+        head = np.full(seq.shape[:-1] + (1,), start, rdtype)
+        seq = np.concatenate([head, seq], axis=-1)
+    folded = np.reshape(_scan(seq, ufunc, seq.ndim - 1, rdtype, what)[..., -1], shape)
+    folded.scalar = folded.shape == ()  # a reduction to 0-d gives a NumPy scalar
+    return folded
 
 
 def _cum(ufunc: np.ufunc, name: str, nan: float | None) -> Callable[..., T.Tracer]:

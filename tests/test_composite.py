@@ -252,3 +252,18 @@ def test_trilu_and_diff_values() -> None:
     run_both(lambda a: np.triu(a), x[0, 0])                              # 0-d: TypeError
     with pytest.raises(UnsupportedError, match="out="):
         fusejit.jit(lambda a: np.outer(a, a, out=np.empty((12, 12))))(x)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_ufunc_outer_matches_numpy() -> None:
+    """ufunc.outer(a, b): shape a.shape + b.shape, NumPy's dtypes (a Python float is a 0-d
+    float64 array there), both results of a two-output ufunc."""
+    rng = np.random.default_rng(5)
+    x, i = rng.standard_normal((3, 4)), rng.integers(-5, 9, (2, 3))
+    run_both(lambda x, i: (np.add.outer(x, x[0]), np.subtract.outer(x[0, 0], x),
+                           np.multiply.outer(x.astype(np.float32), 2.0),
+                           np.maximum.outer(i, i[0]), np.equal.outer(i[0], i[1]),
+                           np.divmod.outer(i[0], np.array([3, -2])),
+                           np.hypot.outer(x[0], [1.0, 2.0]), np.add.outer(x, x[:0])), x, i)
+    with pytest.raises(ValueError, match="outer"):
+        fusejit.jit(lambda x: np.negative.outer(x, x))(x)

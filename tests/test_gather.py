@@ -307,3 +307,13 @@ def test_gathered_temp_never_takes_its_source_block() -> None:
     check_plan(prog)
     temps = [b for b in prog.buffers if b.kind == "temp"]
     assert len({b.offset for b in temps}) == len(temps)
+
+
+def test_a_known_0d_boolean_is_a_new_axis() -> None:
+    """x[True] is x[None], x[False] its empty selection; integers beside the boolean are
+    advanced indices too: the new axis goes first when they are not adjacent to it."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    run_both(lambda x: (x[True], x[False], x[np.True_], x[..., True], x[0, True],
+                        x[True, Ellipsis, 1], x[1, None, False, 2], x[slice(1, None), True, None],
+                        x[0, 1, 2, True], x[True, 0, :, 1], x[0, :, False]), x)
+    run_both(lambda x: x[np.array(False), ::-1] * 2, x)

@@ -243,3 +243,41 @@ def test_long_scans_of_folds_that_do_not_regroup() -> None:
         assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
     if c_structure():
         assert str(jf.explain(x, f)).count("blocks per row") == 1  # the cumsum only
+
+
+# --- ufunc.reduce of ufuncs without a reduce node: a fold in order (frontend/scans.py) -------
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("ufunc", [np.logaddexp, np.logaddexp2, np.hypot, np.subtract,
+                                   np.divide, np.fmax, np.arctan2, np.power])
+def test_ufunc_reduce_folds_in_numpys_order(ufunc) -> None:
+    """NumPy starts from `initial`, else the identity (hypot.reduce([-3.]) is 3.0), else the
+    first element, and folds in order (C order over several axes); several axes of a
+    non-reorderable ufunc, or an empty axis without identity, raise NumPy's ValueError."""
+    x = RNG.standard_normal((3, 4, 5))
+    if ufunc is np.power:
+        x = np.abs(x) + 0.5
+
+    def f(x):
+        return (ufunc.reduce(x), ufunc.reduce(x, axis=1, keepdims=True),
+                ufunc.reduce(x, axis=-1, initial=0.5), ufunc.reduce(x, axis=()),
+                ufunc.reduce(x.astype(np.float32), axis=0), ufunc.reduce(x[:, :1], axis=1))
+
+    run_both(f, x)
+    run_both(lambda x: ufunc.reduce(x, axis=None), x)  # several axes: reorderable or not
+    run_both(lambda x: ufunc.reduce(x, axis=(0, 2)), x)
+    run_both(lambda x: ufunc.reduce(x[:, :0], axis=1), x)  # identity or ValueError
+    run_both(lambda x: ufunc.reduce(x[0, 0, 0]), x)  # 0-d: a NumPy scalar
+
+
+def test_ufunc_reduce_of_integers_and_bad_input() -> None:
+    i = RNG.integers(1, 60, (4, 6))
+    run_both(lambda i: (np.gcd.reduce(i), np.lcm.reduce(i, axis=1), np.bitwise_xor.reduce(i),
+                        np.bitwise_and.reduce(i, axis=None), np.subtract.reduce(i, axis=0),
+                        np.logaddexp.reduce(i.astype(np.int8), axis=1)), i)
+    run_both(lambda i: np.logaddexp.reduce(i, axis=2), i)  # AxisError
+    for kw in ({"out": np.zeros(6)}, {"where": np.ones(6, bool)}):
+        with pytest.raises(fusejit.UnsupportedError, match=r"logaddexp\.reduce"):
+            fusejit.jit(lambda x, kw=kw: np.logaddexp.reduce(x, axis=0, **kw))(i * 1.0)
+    text = str(fusejit.jit(lambda x: np.logaddexp.reduce(x, axis=1)).explain(i * 1.0))
+    assert "scan" in text
