@@ -33,7 +33,9 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "betainc": 3, "betaincc": 3, "stdtr": 2,  # fj_special_ibeta.h
                   "gammaincinv": 2, "gammainccinv": 2, "chdtri": 2, "betaincinv": 3,
                   "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
-                  "fdtri": 3}  # fj_special_inv.h
+                  "fdtri": 3,  # fj_special_inv.h
+                  "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
+                  "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1}  # fj_special_kv.h
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

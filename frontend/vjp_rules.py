@@ -473,6 +473,8 @@ def _install() -> None:
         set_vjp(name, INTEGER)
     for name, rule in vjp_special.rules(Refused).items():  # incomplete gamma and beta
         set_vjp(name, rule)
+    for name, rule in vjp_special.more_rules(Refused).items():  # kv & co., exprel, sindg & co.
+        set_vjp(name, rule)
     for name, rule in (("where", _where), ("clip", _clip), ("clip_keep", _clip),
                        ("cast", _cast), ("view", _view),
                        ("reshape", _reshape), ("reduce", _reduce), ("matmul", _matmul),

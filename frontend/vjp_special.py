@@ -7,7 +7,13 @@ scipy.stats' beta and cauchy ppf/isf) in the probability, one over the density a
 result; in the shape parameters it is a
 series fusejit does not build, so those inputs carry a
 Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
-pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's)."""
+pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's).
+
+Also (`more_rules`) fj_special_kv.h's functions: the modified Bessel functions of the second
+kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds itself; no gradient in the
+order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 + x^2/8 + x^3/30 for |x| < 1e-3,
+where that difference cancels) and the trigonometric functions in degrees (pi/180 times
+their radian derivatives)."""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from . import adjoint as A
 from .ir import Node
 
 M = A.mul
+_DEG = 0.017453292519943295  # pi / 180
 
 
 def _gamma_density(a: Any, x: Any) -> Node:
@@ -132,3 +139,50 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
             "cauchy_ppf": cauchy(1.0), "cauchy_isf": cauchy(-1.0),
             **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf"), refused(
                 "scipy.stats.binom's functions are not differentiated by fusejit"))}
+
+
+def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tuple]]:
+    """name -> rule(node, g) of fj_special_kv.h's functions."""
+    order = refused("scipy.special.kv's derivative in the order v is not computed by fusejit "
+                    "(the one in x is)")
+
+    def kv(scaled: bool) -> Callable[[Node, Node], tuple]:
+        name = "kve" if scaled else "kv"
+
+        def rule(node: Node, g: Node) -> tuple:
+            v, x = node.inputs
+            d = M(A.add(A.ew(name, A.sub(v, 1.0), x), A.ew(name, A.add(v, 1.0), x)), -0.5)
+            return order, M(g, A.add(d, node) if scaled else d)
+        return rule
+
+    def k(nu: int, scaled: bool) -> Callable[[Node, Node], tuple]:
+        """k0' = -k1, k1' = -k0 - k1/x; k0e and k1e add themselves."""
+        def rule(node: Node, g: Node) -> tuple:
+            (x,) = node.inputs
+            other = A.ew(("k1" if nu == 0 else "k0") + ("e" if scaled else ""), x)
+            d = A.neg(other) if nu == 0 else A.neg(A.add(other, A.div(node, x)))
+            return (M(g, A.add(d, node) if scaled else d),)
+        return rule
+
+    def exprel(node: Node, g: Node) -> tuple:
+        (x,) = node.inputs
+        small = A.cmp("less", A.ew("absolute", x), 1e-3)
+        series = A.add(0.5, M(x, A.add(1.0 / 3.0, M(x, A.add(0.125, M(x, 1.0 / 30.0))))))
+        safe = A.where(small, 1.0, x)
+        return (M(g, A.where(small, series, A.div(A.sub(A.ew("exp", safe), node), safe))),)
+
+    def trig(name: str) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            (x,) = node.inputs
+            if name == "sindg":
+                d = M(A.ew("cosdg", x), _DEG)
+            elif name == "cosdg":
+                d = M(A.ew("sindg", x), -_DEG)
+            else:  # tan' = 1 + tan^2, cot' = -(1 + cot^2)
+                d = M(A.add(M(node, node), 1.0), _DEG if name == "tandg" else -_DEG)
+            return (M(g, d),)
+        return rule
+
+    return {"kv": kv(False), "kve": kv(True), "k0": k(0, False), "k0e": k(0, True),
+            "k1": k(1, False), "k1e": k(1, True), "exprel": exprel,
+            **{n: trig(n) for n in ("sindg", "cosdg", "tandg", "cotdg")}}

@@ -158,11 +158,16 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.nanargmin(x, axis=0)", lambda x: np.nanargmin(x, axis=0), (X,)),
         ("np.spacing(x)", lambda x: np.spacing(x), (X,)),
         ("max(x.max(), v.max()) (Python's max)", lambda x, v: max(x.max(), v.max()), (X, V)),
+        ("np.logaddexp.reduce(x, axis=1)", lambda x: np.logaddexp.reduce(x, axis=1), (X,)),
+        ("np.subtract.outer(v, p)", lambda v, p: np.subtract.outer(v, p), (V, P)),
+        ("x[True]", lambda x: x[True], (X,)),
     ],
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
-        for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2", "exp1", "expi")
-    ] + [
+        for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2", "exp1", "expi",
+                  "exprel", "k0", "k1e", "sindg", "cotdg")
+    ] + [("scipy.special.kv(2.5, p)", lambda p: sp.kv(2.5, p), (P,)),
+         ("scipy.special.kve(p * 9, p[::-1])", lambda p: sp.kve(p * 9, p[::-1]), (P,))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
         for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
