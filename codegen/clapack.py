@@ -21,12 +21,16 @@ from ..errors import Status
 from ..frontend.ops import ctype
 from ..lowering.loop_ir import LapackKernel, Program
 from .cblas import batch_offsets
+from .clapack_expm import expm_body, expm_c
+from .clapack_expm import workspace as expm_workspace
 from .clstsq import render_lstsq
 from .cqr import GEQRF_SIG, qr_body, qr_query, qr_workspace
 from .csvd import GESDD_SIG, svd_body, svd_query, svd_workspace
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
-                   "dgelsd", "zgelsd", "dgesdd", "dgeqrf", "dorgqr")
+                   "dgelsd", "zgelsd", "dgesdd", "dgeqrf", "dorgqr", "dgemm")
+# (dgemm is BLAS's, from scipy.linalg.cython_blas: expm's products, codegen/clapack_expm.py)
+FROM_BLAS = ("dgemm",)
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
 # own threads, which nested OpenMP threads would oversubscribe).
 PAR_MAX_N = 128
@@ -59,7 +63,7 @@ _SIGS = {
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
             "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd", "svd": "gesdd",
             "svd_full": "gesdd", "svdvals": "gesdd", "qr": "geqrf", "qr_complete": "geqrf",
-            "qr_r": "geqrf"}
+            "qr_r": "geqrf", "expm": "gesv"}
 
 
 SVD_FNS = ("svd", "svd_full", "svdvals")
@@ -74,11 +78,13 @@ def lapack_decls(program: Program) -> str:
     """The declarations a Program with LapackKernels needs ("" when it has none)."""
     if not uses_lapack(program):
         return ""
-    return LAPACK_DECLS % {"count": len(LAPACK_ROUTINES), "no_lapack": Status.NO_LAPACK.code,
-                           "no_scratch": Status.NO_SCRATCH.code,
-                           "singular": Status.SINGULAR.code, "posdef": Status.NOT_POSDEF.code,
-                           "noconv": Status.EIG_NOCONV.code,
-                           "lstsq": Status.LSTSQ_NOCONV.code, "svd": Status.SVD_NOCONV.code}
+    expm = any(isinstance(k, LapackKernel) and k.fn == "expm" for k in program.kernels)
+    decls = LAPACK_DECLS % {"count": len(LAPACK_ROUTINES), "no_lapack": Status.NO_LAPACK.code,
+                            "no_scratch": Status.NO_SCRATCH.code,
+                            "singular": Status.SINGULAR.code, "posdef": Status.NOT_POSDEF.code,
+                            "noconv": Status.EIG_NOCONV.code,
+                            "lstsq": Status.LSTSQ_NOCONV.code, "svd": Status.SVD_NOCONV.code}
+    return (expm_c() if expm else "") + decls
 
 
 def _workspace(k: LapackKernel) -> tuple[int | str, int]:
@@ -90,6 +96,8 @@ def _workspace(k: LapackKernel) -> tuple[int | str, int]:
         return qr_workspace(k)
     if k.fn in ("solve", "inv"):
         return n * n + n * max(k.k if k.fn == "solve" else n, 1), max(n, 1)
+    if k.fn == "expm":
+        return expm_workspace(n)
     if k.fn == "eigh":
         return n * n + n + max(1 + 6 * n + 2 * n * n, 1), max(3 + 5 * n, 1)
     if k.fn == "eigvalsh":
@@ -125,6 +133,8 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
                   "if (fj_info > 0) fj_err |= FJ_ERR_SINGULAR;",
                   f"for (int64_t i = 0; i < {n}; i++) for (int64_t j = 0; j < {cols}; j++)",
                   f"    fj_C[fj_oc + i * {oc[-2]} + j * {oc[-1]}] = fj_x[i + j * {n}];"]
+    elif k.fn == "expm":
+        lines += expm_body(n, oc, LAPACK_ROUTINES.index("dgemm"))
     elif k.fn == "cholesky":
         lines += ["char fj_uplo = 'L';",
                   f"(({fn_ptr})fj_f)(&fj_uplo, &fj_n, fj_w, &fj_ld, &fj_info);",

@@ -82,6 +82,14 @@ def _lapack(t: T.Tracer, fn: str, shape: tuple[int, ...], uplo: str = "L",
     return T.Tracer(node if wide else T.cast_node(node, dtype))
 
 
+def lapack_node(t: T.Tracer, fn: str, shape: tuple[int, ...], wide: np.dtype,
+                dtype: np.dtype) -> T.Tracer:
+    """The `fn` node of `t` computed in `wide`, its result cast to `dtype` (scipy.linalg's
+    functions: frontend/scipy_linalg.py)."""
+    node = T.make_node("lapack", [_operand(t, wide)], shape, wide, fn=fn, uplo="L")
+    return T.Tracer(T.cast_node(node, dtype))
+
+
 def solve(a: Any, b: Any) -> T.Tracer:
     """np.linalg.solve: b of shape (n,) or (..., n, k), batches broadcast."""
     ta, tb = _stacked_square(a), _tracer(b)

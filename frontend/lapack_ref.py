@@ -11,6 +11,7 @@ views and elementwise ops:
 The `uplo` attribute names the triangle eigh and eigvalsh read.
 - `svd` / `svd_full` (a of shape (..., m, n), k = min(m, n)): (..., L) holding U (m x k, or
   m x m), row-major, then S (k), then Vh (k x n, or n x n), row-major; `svdvals`: (..., k).
+- `expm`: scipy.linalg.expm, the matrix exponential;
 - `qr` / `qr_complete` (a of shape (..., m, n)): (..., L) holding Q (m x k, or m x m when
   complete and m > n) then R (Q's columns x n), both row-major; `qr_r`: R (..., k, n).
 - `lstsq` (a of shape (m, n), b of shape (m, k), float64 or complex128, attribute `rcond`):
@@ -52,6 +53,10 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
         q, r = np.linalg.qr(a, mode="complete" if fn == "qr_complete" else "reduced")
         flat = a.shape[:-2] + (-1,)
         return np.concatenate([q.reshape(flat), r.reshape(flat)], axis=-1)
+    if fn == "expm":
+        import scipy.linalg
+
+        return scipy.linalg.expm(a)
     raise ValueError(f"unknown LAPACK op {fn!r}")
 
 

@@ -1,6 +1,6 @@
 """scipy.linalg's common functions of traced arrays, on fusejit's np.linalg kernels (installed by
 frontend/scipy_api.py): inv, solve, det, solve_triangular, lstsq, cholesky, cho_factor,
-cho_solve, eigh, eigvalsh, svd, svdvals, norm, qr and pinv.
+cho_solve, eigh, eigvalsh, svd, svdvals, norm, qr, pinv and expm.
 
 SciPy's functions ask the array for its flags and call LAPACK, so a traced value cannot flow
 through them. With a traced argument these compute SciPy's result from np.linalg's traced
@@ -19,6 +19,11 @@ operations instead, with SciPy's semantics where the two libraries differ:
   reciprocals of the singular values below it (SciPy drops those columns: the same product).
 - qr's modes: 'full' is np.linalg.qr's 'complete', 'economic' its 'reduced', and 'r' the
   full-height R in a 1-tuple.
+- expm: one `lapack` node (fn "expm", codegen/clapack_expm.py: scaling and squaring of a
+  Pade approximant, Higham 2005, in float64) with SciPy's special cases: a 1 x 1 or 0-d
+  one-element input is exp (0-d: a (1, 1) float64 array), a diagonal matrix the exp of its
+  diagonal, a triangular one keeps its zero triangle (and its diagonal and first off-diagonal
+  are recomputed exactly while squaring); float16 comes back float32, integers float64.
 SciPy's argument checks come from SciPy's own function, called on stand-ins (identity
 matrices and zeros of the arguments' shapes and dtypes): its ValueErrors for non-square or
 mismatched arrays, bad keywords. Results are fusejit's np.linalg (float32 computed in
@@ -257,3 +262,23 @@ def pinv(a: Any, *, atol: Any = None, rtol: Any = None, return_rank: bool = Fals
     inverse = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
     result = _h(vh) @ (inverse[..., :, None] * _h(u))
     return (result, np.sum(keep, axis=-1)) if return_rank else result
+
+
+def expm(A: Any) -> Any:
+    import scipy.linalg
+
+    t = A if isinstance(A, T.Tracer) else T.Tracer(T.const_node(np.asarray(A)))
+    if t.dtype.kind == "c":
+        raise _refuse("expm of complex matrices")
+    # SciPy's errors (not 2-d, not square) and result dtype, from a stand-in matrix
+    stand = np.zeros(t.shape[-2:] if t.ndim >= 2 else t.shape, t.dtype)
+    dtype = np.asarray(quietly(scipy.linalg.expm, stand)).dtype
+    if t.size == 1 and t.ndim < 2:  # SciPy: np.array([[np.exp(a.item())]])
+        return np.reshape(np.exp(t.astype(np.float64)), (1, 1))
+    if min(t.shape) == 0:
+        return np.zeros(t.shape, dtype)
+    if t.shape[-2:] == (1, 1):
+        return np.exp(t)
+    from .lapack import lapack_node
+
+    return lapack_node(t, "expm", t.shape, np.dtype(np.float64), dtype)

@@ -21,6 +21,9 @@ optimised and fused like the forward pass).
   eigenvalues repeat and the eigenvectors' cotangent is not zero the eigenvectors are not
   differentiable and the gradient is inf/NaN (as in JAX); eigenvalues alone (eigvalsh, or
   eigh's w with V unused) differentiate everywhere.
+- scipy.linalg.expm: the cotangent of A is the adjoint of expm's Frechet derivative at A
+  applied to g, L(A^T, g), the upper right block of expm([[A^T, g], [0, A^T]]) (Najfeld
+  and Havel's block form): one more expm, of a 2n x 2n matrix.
 """
 
 from __future__ import annotations
@@ -175,3 +178,13 @@ def eigvalsh(node: Node, g: Node) -> Node:
     full = _t(make_node("lapack", [a], a.shape[:-2] + (n + 1, n), a.dtype, fn="eigh",
                         uplo=node.attrs["uplo"]))
     return _eig_pullback(a, full[..., 0, :], full[..., 1:, :], _t(g), None, node.attrs["uplo"])
+
+
+def expm(node: Node, g: Node) -> Node:
+    """The cotangent of expm's operand: expm([[A^T, g], [0, A^T]])[:n, n:]."""
+    at = np.swapaxes(_t(node.inputs[0]), -1, -2)
+    n = at.shape[-1]
+    block = np.concatenate([np.concatenate([at, _t(g)], axis=-1),
+                            np.concatenate([np.zeros_like(at), at], axis=-1)], axis=-2)
+    e = make_node("lapack", [block.node], block.shape, block.dtype, fn="expm", uplo="L")
+    return _t(e)[..., :n, n:].node

@@ -392,12 +392,12 @@ def _scan(node: Node, g: Node) -> tuple | None:
 
 def _lapack(node: Node, g: Node) -> tuple | None:
     """inv: -Y^T g Y^T; slogdet: d log|det A| = inv(A)^T (the sign has no gradient);
-    cholesky, eigh, eigvalsh: frontend/vjp_more.py."""
+    cholesky, eigh, eigvalsh, expm: frontend/vjp_more.py."""
     from .context import make_node
 
     a = node.inputs[0]
     fn = node.attrs["fn"]
-    if fn in ("cholesky", "eigh", "eigvalsh"):
+    if fn in ("cholesky", "eigh", "eigvalsh", "expm"):
         return getattr(vjp_more, fn)(node, g),
     if fn == "inv":
         yt = A.transpose_last(node)

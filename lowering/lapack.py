@@ -18,7 +18,7 @@ NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.lin
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
          "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq", "svd": "np.linalg.svd",
          "svd_full": "np.linalg.svd", "svdvals": "np.linalg.svd", "qr": "np.linalg.qr",
-         "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr"}
+         "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr", "expm": "scipy.linalg.expm"}
 
 
 def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
@@ -38,6 +38,12 @@ def build_lapack(low: Lowering, name: str, node: Node, by: str | None) -> Lapack
             f"{NAMES[fn]}{where} calls SciPy's LAPACK from the compiled code: this target "
             "(an exported library without SciPy) cannot run it; compute "
             "it outside the compiled function")
+    if by == "own" and fn == "expm":
+        where = f" (at {node.loc})" if node.loc else ""
+        raise UnsupportedError(
+            f"scipy.linalg.expm{where} is not supported by fusejit's CUDA backend yet (the C "
+            "backend computes it): compute it outside the compiled function, or compile "
+            "this function for the CPU")
     out = low.buffer_for(node)
     assert out is not None
     a, held_a = _operand(low, node.inputs[0])

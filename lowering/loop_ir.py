@@ -338,7 +338,8 @@ class LapackKernel:
                "inv": 2 * self.n ** 3, "cholesky": self.n ** 3 // 3,
                "slogdet": 2 * self.n ** 3 // 3, "eigh": 9 * self.n ** 3,
                "eigvalsh": 4 * self.n ** 3,
-               "lstsq": 4 * self.m * self.n * min(self.m, self.n) + 2 * self.m * self.n * self.k
+               "lstsq": 4 * self.m * self.n * min(self.m, self.n) + 2 * self.m * self.n * self.k,
+               "expm": 20 * self.n ** 3,  # (about 8 products, the solve, a few squarings)
                }[self.fn]
         return nb * per
 

@@ -85,15 +85,15 @@ def blas_report(pointers: tuple[int, ...] | None = None) -> str:
 @functools.lru_cache(maxsize=1)
 def lapack_pointers() -> tuple[int, ...]:
     """Addresses of SciPy's LAPACK routines in codegen/clapack.py's LAPACK_ROUTINES order."""
-    from ..codegen.clapack import LAPACK_ROUTINES
+    from ..codegen.clapack import FROM_BLAS, LAPACK_ROUTINES
 
     try:
-        from scipy.linalg import cython_lapack
+        from scipy.linalg import cython_blas, cython_lapack
     except ImportError as e:  # pragma: no cover - scipy is a dependency
         raise CompileError(f"np.linalg needs SciPy's LAPACK (scipy.linalg.cython_lapack): "
                            f"{e}") from e
-    return tuple(_capsule_address(cython_lapack.__pyx_capi__[name])
-                 for name in LAPACK_ROUTINES)
+    return tuple(_capsule_address((cython_blas if name in FROM_BLAS else cython_lapack)
+                                  .__pyx_capi__[name]) for name in LAPACK_ROUTINES)
 
 
 def _capsule_address(capsule: object) -> int:

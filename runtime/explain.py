@@ -197,6 +197,10 @@ def _kind(k: AnyKernel, program: Program) -> str:
         batch = f"batch {list(k.batch)} x " if k.batch else ""
         how = ("the backend's own kernel (fuses nothing)" if k.own else
                f"SciPy LAPACK {lapack_routine(k)} per matrix (a library call: fuses nothing)")
+        if k.fn == "expm":
+            return (f"scipy.linalg.expm {batch}[{k.n}x{k.n}] {k.dtype.name}: scaling and "
+                    "squaring of a Pade approximant, SciPy's BLAS dgemm and LAPACK dgesv per "
+                    "matrix (fuses nothing)")
         return f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: {how}"
     if isinstance(k, GemmKernel):
         how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas

@@ -96,6 +96,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.signal.convolve(x, x[:2, :3])", lambda x: signal.convolve(x, x[:2, :3]), (X,)),
         ("scipy.signal.savgol_filter(v, 5, 2)", lambda v: signal.savgol_filter(v, 5, 2), (V,)),
         ("scipy.linalg.cholesky(x.T @ x)", lambda x: linalg.cholesky(x.T @ x + np.eye(8)), (X,)),
+        ("scipy.linalg.expm(x.T @ x / 9)", lambda x: linalg.expm(x.T @ x / 9), (X,)),
         ("scipy.signal.lfilter(b, a, x)", lambda x: signal.lfilter(K, [1.0, -0.5], x), (X,)),
         ("scipy.signal.filtfilt(b, a, v)", lambda v: signal.filtfilt(K, [1.0, -0.5], v,
                                                                      padlen=5), (V,)),
