@@ -23,12 +23,14 @@ from ..lowering.loop_ir import LapackKernel, Program
 from .cblas import batch_offsets
 from .clapack_expm import expm_body, expm_c
 from .clapack_expm import workspace as expm_workspace
+from .clapack_lu import GETRS_SIG, LU_FNS, lu_body, lu_workspace
 from .clstsq import render_lstsq
 from .cqr import GEQRF_SIG, qr_body, qr_query, qr_workspace
 from .csvd import GESDD_SIG, svd_body, svd_query, svd_workspace
 
 LAPACK_ROUTINES = ("sgesv", "dgesv", "sgetrf", "dgetrf", "spotrf", "dpotrf", "ssyevd", "dsyevd",
-                   "dgelsd", "zgelsd", "dgesdd", "dgeqrf", "dorgqr", "dgemm")
+                   "dgelsd", "zgelsd", "dgesdd", "dgeqrf", "dorgqr", "dgemm", "sgetrs",
+                   "dgetrs")
 # (dgemm is BLAS's, from scipy.linalg.cython_blas: expm's products, codegen/clapack_expm.py)
 FROM_BLAS = ("dgemm",)
 # Batches run split over threads only for matrices up to this order (larger ones use LAPACK's
@@ -49,6 +51,7 @@ __attribute__((visibility("default"))) void fj_set_lapack(void *const *fns) {
 #define FJ_ERR_EIG_NOCONV %(noconv)d
 #define FJ_ERR_LSTSQ_NOCONV %(lstsq)d
 #define FJ_ERR_SVD_NOCONV %(svd)d
+#define FJ_ERR_PIVOT_RANGE %(pivot)d
 """
 
 _SIGS = {
@@ -59,11 +62,13 @@ _SIGS = {
              "int *, int *)",
     "gesdd": GESDD_SIG,
     "geqrf": GEQRF_SIG,
+    "getrs": GETRS_SIG,
 }
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
             "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd", "svd": "gesdd",
             "svd_full": "gesdd", "svdvals": "gesdd", "qr": "geqrf", "qr_complete": "geqrf",
-            "qr_r": "geqrf", "expm": "gesv"}
+            "qr_r": "geqrf", "expm": "gesv", "lu": "getrf", "lu_solve": "getrs",
+            "lu_solve_t": "getrs"}
 
 
 SVD_FNS = ("svd", "svd_full", "svdvals")
@@ -83,7 +88,8 @@ def lapack_decls(program: Program) -> str:
                             "no_scratch": Status.NO_SCRATCH.code,
                             "singular": Status.SINGULAR.code, "posdef": Status.NOT_POSDEF.code,
                             "noconv": Status.EIG_NOCONV.code,
-                            "lstsq": Status.LSTSQ_NOCONV.code, "svd": Status.SVD_NOCONV.code}
+                            "lstsq": Status.LSTSQ_NOCONV.code, "svd": Status.SVD_NOCONV.code,
+                            "pivot": Status.INDEX_RANGE.code}
     return (expm_c() if expm else "") + decls
 
 
@@ -98,6 +104,8 @@ def _workspace(k: LapackKernel) -> tuple[int | str, int]:
         return n * n + n * max(k.k if k.fn == "solve" else n, 1), max(n, 1)
     if k.fn == "expm":
         return expm_workspace(n)
+    if k.fn in LU_FNS:
+        return lu_workspace(k)
     if k.fn == "eigh":
         return n * n + n + max(1 + 6 * n + 2 * n * n, 1), max(3 + 5 * n, 1)
     if k.fn == "eigvalsh":
@@ -111,6 +119,8 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
         return svd_body(k, fn_ptr)
     if k.fn in QR_FNS:
         return qr_body(k)
+    if k.fn in LU_FNS:
+        return lu_body(k, t, fn_ptr)
     n = k.n
     sa0, sa1 = k.a.strides[-2:]
     oc = k.out.strides
@@ -194,7 +204,7 @@ def render_lapack(k: LapackKernel, fn: str) -> dict[str, Any]:
     nw, ni = _workspace(k)
     accs = [("a", k.a)] + ([("b", k.b)] if k.b is not None else []) + [("c", k.out)]
     par = nb > 1 and k.n <= PAR_MAX_N
-    rows = k.m if k.fn in SVD_FNS + QR_FNS else k.n
+    rows = k.m if k.fn in SVD_FNS + QR_FNS + ("lu",) else k.n
     head = (f"/* {k.name}: np.linalg {k.fn} (LAPACK {routine}), batch {list(k.batch)} of "
             f"{rows} x {k.n}, {k.dtype.name}; nodes {k.nodes} */")
     lines = [head, f"static int {fn}(char *const *fj_buf) {{",

@@ -90,6 +90,14 @@ def lapack_node(t: T.Tracer, fn: str, shape: tuple[int, ...], wide: np.dtype,
     return T.Tracer(T.cast_node(node, dtype))
 
 
+def solve_node(a: T.Tracer, b: T.Tracer, fn: str, dtype: np.dtype) -> T.Tracer:
+    """The `lapack_solve` node `fn` of a (n, n + 1) and b (n, k), in `dtype` (scipy.linalg's
+    lu_solve: frontend/scipy_linalg.py)."""
+    node = T.make_node("lapack_solve", [_operand(a, dtype), _operand(b, dtype)],
+                       (a.shape[0], b.shape[1]), dtype, fn=fn)
+    return T.Tracer(node)
+
+
 def solve(a: Any, b: Any) -> T.Tracer:
     """np.linalg.solve: b of shape (n,) or (..., n, k), batches broadcast."""
     ta, tb = _stacked_square(a), _tracer(b)

@@ -12,6 +12,10 @@ The `uplo` attribute names the triangle eigh and eigvalsh read.
 - `svd` / `svd_full` (a of shape (..., m, n), k = min(m, n)): (..., L) holding U (m x k, or
   m x m), row-major, then S (k), then Vh (k x n, or n x n), row-major; `svdvals`: (..., k).
 - `expm`: scipy.linalg.expm, the matrix exponential;
+- `lu` (a of shape (..., m, n)): (..., m n + k + m) holding LU row-major, the pivots (k =
+  min(m, n), 0-based) and the row permutation p (row i of a is row p[i] of L U);
+  `lu_solve` / `lu_solve_t` (a: [LU | pivots] of shape (n, n + 1), b (n, k)): x with
+  a x = b (or a^T x = b), an IndexError for a pivot outside [0, n);
 - `qr` / `qr_complete` (a of shape (..., m, n)): (..., L) holding Q (m x k, or m x m when
   complete and m > n) then R (Q's columns x n), both row-major; `qr_r`: R (..., k, n).
 - `lstsq` (a of shape (m, n), b of shape (m, k), float64 or complex128, attribute `rcond`):
@@ -53,6 +57,18 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
         q, r = np.linalg.qr(a, mode="complete" if fn == "qr_complete" else "reduced")
         flat = a.shape[:-2] + (-1,)
         return np.concatenate([q.reshape(flat), r.reshape(flat)], axis=-1)
+    if fn == "lu":
+        import scipy.linalg
+
+        m, n = a.shape[-2:]
+        flat = []
+        for mat in a.reshape((-1, m, n)):
+            lu, piv = scipy.linalg.lu_factor(mat)
+            perm = np.arange(m)
+            for i, r in enumerate(piv):
+                perm[[i, r]] = perm[[r, i]]
+            flat.append(np.concatenate([lu.ravel(), piv, np.argsort(perm)]))
+        return np.asarray(flat, a.dtype).reshape(a.shape[:-2] + (-1,))
     if fn == "expm":
         import scipy.linalg
 
@@ -66,6 +82,16 @@ def lapack_solve_ref(a: np.ndarray, b: np.ndarray, fn: str = "solve", rcond: flo
     lstsq: the flat layout above)."""
     if fn == "solve":
         return np.linalg.solve(a, b)
+    if fn in ("lu_solve", "lu_solve_t"):
+        import scipy.linalg
+
+        n = a.shape[0]
+        piv = a[:, n]
+        if not np.all((piv >= 0) & (piv < n)):
+            raise IndexError("index out of bounds: an index array holds a value outside "
+                             "the axis it indexes.")
+        return scipy.linalg.lu_solve((a[:, :n], piv.astype(np.int32)), b,
+                                     trans=1 if fn == "lu_solve_t" else 0)
     assert fn == "lstsq", fn
     (m, n), k = a.shape, b.shape[1]
     x, _, rank, s = np.linalg.lstsq(a, b, rcond=rcond)

@@ -83,7 +83,8 @@ _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
               **dict.fromkeys(("scipy.linalg._basic", "scipy.linalg._decomp",
                                "scipy.linalg._decomp_svd", "scipy.linalg._decomp_cholesky",
                                "scipy.linalg._misc", "scipy.linalg._decomp_qr",
-                               "scipy.linalg._matfuncs"), scipy_linalg)}
+                               "scipy.linalg._matfuncs", "scipy.linalg._decomp_lu"),
+                             scipy_linalg)}
 
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
@@ -119,7 +120,8 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": (
            "scipy.linalg._decomp_svd": ("svd", "svdvals"),
            "scipy.linalg._decomp_cholesky": ("cholesky", "cho_factor", "cho_solve"),
            "scipy.linalg._misc": ("norm",),
-           "scipy.linalg._matfuncs": ("expm",)}
+           "scipy.linalg._matfuncs": ("expm",),
+           "scipy.linalg._decomp_lu": ("lu", "lu_factor", "lu_solve")}
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",

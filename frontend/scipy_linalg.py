@@ -1,6 +1,6 @@
 """scipy.linalg's common functions of traced arrays, on fusejit's np.linalg kernels (installed by
 frontend/scipy_api.py): inv, solve, det, solve_triangular, lstsq, cholesky, cho_factor,
-cho_solve, eigh, eigvalsh, svd, svdvals, norm, qr, pinv and expm.
+cho_solve, eigh, eigvalsh, svd, svdvals, norm, qr, pinv, expm, lu, lu_factor and lu_solve.
 
 SciPy's functions ask the array for its flags and call LAPACK, so a traced value cannot flow
 through them. With a traced argument these compute SciPy's result from np.linalg's traced
@@ -24,6 +24,13 @@ operations instead, with SciPy's semantics where the two libraries differ:
   one-element input is exp (0-d: a (1, 1) float64 array), a diagonal matrix the exp of its
   diagonal, a triangular one keeps its zero triangle (and its diagonal and first off-diagonal
   are recomputed exactly while squaring); float16 comes back float32, integers float64.
+- lu, lu_factor: one `lapack` node (fn "lu": LAPACK getrf in the operand's precision, float32
+  or float64, as SciPy; codegen/clapack_lu.py) holding LU, the pivots and the row
+  permutation, of which lu_factor's (lu, piv) and lu's P, L, U (p_indices, permute_l) are
+  views and elementwise ops; an exactly singular matrix is factored without error (SciPy
+  warns). lu_solve: one `lapack_solve` node (getrs, trans 0/1/2) of [lu | piv] and b, for an
+  unbatched lu; a pivot outside [0, n) raises IndexError when the program runs (SciPy reads
+  past its memory).
 SciPy's argument checks come from SciPy's own function, called on stand-ins (identity
 matrices and zeros of the arguments' shapes and dtypes): its ValueErrors for non-square or
 mismatched arrays, bad keywords. Results are fusejit's np.linalg (float32 computed in
@@ -282,3 +289,93 @@ def expm(A: Any) -> Any:
     from .lapack import lapack_node
 
     return lapack_node(t, "expm", t.shape, np.dtype(np.float64), dtype)
+
+
+def _lu_dtype(x: Any, call: str) -> np.dtype:
+    """SciPy's result dtype for lu/lu_factor of x's dtype (float16 -> float32, ints -> float64)
+    and its argument errors (from a stand-in identity matrix of x's shape)."""
+    import scipy.linalg
+
+    res = quietly(getattr(scipy.linalg, call), _stand_in(x, True))
+    return np.asarray(res[0] if call == "lu_factor" else res[-1]).dtype
+
+
+def _lu_parts(a: Any, call: str, check_finite: bool) -> tuple[Any, Any, Any, np.dtype]:
+    """(LU, pivots, row permutation: row i of A is row p[i] of L U) of a's matrices as traced
+    arrays, and their dtype."""
+    t = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    if t.dtype.kind == "c":
+        raise _refuse(f"{call} of complex matrices")
+    dtype = _lu_dtype(t, call)
+    if t.ndim < 2:
+        raise _refuse(f"{call} of a {t.ndim}-d array")
+    m, n = t.shape[-2:]
+    k = min(m, n)
+    x = _operand(t, check_finite and t.size > 0).astype(dtype)
+    from .lapack import lapack_node
+
+    r = lapack_node(x, "lu", t.shape[:-2] + (m * n + k + m,), dtype, dtype)
+    lu = np.reshape(r[..., :m * n], t.shape)
+    return lu, r[..., m * n:m * n + k], r[..., m * n + k:], dtype
+
+
+def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    lu, piv, _, _ = _lu_parts(a, "lu_factor", check_finite)
+    # (SciPy's batch decorator returns a list for stacked matrices)
+    return [lu, piv.astype(np.int32)] if lu.ndim > 2 else (lu, piv.astype(np.int32))
+
+
+def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True,
+       p_indices: bool = False) -> Any:
+    packed, _, perm, dtype = _lu_parts(a, "lu", check_finite)
+    *nd, m, n = packed.shape
+    k = min(m, n)
+    if min(packed.shape) == 0:  # SciPy's empty case
+        low, up = np.zeros((*nd, m, k), dtype), np.zeros((*nd, k, n), dtype)
+        if permute_l:
+            return low, up
+        p = (np.zeros((*nd, 0), np.int32) if p_indices else
+             np.zeros((*nd, 0, 0), np.float32 if dtype == np.float32 else np.float64))
+        return p, low, up
+    if (m, n) == (1, 1):  # SciPy's scalar case: P, L ones, U the matrix
+        one = np.ones_like(packed)
+        if permute_l:
+            return one, packed
+        return (np.zeros((*nd, m), np.int_) if p_indices else one), one, packed
+    i, j = np.arange(m)[:, None], np.arange(k)[None, :]
+    low = np.where(i > j, packed[..., :, :k], np.where(i == j, dtype.type(1), dtype.type(0)))
+    up = np.triu(packed[..., :k, :])
+    rows = perm.astype(np.int32)  # row i of A is row rows[i] of L U
+    if permute_l:  # P L: row i is L's row rows[i] (a gather: -0.0 entries stay as SciPy's)
+        return np.take_along_axis(low, rows[..., :, None], axis=-2), up
+    p = (rows[..., :, None] == np.arange(m, dtype=np.int32)).astype(dtype)  # A = P L U
+    return (rows if p_indices else p), low, up
+
+
+def lu_solve(lu_and_piv: Any, b: Any, trans: int = 0, overwrite_b: bool = False,
+             check_finite: bool = True) -> Any:
+    import scipy.linalg
+
+    lu_, piv = lu_and_piv
+    tl = lu_ if isinstance(lu_, T.Tracer) else np.asarray(lu_)
+    tp = piv if isinstance(piv, T.Tracer) else np.asarray(piv)
+    tb = b if isinstance(b, T.Tracer) else np.asarray(b)
+    if tl.dtype.kind == "c" or tb.dtype.kind == "c":
+        raise _refuse("lu_solve of complex matrices")
+    # SciPy's errors (shapes, trans) and result dtype, from stand-ins
+    stand = (np.eye(*tl.shape[-2:], dtype=tl.dtype) if tl.ndim >= 2 else
+             np.zeros(tl.shape, tl.dtype), np.arange(tp.shape[-1] if tp.ndim else 1,
+                                                     dtype=np.int32))
+    dtype = np.asarray(quietly(scipy.linalg.lu_solve, stand, np.zeros(tb.shape, tb.dtype),
+                               trans=trans)).dtype
+    if tl.ndim != 2 or tp.ndim != 1:
+        raise _refuse("lu_solve of a batch of factorisations")
+    n = tl.shape[0]
+    lu_t = _operand(tl, check_finite).astype(dtype)
+    packed = np.concatenate([lu_t, np.reshape(tp, (n, 1)).astype(dtype)], axis=1)
+    rhs = _operand(tb, check_finite).astype(dtype)
+    cols = rhs if rhs.ndim == 2 else np.reshape(rhs, (n, 1))
+    from .lapack import solve_node
+
+    x = solve_node(packed, cols, "lu_solve_t" if trans in (1, 2) else "lu_solve", dtype)
+    return x if rhs.ndim == 2 else np.reshape(x, (n,))

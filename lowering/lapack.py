@@ -18,7 +18,11 @@ NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.lin
          "slogdet": "np.linalg.slogdet/det", "eigh": "np.linalg.eigh",
          "eigvalsh": "np.linalg.eigvalsh", "lstsq": "np.linalg.lstsq", "svd": "np.linalg.svd",
          "svd_full": "np.linalg.svd", "svdvals": "np.linalg.svd", "qr": "np.linalg.qr",
-         "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr", "expm": "scipy.linalg.expm"}
+         "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr", "expm": "scipy.linalg.expm",
+         "lu": "scipy.linalg.lu/lu_factor", "lu_solve": "scipy.linalg.lu_solve",
+         "lu_solve_t": "scipy.linalg.lu_solve"}
+# scipy.linalg's, which the CUDA backend's own kernels do not compute yet
+NOT_ON_CUDA = ("expm", "lu", "lu_solve", "lu_solve_t")
 
 
 def _operand(low: Lowering, node: Node) -> tuple[Access, int]:
@@ -38,10 +42,10 @@ def build_lapack(low: Lowering, name: str, node: Node, by: str | None) -> Lapack
             f"{NAMES[fn]}{where} calls SciPy's LAPACK from the compiled code: this target "
             "(an exported library without SciPy) cannot run it; compute "
             "it outside the compiled function")
-    if by == "own" and fn == "expm":
+    if by == "own" and fn in NOT_ON_CUDA:
         where = f" (at {node.loc})" if node.loc else ""
         raise UnsupportedError(
-            f"scipy.linalg.expm{where} is not supported by fusejit's CUDA backend yet (the C "
+            f"{NAMES[fn]}{where} is not supported by fusejit's CUDA backend yet (the C "
             "backend computes it): compute it outside the compiled function, or compile "
             "this function for the CPU")
     out = low.buffer_for(node)
@@ -49,7 +53,9 @@ def build_lapack(low: Lowering, name: str, node: Node, by: str | None) -> Lapack
     a, held_a = _operand(low, node.inputs[0])
     b, held_b = _operand(low, node.inputs[1]) if len(node.inputs) > 1 else (None, -1)
     m, n = node.inputs[0].shape[-2:]
-    k = node.inputs[1].shape[-1] if fn in ("solve", "lstsq") else 0
+    if fn in ("lu_solve", "lu_solve_t"):  # a: [LU | pivots], n x (n + 1)
+        n = m
+    k = node.inputs[1].shape[-1] if fn in ("solve", "lstsq", "lu_solve", "lu_solve_t") else 0
     nd = node.type.ndim
     return LapackKernel(name, fn, node.inputs[0].shape[:-2], n, k, a, b,
                         access(out, identity_map(nd), nd), node.shape, node.dtype,

@@ -340,6 +340,8 @@ class LapackKernel:
                "eigvalsh": 4 * self.n ** 3,
                "lstsq": 4 * self.m * self.n * min(self.m, self.n) + 2 * self.m * self.n * self.k,
                "expm": 20 * self.n ** 3,  # (about 8 products, the solve, a few squarings)
+               "lu": 2 * self.m * self.n * min(self.m, self.n) // 3,
+               "lu_solve": 2 * self.n ** 2 * self.k, "lu_solve_t": 2 * self.n ** 2 * self.k,
                }[self.fn]
         return nb * per
 

@@ -35,7 +35,8 @@ from ..lowering.loop_ir import Check, LapackKernel, Program
 ENVIRONMENT = frozenset(s.code for s in (Status.NO_BLAS, Status.NO_SCRATCH, Status.NO_LAPACK))
 LINALG = (Status.SINGULAR, Status.NOT_POSDEF, Status.EIG_NOCONV, Status.LSTSQ_NOCONV)
 # What a node of each op can raise (op table entries with error checks, and more).
-_EXTRA = {"scatter": (Status.INDEX_RANGE,), "lapack": LINALG, "lapack_solve": LINALG}
+_EXTRA = {"scatter": (Status.INDEX_RANGE,), "lapack": LINALG,
+          "lapack_solve": LINALG + (Status.INDEX_RANGE,)}  # (lu_solve's pivots)
 # The exception types NumPy's flags stand for: a replay's exception of another type is an
 # interpreter failure, not NumPy's error, and is not raised.
 _NUMPY_EXC = tuple({s.exc for s in Status.flags() if s.code not in ENVIRONMENT})

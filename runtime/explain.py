@@ -26,6 +26,8 @@ from ..codegen.cscatter_own import owned as scatter_owned
 from ..codegen.cscatter_par import plan as scatter_plan
 from ..frontend.ir import Graph, Node, after, format_graph, format_node, node_ids
 from ..lowering.fusion import Group, partition
+from ..lowering.lapack import NAMES as LAPACK_NAMES
+from ..lowering.lapack import NOT_ON_CUDA as SCIPY_LAPACK
 from ..lowering.loop_ir import (
     AnyKernel,
     Buffer,
@@ -201,6 +203,9 @@ def _kind(k: AnyKernel, program: Program) -> str:
             return (f"scipy.linalg.expm {batch}[{k.n}x{k.n}] {k.dtype.name}: scaling and "
                     "squaring of a Pade approximant, SciPy's BLAS dgemm and LAPACK dgesv per "
                     "matrix (fuses nothing)")
+        if k.fn in SCIPY_LAPACK:  # lu, lu_factor, lu_solve
+            shape = f"[{k.m}x{k.n}]" if k.fn == "lu" else f"[{k.n}x{k.n}]"
+            return f"{LAPACK_NAMES[k.fn]} {batch}{shape} {k.dtype.name}: {how}"
         return f"np.linalg {k.fn} {batch}[{k.n}x{k.n}] {k.dtype.name}: {how}"
     if isinstance(k, GemmKernel):
         how = (("BLAS gemv" if is_gemv(k) else "BLAS gemm") if k.blas
