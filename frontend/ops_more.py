@@ -35,7 +35,8 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
                   "fdtri": 3,  # fj_special_inv.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
-                  "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1}  # fj_special_kv.h
+                  "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
+                  "erfi": 1, "dawsn": 1}  # fj_special_series.h
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")
@@ -46,7 +47,8 @@ for _n, _k in SPECIAL_UFUNCS.items():
 # (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
 # beta's ppf and cauchy's ppf and isf (fj_special_inv.h)
 PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
-                  "cauchy_ppf": 3, "cauchy_isf": 3}
+                  "cauchy_ppf": 3, "cauchy_isf": 3,
+                  "zeta": 2, "riemann_zeta": 1}  # (scipy.special.zeta's: fj_special_series.h)
 
 
 def private_ufunc(name: str) -> Callable[..., Any]:

@@ -1,4 +1,5 @@
-"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp and comb,
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp, comb, polygamma and
+factorial (frontend/scipy_special_fns.py),
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
 scipy.signal.medfilt (frontend/scipy_rankfilt.py), its spline interpolation (map_coordinates,
@@ -59,6 +60,7 @@ from . import (
     scipy_regress,
     scipy_signal,
     scipy_spatial,
+    scipy_special_fns,
     scipy_spectral,
     scipy_stats,
 )
@@ -67,6 +69,7 @@ from . import (
 # (the first that has the name) (the others, logsumexp and comb, are this module's; ndimage
 # and signal both define convolve/correlate)
 _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
+              "scipy.special._basic": scipy_special_fns,
               "scipy.linalg._special_matrices": scipy_matrices,
               "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
               "scipy.ndimage._interpolation": scipy_ndinterp,
@@ -87,7 +90,8 @@ _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
                              scipy_linalg)}
 
 # defining module -> the functions wrapped there
-WRAPPED = {"scipy.special._logsumexp": ("logsumexp",), "scipy.special._basic": ("comb",),
+WRAPPED = {"scipy.special._logsumexp": ("logsumexp",),
+           "scipy.special._basic": ("comb", "polygamma", "factorial"),
            "scipy.spatial.distance": ("cdist", "pdist", "squareform"),
            "scipy.linalg._special_matrices": ("toeplitz", "circulant", "hankel", "block_diag"),
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
@@ -212,44 +216,6 @@ def _shifted(t: Any, w: Any, axes: tuple[int, ...], dt: Any, signed: bool) -> tu
     finite = np.isfinite(out)
     out = np.where(finite, out, out_direct)
     return out, (np.where(finite, sgn, sgn_direct) if signed else None)
-
-
-def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:
-    """SciPy's comb(N, k) for a traced N or k (exact=False): binom(N, k), 0 where k > N, N < 0
-    or k < 0; with repetition binom(N + k - 1, k), 1 where k == 0 and N >= 0. exact=True
-    computes Python integers, which a compiled function cannot return."""
-    from . import tracer as T
-
-    if exact:
-        raise T.UnsupportedError(
-            f"scipy.special.comb(..., exact=True) of traced values is not supported by "
-            f"fusejit{T.where_msg()}: it computes Python integers (use exact=False)")
-    k, N = np.asarray(k), np.asarray(N)  # (fusejit's np.asarray while a trace runs)
-    if repetition:
-        cond = (k == 0) & (N >= 0)
-        vals = _special().binom(N + k - 1, k)
-        fill = 1.0
-    else:
-        cond = ~((k <= N) & (N >= 0) & (k >= 0))
-        vals = _special().binom(N, k)
-        fill = 0.0
-    # `fill` where `cond`
-    if vals.shape == ():
-        if vals.dtype != np.float64:  # SciPy: the fill is np.float64, binom's value is not
-            raise T.UnsupportedError(
-                f"scipy.special.comb of 0-d {vals.dtype} values is not supported by "
-                f"fusejit{T.where_msg()}: SciPy returns np.float64({fill}) or a "
-                f"{vals.dtype} value depending on the values (pass float64 or arrays)")
-        out = np.where(cond, fill, vals)
-        out.scalar = True  # a NumPy scalar, as SciPy's
-        return out
-    return np.where(cond, vals.dtype.type(fill), vals)
-
-
-def _special() -> Any:
-    import scipy.special
-
-    return scipy.special
 
 
 def _traced_impl(module: str, name: str, *xs: Any) -> Any:

@@ -458,7 +458,6 @@ def _install() -> None:
         set_vjp(f"bitcast_{d.name}", INTEGER)
     for name in ("ldexp", "frexp_mantissa"):
         set_vjp(name, Refused(f"np.{name.split('_')[0]} is not differentiated by fusejit yet"))
-    set_vjp("digamma", Refused("its derivative (polygamma) is not computed by fusejit"))
     for name in ("boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "binom"):
         set_vjp(name, Refused(f"scipy.special.{name} is not differentiated by fusejit yet"))
     for name in ("real", "imag", "complex_pack"):

@@ -9,11 +9,14 @@ series fusejit does not build, so those inputs carry a
 Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
 pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's).
 
-Also (`more_rules`) fj_special_kv.h's functions: the modified Bessel functions of the second
+Also (`more_rules`) fj_special_kv.h's and fj_special_series.h's functions: the modified Bessel
+functions of the second
 kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds itself; no gradient in the
 order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 + x^2/8 + x^3/30 for |x| < 1e-3,
 where that difference cancels) and the trigonometric functions in degrees (pi/180 times
-their radian derivatives)."""
+their radian derivatives), the Hurwitz zeta in q (-x zeta(x + 1, q); in x refused, as the
+Riemann zeta), digamma (polygamma(1, x) = zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and
+dawsn' = 1 - 2 x dawsn."""
 
 from __future__ import annotations
 
@@ -183,6 +186,27 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
             return (M(g, d),)
         return rule
 
+    def zeta(node: Node, g: Node) -> tuple:  # d/dq zeta(x, q) = -x zeta(x + 1, q)
+        x, q = node.inputs
+        return (refused("scipy.special.zeta's derivative in x is not computed by fusejit "
+                        "(the one in q is)"),
+                M(g, A.neg(M(x, A.ew("zeta", A.add(x, 1.0), q)))))
+
+    def digamma(node: Node, g: Node) -> tuple:  # psi' = polygamma(1, x) = zeta(2, x)
+        (x,) = node.inputs
+        return (M(g, A.ew("zeta", A.const(2.0, x.dtype), x)),)
+
+    def erfi(node: Node, g: Node) -> tuple:  # 2/sqrt(pi) e^{x^2}
+        (x,) = node.inputs
+        return (M(g, M(A.ew("exp", M(x, x)), 1.1283791670955126)),)
+
+    def dawsn(node: Node, g: Node) -> tuple:  # F' = 1 - 2 x F
+        (x,) = node.inputs
+        return (M(g, A.sub(1.0, M(M(x, node), 2.0))),)
+
     return {"kv": kv(False), "kve": kv(True), "k0": k(0, False), "k0e": k(0, True),
             "k1": k(1, False), "k1e": k(1, True), "exprel": exprel,
-            **{n: trig(n) for n in ("sindg", "cosdg", "tandg", "cotdg")}}
+            **{n: trig(n) for n in ("sindg", "cosdg", "tandg", "cotdg")},
+            "zeta": zeta, "digamma": digamma, "erfi": erfi, "dawsn": dawsn,
+            "riemann_zeta": refused("scipy.special.zeta(x)'s derivative is not computed by "
+                                    "fusejit")}

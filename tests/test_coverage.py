@@ -169,8 +169,11 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2", "exp1", "expi",
-                  "exprel", "k0", "k1e", "sindg", "cotdg")
+                  "exprel", "k0", "k1e", "sindg", "cotdg", "erfi", "dawsn")
     ] + [("scipy.special.kv(2.5, p)", lambda p: sp.kv(2.5, p), (P,)),
+         ("scipy.special.zeta(p + 1, 2.5)", lambda p: sp.zeta(p + 1, 2.5), (P,)),
+         ("scipy.special.polygamma(2, p)", lambda p: sp.polygamma(2, p), (P,)),
+         ("scipy.special.factorial(v * 3)", lambda v: sp.factorial(v * 3), (V,)),
          ("scipy.special.kve(p * 9, p[::-1])", lambda p: sp.kve(p * 9, p[::-1]), (P,))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))

@@ -359,7 +359,7 @@ def test_masks_and_scatters_are_refused_clearly(form: str, message: str) -> None
         if form == "mask_and_index":
             return x.reshape(2, 1, 3)[x[:2] > 0, :, 1]  # MARK
         if form == "bool_scalar":
-            return x[True]  # MARK
+            return x[True, [0, 2]]  # MARK (x[True] alone is x[None]: test_gather.py)
         if form == "take_out":
             return np.take(x, [0, 2], out=np.empty(2))  # MARK
         if form == "nonzero":
