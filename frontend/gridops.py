@@ -99,7 +99,16 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> T.Tracer:
-    """np.interp for real fp: float64 results, NumPy's left/right/period rules."""
+    """np.interp: float64 results, NumPy's left/right/period rules; complex fp (complex128
+    results) interpolates its real and imaginary parts apart, as NumPy's loop does."""
+    kind = (fp.dtype if isinstance(fp, T.Tracer) else np.asarray(fp).dtype).kind
+    if kind == "c" and (xp.dtype if isinstance(xp, T.Tracer) else np.asarray(xp).dtype).kind \
+            != "c":
+        tf = fp if isinstance(fp, T.Tracer) else np.asarray(fp)
+        ends = [(None, None) if v is None else (np.real(v), np.imag(v)) for v in (left, right)]
+        re = interp(x, xp, np.real(tf), ends[0][0], ends[1][0], period)
+        im = interp(x, xp, np.imag(tf), ends[0][1], ends[1][1], period)
+        return np.asarray(re + 1j * im, np.complex128)
     for name, v in (("xp", xp), ("fp", fp)):
         if (v.dtype if isinstance(v, T.Tracer) else np.asarray(v).dtype).kind == "c":
             raise UnsupportedError(f"np.interp with complex {name} is not supported by "

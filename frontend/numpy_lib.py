@@ -305,12 +305,13 @@ _THROUGH_NUMPY = [
     np.sinc, np.gradient, np.tensordot, np.linalg.multi_dot, np.rot90, np.nanprod,
     np.select, np.digitize, np.fix, np.iscomplexobj,
     np.isrealobj, np.iscomplex, np.isreal, np.angle, np.real, np.imag, np.append, np.resize,
-    np.histogram_bin_edges, np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
+    np.triu_indices_from, np.tril_indices_from, np.linalg.trace,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.outer, np.linalg.diagonal,
     np.linalg.matmul, np.matrix_transpose, np.unstack, np.unwrap,
     np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
     np.linalg.cross, np.linalg.matrix_power, np.fft.fftshift, np.fft.ifftshift,
-    np.linalg.matrix_rank, np.linalg.svdvals,
+    np.linalg.matrix_rank, np.linalg.svdvals, np.rollaxis, np.apply_over_axes, np.polyder,
+    np.polyint,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

@@ -3,8 +3,7 @@ here from traced operations: np.correlate/np.convolve, np.inner, np.kron, np.van
 np.count_nonzero, np.nanvar/np.nanstd, np.searchsorted with constant sorted values (so
 np.digitize traces through NumPy's code), np.broadcast_arrays, np.diagonal, np.choose,
 np.nanargmax/nanargmin (both with NumPy's ValueError, raised when the program runs: the
-op table's check_* ops); `x.real`, `x.imag`, `x.conj()`, `x.diagonal()` on tracers; and, for
-the functions fusejit cannot compile, the reason (`REFUSED`, shown by the tracer's error).
+op table's check_* ops); `x.real`, `x.imag`, `x.conj()`, `x.diagonal()` on tracers.
 
 Each handler asks NumPy for dtypes and errors (by calling it on small stand-ins of the same
 dtypes and ranks) and builds what NumPy computes from ufuncs, views, gathers by constant
@@ -369,13 +368,6 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
         result = np.where(np.equal(k, j), options[j].astype(dtype, copy=False), result)
     return T.Tracer(T.make_node("copy", [result.node], shape, dtype), scalar=shape == ())
 
-
-# Why fusejit refuses these functions (frontend.tracer shows the reason in its error).
-REFUSED: dict[Callable[..., Any], str] = {
-    **dict.fromkeys((np.histogram2d, np.histogramdd),
-                    "fusejit bins by one key only (np.histogram, np.bincount); "
-                    "compute it outside the compiled function"),
-}
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.correlate: correlate, np.convolve: convolve, np.inner: inner, np.kron: kron,

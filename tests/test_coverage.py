@@ -240,6 +240,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.nanmedian(x, axis=0)", lambda x: np.nanmedian(x, axis=0), (X,)),
         ("np.histogram(v)", lambda v: np.histogram(v)[0], (V,)),
         ("np.histogram(v, 8, range=(-2, 2))", lambda v: np.histogram(v, 8, range=(-2, 2))[0], (V,)),
+        ("np.histogram2d(v, p, bins=4)", lambda v, p: np.histogram2d(v, p, bins=4)[0], (V, P)),
         ("np.digitize(v, [-1, 0, 1])", lambda v: np.digitize(v, [-1.0, 0.0, 1.0]), (V,)),
     ],
 }

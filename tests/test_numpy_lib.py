@@ -335,7 +335,7 @@ def test_mask_assignment_of_one_value():
 
 def test_refusals_name_what_is_missing():
     for f, word in [(lambda x: np.histogram(x, bins="auto"), "string bin rules"),
-                    (lambda x: np.histogram2d(x, x), "one key"),
+                    (lambda x: np.histogram2d(x, x, bins=x), "traced bins"),
                     (lambda x: np.unique(x), "returns np.unique.*depends on the data")]:
         with pytest.raises(UnsupportedError, match=word):
             fusejit.jit(f)(np.ones(4))
