@@ -250,10 +250,11 @@ def svd(a: Any, full_matrices: Any = True, compute_uv: Any = True,
         raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
                           "two-dimensional")
     dtype = np.linalg.svd(np.eye(1, dtype=t.dtype), compute_uv=False).dtype  # NumPy's errors
-    if t.dtype.kind == "c" or hermitian:
-        what = "of complex matrices" if t.dtype.kind == "c" else "with hermitian=True"
-        raise UnsupportedError(f"np.linalg.svd {what} is not supported by fusejit yet; "
-                               "compute it outside the compiled function")
+    if t.dtype.kind == "c":
+        raise UnsupportedError("np.linalg.svd of complex matrices is not supported by fusejit "
+                               "yet; compute it outside the compiled function")
+    if hermitian:
+        return _svd_hermitian(t, bool(compute_uv))
     if t.size == 0:  # NumPy's results do not depend on the (absent) values
         r = np.linalg.svd(np.zeros(t.shape, dtype), bool(full_matrices), bool(compute_uv))
         consts = [T.Tracer(T.const_node(np.asarray(x))) for x in (r if compute_uv else [r])]
@@ -275,6 +276,22 @@ def svd(a: Any, full_matrices: Any = True, compute_uv: Any = True,
     s = r[..., m * mu:m * mu + p]
     vh = r[..., m * mu + p:].reshape(batch + (nv, n))
     return SVDResult(u, s, vh) if SVDResult is not None else (u, s, vh)
+
+
+def _svd_hermitian(t: T.Tracer, compute_uv: bool) -> Any:
+    """np.linalg.svd(hermitian=True) as NumPy computes it: from eigh, the singular values the
+    eigenvalues' magnitudes in descending order, their signs moved into Vh."""
+    if not compute_uv:
+        return np.sort(np.abs(eigvalsh(t)), axis=-1)[..., ::-1]
+    s, u = eigh(t)
+    sgn = np.copysign(1.0, s)
+    s = np.abs(s)
+    sidx = np.argsort(s, axis=-1)[..., ::-1]
+    sgn = np.take_along_axis(sgn, sidx, axis=-1)
+    s = np.take_along_axis(s, sidx, axis=-1)
+    u = np.take_along_axis(u, sidx[..., None, :], axis=-1)
+    vt = np.swapaxes(u * sgn[..., None, :], -1, -2)
+    return SVDResult(u, s, vt) if SVDResult is not None else (u, s, vt)
 
 
 def qr(a: Any, mode: Any = "reduced") -> Any:

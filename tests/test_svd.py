@@ -2,14 +2,14 @@
 (np.linalg.pinv, cond, matrix_rank, norm with ord 2, -2 and 'nuc'), and np.linalg.qr (dgeqrf
 and dorgqr: codegen/cqr.py), against NumPy: tall, wide, square, batched, strided and
 transposed operands, float32 / float64 / integer inputs, empty matrices, NaN (NumPy's
-LinAlgError for the SVD, NaN results for QR) and the refusals (complex, hermitian=True,
-mode='raw')."""
+LinAlgError for the SVD, NaN results for QR), hermitian=True (from eigh), the tensor
+solvers, and the refusals (complex, mode='raw')."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import assert_same, run_both
 
 import fusejit
 from fusejit.errors import UnsupportedError
@@ -74,8 +74,21 @@ def test_svd_dtypes_empty_and_errors() -> None:
         fusejit.jit(lambda a: np.linalg.svd(a))(np.ones((2, 2), np.float16))
     with pytest.raises(UnsupportedError, match="complex"):
         fusejit.jit(lambda a: np.linalg.svd(a))(np.ones((2, 2), complex))
-    with pytest.raises(UnsupportedError, match="hermitian"):
-        fusejit.jit(lambda a: np.linalg.svd(a, hermitian=True))(np.eye(2))
+
+
+def test_hermitian_svd_and_tensor_solvers() -> None:
+    """svd(hermitian=True) from eigh as NumPy computes it (magnitudes descending, signs in
+    Vh); np.linalg.tensorsolve (frontend/linalg_more.py) and tensorinv (NumPy's code)."""
+    s = RNG.standard_normal((2, 4, 4))
+    h = s + np.swapaxes(s, 1, 2)
+    run_both(lambda h: (np.linalg.svd(h, hermitian=True), np.linalg.svd(h[0], hermitian=True),
+                        np.linalg.svd(h.astype(np.float32), hermitian=True, compute_uv=False),
+                        np.linalg.matrix_rank(h, hermitian=True)), h)
+    k = np.kron(s[0], s[1]).reshape(4, 4, 4, 4) + 6 * np.eye(16).reshape(4, 4, 4, 4)
+    run_both(lambda k, b: (np.linalg.tensorsolve(k, b), np.linalg.tensorsolve(k, b, (0, 2)),
+                           np.linalg.tensorinv(k), np.linalg.tensorsolve(k[0, 0], b[0])),
+             k, s[0])
+    run_both(lambda k, b: np.linalg.tensorsolve(k, b[0, :3]), k, s[0])  # LinAlgError
 
 
 def test_pinv_cond_rank_and_norms() -> None:
