@@ -4,6 +4,7 @@ Graph (inputs, outputs, the result's structure, updates of arguments written in 
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from typing import Any
 
@@ -52,8 +53,9 @@ def trace(fn: Any, args: list[Any], static: frozenset[int] = frozenset(),
 def _tracer_type_error(e: TypeError, name: str) -> UnsupportedError | None:
     """The clear error for a TypeError that a library's compiled code (Cython, C) raised on
     being handed a Tracer (`a bytes-like object is required, not 'Tracer'`: it wanted the
-    array's memory), naming the function that failed and the user's line; None for others."""
-    if "'Tracer'" not in str(e):
+    array's memory; `expected numpy.ndarray, got Tracer`), naming the function that failed and
+    the user's line; None for others."""
+    if not re.search(r"\bTracer\b", str(e)):
         return None
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if not f.filename.startswith("<stringsource")]  # (Cython's own helpers)
