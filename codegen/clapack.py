@@ -67,7 +67,7 @@ _SIGS = {
 _ROUTINE = {"solve": "gesv", "inv": "gesv", "cholesky": "potrf", "slogdet": "getrf",
             "eigh": "syevd", "eigvalsh": "syevd", "lstsq": "gelsd", "svd": "gesdd",
             "svd_full": "gesdd", "svdvals": "gesdd", "qr": "geqrf", "qr_complete": "geqrf",
-            "qr_r": "geqrf", "expm": "gesv", "lu": "getrf", "lu_solve": "getrs",
+            "qr_r": "geqrf", "expm": "gesv", "inv_nan": "gesv", "lu": "getrf", "lu_solve": "getrs",
             "lu_solve_t": "getrs"}
 
 
@@ -100,7 +100,7 @@ def _workspace(k: LapackKernel) -> tuple[int | str, int]:
         return svd_workspace(k)
     if k.fn in QR_FNS:
         return qr_workspace(k)
-    if k.fn in ("solve", "inv"):
+    if k.fn in ("solve", "inv", "inv_nan"):
         return n * n + n * max(k.k if k.fn == "solve" else n, 1), max(n, 1)
     if k.fn == "expm":
         return expm_workspace(n)
@@ -127,7 +127,7 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
     lines = [f"for (int64_t j = 0; j < {n}; j++) for (int64_t i = 0; i < {n}; i++)",
              f"    fj_w[i + j * {n}] = fj_A[fj_oa + i * {sa0} + j * {sa1}];",
              f"int fj_n = {n}, fj_ld = {max(n, 1)}, fj_info = 0;"]
-    if k.fn in ("solve", "inv"):
+    if k.fn in ("solve", "inv", "inv_nan"):
         cols = k.k if k.fn == "solve" else n
         lines.append(f"{t} *const fj_x = fj_w + {n * n};")
         if k.fn == "solve":
@@ -140,7 +140,9 @@ def _body(k: LapackKernel, t: str, fn_ptr: str) -> list[str]:
                       f"    fj_x[i + j * {n}] = ({t})(i == j);"]
         lines += [f"int fj_k = {cols};",
                   f"(({fn_ptr})fj_f)(&fj_n, &fj_k, fj_w, &fj_ld, fj_iw, fj_x, &fj_ld, &fj_info);",
-                  "if (fj_info > 0) fj_err |= FJ_ERR_SINGULAR;",
+                  # (inv_nan, np.linalg.cond's: NumPy's inverse with errors ignored is NaN)
+                  f"if (fj_info > 0) for (int64_t i = 0; i < {n * cols}; i++) fj_x[i] = NAN;"
+                  if k.fn == "inv_nan" else "if (fj_info > 0) fj_err |= FJ_ERR_SINGULAR;",
                   f"for (int64_t i = 0; i < {n}; i++) for (int64_t j = 0; j < {cols}; j++)",
                   f"    fj_C[fj_oc + i * {oc[-2]} + j * {oc[-1]}] = fj_x[i + j * {n}];"]
     elif k.fn == "expm":

@@ -354,23 +354,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: Any = False, *, rtol: Any = np._N
                                                           np.swapaxes(u, -1, -2)))
 
 
-def cond(x: Any, p: Any = None) -> Any:
-    """np.linalg.cond for p None, 2 and -2 (the ratio of the extreme singular values; NaN
-    turned to inf unless the matrix holds a NaN, as NumPy does)."""
-    t = _tracer(x)
-    if t.size == 0 and t.ndim >= 2 and t.shape[-1] * t.shape[-2] == 0:
-        raise LinAlgError("cond is not defined on empty arrays")
-    if p is not None and (isinstance(p, (str, T.Tracer)) or p not in (2, -2)):
-        raise UnsupportedError(f"np.linalg.cond(x, p={p!r}) is not supported by fusejit yet "
-                               "(p None, 2 and -2 are); compute it outside the compiled "
-                               "function")
-    s = svd(t, compute_uv=False)
-    r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
-    r = np.where(np.isnan(r) & ~np.isnan(t).any(axis=(-2, -1)), np.inf, r).astype(r.dtype)
-    return _scalar(r)
-
-
-HANDLERS = {np.linalg.svd: svd, np.linalg.qr: qr, np.linalg.pinv: pinv, np.linalg.cond: cond,
+HANDLERS = {np.linalg.svd: svd, np.linalg.qr: qr, np.linalg.pinv: pinv,
             np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.cholesky: cholesky,
             np.linalg.slogdet: slogdet, np.linalg.det: det, np.linalg.eigh: eigh,
             np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq}

@@ -4,7 +4,8 @@ One op computes one stored array per batch of square matrices, laid out as the c
 kernel (codegen/clapack.py) writes it; frontend/lapack.py takes NumPy's results out of it by
 views and elementwise ops:
 - `solve` (a, b): x with a @ x = b, b of shape (..., n, k);
-- `inv`: the inverse; `cholesky`: the lower factor L (zeros above the diagonal);
+- `inv`: the inverse; `inv_nan` (np.linalg.cond's) the same, NaN for a singular matrix;
+  `cholesky`: the lower factor L (zeros above the diagonal);
 - `slogdet`: (..., 2) holding sign and log|det|;
 - `eigh`: (..., n + 1, n), row 0 the eigenvalues (ascending), rows 1.. the eigenvectors as
   columns; `eigvalsh`: (..., n) the eigenvalues.
@@ -35,6 +36,14 @@ def lapack_ref(a: np.ndarray, fn: str, uplo: str = "L", **_: Any) -> np.ndarray:
     """The stored result of one-operand LAPACK op `fn` on stacked matrices `a`."""
     if fn == "inv":
         return np.linalg.inv(a)
+    if fn == "inv_nan":  # each matrix's inverse, NaN where it is singular
+        out = np.empty_like(a)
+        for i in np.ndindex(a.shape[:-2]):
+            try:
+                out[i] = np.linalg.inv(a[i])
+            except np.linalg.LinAlgError:
+                out[i] = np.nan
+        return out
     if fn == "cholesky":
         return np.linalg.cholesky(a)
     if fn == "slogdet":

@@ -1,6 +1,13 @@
-"""np.linalg.tensorsolve of traced arrays, as NumPy computes it: the axes moved, the operand
-reshaped to a square matrix (NumPy's LinAlgError when it cannot be) and np.linalg.solve.
-(np.linalg.tensorinv traces through NumPy's own code: frontend/numpy_lib.py.)"""
+"""np.linalg.tensorsolve and np.linalg.cond of traced arrays, as NumPy computes them.
+
+- tensorsolve: the axes moved, the operand reshaped to a square matrix (NumPy's LinAlgError
+  when it cannot be) and np.linalg.solve (np.linalg.tensorinv traces through NumPy's own
+  code: frontend/numpy_lib.py).
+- cond: for p None, 2 and -2 the ratio of the extreme singular values; for 1, -1, inf, -inf
+  and 'fro' norm(x, p) * norm(inv(x), p) with the inverse's errors ignored (an `inv_nan`
+  node: NaN for a singular matrix, never LinAlgError); a NaN result turned to inf unless the
+  matrix holds a NaN, as NumPy does.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
+from .lapack import _dtype1, _operand, _scalar, _stacked_square, svd
 
 
 def _tracer(x: Any) -> T.Tracer:
@@ -35,4 +43,28 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> T.Tracer:
     return np.reshape(res, oldshape)
 
 
-HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {np.linalg.tensorsolve: tensorsolve}
+def cond(x: Any, p: Any = None) -> Any:
+    t = _tracer(x)
+    if t.size == 0 and t.ndim >= 2 and t.shape[-1] * t.shape[-2] == 0:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if isinstance(p, T.Tracer) or (p is not None and p not in (2, -2, 1, -1, np.inf, -np.inf,
+                                                             "fro")):
+        return np.linalg.cond(np.eye(2), p)  # NumPy's error for an unknown order
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svd(t, compute_uv=False)
+        r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    else:
+        t = _stacked_square(t)
+        dtype = _dtype1(t)
+        wide = np.dtype(np.float64)
+        invx = T.Tracer(T.make_node("lapack", [_operand(t, wide)], t.shape, wide,
+                                    fn="inv_nan", uplo="L"))
+        r = np.linalg.norm(t.astype(wide), p, axis=(-2, -1)) * np.linalg.norm(
+            invx, p, axis=(-2, -1))
+        r = r.astype(dtype)
+    r = np.where(np.isnan(r) & ~np.isnan(t).any(axis=(-2, -1)), np.inf, r).astype(r.dtype)
+    return _scalar(r)
+
+
+HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {np.linalg.tensorsolve: tensorsolve,
+                                                          np.linalg.cond: cond}

@@ -20,9 +20,9 @@ NAMES = {"solve": "np.linalg.solve", "inv": "np.linalg.inv", "cholesky": "np.lin
          "svd_full": "np.linalg.svd", "svdvals": "np.linalg.svd", "qr": "np.linalg.qr",
          "qr_complete": "np.linalg.qr", "qr_r": "np.linalg.qr", "expm": "scipy.linalg.expm",
          "lu": "scipy.linalg.lu/lu_factor", "lu_solve": "scipy.linalg.lu_solve",
-         "lu_solve_t": "scipy.linalg.lu_solve"}
+         "lu_solve_t": "scipy.linalg.lu_solve", "inv_nan": "np.linalg.cond"}
 # scipy.linalg's, which the CUDA backend's own kernels do not compute yet
-NOT_ON_CUDA = ("expm", "lu", "lu_solve", "lu_solve_t")
+NOT_ON_CUDA = ("expm", "lu", "lu_solve", "lu_solve_t", "inv_nan")
 
 
 def _operand(low: Lowering, node: Node) -> tuple[Access, int]:

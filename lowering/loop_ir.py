@@ -335,7 +335,7 @@ class LapackKernel:
         """About the multiply-adds (x2) of the factorisations, for every matrix."""
         nb = int(np.prod(self.batch, dtype=np.int64))
         per = {"solve": 2 * self.n ** 3 // 3 + 2 * self.n ** 2 * self.k,
-               "inv": 2 * self.n ** 3, "cholesky": self.n ** 3 // 3,
+               "inv": 2 * self.n ** 3, "inv_nan": 2 * self.n ** 3, "cholesky": self.n ** 3 // 3,
                "slogdet": 2 * self.n ** 3 // 3, "eigh": 9 * self.n ** 3,
                "eigvalsh": 4 * self.n ** 3,
                "lstsq": 4 * self.m * self.n * min(self.m, self.n) + 2 * self.m * self.n * self.k,
