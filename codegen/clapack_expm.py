@@ -88,14 +88,14 @@ static int fj_expm(void *gemm, void *gesv, int n, double *w, int *iw) {
         }
         if (col > norm) norm = col;
     }
+    if (!lower && !upper) {  /* diagonal: the exp of the diagonal (inf and NaN too) */
+        for (int j = 0; j < n; j++) for (int i = 0; i < n; i++)
+            a[i + j * n] = i == j ? exp(a[i + j * n]) : 0.0;
+        return 0;
+    }
     if (!finite) {  /* NaN, but the zero triangle of a triangular matrix stays 0 */
         for (int j = 0; j < n; j++) for (int i = 0; i < n; i++)
             a[i + j * n] = (i > j && !lower) || (i < j && !upper) ? 0.0 : NAN;
-        return 0;
-    }
-    if (!lower && !upper) {  /* diagonal: the exp of the diagonal */
-        for (int j = 0; j < n; j++) for (int i = 0; i < n; i++)
-            a[i + j * n] = i == j ? exp(a[i + j * n]) : 0.0;
         return 0;
     }
     for (int i = 0; i < n; i++) d0[i] = a[i + i * n];  /* (the diagonal, and the */

@@ -122,8 +122,12 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
 
 
 def putmask(a: Any, mask: Any, values: Any) -> None:
-    if not isinstance(a, T.Tracer):
-        raise TypeError("putmask: first argument must be an array")
+    if not isinstance(a, np.ndarray | T.Tracer):
+        raise TypeError(f"putmask: first argument must be an array{T.where_msg()}")
+    if not isinstance(a, T.Tracer):  # a NumPy array the function made: no traced writes
+        raise UnsupportedError(f"np.putmask of traced values into a NumPy array is not "
+                               f"supported by fusejit{T.where_msg()}: make it with the "
+                               "traced value's shape (np.where(mask, values, a))")
     scalar = not isinstance(values, (T.Tracer, np.ndarray)) or getattr(values, "scalar", False)
     v = np.ravel(_tracer(values))
     if not scalar and not np.can_cast(v.dtype, a.dtype, "safe"):  # NumPy: arrays cast safely

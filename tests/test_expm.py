@@ -49,6 +49,7 @@ def test_special_cases_dtypes_and_errors() -> None:
     nan = np.triu(np.ones((3, 3)))
     nan[0, 2] = np.nan
     run_both(lambda a: sl.expm(a), nan)  # NaN, its zero triangle kept
+    run_both(lambda a: sl.expm(a), np.diag([np.inf, -np.inf, np.nan, 1.0]))  # exp of each
     a = RNG.standard_normal((4, 4)).astype(np.float32)
     got = f(a)
     assert got.dtype == np.float32
