@@ -34,7 +34,7 @@ def _tracer(x: Any) -> T.Tracer:
     return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
 
 
-def _stacked_square(x: Any) -> T.Tracer:
+def stacked_square(x: Any) -> T.Tracer:
     """`x` as a Tracer of stacked square matrices, or NumPy's LinAlgError."""
     t = _tracer(x)
     if t.ndim < 2:
@@ -100,7 +100,7 @@ def solve_node(a: T.Tracer, b: T.Tracer, fn: str, dtype: np.dtype) -> T.Tracer:
 
 def solve(a: Any, b: Any) -> T.Tracer:
     """np.linalg.solve: b of shape (n,) or (..., n, k), batches broadcast."""
-    ta, tb = _stacked_square(a), _tracer(b)
+    ta, tb = stacked_square(a), _tracer(b)
     dtype = np.linalg.solve(np.eye(1, dtype=ta.dtype), np.ones((1, 1), tb.dtype)).dtype
     n = ta.shape[-1]
     vector = tb.ndim == 1
@@ -133,14 +133,14 @@ def solve(a: Any, b: Any) -> T.Tracer:
 
 def inv(a: Any) -> T.Tracer:
     """np.linalg.inv."""
-    t = _stacked_square(a)
+    t = stacked_square(a)
     return _lapack(t, "inv", t.shape)
 
 
 def cholesky(a: Any, /, *, upper: bool = False) -> T.Tracer:
     """np.linalg.cholesky: the lower factor; with upper=True the upper factor of the upper
     triangle (the one NumPy reads then), i.e. the lower factor of a^T, transposed."""
-    t = _stacked_square(a)
+    t = stacked_square(a)
     if not upper:
         return _lapack(t, "cholesky", t.shape)
     return np.swapaxes(_lapack(np.swapaxes(t, -1, -2), "cholesky", t.shape), -1, -2)
@@ -148,7 +148,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> T.Tracer:
 
 def slogdet(a: Any) -> Any:
     """np.linalg.slogdet: (sign, log|det|)."""
-    t = _stacked_square(a)
+    t = stacked_square(a)
     r = _lapack(t, "slogdet", t.shape[:-2] + (2,))
     sign, logdet = _scalar(r[..., 0]), _scalar(r[..., 1])
     return SlogdetResult(sign, logdet) if SlogdetResult is not None else (sign, logdet)
@@ -156,7 +156,7 @@ def slogdet(a: Any) -> Any:
 
 def det(a: Any) -> T.Tracer:
     """np.linalg.det as NumPy computes it: sign * exp(log|det|) in float64, then cast."""
-    t = _stacked_square(a)
+    t = stacked_square(a)
     r = _lapack(t, "slogdet", t.shape[:-2] + (2,), wide=True)
     d = np.multiply(r[..., 0], np.exp(r[..., 1]))
     return _scalar(T.Tracer(T.cast_node(d.node, _dtype1(t))))
@@ -172,7 +172,7 @@ def _uplo(UPLO: Any) -> str:
 def eigh(a: Any, UPLO: str = "L") -> Any:
     """np.linalg.eigh: eigenvalues (ascending) and eigenvectors (columns)."""
     uplo = _uplo(UPLO)
-    t = _stacked_square(a)
+    t = stacked_square(a)
     n = t.shape[-1]
     r = _lapack(t, "eigh", t.shape[:-2] + (n + 1, n), uplo)
     w, v = r[..., 0, :], r[..., 1:, :]
@@ -182,7 +182,7 @@ def eigh(a: Any, UPLO: str = "L") -> Any:
 def eigvalsh(a: Any, UPLO: str = "L") -> T.Tracer:
     """np.linalg.eigvalsh: the eigenvalues, ascending."""
     uplo = _uplo(UPLO)
-    t = _stacked_square(a)
+    t = stacked_square(a)
     return _lapack(t, "eigvalsh", t.shape[:-1], uplo)
 
 

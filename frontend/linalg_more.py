@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
-from .lapack import _dtype1, _operand, _scalar, _stacked_square, svd
+from .lapack import lapack_node, stacked_square, svd
 
 
 def _tracer(x: Any) -> T.Tracer:
@@ -54,16 +54,15 @@ def cond(x: Any, p: Any = None) -> Any:
         s = svd(t, compute_uv=False)
         r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
     else:
-        t = _stacked_square(t)
-        dtype = _dtype1(t)
+        t = stacked_square(t)
+        dtype = np.linalg.inv(np.eye(1, dtype=t.dtype)).dtype  # NumPy's result dtype
         wide = np.dtype(np.float64)
-        invx = T.Tracer(T.make_node("lapack", [_operand(t, wide)], t.shape, wide,
-                                    fn="inv_nan", uplo="L"))
+        invx = lapack_node(t, "inv_nan", t.shape, wide, wide)
         r = np.linalg.norm(t.astype(wide), p, axis=(-2, -1)) * np.linalg.norm(
             invx, p, axis=(-2, -1))
         r = r.astype(dtype)
     r = np.where(np.isnan(r) & ~np.isnan(t).any(axis=(-2, -1)), np.inf, r).astype(r.dtype)
-    return _scalar(r)
+    return T.Tracer(r.node, scalar=True) if r.ndim == 0 else r
 
 
 HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {np.linalg.tensorsolve: tensorsolve,
