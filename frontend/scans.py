@@ -101,8 +101,8 @@ def fold(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = N
     seq = np.reshape(np.transpose(x, kept + list(axes)).astype(rdtype),
                      tuple(x.shape[d] for d in kept) + (length,))
     start = initial if initial is not np._NoValue else ufunc.identity
-    if start is not None:
-        head = np.full(seq.shape[:-1] + (1,), start, rdtype)
+    if start is not None:  # (cast as NumPy casts it: bitwise_and's -1 is 255 in uint8)
+        head = np.full(seq.shape[:-1] + (1,), np.asarray(start).astype(rdtype), rdtype)
         seq = np.concatenate([head, seq], axis=-1)
     folded = np.reshape(_scan(seq, ufunc, seq.ndim - 1, rdtype, what)[..., -1], shape)
     folded.scalar = folded.shape == ()  # a reduction to 0-d gives a NumPy scalar

@@ -276,6 +276,9 @@ def test_ufunc_reduce_of_integers_and_bad_input() -> None:
                         np.bitwise_and.reduce(i, axis=None), np.subtract.reduce(i, axis=0),
                         np.logaddexp.reduce(i.astype(np.int8), axis=1)), i)
     run_both(lambda i: np.logaddexp.reduce(i, axis=2), i)  # AxisError
+    u = (i % 200).astype(np.uint8)  # the identity -1, cast: 255
+    run_both(lambda u: (np.bitwise_and.reduce(u), np.bitwise_and.reduce(u[:, :0], axis=1),
+                        np.gcd.reduce(u, axis=0)), u)
     with pytest.raises(fusejit.UnsupportedError, match=r"logaddexp\.reduce\(\.\.\., out="):
         fusejit.jit(lambda x: np.logaddexp.reduce(x, axis=0, out=np.zeros(6)))(i * 1.0)
     with pytest.raises(fusejit.UnsupportedError, match=r"logaddexp\.reduce\(\.\.\., where="):
