@@ -100,9 +100,10 @@ class Status(Enum):
                                             "is fixed when compiling): take np.real or keep "
                                             "the complex values yourself")
     WEIGHTS_ZERO = (65536, ZeroDivisionError, "Weights sum to zero, can't be normalized")
-    UNRAVEL_RANGE = (131072, ValueError, "np.unravel_index: an index is out of bounds for an "
-                                         "array of the given shape (negative, or not below "
-                                         "its size)")
+    UNRAVEL_RANGE = (131072, ValueError, "np.unravel_index / np.ravel_multi_index: an index "
+                                         "is out of bounds for an array of the given shape "
+                                         "(negative, or not below its size), an invalid "
+                                         "entry in coordinates array")
     NOT_FINITE = (262144, ValueError, "array must not contain infs or NaNs")
     SVD_NOCONV = (524288, LinAlgError, "SVD did not converge")
     FWEIGHTS_INT = (1048576, TypeError, "fweights must be integer")

@@ -1,5 +1,6 @@
 """np.histogramdd, np.histogram2d, np.histogram_bin_edges and np.putmask of traced values
-(frontend/histdd.py), np.interp of complex fp (frontend/gridops.py), and np.rollaxis,
+(frontend/histdd.py), np.ravel_multi_index (frontend/ravel_index.py), np.interp of complex
+fp (frontend/gridops.py), and np.rollaxis,
 np.apply_over_axes, np.polyder and np.polyint traced through NumPy's own code, against NumPy:
 bins as counts, lists of counts and constant edges, with and without range=, weights=,
 density=, NaN and equal values, empty samples, integer and float32 data, and NumPy's errors.
@@ -76,3 +77,21 @@ def test_helpers_traced_through_numpys_code() -> None:
     run_both(lambda p: (np.polyder(p), np.polyder(p, 3), np.polyint(p), np.polyint(p, 2, [1, 2]),
                         np.polyval(np.polyder(p), p)), p)
     run_both(lambda x: np.rollaxis(x, 5), x)  # AxisError
+
+
+def test_ravel_multi_index() -> None:
+    """frontend/ravel_index.py: every mode (one for all, or per dimension), both orders,
+    broadcast coordinates, 0-d coordinates (a NumPy scalar), and NumPy's errors: a
+    coordinate outside its dimension in mode 'raise' (when the program runs), float
+    coordinates, the wrong count."""
+    i, j = RNG.integers(-4, 9, 12), RNG.integers(-4, 9, (3, 1))
+    run_both(lambda i, j: (np.ravel_multi_index((i, j), (5, 4), mode="wrap"),
+                           np.ravel_multi_index((i, j), (5, 4), mode=("clip", "wrap"),
+                                                order="F"),
+                           np.ravel_multi_index((np.abs(i) % 5, j % 4), (5, 4)),
+                           np.ravel_multi_index((i[0] % 5, 3), (5, 4))), i, j)
+    f = fusejit.jit(lambda i, j: np.ravel_multi_index((i, j), (5, 4)))
+    with pytest.raises(ValueError):
+        f(i, j)  # out of range: NumPy's ValueError
+    run_both(lambda i: np.ravel_multi_index((i.astype(float), i), (5, 4)), i)  # TypeError
+    run_both(lambda i: np.ravel_multi_index((i,), (5, 4)), i)  # ValueError: the count
