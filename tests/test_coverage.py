@@ -201,7 +201,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.unravel_index(np.argmax(x), x.shape)",
          lambda x: np.unravel_index(np.argmax(x), x.shape), (X,)),
         ("np.ravel_multi_index((i, j), x.shape, mode='clip')",
-         lambda x: np.ravel_multi_index((np.argmax(x, 0), np.argmin(x, 1)[:8]), x.shape,
+         lambda x: np.ravel_multi_index((np.argmax(x, 1), np.argmin(x, 1)), x.shape,
                                         mode="clip"), (X,)),
         ("sliding_window_view(v, 4).mean(-1)",
          lambda v: np.lib.stride_tricks.sliding_window_view(v, 4).mean(-1), (V,)),
