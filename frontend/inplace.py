@@ -111,6 +111,22 @@ def ufunc_into(ufunc: np.ufunc, args: tuple, out: Any, result: Any = None) -> T.
     return dest
 
 
+def gufunc_into(ufunc: np.ufunc, out: Any, result: T.Tracer) -> T.Tracer:
+    """`ufunc(..., out=out)` of a generalized ufunc (np.matmul) whose `result` is computed:
+    NumPy's casting error (same_kind), an output of exactly the result's shape, then the
+    result assigned to `out`. Returns `out`, as NumPy does."""
+    what = f"{ufunc.__name__}()"
+    dest = _destination(out, what)
+    probe = np.zeros((1, 1), result.dtype)
+    with np.errstate(all="ignore"):
+        ufunc(probe, probe, out=np.empty((1, 1), dest.dtype))  # NumPy's casting error, if any
+    if dest.shape != result.shape:
+        raise ValueError(f"{ufunc.__name__}: the output operand's shape {dest.shape} is not "
+                         f"the result's {result.shape}")
+    assign(dest, T.cast_node(result.node, dest.dtype))
+    return dest
+
+
 def value_node(value: Any, dtype: np.dtype) -> Node:
     """`value` as a node of `dtype`, converted as NumPy's item assignment converts it."""
     if isinstance(value, T.Tracer):

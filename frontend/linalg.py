@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import ops as O
 from . import tracer as T
+from .inplace import gufunc_into
 from .views import broadcast_to, transpose, view_node
 
 _SIG = "(n?,k),(k,m?)->(n?,m?)"
@@ -52,9 +53,10 @@ def _expand(t: T.Tracer, axis: int) -> T.Tracer:
 
 
 def matmul(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> T.Tracer:
-    """np.matmul with NumPy's shapes, dtypes and errors."""
+    """np.matmul with NumPy's shapes, dtypes and errors; out= is written as an assignment
+    (frontend/inplace.py gufunc_into), so a gemm may compute it into the argument."""
     if out is not None:
-        raise UnsupportedError(f"matmul(..., out=) is not supported by fusejit yet{T.where_msg()}")
+        return gufunc_into(np.matmul, out, matmul(x1, x2, **kwargs))
     if kwargs:
         raise UnsupportedError(f"matmul keyword arguments {sorted(kwargs)} are not supported "
                                f"by fusejit{T.where_msg()}")

@@ -298,3 +298,29 @@ def test_pool_with_threads() -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_matmul_out_writes_the_argument() -> None:
+    """np.matmul(a, b, out=c) (frontend/inplace.py gufunc_into): c holds the product and is
+    returned; same_kind casting into c (float64 into float32) and NumPy's errors for a
+    cast it refuses or a shape that is not the result's; a following update of c sees it."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+
+    def f(a, b, c):
+        r = np.matmul(a, b, out=c)
+        c += 1
+        return r is c, np.matmul(a[0], b, out=np.empty(5))
+
+    for dtype in (np.float64, np.float32):
+        want_c, got_c = np.zeros((4, 5), dtype), np.zeros((4, 5), dtype)
+        want = f(a, b, want_c)
+        got = jit(f)(a, b, got_c)
+        assert got[0] is want[0] is True
+        np.testing.assert_allclose(got_c, want_c, rtol=1e-6 if dtype == np.float32 else 1e-13)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+    for bad, exc in ((np.zeros((4, 4)), ValueError), (np.zeros((4, 5), np.int64), TypeError)):
+        with pytest.raises(exc):
+            f(a, b, bad.copy())
+        with pytest.raises(exc):
+            jit(f)(a, b, bad.copy())
