@@ -169,7 +169,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
         for n in ("i0e", "i1", "i1e", "expm1", "log1p", "cbrt", "exp2", "exp1", "expi",
-                  "exprel", "k0", "k1e", "sindg", "cotdg", "erfi", "dawsn")
+                  "exprel", "k0", "k1e", "sindg", "cotdg", "erfi", "dawsn", "ellipe")
     ] + [("scipy.special.kv(2.5, p)", lambda p: sp.kv(2.5, p), (P,)),
          ("scipy.special.zeta(p + 1, 2.5)", lambda p: sp.zeta(p + 1, 2.5), (P,)),
          ("scipy.special.polygamma(2, p)", lambda p: sp.polygamma(2, p), (P,)),

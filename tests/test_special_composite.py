@@ -1,5 +1,5 @@
 """scipy.special ufuncs traced as other special functions (frontend/special_composite.py):
-bdtr, bdtrc, nbdtr, nbdtrc, gdtr, gdtrc, pdtri, ellipk, ellipkm1, exp10 against SciPy, on
+bdtr, bdtrc, nbdtr, nbdtrc, gdtr, gdtrc, pdtri, ellipk, ellipkm1, ellipe, exp10 against SciPy, on
 and off their domains, float32 loops, gradients."""
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ CASES = {
                       (np.random.default_rng(3).random(2000),)),
     "ellipk_float32": (lambda m: sps.ellipk(m), (M.astype(np.float32),)),
     "ellipkm1": (lambda p: sps.ellipkm1(p), (PM1,)),
+    "ellipe": (lambda m: (sps.ellipe(m), sps.ellipe(-np.exp(np.abs(m) * 690)),
+                          sps.ellipe(1 - np.exp(-np.abs(m) * 36))),
+               (np.concatenate([M, np.random.default_rng(4).uniform(-5, 1, 500)]),)),
+    "ellipe_float32": (lambda m: sps.ellipe(m), (M.astype(np.float32),)),
     "exp10": (lambda x: sps.exp10(x), (np.array([-320.0, -310, -307.9, -300, 0.5, 300,
                                                   310, np.nan]),)),
     "scalar": (lambda m: sps.ellipk(m[0]), (M[3:],)),
