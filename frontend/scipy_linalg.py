@@ -51,6 +51,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .lapack import lapack_node, solve_node
 from .numpy_lib import quietly
 
 
@@ -286,8 +287,6 @@ def expm(A: Any) -> Any:
         return np.zeros(t.shape, dtype)
     if t.shape[-2:] == (1, 1):
         return np.exp(t)
-    from .lapack import lapack_node
-
     return lapack_node(t, "expm", t.shape, np.dtype(np.float64), dtype)
 
 
@@ -312,8 +311,6 @@ def _lu_parts(a: Any, call: str, check_finite: bool) -> tuple[Any, Any, Any, np.
     m, n = t.shape[-2:]
     k = min(m, n)
     x = _operand(t, check_finite and t.size > 0).astype(dtype)
-    from .lapack import lapack_node
-
     r = lapack_node(x, "lu", t.shape[:-2] + (m * n + k + m,), dtype, dtype)
     lu = np.reshape(r[..., :m * n], t.shape)
     return lu, r[..., m * n:m * n + k], r[..., m * n + k:], dtype
@@ -375,7 +372,5 @@ def lu_solve(lu_and_piv: Any, b: Any, trans: int = 0, overwrite_b: bool = False,
     packed = np.concatenate([lu_t, np.reshape(tp, (n, 1)).astype(dtype)], axis=1)
     rhs = _operand(tb, check_finite).astype(dtype)
     cols = rhs if rhs.ndim == 2 else np.reshape(rhs, (n, 1))
-    from .lapack import solve_node
-
     x = solve_node(packed, cols, "lu_solve_t" if trans in (1, 2) else "lu_solve", dtype)
     return x if rhs.ndim == 2 else np.reshape(x, (n,))
