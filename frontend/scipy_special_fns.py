@@ -25,8 +25,6 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
     """SciPy's comb(N, k) for a traced N or k (exact=False): binom(N, k), 0 where k > N, N < 0
     or k < 0; with repetition binom(N + k - 1, k), 1 where k == 0 and N >= 0. exact=True
     computes Python integers, which a compiled function cannot return."""
-    from . import tracer as T
-
     if exact:
         raise T.UnsupportedError(
             f"scipy.special.comb(..., exact=True) of traced values is not supported by "
@@ -64,7 +62,7 @@ def polygamma(n: Any, x: Any) -> Any:
 
 
 def factorial(n: Any, exact: bool = False, extend: str = "zero") -> Any:
-    """gamma(n + 1) in n's dtype, as a float64 array: 0 where n < 0, NaN where n is NaN or -1
+    """gamma(n + 1) in n's dtype, as a float64 array: 0 where n < 0, NaN where n is NaN
     (SciPy's approximation for arrays; an empty array comes back as it is)."""
     if exact or extend != "zero":
         what = "exact=True" if exact else f"extend={extend!r}"
@@ -76,6 +74,5 @@ def factorial(n: Any, exact: bool = False, extend: str = "zero") -> Any:
     quietly(_special().factorial, np.zeros((1,) * t.ndim, t.dtype))  # SciPy's dtype errors
     if t.size == 0:
         return t
-    g = np.asarray(_special().gamma(t + 1))  # (SciPy adds 1 in n's own dtype)
-    g = np.where(t == -1, np.nan, g).astype(np.float64)
+    g = np.asarray(_special().gamma(t + 1)).astype(np.float64)  # (1 added in n's dtype)
     return np.where(np.isnan(t), np.nan, np.where(t >= 0, g, 0.0))
