@@ -16,7 +16,6 @@ composed from traced operations as NumPy's own code computes them:
 from __future__ import annotations
 
 import operator
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,16 +23,11 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import tracer as T
+from .numpy_lib import quietly
 
 
 def _tracer(x: Any) -> T.Tracer:
     return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
-def _quiet(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return call(*args, **kwargs)
 
 
 def _outer_edges(col: T.Tracer, n: int) -> T.Tracer:
@@ -56,7 +50,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002 - 
     if isinstance(sample, (list, tuple)):  # D arrays of N values
         cols = [_tracer(c) for c in sample]
         if not cols or any(c.ndim != 1 or c.shape != cols[0].shape for c in cols):
-            _quiet(np.histogramdd, [np.zeros(c.shape, c.dtype) for c in cols], bins)  # its error
+            quietly(np.histogramdd, [np.zeros(c.shape, c.dtype) for c in cols], bins)  # its error
             raise UnsupportedError(f"{what} of a list of arrays that are not 1-d and of one "
                                    f"length is not supported by fusejit{T.where_msg()}")
         data = np.stack(cols, axis=-1)
@@ -71,7 +65,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002 - 
     w = None if weights is None else _tracer(weights)
     n, d = data.shape
     # NumPy's errors (bins, range, weights' shape) and its edges where the data decide nothing
-    _, const_edges = _quiet(np.histogramdd, np.zeros((n, d), data.dtype), bins, range, density,
+    _, const_edges = quietly(np.histogramdd, np.zeros((n, d), data.dtype), bins, range, density,
                             None if w is None else np.zeros(w.shape, w.dtype))
     counts = list(bins) if isinstance(bins, (list, tuple, np.ndarray)) else [bins] * d
     edges = []
