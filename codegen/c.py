@@ -74,6 +74,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_kv.h",  # exprel, sindg & co., kv & co.
             "fj_special_series.h",  # zeta, erfi, dawsn
             "fj_special_beta.h",  # beta, betaln, binom
+            "fj_special_poly.h",  # the orthogonal polynomials (after beta.h: binom)
             "fj_special_igam.h",  # gammainc, exp1, expi
             "fj_special_ibeta.h",  # betainc, stdtr
             "fj_special_inv.h")  # their inverses

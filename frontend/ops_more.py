@@ -36,13 +36,20 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "fdtri": 3,  # fj_special_inv.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
-                  "erfi": 1, "dawsn": 1}  # fj_special_series.h
+                  "erfi": 1, "dawsn": 1,  # fj_special_series.h
+                  **{f"eval_{n}": 2 for n in ("legendre", "sh_legendre", "chebyt", "chebyu",
+                                              "chebyc", "chebys", "sh_chebyt", "sh_chebyu",
+                                              "hermite", "hermitenorm", "laguerre")},
+                  "eval_genlaguerre": 3, "eval_gegenbauer": 3}  # fj_special_poly.h
+# the orthogonal polynomials: SciPy's loops of an integer degree only (a float degree goes
+# through its hypergeometric functions: frontend/ufuncs.py refuses it by name)
+INTEGER_DEGREE = frozenset(n for n in SPECIAL_UFUNCS if n.startswith("eval_"))
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")
 for _n, _k in SPECIAL_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, None, fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40,
-               (), _n))
+               (), _n, mixed_inputs=_n in INTEGER_DEGREE))
 # SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
 # (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
 # beta's ppf and cauchy's ppf and isf (fj_special_inv.h)

@@ -12,6 +12,7 @@ from ..errors import UnsupportedError
 from . import ops as O
 from .ir import Node
 from .ops_complex import check_complex
+from .ops_more import INTEGER_DEGREE
 from .tracer import (
     Tracer,
     array_operand,
@@ -76,6 +77,12 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     for d in loop:
         O.check_dtype(d, f"an operand of {ufunc.__name__}")
     check_complex(op.name, loop, where_msg())
+    if op.name in INTEGER_DEGREE and loop[0].kind != "i":
+        raise UnsupportedError(
+            f"scipy.special.{op.name} of a {loop[0]} degree n is not supported by fusejit"
+            f"{where_msg()}: SciPy evaluates a non-integer degree through its hypergeometric "
+            "functions, which fusejit does not compute; pass n as integers "
+            "(n.astype(np.int64), or a Python int)")
     if op.name in ("nextafter", "spacing") and any(d == np.float16 for d in loop):
         raise UnsupportedError(f"np.{op.name} with float16 operands is not supported by "
                                f"fusejit{where_msg()} (its step is a float16 ulp, which a "
