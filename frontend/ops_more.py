@@ -40,10 +40,13 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   **{f"eval_{n}": 2 for n in ("legendre", "sh_legendre", "chebyt", "chebyu",
                                               "chebyc", "chebys", "sh_chebyt", "sh_chebyu",
                                               "hermite", "hermitenorm", "laguerre")},
-                  "eval_genlaguerre": 3, "eval_gegenbauer": 3}  # fj_special_poly.h
-# the orthogonal polynomials: SciPy's loops of an integer degree only (a float degree goes
-# through its hypergeometric functions: frontend/ufuncs.py refuses it by name)
-INTEGER_DEGREE = frozenset(n for n in SPECIAL_UFUNCS if n.startswith("eval_"))
+                  "eval_genlaguerre": 3, "eval_gegenbauer": 3,  # fj_special_poly.h
+                  "jv": 2, "yv": 2, "jve": 2, "yve": 2, "iv": 2, "ive": 2, "yn": 2,
+                  "kn": 2}  # fj_special_jy.h
+# SciPy's loops of an integer degree or order only: the orthogonal polynomials (a float degree
+# goes through SciPy's hypergeometric functions) and yn/kn (whose float loops truncate the
+# order with a warning); frontend/ufuncs.py refuses the float loops by name
+INTEGER_DEGREE = frozenset([*(n for n in SPECIAL_UFUNCS if n.startswith("eval_")), "yn", "kn"])
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

@@ -79,10 +79,10 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
     check_complex(op.name, loop, where_msg())
     if op.name in INTEGER_DEGREE and loop[0].kind != "i":
         raise UnsupportedError(
-            f"scipy.special.{op.name} of a {loop[0]} degree n is not supported by fusejit"
-            f"{where_msg()}: SciPy evaluates a non-integer degree through its hypergeometric "
-            "functions, which fusejit does not compute; pass n as integers "
-            "(n.astype(np.int64), or a Python int)")
+            f"scipy.special.{op.name} of a {loop[0]} degree or order n is not supported by "
+            f"fusejit{where_msg()}: SciPy evaluates a non-integer degree through its "
+            "hypergeometric functions (and truncates yn's and kn's order), which fusejit does "
+            "not; pass n as integers (n.astype(np.int64), or a Python int)")
     if op.name in ("nextafter", "spacing") and any(d == np.float16 for d in loop):
         raise UnsupportedError(f"np.{op.name} with float16 operands is not supported by "
                                f"fusejit{where_msg()} (its step is a float16 ulp, which a "

@@ -9,8 +9,9 @@ series fusejit does not build, so those inputs carry a
 Refused marker (frontend/autodiff.py raises only when a gradient reaches through one).
 pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's).
 
-Also (`more_rules`) fj_special_kv.h's and fj_special_series.h's functions: the modified Bessel
-functions of the second
+Also (`more_rules`) fj_special_kv.h's, fj_special_jy.h's and fj_special_series.h's functions:
+the Bessel functions J_v' = (J_{v-1} - J_{v+1})/2 (Y likewise, I_v' = (I_{v-1} + I_{v+1})/2, ive
+less sign(x) ive; in the order refused), the modified Bessel functions of the second
 kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds itself; no gradient in the
 order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 + x^2/8 + x^3/30 for |x| < 1e-3,
 where that difference cancels) and the trigonometric functions in degrees (pi/180 times
@@ -204,7 +205,28 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
         (x,) = node.inputs
         return (M(g, A.sub(1.0, M(M(x, node), 2.0))),)
 
-    return {"kv": kv(False), "kve": kv(True), "k0": k(0, False), "k0e": k(0, True),
+    def bessel(name: str, sign: float, scaled: bool = False) -> Callable[[Node, Node], tuple]:
+        """J, Y: (Z_v-1 - Z_v+1)/2; I: (I_v-1 + I_v+1)/2 (ive: minus sign(x) ive); yn, kn of
+        an integer order through yv and kv (kn: -(K_n-1 + K_n+1)/2)."""
+        of = {"yn": "yv", "kn": "kv", "jve": "jv", "yve": "yv"}.get(name, name)
+
+        def rule(node: Node, g: Node) -> tuple:
+            v, x = node.inputs
+            vf = A.cast(v, x.dtype)
+            d = M(A.add(A.ew(of, A.sub(vf, 1.0), x),
+                        M(A.ew(of, A.add(vf, 1.0), x), sign)), -0.5 if name == "kn" else 0.5)
+            if scaled:
+                d = A.sub(d, M(A.ew("sign", x), node))
+            return (None if v.dtype.kind in "iu" else refused(
+                f"scipy.special.{name}'s derivative in the order v is not computed by fusejit "
+                "(the one in x is)")), M(g, d)
+        return rule
+
+    return {"jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),
+            "yve": bessel("yve", -1.0), "iv": bessel("iv", 1.0),
+            "ive": bessel("ive", 1.0, scaled=True), "yn": bessel("yn", -1.0),
+            "kn": bessel("kn", 1.0),
+            "kv": kv(False), "kve": kv(True), "k0": k(0, False), "k0e": k(0, True),
             "k1": k(1, False), "k1e": k(1, True), "exprel": exprel,
             **{n: trig(n) for n in ("sindg", "cosdg", "tandg", "cotdg")},
             "zeta": zeta, "digamma": digamma, "erfi": erfi, "dawsn": dawsn,

@@ -30,9 +30,12 @@ INVERSES = ("gammaincinv", "gammainccinv", "chdtri", "stdtrit")
 # (fj_special_kv.h's, whose ranges and SciPy's differences there, are tests/test_special_kv.py's)
 KV_HEADER = ("exprel", "sindg", "cosdg", "tandg", "cotdg", "kv", "kve", "k0", "k0e", "k1",
              "k1e", "erfi", "dawsn")  # (and fj_special_series.h's: test_special_series.py)
-# (the orthogonal polynomials, whose first operand is an integer degree: test_special_poly.py)
+# (the orthogonal polynomials, whose first operand is an integer degree: test_special_poly.py;
+# the Bessel functions of real order: test_special_jy.py)
+JY_HEADER = ("jv", "yv", "jve", "yve", "iv", "ive", "yn", "kn")
 SPECIAL_UFUNCS = {n: k for n, k in _ALL_SPECIAL.items()
-                  if k <= 2 and n not in INVERSES + KV_HEADER and not n.startswith("eval_")}
+                  if k <= 2 and n not in INVERSES + KV_HEADER + JY_HEADER
+                  and not n.startswith("eval_")}
 
 sp = pytest.importorskip("scipy.special")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -94,18 +94,18 @@ static inline double fj_sp_kv_exponent(double v, double x, double t) {
     return v * t - 2.0 * x * s * s;
 }
 
-/* K_v(x) e^x = exp(peak) * sum (scaled = 1), or K_v(x) = exp(peak - x) * sum (scaled = 0),
- * for v >= 0 finite and x > 0 finite */
-static inline double fj_sp_kv_sum(double v, double x, int scaled) {
+/* The trapezoidal sum of K_v(x) e^x = exp(peak) * m, for v >= 0 finite and x > 0 finite:
+ * returns the peak's exponent (inf or NaN where K_v overflows: huge v, tiny x) and sets m
+ * (in (0, ~3)), or m = -1 where v > ~1e25 and the steps would not resolve t */
+static inline double fj_sp_kv_terms(double v, double x, double *m) {
     const double ratio = v / x;
     /* t* = asinh(v/x); ln(2 v/x) where v/x overflows (x subnormal) */
     const double ts = ratio > 1e300 ? log(2.0 * v) - log(x) : asinh(ratio);
     const double peak = fj_sp_kv_exponent(v, x, ts);
-    if (isinf(peak) || isnan(peak)) return INFINITY;  /* K_v overflows (huge v, tiny x) */
+    *m = -1.0;
+    if (isinf(peak) || isnan(peak)) return peak;
     const double h = fmin(0.25, 1.0 / (2.5 * sqrt(hypot(x, v))));
-    const double e = scaled ? peak : peak - x;
-    if (h < 1e-13 * ts)  /* v > ~1e25: the steps would not resolve t; |e| is then huge */
-        return e > 0.0 ? INFINITY : 0.0;
+    if (h < 1e-13 * ts) return peak;
     const double cut = -40.0;  /* terms below e^-40 of the peak are dropped */
     double lo = 0.0;
     if (fj_sp_kv_exponent(v, x, 0.0) - peak < cut) {  /* start near the rising edge */
@@ -124,10 +124,31 @@ static inline double fj_sp_kv_sum(double v, double x, int scaled) {
         const double term = exp(d) * 0.5 * (1.0 + exp(-2.0 * v * t));
         sum += j0 + i == 0.0 ? 0.5 * term : term;
     }
-    const double m = h * sum;  /* (0, ~3): the exponential's factor alone may overflow */
+    *m = h * sum;
+    return peak;
+}
+
+/* K_v(x) e^x (scaled = 1) or K_v(x) (scaled = 0), for v >= 0 finite and x > 0 finite */
+static inline double fj_sp_kv_sum(double v, double x, int scaled) {
+    double m;
+    const double peak = fj_sp_kv_terms(v, x, &m);
+    if (isinf(peak) || isnan(peak)) return INFINITY;  /* K_v overflows (huge v, tiny x) */
+    const double e = scaled ? peak : peak - x;
+    if (m < 0.0) return e > 0.0 ? INFINITY : 0.0;  /* v > ~1e25: |e| is then huge */
+    /* (m in (0, ~3): the exponential's factor alone may overflow) */
     if (e > 700.0) return exp(e - 40.0) * m * 2.3538526683701998e17;  /* e^40 */
     if (e < -700.0) return exp(e + log(m));
     return exp(e) * m;
+}
+
+/* log(K_v(x) e^x), for v >= 0 finite and x > 0 finite (fj_special_jy.h's I_v where K_v
+ * overflows) */
+static inline double fj_sp_kve_log(double v, double x) {
+    double m;
+    const double peak = fj_sp_kv_terms(v, x, &m);
+    if (isinf(peak) || isnan(peak)) return INFINITY;
+    if (m < 0.0) return peak > 0.0 ? INFINITY : -INFINITY;
+    return peak + log(m);
 }
 
 /* scaled: 0 kv, 1 kve (NaN at x = inf, as SciPy's Amos), 2 k0e and k1e (0 there) */
