@@ -58,7 +58,10 @@ for _n, _k in SPECIAL_UFUNCS.items():
 # beta's ppf and cauchy's ppf and isf (fj_special_inv.h)
 PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
                   "cauchy_ppf": 3, "cauchy_isf": 3,
-                  "zeta": 2, "riemann_zeta": 1}  # (scipy.special.zeta's: fj_special_series.h)
+                  "zeta": 2, "riemann_zeta": 1,  # (scipy.special.zeta's: fj_special_series.h)
+                  # scipy.special.spherical_jn & co. (derivative=True: the _d ones), of an
+                  # integer order: fj_special_jy.h
+                  **{f"spherical_{k}n{d}": 2 for k in "jyik" for d in ("", "_d")}}
 
 
 def private_ufunc(name: str) -> Callable[..., Any]:
@@ -72,7 +75,8 @@ def private_ufunc(name: str) -> Callable[..., Any]:
 
 for _n, _k in PRIVATE_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, private_ufunc(_n),
-                 fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40, (), "_" + _n))
+                 fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40, (), "_" + _n,
+                 mixed_inputs=_n.startswith("spherical_")))
 
 
 # --- np.ldexp, and np.frexp's two results (frontend/everyday.py) ----------------------------

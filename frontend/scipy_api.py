@@ -1,5 +1,5 @@
-"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp, comb, polygamma and
-factorial (frontend/scipy_special_fns.py),
+"""SciPy functions that are not ufuncs, traced: scipy.special.logsumexp, comb, polygamma,
+factorial and spherical_kn (frontend/scipy_special_fns.py),
 scipy.spatial.distance.cdist and pdist (frontend/scipy_spatial.py), scipy.ndimage's linear
 filters (frontend/scipy_ndimage.py) and its minimum, maximum and rank filters with
 scipy.signal.medfilt (frontend/scipy_rankfilt.py), its spline interpolation (map_coordinates,
@@ -70,6 +70,7 @@ from . import (
 # and signal both define convolve/correlate)
 _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
               "scipy.special._basic": scipy_special_fns,
+              "scipy.special._spherical_bessel": scipy_special_fns,
               "scipy.linalg._special_matrices": scipy_matrices,
               "scipy.ndimage._filters": (scipy_ndimage, scipy_rankfilt),
               "scipy.ndimage._interpolation": scipy_ndinterp,
@@ -92,6 +93,7 @@ _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
 # defining module -> the functions wrapped there
 WRAPPED = {"scipy.special._logsumexp": ("logsumexp",),
            "scipy.special._basic": ("comb", "polygamma", "factorial"),
+           "scipy.special._spherical_bessel": ("spherical_kn",),
            "scipy.spatial.distance": ("cdist", "pdist", "squareform"),
            "scipy.linalg._special_matrices": ("toeplitz", "circulant", "hankel", "block_diag"),
            "scipy.ndimage._filters": ("correlate1d", "convolve1d", "gaussian_filter1d",
@@ -129,6 +131,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",),
 # the public module that re-exports a defining module's names (bound again when fusejit is
 # imported after it)
 PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "scipy.special",
+          "scipy.special._spherical_bessel": "scipy.special",
           "scipy.linalg._special_matrices": "scipy.linalg",
           "scipy.ndimage._filters": "scipy.ndimage",
           "scipy.ndimage._interpolation": "scipy.ndimage",

@@ -76,3 +76,17 @@ def factorial(n: Any, exact: bool = False, extend: str = "zero") -> Any:
         return t
     g = np.asarray(_special().gamma(t + 1)).astype(np.float64)  # (1 added in n's dtype)
     return np.where(np.isnan(t), np.nan, np.where(t >= 0, g, 0.0))
+
+
+def spherical_kn(n: Any, z: Any, derivative: bool = False) -> Any:
+    """SciPy's spherical_kn(n, z) of real values: its private ufunc (or the derivative's) of
+    the order as a long. SciPy evaluates a negative z as the real part of the complex
+    function (a branch with complex values, which a trace cannot take); fusejit's op computes
+    that continuation itself (codegen/include/fj_special_jy.h: k_n's upward recurrence from
+    (pi/2) e^-z / z). The other spherical functions trace through SciPy's own wrapper."""
+    from scipy.special import _ufuncs
+
+    n = np.asarray(n)  # (fusejit's np.asarray while a trace runs)
+    if n.dtype.kind != "i":
+        n = n.astype(np.dtype("long"))  # (SciPy: np.asarray(n, dtype=long))
+    return (_ufuncs._spherical_kn_d if derivative else _ufuncs._spherical_kn)(n, np.asarray(z))

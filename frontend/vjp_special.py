@@ -10,14 +10,15 @@ Refused marker (frontend/autodiff.py raises only when a gradient reaches through
 pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's).
 
 Also (`more_rules`) fj_special_kv.h's, fj_special_jy.h's and fj_special_series.h's functions:
-the Bessel functions J_v' = (J_{v-1} - J_{v+1})/2 (Y likewise, I_v' = (I_{v-1} + I_{v+1})/2, ive
-less sign(x) ive; in the order refused), the modified Bessel functions of the second
-kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds itself; no gradient in the
-order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 + x^2/8 + x^3/30 for |x| < 1e-3,
-where that difference cancels) and the trigonometric functions in degrees (pi/180 times
-their radian derivatives), the Hurwitz zeta in q (-x zeta(x + 1, q); in x refused, as the
-Riemann zeta), digamma (polygamma(1, x) = zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and
-dawsn' = 1 - 2 x dawsn."""
+the Bessel functions J_v' = (J_{v-1} - J_{v+1})/2 (Y likewise, I_v' = (I_{v-1} + I_{v+1})/2,
+ive less sign(x) ive; in the order refused), the spherical ones (their derivatives, SciPy's
+derivative=True, and those's from the spherical Bessel equation), the modified Bessel
+functions of the second kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds
+itself; no gradient in the order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 +
+x^2/8 + x^3/30 for |x| < 1e-3, where that difference cancels) and the trigonometric
+functions in degrees (pi/180 times their radian derivatives), the Hurwitz zeta in q
+(-x zeta(x + 1, q); in x refused, as the Riemann zeta), digamma (polygamma(1, x) =
+zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and dawsn' = 1 - 2 x dawsn."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from . import adjoint as A
 from .ir import Node
+from .tracer import make_node
 
 M = A.mul
 _DEG = 0.017453292519943295  # pi / 180
@@ -222,7 +224,23 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
                 "(the one in x is)")), M(g, d)
         return rule
 
-    return {"jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),
+    def spherical(kind: str, second: bool) -> Callable[[Node, Node], tuple]:
+        """z_n' is the op's derivative twin (_d); z_n'' from the spherical Bessel equation,
+        -(2/x) z_n' + (n(n+1)/x^2 -+ 1) z_n (- for j and y, + for i and k)."""
+        def rule(node: Node, g: Node) -> tuple:
+            n, x = node.inputs
+            if not second:
+                d = make_node(f"spherical_{kind}n_d", [n, x], node.shape, node.dtype)
+            else:
+                z = make_node(f"spherical_{kind}n", [n, x], node.shape, node.dtype)
+                nf = A.cast(n, x.dtype)
+                c = A.add(A.div(M(nf, A.add(nf, 1.0)), M(x, x)), 1.0 if kind in "ik" else -1.0)
+                d = A.add(M(A.div(node, x), -2.0), M(c, z))
+            return None, M(g, d)
+        return rule
+
+    return {**{f"spherical_{k}n{d}": spherical(k, d == "_d") for k in "jyik" for d in ("", "_d")},
+            "jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),
             "yve": bessel("yve", -1.0), "iv": bessel("iv", 1.0),
             "ive": bessel("ive", 1.0, scaled=True), "yn": bessel("yn", -1.0),
             "kn": bessel("kn", 1.0),

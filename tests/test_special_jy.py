@@ -149,3 +149,41 @@ def test_gradients_match_scipy_derivatives() -> None:
                                    err_msg=name)
     with pytest.raises(fusejit.UnsupportedError, match="order v"):
         fusejit.grad(lambda v: np.sum(sp.jv(v, x)))(v)
+
+
+@pytest.mark.parametrize("kind", "jyik")
+def test_spherical_against_scipy(kind: str) -> None:
+    """spherical_jn & co. and their derivative=True over orders -1 to 80, negative x (SciPy's
+    reflections; spherical_kn's continuation, which SciPy takes from its complex function),
+    the special values; float32 (SciPy's 'lf->f' loop) too."""
+    f = getattr(sp, f"spherical_{kind}n")
+    x = np.concatenate([[-np.inf, -3.0, -1.0, -0.0, 0.0, 1e-9, 0.5, 3.0, 50.0, np.inf, np.nan],
+                        RNG.uniform(-30, 30, 80), np.exp(RNG.uniform(-10, 7, 80))])
+    n = np.array([-1, 0, 1, 2, 4, 10, 33, 80])[:, None]
+    for derivative in (False, True):
+        got = fusejit.jit(lambda n, x, d=derivative: f(n, x, derivative=d))(n, x)
+        want = f(n, x, derivative=derivative)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        ok = match_mask(got + 0.0, want + 0.0, 1e-12, 1e-300) | (np.abs(got - want) <= 1e-14)
+        ok |= np.isinf(want) & (np.abs(got) > 1e300)  # (SciPy's Amos overflows early)
+        assert ok.all(), (kind, derivative, got[~ok][:4], want[~ok][:4])
+    # float32 x: SciPy's 'lf->f' loop computes in float32 (fusejit's in double, rounded), and
+    # its wrapper's sign for negative x makes the result float64
+    x32 = np.abs(x[11:60]).astype(np.float32)
+    got, want = fusejit.jit(lambda x: f(3, x))(x32), f(3, x32)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_spherical_gradients() -> None:
+    """d/dx of spherical_Xn is its derivative=True; of that, the spherical Bessel equation."""
+    x = np.array([0.3, 1.7, 6.0, 25.0, -2.5])
+    n = np.array([0, 1, 2, 5, 3])
+    for kind in "jyik":
+        f = getattr(sp, f"spherical_{kind}n")
+        np.testing.assert_allclose(fusejit.grad(lambda x, f=f: np.sum(f(n, x)))(x),
+                                   f(n, x, derivative=True), rtol=1e-12, err_msg=kind)
+        h = 1e-5
+        want = (f(n, x + h, derivative=True) - f(n, x - h, derivative=True)) / (2 * h)
+        got = fusejit.grad(lambda x, f=f: np.sum(f(n, x, derivative=True)))(x)
+        np.testing.assert_allclose(got, want, rtol=1e-7, err_msg=kind)
