@@ -78,6 +78,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_beta.h",  # beta, betaln, binom
             "fj_special_poly.h",  # the orthogonal polynomials (after beta.h: binom)
             "fj_special_igam.h",  # gammainc, exp1, expi
+            "fj_special_trigint.h",  # sici, shichi, fresnel (after igam.h and jy.h)
             "fj_special_ibeta.h",  # betainc, stdtr
             "fj_special_inv.h")  # their inverses
 _PARTS = {"vector": _VECTOR_MATH, "special": _SPECIAL, "complex": ("fj_complex.h",),

@@ -79,6 +79,26 @@ for _n, _k in PRIVATE_UFUNCS.items():
                  mixed_inputs=_n.startswith("spherical_")))
 
 
+# --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h; the
+# ufuncs' pairs: frontend/special_composite.py) --------------------------------------------
+TWO_RESULT_SPECIAL = {"sici": ("si", "ci"), "shichi": ("shi", "chi"), "fresnel": ("s", "c")}
+
+
+def _result_of(name: str, i: int) -> Callable[[Any], Any]:
+    """Result `i` of scipy.special's `name` (imported when first called)."""
+    def ref(x: Any) -> Any:
+        import scipy.special
+
+        return getattr(scipy.special, name)(x)[i]
+    return ref
+
+
+for _n, _parts in TWO_RESULT_SPECIAL.items():
+    for _i, _p in enumerate(_parts):
+        add_op(OpDef(f"{_n}_{_p}", "elementwise", 1, _result_of(_n, _i),
+                     fixed_expr(f"fj_sp_{_n}_{_p}({{0}})"), 40))
+
+
 # --- np.ldexp, and np.frexp's two results (frontend/everyday.py) ----------------------------
 def _ldexp(ins: list[str], out: str) -> str:
     """libm's ldexp (ldexpf for float32 and float16, as NumPy's loops); an int64 exponent

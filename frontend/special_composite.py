@@ -18,7 +18,8 @@ in double there too). Gradients come from the functions they are made of.
   at m = 1 (p = 0), NaN for m > 1 (p < 0); ellipe(m) = K(m) (1 - sum 2^(n-1) c_n^2) over
   the same AGM (c_0^2 = m, c_(n+1) = (a_n - b_n)/2), through sqrt(1 - m) E(-m/(1 - m)) for
   m < 0 (where the sum would cancel), 1 at m = 1, inf at -inf, NaN above 1;
-- exp10(x) = 10 ** x, 0 for x below -1024 log10(2) as SciPy's.
+- exp10(x) = 10 ** x, 0 for x below -1024 log10(2) as SciPy's;
+- sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h).
 """
 
 from __future__ import annotations
@@ -137,10 +138,30 @@ def _special() -> Any:
     return scipy.special
 
 
+def _pair(name: str) -> Callable[[Any], tuple[Any, Any]]:
+    """sici, shichi, fresnel: their two results, an op each (fj_special_trigint.h)."""
+    from .ops_more import TWO_RESULT_SPECIAL
+
+    def pair(x: Any) -> tuple[Any, Any]:
+        node = T.to_node(T.array_operand(x), np.dtype(np.float64))
+        return tuple(T.Tracer(T.make_node(f"{name}_{p}", [node], node.shape, node.dtype),
+                              scalar=node.shape == ())
+                     for p in TWO_RESULT_SPECIAL[name])
+    return pair
+
+
 COMPOSITES: dict[str, Callable[..., Any]] = {
+    "sici": _pair("sici"), "shichi": _pair("shichi"), "fresnel": _pair("fresnel"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
     "ellipe": _ellipe, "exp10": _exp10}
+
+
+def _cast(out: Any, dtype: np.dtype) -> Any:
+    out = out.astype(dtype)
+    if out.ndim == 0:
+        out.scalar = True
+    return out
 
 
 def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
@@ -157,10 +178,9 @@ def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
         probes = [np.zeros(0, T.array_operand(a).dtype) if isinstance(
             T.array_operand(a), T.Tracer) else a for a in args]
         with np.errstate(all="ignore"):
-            dtype = ufunc(*probes).dtype  # SciPy's loop (its TypeError for bad types)
-        out = impl(*args).astype(dtype)
-        if out.ndim == 0:
-            out.scalar = True
-        return out
+            probe = ufunc(*probes)  # SciPy's loop (its TypeError for bad types)
+        if ufunc.nout > 1:  # (sici & co.: a pair)
+            return tuple(_cast(r, p.dtype) for r, p in zip(impl(*args), probe))
+        return _cast(impl(*args), probe.dtype)
 
     return call

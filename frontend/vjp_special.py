@@ -12,7 +12,8 @@ pdtr's k enters through floor(k): piecewise constant, no gradient (as JAX's).
 Also (`more_rules`) fj_special_kv.h's, fj_special_jy.h's and fj_special_series.h's functions:
 the Bessel functions J_v' = (J_{v-1} - J_{v+1})/2 (Y likewise, I_v' = (I_{v-1} + I_{v+1})/2,
 ive less sign(x) ive; in the order refused), the spherical ones (their derivatives, SciPy's
-derivative=True, and those's from the spherical Bessel equation), the modified Bessel
+derivative=True, and those's from the spherical Bessel equation), sici, shichi and
+fresnel's parts (their integrands), the modified Bessel
 functions of the second kind, K_v' = -(K_{v-1} + K_{v+1})/2 in x (the scaled kve adds
 itself; no gradient in the order v), exprel' = (e^x - exprel)/x (its series 1/2 + x/3 +
 x^2/8 + x^3/30 for |x| < 1e-3, where that difference cancels) and the trigonometric
@@ -239,7 +240,26 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
             return None, M(g, d)
         return rule
 
+    def trigint(name: str) -> Callable[[Node, Node], tuple]:
+        """Si' = sin x / x (1 at 0), Ci' = cos x / x, Shi' = sinh x / x (1 at 0),
+        Chi' = cosh x / x, Fresnel S' = sin(pi x^2 / 2), C' = cos(pi x^2 / 2)."""
+        fn = {"sici_si": "sin", "sici_ci": "cos", "shichi_shi": "sinh", "shichi_chi": "cosh",
+              "fresnel_s": "sin", "fresnel_c": "cos"}[name]
+
+        def rule(node: Node, g: Node) -> tuple:
+            (x,) = node.inputs
+            if name.startswith("fresnel"):
+                return (M(g, A.ew(fn, M(M(x, x), 1.5707963267948966))),)
+            d = A.div(A.ew(fn, x), x)
+            if name in ("sici_si", "shichi_shi"):
+                zero = A.cmp("equal", x, 0.0)
+                d = A.where(zero, 1.0, A.div(A.ew(fn, x), A.where(zero, 1.0, x)))
+            return (M(g, d),)
+        return rule
+
     return {**{f"spherical_{k}n{d}": spherical(k, d == "_d") for k in "jyik" for d in ("", "_d")},
+            **{n: trigint(n) for n in ("sici_si", "sici_ci", "shichi_shi", "shichi_chi",
+                                       "fresnel_s", "fresnel_c")},
             "jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),
             "yve": bessel("yve", -1.0), "iv": bessel("iv", 1.0),
             "ive": bessel("ive", 1.0, scaled=True), "yn": bessel("yn", -1.0),

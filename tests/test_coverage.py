@@ -196,6 +196,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.spherical_jn(2, x)", lambda x: sp.spherical_jn(2, x), (X,)),
          ("scipy.special.spherical_kn(1, p, derivative=True)",
           lambda p: sp.spherical_kn(1, p, derivative=True), (P,)),
+         ("scipy.special.sici(x)", lambda x: sp.sici(x), (X,)),
+         ("scipy.special.fresnel(x)", lambda x: sp.fresnel(x), (X,)),
          ("scipy.special.eval_legendre(3, x)", lambda x: sp.eval_legendre(3, x), (X,)),
          ("scipy.special.eval_chebyt(np.arange(5)[:, None, None], x)",
           lambda x: sp.eval_chebyt(np.arange(5)[:, None, None], x), (X,)),
