@@ -42,11 +42,13 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                                               "hermite", "hermitenorm", "laguerre")},
                   "eval_genlaguerre": 3, "eval_gegenbauer": 3,  # fj_special_poly.h
                   "jv": 2, "yv": 2, "jve": 2, "yve": 2, "iv": 2, "ive": 2, "yn": 2,
-                  "kn": 2}  # fj_special_jy.h
+                  "kn": 2,  # fj_special_jy.h
+                  "expn": 2}  # fj_special_trigint.h
 # SciPy's loops of an integer degree or order only: the orthogonal polynomials (a float degree
-# goes through SciPy's hypergeometric functions) and yn/kn (whose float loops truncate the
+# goes through SciPy's hypergeometric functions) and yn/kn/expn (whose float loops truncate the
 # order with a warning); frontend/ufuncs.py refuses the float loops by name
-INTEGER_DEGREE = frozenset([*(n for n in SPECIAL_UFUNCS if n.startswith("eval_")), "yn", "kn"])
+INTEGER_DEGREE = frozenset([*(n for n in SPECIAL_UFUNCS if n.startswith("eval_")), "yn", "kn",
+                            "expn"])
 # scipy.special ufuncs that are NumPy's functions under the same name: NumPy's op (SciPy's
 # loops decide the dtypes: ints go through float64, as in SciPy)
 SCIPY_ALIASES = ("expm1", "log1p", "cbrt", "exp2")

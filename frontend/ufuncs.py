@@ -81,8 +81,8 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
         raise UnsupportedError(
             f"scipy.special.{op.name} of a {loop[0]} degree or order n is not supported by "
             f"fusejit{where_msg()}: SciPy evaluates a non-integer degree through its "
-            "hypergeometric functions (and truncates yn's and kn's order), which fusejit does "
-            "not; pass n as integers (n.astype(np.int64), or a Python int)")
+            "hypergeometric functions (and truncates yn's, kn's and expn's order), which "
+            "fusejit does not; pass n as integers (n.astype(np.int64), or a Python int)")
     if op.name in ("nextafter", "spacing") and any(d == np.float16 for d in loop):
         raise UnsupportedError(f"np.{op.name} with float16 operands is not supported by "
                                f"fusejit{where_msg()} (its step is a float16 ulp, which a "

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import adjoint as A
 from .ir import Node
 from .tracer import make_node
@@ -257,7 +259,16 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
             return (M(g, d),)
         return rule
 
+    def expn(node: Node, g: Node) -> tuple:  # E_n' = -E_n-1; E_0' = -E_0 (1 + 1/x)
+        n, x = node.inputs
+        below = make_node("expn", [make_node("subtract", [n, A.const(1, n.dtype)], n.shape,
+                                             n.dtype), x], node.shape, node.dtype)
+        first = M(node, A.add(1.0, A.div(1.0, x)))
+        zero = make_node("equal", [n, A.const(0, n.dtype)], n.shape, np.dtype(bool))
+        return None, M(g, A.neg(A.where(zero, first, below)))
+
     return {**{f"spherical_{k}n{d}": spherical(k, d == "_d") for k in "jyik" for d in ("", "_d")},
+            "expn": expn,
             **{n: trigint(n) for n in ("sici_si", "sici_ci", "shichi_shi", "shichi_chi",
                                        "fresnel_s", "fresnel_c")},
             "jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),

@@ -198,6 +198,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
           lambda p: sp.spherical_kn(1, p, derivative=True), (P,)),
          ("scipy.special.sici(x)", lambda x: sp.sici(x), (X,)),
          ("scipy.special.fresnel(x)", lambda x: sp.fresnel(x), (X,)),
+         ("scipy.special.expn(2, p)", lambda p: sp.expn(2, p), (P,)),
          ("scipy.special.eval_legendre(3, x)", lambda x: sp.eval_legendre(3, x), (X,)),
          ("scipy.special.eval_chebyt(np.arange(5)[:, None, None], x)",
           lambda x: sp.eval_chebyt(np.arange(5)[:, None, None], x), (X,)),

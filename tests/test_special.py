@@ -31,8 +31,8 @@ INVERSES = ("gammaincinv", "gammainccinv", "chdtri", "stdtrit")
 KV_HEADER = ("exprel", "sindg", "cosdg", "tandg", "cotdg", "kv", "kve", "k0", "k0e", "k1",
              "k1e", "erfi", "dawsn")  # (and fj_special_series.h's: test_special_series.py)
 # (the orthogonal polynomials, whose first operand is an integer degree: test_special_poly.py;
-# the Bessel functions of real order: test_special_jy.py)
-JY_HEADER = ("jv", "yv", "jve", "yve", "iv", "ive", "yn", "kn")
+# the Bessel functions of real order: test_special_jy.py; expn: test_special_trigint.py)
+JY_HEADER = ("jv", "yv", "jve", "yve", "iv", "ive", "yn", "kn", "expn")
 SPECIAL_UFUNCS = {n: k for n, k in _ALL_SPECIAL.items()
                   if k <= 2 and n not in INVERSES + KV_HEADER + JY_HEADER
                   and not n.startswith("eval_")}

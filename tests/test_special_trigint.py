@@ -60,3 +60,21 @@ def test_gradients() -> None:
         f = getattr(sp, name)
         got = fusejit.grad(lambda x, f=f, i=i: np.sum(f(x)[i]))(x)
         np.testing.assert_allclose(got, w, rtol=1e-14, atol=1e-15, err_msg=f"{name}[{i}]")
+
+
+def test_expn() -> None:
+    """expn(n, x) of integer n (SciPy's 'ld->d' loop; its float loops, which truncate n, are
+    refused): orders -1 to 6000, x from 1e-300 past log(DBL_MAX) (0 there, as Cephes);
+    E_n' = -E_n-1, E_0' = -E_0 (1 + 1/x)."""
+    x = np.concatenate([[0.0, -0.0, -1.0, 1e-300, 0.5, 1.0, 1.5, 20.0, 700.0, 709.8, 800.0,
+                         np.inf, np.nan], np.exp(RNG.uniform(-15, 6.5, 200))])
+    n = np.array([-1, 0, 1, 2, 3, 10, 50, 6000])[:, None]
+    got, want = fusejit.jit(lambda n, x: sp.expn(n, x))(n, x), sp.expn(n, x)
+    assert got.dtype == want.dtype
+    assert match_mask(got, want, 1e-13, 1e-300).all()
+    with pytest.raises(fusejit.UnsupportedError, match="degree or order n"):
+        fusejit.jit(lambda x: sp.expn(2.0, x))(x)
+    m, t = np.array([0, 1, 2, 5]), np.array([0.3, 1.5, 4.0, 0.7])
+    want = -np.where(m == 0, sp.expn(0, t) * (1 + 1 / t), sp.expn(np.maximum(m - 1, 0), t))
+    np.testing.assert_allclose(fusejit.grad(lambda t: np.sum(sp.expn(m, t)))(t), want,
+                               rtol=1e-14)
