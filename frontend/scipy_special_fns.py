@@ -82,8 +82,8 @@ def spherical_kn(n: Any, z: Any, derivative: bool = False) -> Any:
     """SciPy's spherical_kn(n, z) of real values: its private ufunc (or the derivative's) of
     the order as a long. SciPy evaluates a negative z as the real part of the complex
     function (a branch with complex values, which a trace cannot take); fusejit's op computes
-    that continuation itself (codegen/include/fj_special_jy.h: k_n's upward recurrence from
-    (pi/2) e^-z / z). The other spherical functions trace through SciPy's own wrapper."""
+    that continuation itself (codegen/include/fj_special_sph.h: -pi i_n(-z) + (-1)^(n+1)
+    k_n(-z)). The other spherical functions trace through SciPy's own wrapper."""
     from scipy.special import _ufuncs
 
     n = np.asarray(n)  # (fusejit's np.asarray while a trace runs)

@@ -143,7 +143,12 @@ def _pair(name: str) -> Callable[[Any], tuple[Any, Any]]:
     from .ops_more import TWO_RESULT_SPECIAL
 
     def pair(x: Any) -> tuple[Any, Any]:
-        node = T.to_node(T.array_operand(x), np.dtype(np.float64))
+        x = T.array_operand(x)
+        if np.dtype(getattr(x, "dtype", np.asarray(x).dtype)).kind == "c":
+            raise T.UnsupportedError(f"scipy.special.{name} of complex values is not supported "
+                                     f"by fusejit{T.where_msg()}; compute it outside the "
+                                     "compiled function")
+        node = T.to_node(x, np.dtype(np.float64))
         return tuple(T.Tracer(T.make_node(f"{name}_{p}", [node], node.shape, node.dtype),
                               scalar=node.shape == ())
                      for p in TWO_RESULT_SPECIAL[name])

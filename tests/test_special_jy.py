@@ -101,6 +101,17 @@ def test_integer_orders_yn_kn() -> None:
         fusejit.jit(lambda x: sp.jv(1.0, x + 1j))(x32)
 
 
+def test_orders_and_points_not_computed() -> None:
+    """Beyond order 1e4 (where SciPy's uniform asymptotic expansions take over) and where a
+    continued fraction would need more than 3e6 terms: NaN (no result), J's underflowed 0
+    aside; I_v is computed (its fraction converges fast where its value is finite)."""
+    v = np.array([2e4, 2e4, 1e10, 5e3])
+    x = np.array([3e4, 1.0, 5e9, 3e6 + 1e5])
+    j, y, i = fusejit.jit(lambda v, x: (sp.jv(v, x), sp.yv(v, x), sp.iv(v, x)))(v, x)
+    assert np.isnan(j[[0, 3]]).all() and j[1] == j[2] == 0.0 and np.isnan(y).all()
+    assert np.array_equal(i, sp.iv(v, x))
+
+
 def test_documented_differences() -> None:
     """Where SciPy's value is not the function's (mpmath's, 40 digits): its early overflow,
     its overflow's sign for a negative order at tiny x, its flushed subnormals, its lost

@@ -34,6 +34,8 @@ def test_against_scipy(name: str) -> None:
         assert ok.all(), (name, x[~ok][:4], got[~ok][:4], want[~ok][:4])
     run_both(lambda x: f(x.astype(np.float32)), x[16:60])  # float32 pairs
     run_both(lambda x: f(x[3]), x[:5])  # 0-d: NumPy scalars
+    with pytest.raises(fusejit.UnsupportedError, match=f"{name} of complex values"):
+        fusejit.jit(lambda x: f(x + 1j))(x[:5])
 
 
 def test_fresnel_large_x_against_mpmath() -> None:

@@ -27,10 +27,16 @@
  *   yn(n, x): SciPy's (Cephes's) forward recurrence from y0 and y1; kn(n, x) = kv(n, x).
  * Accuracy: ~1e-14 relative away from the zeros of J and Y (where both SciPy's and these are
  * accurate absolutely, to ~1e-16 of the function's scale); the loops are O(x + v) steps
- * below the asymptotic regime.
+ * below the asymptotic regime. Not computed (NaN, where SciPy's uniform asymptotic
+ * expansions give a value): orders beyond 1e4 (J's underflowed 0 aside) and a continued
+ * fraction that needs more than 3e6 terms (x beyond ~3e6 below Hankel's regime x >= v^2/2).
  */
 
 #define FJ_SP_PI 3.14159265358979323846
+/* the continued fractions' terms at most (CF1 takes ~x of them where x > v): beyond, and for
+ * orders beyond FJ_SP_ORDER_MAX (whose recurrences would take ~v steps), NaN: no result */
+#define FJ_SP_CF_MAX 3000000
+#define FJ_SP_ORDER_MAX 1e4
 
 /* sin(pi v) and cos(pi v) for the reflections, as SciPy's: the argument reduced exactly
  * (modulo 2, then to within 1/4 of a multiple of 1/2: Sterbenz's lemma), so sin is exactly 0
@@ -149,7 +155,8 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
      * counts the negative ones among s_k = 1/(b_k - s_k-1), s_0 = 0 (the fraction's
      * denominators from its top) */
     double sign = 1.0, g = 2.0 * (v + 1.0) / x, cc = g, dd = 0.0, sk = 1.0 / g;
-    for (long k = 2; k < 2000000; k++) {
+    int done = 0;
+    for (long k = 2; k < FJ_SP_CF_MAX; k++) {
         const double b = 2.0 * (v + (double)k) / x;
         dd = b - dd;
         if (dd == 0.0) dd = tiny;
@@ -161,7 +168,14 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
         sk = b - sk;
         sk = 1.0 / (sk == 0.0 ? tiny : sk);
         if (sk < 0.0) sign = -sign;
-        if (fabs(delta - 1.0) < 1e-16) break;
+        if (fabs(delta - 1.0) < 1e-16) {
+            done = 1;
+            break;
+        }
+    }
+    if (!done) {  /* (~x terms: beyond FJ_SP_CF_MAX, no result) */
+        *jv = *yv = NAN;
+        return;
     }
     const double r = 1.0 / g;  /* J_v+1/J_v */
     /* J recurred down from v to mu, unnormalised: J_nu-1 = (2 nu / x) J_nu - J_nu+1 */
@@ -192,7 +206,8 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
         const double small = 1e-150;  /* (squared in |C|^2) */
         double fr = small, fi = 0.0, cr = small, ci = 0.0, dr = 0.0, di = 0.0;
         double a = 0.25 - mu * mu;
-        for (int k = 1; k < 100000; k++) {
+        done = 0;
+        for (long k = 1; k < FJ_SP_CF_MAX; k++) {
             if (k > 1) a += 2.0 * (k - 1);
             const double br = 2.0 * x, bi = 2.0 * k;
             /* D = 1/(b + a D) */
@@ -210,7 +225,14 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
             const double nfr = fr * delr - fi * deli;
             fi = fr * deli + fi * delr;
             fr = nfr;
-            if (fabs(delr - 1.0) + fabs(deli) < 1e-16) break;
+            if (fabs(delr - 1.0) + fabs(deli) < 1e-16) {
+                done = 1;
+                break;
+            }
+        }
+        if (!done) {
+            *jv = *yv = NAN;
+            return;
         }
         /* (i/x) (fr + i fi) = (-fi + i fr)/x */
         const double p = -0.5 / x - fi / x, q = 1.0 + fr / x;
@@ -249,11 +271,22 @@ static inline int fj_sp__tiny_x(double v, double x) {
     return x < 2e-8 * sqrt(v + 1.0);
 }
 
+/* J_v of an order beyond FJ_SP_ORDER_MAX: 0 where (x/2)^v / Gamma(v + 1), a bound of it,
+ * underflows; else NaN (no result) */
+static inline double fj_sp__j_huge_order(double v, double x) {
+    return x < v && v * log(0.5 * x) - lgamma(v + 1.0) < -745.2 ? 0.0 : NAN;
+}
+
 /* J_v and Y_v of v >= 0, x > 0 finite */
 static inline void fj_sp__jy_both(double v, double x, double *j, double *y) {
     if (x >= fmax(30.0, 0.5 * v * v)) {
         *j = fj_sp__jy_hankel(v, x, 0);
         *y = fj_sp__jy_hankel(v, x, 1);
+        return;
+    }
+    if (v > FJ_SP_ORDER_MAX) {
+        *j = fj_sp__tiny_x(v, x) ? fj_sp__jy_small(v, x, -1.0) : fj_sp__j_huge_order(v, x);
+        *y = NAN;
         return;
     }
     fj_sp__jy_steed(v, x, j, y);
@@ -264,6 +297,7 @@ static inline void fj_sp__jy_both(double v, double x, double *j, double *y) {
 static inline double fj_sp__jy_pos(double v, double x, int want_y) {
     if (!want_y && fj_sp__tiny_x(v, x)) return fj_sp__jy_small(v, x, -1.0);
     if (x >= fmax(30.0, 0.5 * v * v)) return fj_sp__jy_hankel(v, x, want_y);
+    if (v > FJ_SP_ORDER_MAX) return want_y ? NAN : fj_sp__j_huge_order(v, x);
     double j, y;
     fj_sp__jy_steed(v, x, &j, &y);
     return want_y ? y : j;
@@ -342,7 +376,8 @@ static inline double fj_sp__iv_pos(double v, double x, int scaled) {
     /* I_v+1/I_v = 1/(2(v+1)/x + 1/(2(v+2)/x + ...)) by Lentz */
     const double tiny = 1e-300;
     double r = tiny, cc = tiny, dd = 0.0;
-    for (long k = 1; k < 2000000; k++) {
+    int done = 0;
+    for (long k = 1; k < FJ_SP_CF_MAX; k++) {
         const double b = 2.0 * (v + (double)k) / x;
         dd = b + dd;
         if (dd == 0.0) dd = tiny;
@@ -351,8 +386,12 @@ static inline double fj_sp__iv_pos(double v, double x, int scaled) {
         dd = 1.0 / dd;
         const double delta = cc * dd;
         r *= delta;
-        if (fabs(delta - 1.0) < 1e-16) break;
+        if (fabs(delta - 1.0) < 1e-16) {
+            done = 1;
+            break;
+        }
     }
+    if (!done) return NAN;  /* (~x terms: beyond FJ_SP_CF_MAX, no result) */
     const double den = x * (fj_sp_kve(v + 1.0, x) + r * fj_sp_kve(v, x));
     if (!isinf(den)) return 1.0 / den * h * h;
     /* K overflows (so I_v e^-x underflows, though I_v may not): the same in logs */
