@@ -21,10 +21,20 @@ import pytest
 # "file::test function" -> n: every n-th of its cases is in the quick set (0: none is). The
 # figures are each function's seconds in the suite on a 2-core Zen 2 without AVX-512.
 SLOW: dict[str, int] = {
-    "test_reductions.py::test_reduction_matches_numpy": 3,  # 79 s, 416 cases
+    "test_reductions.py::test_reduction_matches_numpy": 4,  # 79 s, 416 cases
     "test_reductions.py::test_float_max_min_across_lanes": 2,  # 14 s
     "test_special.py::test_integer_bool_and_float16_operands": 8,  # 68 s, 46 cases
-    "test_special.py::test_against_scipy_wide_ranges": 2,  # 23 s, 92 cases
+    "test_special.py::test_against_scipy_wide_ranges": 3,  # 23 s, 92 cases
+    # (session 30's scipy.special functions: one case of a kind in the quick set)
+    "test_special_poly.py::test_gradients": 0,  # 7 s
+    "test_special_poly.py::test_genlaguerre_and_gegenbauer": 3,  # 9 s, 7 cases
+    "test_special_poly.py::test_against_scipy": 3,  # 5 s, 11 cases
+    "test_special_jy.py::test_spherical_gradients": 0,  # 5 s
+    "test_special_jy.py::test_gradients_match_scipy_derivatives": 0,  # 4 s
+    "test_special_jy.py::test_special_values": 0,  # 3 s
+    "test_special_jy.py::test_documented_differences": 0,  # 2 s
+    "test_special_jy.py::test_spherical_against_scipy": 2,  # 8 s, 4 cases
+    "test_special_jy.py::test_against_scipy_wide_ranges": 2,  # 7 s, 6 cases
     "test_scipy_dct.py::test_every_type_norm_and_orthogonalize": 4,  # 67 s, 4 cases
     "test_scipy_ndinterp.py::test_transforms_every_order_and_mode": 5,  # 57 s, 10 cases
     "test_scipy_ndinterp.py::test_map_coordinates_every_order_and_mode": 3,  # 38 s
