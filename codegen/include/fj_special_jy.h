@@ -114,6 +114,27 @@ static inline void fj_sp__temme_gammas(double mu, double *g1, double *g2, double
     *gm = 1.0 / (even + mu * *g1);  /* Gamma(1 - mu) */
 }
 
+/* One step of Lentz's method for a continued fraction f = b_0 + a_1/(b_1 + a_2/(b_2 + ...))
+ * of real a_k and complex b_k = (br, bi), kept in pairs s = {f_re, f_im, C_re, C_im, D_re,
+ * D_im}: D = 1/(b + a D), C = b + a/C, f = f C D. Returns |C D - 1| (converged below 1e-16).
+ * Zero denominators are nudged to 1e-150 (squared in |C|^2, so not smaller). */
+static inline double fj_sp__lentz_c(double a, double br, double bi, double *s) {
+    double tr = br + a * s[4], ti = bi + a * s[5];
+    if (fabs(tr) + fabs(ti) == 0.0) tr = 1e-150;
+    double den = tr * tr + ti * ti;
+    s[4] = tr / den;
+    s[5] = -ti / den;
+    den = s[2] * s[2] + s[3] * s[3];
+    s[2] = br + a * s[2] / den;
+    s[3] = bi - a * s[3] / den;
+    if (fabs(s[2]) + fabs(s[3]) == 0.0) s[2] = 1e-150;
+    const double delr = s[2] * s[4] - s[3] * s[5], deli = s[2] * s[5] + s[3] * s[4];
+    const double fr = s[0] * delr - s[1] * deli;
+    s[1] = s[0] * deli + s[1] * delr;
+    s[0] = fr;
+    return fabs(delr - 1.0) + fabs(deli);
+}
+
 /* Temme's series (0 < x < 2, |mu| <= 1/2): Y_mu and Y_mu+1 */
 static inline void fj_sp__temme_y(double mu, double x, double *y0, double *y1) {
     double g1, g2, gp, gm;
@@ -203,29 +224,12 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
     } else {
         /* CF2: p + iq = -1/(2x) + i + (i/x) a1/(b1 + a2/(b2 + ...)), a_k = (k - 1/2)^2 - mu^2,
          * b_k = 2(x + k i), by Lentz in complex arithmetic */
-        const double small = 1e-150;  /* (squared in |C|^2) */
-        double fr = small, fi = 0.0, cr = small, ci = 0.0, dr = 0.0, di = 0.0;
+        double st[6] = {1e-150, 0.0, 1e-150, 0.0, 0.0, 0.0};  /* (b_0 = 0) */
         double a = 0.25 - mu * mu;
         done = 0;
         for (long k = 1; k < FJ_SP_CF_MAX; k++) {
             if (k > 1) a += 2.0 * (k - 1);
-            const double br = 2.0 * x, bi = 2.0 * k;
-            /* D = 1/(b + a D) */
-            double tr = br + a * dr, ti = bi + a * di;
-            if (fabs(tr) + fabs(ti) == 0.0) tr = small;
-            double den = tr * tr + ti * ti;
-            dr = tr / den;
-            di = -ti / den;
-            /* C = b + a/C */
-            den = cr * cr + ci * ci;
-            cr = br + a * cr / den;
-            ci = bi - a * ci / den;
-            if (fabs(cr) + fabs(ci) == 0.0) cr = small;
-            const double delr = cr * dr - ci * di, deli = cr * di + ci * dr;
-            const double nfr = fr * delr - fi * deli;
-            fi = fr * deli + fi * delr;
-            fr = nfr;
-            if (fabs(delr - 1.0) + fabs(deli) < 1e-16) {
+            if (fj_sp__lentz_c(a, 2.0 * x, 2.0 * k, st) < 1e-16) {
                 done = 1;
                 break;
             }
@@ -234,6 +238,7 @@ static inline void fj_sp__jy_steed(double v, double x, double *jv, double *yv) {
             *jv = *yv = NAN;
             return;
         }
+        const double fr = st[0], fi = st[1];
         /* (i/x) (fr + i fi) = (-fi + i fr)/x */
         const double p = -0.5 / x - fi / x, q = 1.0 + fr / x;
         const double pf = p - mu / x + rho;  /* p - J_mu'/J_mu */

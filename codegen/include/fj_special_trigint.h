@@ -22,23 +22,12 @@
 
 /* E1(i x) for x > 2.5 by Lentz: its real (re) and imaginary (im) parts */
 static inline void fj_sp__e1_imag(double x, double *re, double *im) {
-    /* f = b0 + a1/(b1 + ...), b_k = i x + 2k + 1, a_k = -k^2 (complex pairs (r, i)) */
-    double fr = 1.0, fi = x, cr = fr, ci = fi, dr = 0.0, di = 0.0;
+    /* f = b0 + a1/(b1 + ...), b_k = i x + 2k + 1, a_k = -k^2 (fj_special_jy.h's Lentz) */
+    double st[6] = {1.0, x, 1.0, x, 0.0, 0.0};
     for (int k = 1; k < 100000; k++) {
-        const double a = -(double)k * (double)k, br = 2.0 * k + 1.0, bi = x;
-        double tr = br + a * dr, ti = bi + a * di;  /* D = 1/(b + a D) */
-        double den = tr * tr + ti * ti;
-        dr = tr / den;
-        di = -ti / den;
-        den = cr * cr + ci * ci;  /* C = b + a/C */
-        cr = br + a * cr / den;
-        ci = bi - a * ci / den;
-        const double delr = cr * dr - ci * di, deli = cr * di + ci * dr;
-        const double nr = fr * delr - fi * deli;
-        fi = fr * deli + fi * delr;
-        fr = nr;
-        if (fabs(delr - 1.0) + fabs(deli) < 1e-16) break;
+        if (fj_sp__lentz_c(-(double)k * (double)k, 2.0 * k + 1.0, x, st) < 1e-16) break;
     }
+    const double fr = st[0], fi = st[1];
     /* e^-ix / f */
     const double c = cos(x), s = -sin(x), den = fr * fr + fi * fi;
     *re = (c * fr + s * fi) / den;
@@ -126,22 +115,13 @@ static inline double fj_sp__fresnel(double x, int want_c) {
     /* erfc(z) = z e^-z^2 / sqrt(pi) / (z^2 + 1/2 - (1 2/4)/(z^2 + 5/2 - (3 4/4)/(...))),
      * z^2 = -i pi x^2 / 2: Lentz in complex pairs */
     const double w = -1.5707963267948966 * x * x;  /* Im z^2 */
-    double fr = 0.5, fi = w, cr = fr, ci = fi, dr = 0.0, di = 0.0;
+    double st[6] = {0.5, w, 0.5, w, 0.0, 0.0};
     for (int k = 1; k < 100000; k++) {
-        const double a = -(2.0 * k - 1.0) * (2.0 * k) / 4.0, br = 0.5 + 2.0 * k, bi = w;
-        double tr = br + a * dr, ti = bi + a * di;
-        double den = tr * tr + ti * ti;
-        dr = tr / den;
-        di = -ti / den;
-        den = cr * cr + ci * ci;
-        cr = br + a * cr / den;
-        ci = bi - a * ci / den;
-        const double delr = cr * dr - ci * di, deli = cr * di + ci * dr;
-        const double nr = fr * delr - fi * deli;
-        fi = fr * deli + fi * delr;
-        fr = nr;
-        if (fabs(delr - 1.0) + fabs(deli) < 1e-16) break;
+        if (fj_sp__lentz_c(-(2.0 * k - 1.0) * (2.0 * k) / 4.0, 0.5 + 2.0 * k, w, st) < 1e-16) {
+            break;
+        }
     }
+    const double fr = st[0], fi = st[1];
     /* e^-z^2 = e^(i pi x^2 / 2): x^2 = t + e exactly, its half reduced modulo 2 */
     const double t = x * x, e = fma(x, x, -t);
     const double u = 0.5 * (fmod(t, 4.0) + e);
