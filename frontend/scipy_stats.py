@@ -1,7 +1,7 @@
 """scipy.stats distributions on traced values: `norm.cdf(x)`, `t(df).logpdf(x, loc, scale)`...
 
 SciPy's public methods of rv_continuous (pdf, logpdf, cdf, logcdf, sf, logsf, ppf, isf) and
-rv_discrete (pmf, logpmf, cdf, logcdf, sf, logsf) check the arguments, evaluate the
+rv_discrete (pmf, logpmf, cdf, logcdf, sf, logsf, ppf, isf) check the arguments, evaluate the
 distribution's private method (`_pdf`, `_cdf`...) only where they are valid (`argsreduce`
 compresses the arrays by a mask, `place` writes the values back) and fill the rest with NaN,
 0 or 1. Compressing by a mask has a data-dependent shape, which a compiled function cannot
@@ -35,7 +35,7 @@ from . import tracer as T
 
 MODULE = "scipy.stats._distn_infrastructure"
 CONTINUOUS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
-DISCRETE = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")
+DISCRETE = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 _ORIGINALS: dict[tuple[str, str], Any] = {}  # (class name, method) -> SciPy's function
 
 
@@ -147,6 +147,7 @@ def _traced_class(cls: type) -> type:
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
                 ns[name] = NL.copy_function(v, _traced_globals(v.__globals__))
+    ns["_fusejit_traced"] = True
     return type(cls.__name__, (cls,), ns)
 
 
@@ -165,6 +166,11 @@ def _traced_call(dist: Any, name: str, args: tuple, kwds: dict) -> Any:
 def _wrapper(name: str, original: Any) -> Any:
     @functools.wraps(original)
     def method(self: Any, *args: Any, **kwds: Any) -> Any:
+        if getattr(self, "_fusejit_traced", False):
+            # a traced method's `super().pdf(...)` (levy_stable's): SciPy's public method,
+            # on the traced globals, of this proxy (not a new proxy of it: that would recurse)
+            copy = NL.copy_function(original, _traced_globals(original.__globals__))
+            return copy(self, *args, **kwds)
         if _holds_tracer(args) or _holds_tracer(tuple(kwds.values())):
             return _traced_call(self, name, args, kwds)
         return original(self, *args, **kwds)

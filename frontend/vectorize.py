@@ -94,7 +94,18 @@ def _call_with(vec: Any, args: tuple, kwargs: dict, spots: list[int], names: lis
         new_args[i] = v
     for k, v in zip(names, values[len(spots):]):
         new_kwargs[k] = v
-    return vec.pyfunc(*new_args, **new_kwargs)
+    try:
+        return vec.pyfunc(*new_args, **new_kwargs)
+    except ValueError as e:
+        # `if a == b:` on a whole array the trace knows (NumPy would pass one element):
+        # an artefact of running the function once, so fusejit cannot follow it
+        if "truth value of an array" not in str(e):
+            raise
+        raise UnsupportedError(
+            f"np.vectorize({_name(vec)}) with traced arguments{T.where_msg()}: fusejit runs the "
+            "function once on the whole (broadcast) arrays, and it branches on their values "
+            f"({e}). Write the function with ufuncs (np.where for branches) and call it on "
+            "the arrays") from e
 
 
 def call(vec: Any, args: tuple, kwargs: dict) -> Any:

@@ -102,6 +102,23 @@ def test_gradient_of_a_log_likelihood() -> None:
         check_grad(nll, args, i, grads[i], rtol=1e-6, atol=1e-8)
 
 
+DISCRETE_QUANTILES = [("geom", (0.3,)), ("randint", (1, 6)), ("planck", (0.5,)),
+                      ("dlaplace", (0.8,)), ("boltzmann", (1.4, 19))]
+
+
+@pytest.mark.parametrize("name,shapes", DISCRETE_QUANTILES,
+                         ids=[c[0] for c in DISCRETE_QUANTILES])
+def test_discrete_quantiles(name: str, shapes: tuple) -> None:
+    """rv_discrete's ppf and isf where the distribution's own _ppf/_isf is a formula: the
+    ends of the support at q = 0 and 1, NaN outside [0, 1], loc traced."""
+    dist = getattr(st, name)
+
+    def f(q, loc):
+        return dist.ppf(q, *shapes, loc=loc), dist(*shapes).isf(q), dist.ppf(q[3], *shapes)
+
+    assert_same(fusejit.jit(f)(Q, 2.0), f(Q, 2.0))
+
+
 def test_refusals_name_the_distribution_and_line() -> None:
     with pytest.raises(UnsupportedError, match=r"scipy\.stats\.nbinom\.pmf of traced values "
                                                r".*test_scipy_stats\.py"):
@@ -110,6 +127,15 @@ def test_refusals_name_the_distribution_and_line() -> None:
         fusejit.jit(lambda k: st.nbinom(5, 0.4).sf(k))(K)
     with pytest.raises(UnsupportedError, match=r"scipy\.stats\.nbinom\.cdf"):
         fusejit.jit(lambda k: st.nbinom.cdf(k, 5, 0.4))(K)
+    # quantiles by SciPy's search per element (np.vectorize), or by special functions
+    # fusejit does not compile (poisson's pdtrik)
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.logser\.ppf"):
+        fusejit.jit(lambda q: st.logser.ppf(q, 0.6))(Q)
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.poisson\.isf.*pdtrik"):
+        fusejit.jit(lambda q: st.poisson.isf(q, 3.0))(Q)
+    # levy_stable's pdf calls rv_continuous.pdf through super(): refused, not a recursion
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.levy_stable\.pdf"):
+        fusejit.jit(lambda x: st.levy_stable.pdf(x, 1.8, -0.5))(X)
     with pytest.raises(TypeError):  # SciPy's own error for a missing shape parameter
         fusejit.jit(lambda x: st.gamma.pdf(x))(X)
 

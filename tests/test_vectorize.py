@@ -69,6 +69,10 @@ REFUSED = {
     "branch": (lambda a: np.vectorize(lambda v: v if v > 0 else -v)(a), (X,),
                ConcretizationError, "np.where"),
     "math module": (lambda a: np.vectorize(math.sqrt)(a), (X,), UnsupportedError, "np.sqrt"),
+    # a branch on a value the trace knows, whole (NumPy would pass one element of it)
+    "branch on a known array": (lambda a: np.vectorize(
+        lambda v, lo: v if lo == 0 else -v)(a, np.zeros(X.shape)), (X,), UnsupportedError,
+        "branches on their values"),
 }
 
 
