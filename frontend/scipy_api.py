@@ -6,7 +6,8 @@ scipy.signal.medfilt (frontend/scipy_rankfilt.py), its spline interpolation (map
 shift, zoom, rotate, affine_transform: frontend/scipy_ndinterp.py) and morphology
 (frontend/scipy_morph.py), scipy.signal.convolve,
 correlate, upfirdn and the polynomial fit of savgol_filter's edges (frontend/scipy_signal.py),
-scipy.signal.lfilter and sosfilt (frontend/scipy_filter.py), scipy.signal.csd (and so welch,
+scipy.signal.lfilter and sosfilt (frontend/scipy_filter.py), its waveforms sawtooth, square
+and chirp (frontend/scipy_waveforms.py), scipy.signal.csd (and so welch,
 periodogram: frontend/scipy_spectral.py), scipy.fft's and scipy.fftpack's dct, idct, dst, idst
 (frontend/scipy_dct.py), scipy.linalg's common functions (frontend/scipy_linalg.py),
 scipy.stats.rankdata (frontend/scipy_rank.py), linregress,
@@ -63,6 +64,7 @@ from . import (
     scipy_special_fns,
     scipy_spectral,
     scipy_stats,
+    scipy_waveforms,
 )
 
 # the module of fusejit that implements each wrapped SciPy module's functions, or the modules
@@ -81,6 +83,7 @@ _BY_MODULE = {"scipy.spatial.distance": (scipy_spatial, scipy_matrices),
               "scipy.signal._polyutils": scipy_signal,
               "scipy.signal._spectral_py": scipy_spectral,
               "scipy.signal._upfirdn": scipy_signal,
+              "scipy.signal._waveforms": scipy_waveforms,
               "scipy.fft._realtransforms": scipy_dct,
               "scipy.fftpack._realtransforms": scipy_dct.FFTPACK,
               "scipy.stats._stats_py": (scipy_rank, scipy_regress),
@@ -111,6 +114,7 @@ WRAPPED = {"scipy.special._logsumexp": ("logsumexp",),
            "scipy.signal._polyutils": ("polyfit",),
            "scipy.signal._spectral_py": ("csd",),
            "scipy.signal._upfirdn": ("upfirdn",),
+           "scipy.signal._waveforms": ("sawtooth", "square", "chirp"),
            "scipy.fft._realtransforms": ("dct", "idct", "dst", "idst", "dctn", "idctn",
                                          "dstn", "idstn"),
            "scipy.fftpack._realtransforms": ("dct", "idct", "dst", "idst", "dctn", "idctn",
@@ -140,6 +144,7 @@ PUBLIC = {"scipy.special._logsumexp": "scipy.special", "scipy.special._basic": "
           "scipy.signal._peak_finding": "scipy.signal",
           "scipy.signal._spectral_py": "scipy.signal",
           "scipy.signal._upfirdn": "scipy.signal",
+          "scipy.signal._waveforms": "scipy.signal",
           "scipy.fft._realtransforms": "scipy.fft",
           "scipy.fftpack._realtransforms": "scipy.fftpack",
           "scipy.stats._stats_py": "scipy.stats",

@@ -125,6 +125,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.ndimage.zoom(x, 1.5)", lambda x: ndimage.zoom(x, 1.5), (X,)),
         ("scipy.ndimage.map_coordinates(x, [y, x])",
          lambda x: ndimage.map_coordinates(x, [x[:, 0] * 2 + 3, x[:, 1] + 4]), (X,)),
+        ("scipy.signal.sawtooth(x * 4, 0.3)", lambda x: signal.sawtooth(x * 4, 0.3), (X,)),
+        ("scipy.signal.square(x * 4)", lambda x: signal.square(x * 4), (X,)),
+        ("scipy.signal.chirp(p, 1.0, 1.0, 5.0)", lambda p: signal.chirp(p, 1.0, 1.0, 5.0), (P,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
@@ -133,6 +136,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.stats.t.sf(x, 4)", lambda x: st.t.sf(x, 4), (X,)),
         ("scipy.stats.gamma.logpdf(p, 2.5, scale=3.0)",
          lambda p: st.gamma.logpdf(p, 2.5, scale=3.0), (P,)),
+        ("scipy.stats.geom.ppf(p, 0.3)", lambda p: st.geom.ppf(p, 0.3), (P,)),
         ("scipy.stats.beta.cdf(p, 2.0, 3.0)", lambda p: st.beta.cdf(p, 2.0, 3.0), (P,)),
         ("scipy.stats.poisson.pmf(np.floor(p * 6), 2.0)",
          lambda p: st.poisson.pmf(np.floor(p * 6), 2.0), (P,)),
