@@ -303,6 +303,21 @@ REFUSED: dict[Any, str] = {
                     "arrays when every eigenvalue is real, complex ones otherwise), which a "
                     "compiled function cannot have: for a symmetric matrix use "
                     "np.linalg.eigh/eigvalsh, else compute it outside the compiled function"),
+    np.polymul: "NumPy drops the leading zeros of each factor first (np.poly1d), so the "
+                "length of its result depends on the values: use np.convolve(a, b), which "
+                "is np.polymul of factors without leading zeros",
+    np.polydiv: "NumPy drops the leading zeros of the divisor and of the remainder, so the "
+                "lengths of its results depend on the values",
+    np.roots: "the number of roots and their dtype (real or complex) depend on the "
+              "values; compute it outside the compiled function",
+    np.trim_zeros: "the length of its result depends on the values; slice with lengths "
+                   "known outside the compiled function",
+    **dict.fromkeys((np.setdiff1d, np.union1d, np.intersect1d, np.setxor1d),
+                    "the length of its result depends on the values (how many are "
+                    "distinct); np.isin(a, b) gives the mask of fixed shape"),
+    **dict.fromkeys((np.shares_memory, np.may_share_memory),
+                    "a traced array has no memory of its own (fusejit's memory plan places "
+                    "it), so there is nothing to compare"),
 }
 
 class FlatIter:

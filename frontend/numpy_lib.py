@@ -311,7 +311,7 @@ _THROUGH_NUMPY = [
     np.logspace, np.ediff1d, np.linalg.matrix_transpose, np.linalg.tensordot, np.linalg.vecdot,
     np.linalg.cross, np.linalg.matrix_power, np.fft.fftshift, np.fft.ifftshift,
     np.linalg.matrix_rank, np.linalg.svdvals, np.rollaxis, np.apply_over_axes, np.polyder,
-    np.polyint, np.linalg.tensorinv,
+    np.polyint, np.linalg.tensorinv, np.polyadd, np.polysub, np.sort_complex,
 ]
 if hasattr(np, "trapz"):
     _THROUGH_NUMPY.append(np.trapz)

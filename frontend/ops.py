@@ -277,6 +277,7 @@ for _n, _s in [("bitwise_and", "&"), ("bitwise_or", "|"), ("bitwise_xor", "^")]:
 _ufunc("invert", lambda i, o: "({0} ^ 1)" if i[0] == "b" else "(~{0})")
 _ufunc("left_shift", _helper("lshift"))
 _ufunc("right_shift", _helper("rshift"))
+_ufunc("bitwise_count", _helper("bitwise_count"), cost=4)  # integers only: a uint8 count
 # --- SciPy special functions (resolved lazily: importing scipy is slow) ---------------------
 for _n, _r in [("erf", _vmath_f32("erf", _libm("erf"))), ("erfc", _libm("erfc")),
                ("expit", _helper("expit"))]:

@@ -33,7 +33,7 @@ MODULES: tuple[str, ...] = (
     "gridops", "realparts", "numpy_lib", "numpy_more", "rearrange", "scans", "scatter",
     "numpy_tail", "spaces", "sorting", "order_stats", "array_api", "operators", "complex_lib",
     "everyday", "conversion", "covariance", "fft", "masked_calls",
-    "masked_index", "masked_unique", "histdd", "linalg_more", "ravel_index",
+    "masked_index", "masked_unique", "histdd", "linalg_more", "ravel_index", "bits",
 )
 
 # ndarray methods that are the NumPy function of the same meaning with the array first.

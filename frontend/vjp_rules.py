@@ -447,7 +447,8 @@ def _install() -> None:
     for name in ("isnan", "isinf", "isfinite", "signbit", "equal", "not_equal", "less",
                  "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
                  "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-                 "invert", "left_shift", "right_shift", "gcd", "lcm", "check_all_nan",
+                 "invert", "left_shift", "right_shift", "gcd", "lcm", "bitwise_count",
+                 "check_all_nan",
                  "check_choice"):
         set_vjp(name, INTEGER)
     for name in ("input", "const", "empty"):

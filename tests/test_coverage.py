@@ -169,6 +169,11 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.logaddexp.reduce(x, axis=1)", lambda x: np.logaddexp.reduce(x, axis=1), (X,)),
         ("np.subtract.outer(v, p)", lambda v, p: np.subtract.outer(v, p), (V, P)),
         ("x[True]", lambda x: x[True], (X,)),
+        ("np.bitwise_count(i)", lambda x: np.bitwise_count((x * 100).astype(np.int64)), (X,)),
+        ("np.packbits(x > 0, axis=1)", lambda x: np.packbits(x > 0, axis=1), (X,)),
+        ("np.unpackbits(u)", lambda x: np.unpackbits((x * 9).astype(np.uint8)), (X,)),
+        ("np.sort_complex(v)", lambda v: np.sort_complex(v), (V,)),
+        ("np.polyadd(p, v)", lambda v: np.polyadd(K, v), (V,)),
     ],
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
