@@ -19,7 +19,8 @@ in double there too). Gradients come from the functions they are made of.
   the same AGM (c_0^2 = m, c_(n+1) = (a_n - b_n)/2), through sqrt(1 - m) E(-m/(1 - m)) for
   m < 0 (where the sum would cancel), 1 at m = 1, inf at -inf, NaN above 1;
 - exp10(x) = 10 ** x, 0 for x below -1024 log10(2) as SciPy's;
-- sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h).
+- sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h);
+- round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
+from .special_elementary import ELEMENTARY
 
 _AGM_STEPS = 20
 
@@ -159,7 +161,7 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "sici": _pair("sici"), "shichi": _pair("shichi"), "fresnel": _pair("fresnel"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
-    "ellipe": _ellipe, "exp10": _exp10}
+    "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY}
 
 
 def _cast(out: Any, dtype: np.dtype) -> Any:

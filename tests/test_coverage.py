@@ -183,7 +183,11 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.zeta(p + 1, 2.5)", lambda p: sp.zeta(p + 1, 2.5), (P,)),
          ("scipy.special.polygamma(2, p)", lambda p: sp.polygamma(2, p), (P,)),
          ("scipy.special.factorial(v * 3)", lambda v: sp.factorial(v * 3), (V,)),
-         ("scipy.special.kve(p * 9, p[::-1])", lambda p: sp.kve(p * 9, p[::-1]), (P,))] + [
+         ("scipy.special.kve(p * 9, p[::-1])", lambda p: sp.kve(p * 9, p[::-1]), (P,)),
+         ("scipy.special.powm1(p, v)", lambda p, v: sp.powm1(p, v), (P, V)),
+         ("scipy.special.agm(p, p[::-1])", lambda p: sp.agm(p, p[::-1]), (P,)),
+         ("scipy.special.cosm1(v)", lambda v: sp.cosm1(v), (V,)),
+         ("scipy.special.zetac(v * 3)", lambda v: sp.zetac(v * 3), (V,))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
         for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
