@@ -34,6 +34,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "gammaincinv": 2, "gammainccinv": 2, "chdtri": 2, "betaincinv": 3,
                   "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
                   "fdtri": 3,  # fj_special_inv.h
+                  "pdtrik": 2,  # fj_special_dquant.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
                   "erfi": 1, "dawsn": 1,  # fj_special_series.h
@@ -57,9 +58,13 @@ for _n, _k in SPECIAL_UFUNCS.items():
                (), _n, mixed_inputs=_n in INTEGER_DEGREE))
 # SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
 # (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
-# beta's ppf and cauchy's ppf and isf (fj_special_inv.h)
+# beta's ppf and cauchy's ppf and isf (fj_special_inv.h), binom's ppf and isf and nbinom's pmf,
+# cdf, sf, ppf and isf (fj_special_dquant.h)
 PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
                   "cauchy_ppf": 3, "cauchy_isf": 3,
+                  # scipy.stats.binom's quantiles and nbinom's functions: fj_special_dquant.h
+                  **dict.fromkeys(("binom_ppf", "binom_isf", "nbinom_pmf", "nbinom_cdf",
+                                   "nbinom_sf", "nbinom_ppf", "nbinom_isf"), 3),
                   "zeta": 2, "riemann_zeta": 1,  # (scipy.special.zeta's: fj_special_series.h)
                   # scipy.special.spherical_jn & co. (derivative=True: the _d ones), of an
                   # integer order: fj_special_jy.h

@@ -146,8 +146,14 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tup
             "fdtri": inverse(lambda s, x: _f_density(s[0], s[1], x), 1.0),
             "fdtr": fdtr(1.0), "fdtrc": fdtr(-1.0), "beta_ppf": beta_ppf,
             "cauchy_ppf": cauchy(1.0), "cauchy_isf": cauchy(-1.0),
-            **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf"), refused(
-                "scipy.stats.binom's functions are not differentiated by fusejit"))}
+            **dict.fromkeys(("binom_pmf", "binom_cdf", "binom_sf", "binom_ppf", "binom_isf"),
+                            refused("scipy.stats.binom's functions are not differentiated by "
+                                    "fusejit")),
+            **dict.fromkeys(("nbinom_pmf", "nbinom_cdf", "nbinom_sf", "nbinom_ppf",
+                             "nbinom_isf"), refused("scipy.stats.nbinom's functions are not "
+                                                    "differentiated by fusejit")),
+            "pdtrik": refused("scipy.special.pdtrik (the inverse of the Poisson cdf in k) is "
+                              "not differentiated by fusejit")}
 
 
 def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node], tuple]]:
