@@ -35,6 +35,10 @@ SLOW: dict[str, int] = {
     "test_special_jy.py::test_documented_differences": 0,  # 2 s
     "test_special_jy.py::test_spherical_against_scipy": 2,  # 8 s, 4 cases
     "test_special_jy.py::test_against_scipy_wide_ranges": 2,  # 7 s, 6 cases
+    # (session 31's: the discrete quantiles one case in three)
+    "test_special_dquant.py::test_nbinom_quantiles_and_functions": 3,  # 17 s, 8 cases
+    "test_special_dquant.py::test_binom_quantiles": 3,  # 8 s, 9 cases
+    "test_special_dquant.py::test_poisson_quantiles": 2,  # 5 s, 5 cases
     "test_scipy_dct.py::test_every_type_norm_and_orthogonalize": 4,  # 67 s, 4 cases
     "test_scipy_ndinterp.py::test_transforms_every_order_and_mode": 5,  # 57 s, 10 cases
     "test_scipy_ndinterp.py::test_map_coordinates_every_order_and_mode": 3,  # 38 s
