@@ -35,6 +35,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
                   "fdtri": 3,  # fj_special_inv.h
                   "pdtrik": 2,  # fj_special_dquant.h
+                  "ellipkinc": 2, "ellipeinc": 2,  # fj_special_ellip.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
                   "erfi": 1, "dawsn": 1,  # fj_special_series.h

@@ -19,7 +19,8 @@ itself; no gradient in the order v), exprel' = (e^x - exprel)/x (its series 1/2 
 x^2/8 + x^3/30 for |x| < 1e-3, where that difference cancels) and the trigonometric
 functions in degrees (pi/180 times their radian derivatives), the Hurwitz zeta in q
 (-x zeta(x + 1, q); in x refused, as the Riemann zeta), digamma (polygamma(1, x) =
-zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and dawsn' = 1 - 2 x dawsn."""
+zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and dawsn' = 1 - 2 x dawsn, and the incomplete
+elliptic integrals in phi (their integrands; in m refused)."""
 
 from __future__ import annotations
 
@@ -273,8 +274,20 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
         zero = make_node("equal", [n, A.const(0, n.dtype)], n.shape, np.dtype(bool))
         return None, M(g, A.neg(A.where(zero, first, below)))
 
+    modulus = refused("the derivative of scipy.special.ellipkinc/ellipeinc in m is not "
+                      "computed by fusejit (the one in phi is)")
+
+    def ellip(first: bool) -> Callable[[Node, Node], tuple]:
+        """F' = 1 / sqrt(1 - m sin^2 phi), E' = sqrt(1 - m sin^2 phi) in phi."""
+        def rule(node: Node, g: Node) -> tuple:
+            phi, m = node.inputs
+            s = A.ew("sin", phi)
+            root = A.ew("sqrt", A.sub(1.0, M(m, M(s, s))))
+            return M(g, A.div(1.0, root) if first else root), modulus
+        return rule
+
     return {**{f"spherical_{k}n{d}": spherical(k, d == "_d") for k in "jyik" for d in ("", "_d")},
-            "expn": expn,
+            "expn": expn, "ellipkinc": ellip(True), "ellipeinc": ellip(False),
             **{n: trigint(n) for n in ("sici_si", "sici_ci", "shichi_shi", "shichi_chi",
                                        "fresnel_s", "fresnel_c")},
             "jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),

@@ -190,7 +190,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.powm1(p, v)", lambda p, v: sp.powm1(p, v), (P, V)),
          ("scipy.special.agm(p, p[::-1])", lambda p: sp.agm(p, p[::-1]), (P,)),
          ("scipy.special.cosm1(v)", lambda v: sp.cosm1(v), (V,)),
-         ("scipy.special.zetac(v * 3)", lambda v: sp.zetac(v * 3), (V,))] + [
+         ("scipy.special.zetac(v * 3)", lambda v: sp.zetac(v * 3), (V,)),
+         ("scipy.special.ellipkinc(v, p)", lambda v, p: sp.ellipkinc(v, p), (V, P)),
+         ("scipy.special.ellipeinc(v, p)", lambda v, p: sp.ellipeinc(v, p), (V, P))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
         for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
