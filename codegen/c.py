@@ -82,6 +82,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_ibeta.h",  # betainc, stdtr
             "fj_special_dquant.h",  # pdtrik, binom's and nbinom's (after igam.h and ibeta.h)
             "fj_special_ellip.h",  # ellipkinc, ellipeinc
+            "fj_special_misc.h",  # spence, kolmogorov & co.
             "fj_special_inv.h")  # their inverses
 _PARTS = {"vector": _VECTOR_MATH, "special": _SPECIAL, "complex": ("fj_complex.h",),
           "reduce": ("fj_reduce.h",)}

@@ -36,6 +36,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "fdtri": 3,  # fj_special_inv.h
                   "pdtrik": 2,  # fj_special_dquant.h
                   "ellipkinc": 2, "ellipeinc": 2,  # fj_special_ellip.h
+                  "spence": 1, "kolmogorov": 1, "kolmogi": 1,  # fj_special_misc.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
                   "erfi": 1, "dawsn": 1,  # fj_special_series.h
@@ -66,6 +67,8 @@ PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, 
                   # scipy.stats.binom's quantiles and nbinom's functions: fj_special_dquant.h
                   **dict.fromkeys(("binom_ppf", "binom_isf", "nbinom_pmf", "nbinom_cdf",
                                    "nbinom_sf", "nbinom_ppf", "nbinom_isf"), 3),
+                  # scipy.stats.kstwobign's pdf, cdf and ppf: fj_special_misc.h
+                  "kolmogc": 1, "kolmogci": 1, "kolmogp": 1,
                   "zeta": 2, "riemann_zeta": 1,  # (scipy.special.zeta's: fj_special_series.h)
                   # scipy.special.spherical_jn & co. (derivative=True: the _d ones), of an
                   # integer order: fj_special_jy.h

@@ -19,8 +19,9 @@ itself; no gradient in the order v), exprel' = (e^x - exprel)/x (its series 1/2 
 x^2/8 + x^3/30 for |x| < 1e-3, where that difference cancels) and the trigonometric
 functions in degrees (pi/180 times their radian derivatives), the Hurwitz zeta in q
 (-x zeta(x + 1, q); in x refused, as the Riemann zeta), digamma (polygamma(1, x) =
-zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and dawsn' = 1 - 2 x dawsn, and the incomplete
-elliptic integrals in phi (their integrands; in m refused)."""
+zeta(2, x)), erfi' = 2/sqrt(pi) e^{x^2} and dawsn' = 1 - 2 x dawsn, the incomplete
+elliptic integrals in phi (their integrands; in m refused), spence (log x / (1 - x)) and the
+Kolmogorov distribution's functions (its density, _kolmogp)."""
 
 from __future__ import annotations
 
@@ -286,8 +287,29 @@ def more_rules(refused: Callable[[str], Any]) -> dict[str, Callable[[Node, Node]
             return M(g, A.div(1.0, root) if first else root), modulus
         return rule
 
+    def spence(node: Node, g: Node) -> tuple:  # d/dx Li2(1 - x) = log(x) / (1 - x), -1 at 1
+        (x,) = node.inputs
+        one = A.cmp("equal", x, 1.0)
+        d = A.div(A.ew("log", x), A.sub(1.0, A.where(one, 0.0, x)))
+        return (M(g, A.where(one, -1.0, d)),)
+
+    def kolmog(name: str) -> Callable[[Node, Node], tuple]:
+        """kolmogorov' = _kolmogp, _kolmogc' = -_kolmogp; the inverses 1 / (+-_kolmogp)."""
+        def rule(node: Node, g: Node) -> tuple:
+            (x,) = node.inputs
+            at = node if name in ("kolmogi", "kolmogci") else x
+            p = A.ew("kolmogp", at)
+            d = {"kolmogorov": p, "kolmogc": A.neg(p), "kolmogi": A.div(1.0, p),
+                 "kolmogci": A.neg(A.div(1.0, p))}[name]
+            return (M(g, d),)
+        return rule
+
     return {**{f"spherical_{k}n{d}": spherical(k, d == "_d") for k in "jyik" for d in ("", "_d")},
             "expn": expn, "ellipkinc": ellip(True), "ellipeinc": ellip(False),
+            "spence": spence, **{n: kolmog(n) for n in ("kolmogorov", "kolmogc", "kolmogi",
+                                                          "kolmogci")},
+            "kolmogp": refused("the Kolmogorov distribution's density is not differentiated "
+                               "by fusejit"),
             **{n: trigint(n) for n in ("sici_si", "sici_ci", "shichi_shi", "shichi_chi",
                                        "fresnel_s", "fresnel_c")},
             "jv": bessel("jv", -1.0), "jve": bessel("jve", -1.0), "yv": bessel("yv", -1.0),

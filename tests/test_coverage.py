@@ -192,7 +192,10 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.cosm1(v)", lambda v: sp.cosm1(v), (V,)),
          ("scipy.special.zetac(v * 3)", lambda v: sp.zetac(v * 3), (V,)),
          ("scipy.special.ellipkinc(v, p)", lambda v, p: sp.ellipkinc(v, p), (V, P)),
-         ("scipy.special.ellipeinc(v, p)", lambda v, p: sp.ellipeinc(v, p), (V, P))] + [
+         ("scipy.special.ellipeinc(v, p)", lambda v, p: sp.ellipeinc(v, p), (V, P)),
+         ("scipy.special.spence(p * 3)", lambda p: sp.spence(p * 3), (P,)),
+         ("scipy.special.kolmogorov(p * 2)", lambda p: sp.kolmogorov(p * 2), (P,)),
+         ("scipy.special.kolmogi(p)", lambda p: sp.kolmogi(p), (P,))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",
          (lambda f: (lambda p: f(p + 1, p[::-1] * 3)))(getattr(sp, n)), (P,))
         for n in ("beta", "betaln", "binom", "poch", "gammainc", "gammaincc", "chdtr",
