@@ -3,17 +3,18 @@
 SciPy's public methods of rv_continuous (pdf, logpdf, cdf, logcdf, sf, logsf, ppf, isf) and
 rv_discrete (pmf, logpmf, cdf, logcdf, sf, logsf, ppf, isf) check the arguments, evaluate the
 distribution's private method (`_pdf`, `_cdf`...) only where they are valid (`argsreduce`
-compresses the arrays by a mask, `place` writes the values back) and fill the rest with NaN,
-0 or 1. Compressing by a mask has a data-dependent shape, which a compiled function cannot
-have, and the module converts with its own `asarray`. So while a method gets traced values,
-fusejit runs SciPy's own code (the public method and the distribution's private ones) in a
-copy of their modules' globals where `asarray` keeps Tracers, `argsreduce` broadcasts
-instead of compressing, `place`/`putmask` become selects (`np.where`) and `np.any(mask)` is
-true: the private method is evaluated everywhere and its values kept only where SciPy would
-have computed them, so the results (values, NaN/0/1 fills, float64 dtype, a NumPy scalar for
-0-d) are SciPy's. The distribution object itself is unchanged: the methods run on a copy of
-its instance whose class is a subclass with the copied functions (`_traced_class`), so
-`super()`, `isinstance` and the distribution's attributes behave as in SciPy.
+compresses the arrays by a mask, `place` writes the values back) and fill the rest with NaN, 0
+or 1. Compressing by a mask has a data-dependent shape, which a compiled function cannot have,
+and the module converts with its own `asarray`. So while a method gets traced values, fusejit
+runs SciPy's own code (the public method and the distribution's private ones) in a copy of
+their modules' globals where `asarray` keeps Tracers, `argsreduce` broadcasts instead of
+compressing, `place`/`putmask` become selects (`np.where`), `np.any(mask)` is true and a
+distribution's pieces (`_lazyselect`) are all computed and selected: the private method is
+evaluated everywhere and its values kept only where SciPy would have computed them, so the
+results (values, NaN/0/1 fills, float64 dtype, a NumPy scalar for 0-d) are SciPy's. The
+distribution object itself is unchanged: the methods run on a copy of its instance whose class
+is a subclass with the copied functions (`_traced_class`), so `super()`, `isinstance` and the
+distribution's attributes behave as in SciPy.
 
 The wrappers are installed on rv_continuous and rv_discrete when scipy.stats is imported
 (frontend/scipy_api.py's post-import hook); without a traced argument they call SciPy's method
@@ -110,6 +111,24 @@ class _StatsNumpy(NL.TracingModule):
         return special if special is not None else super().__getattr__(name)
 
 
+def lazyselect(condlist: Any, choicelist: Any, arrays: Any, default: Any = 0) -> Any:
+    """scipy._lib._util._lazyselect (a distribution's pieces, each computed on the elements
+    its condition selects) as selects: every piece on every element (flattened, as the 1-d
+    selections SciPy passes), the last true condition's piece kept, in the arrays' common
+    type as SciPy's output."""
+    arrays = np.broadcast_arrays(*(_as_tracer(a) for a in arrays))
+    code = np.mintypecode([a.dtype.char for a in arrays])
+    shape = np.shape(arrays[0])
+    flat = [np.reshape(a, (-1,)) for a in arrays]
+    out = _fresh(shape, code, default)
+    for func, cond in zip(choicelist, condlist):
+        if cond is False:
+            continue
+        values = np.reshape(_as_tracer(func(*flat)).astype(out.dtype), shape)
+        out = np.where(np.broadcast_to(_as_tracer(cond), shape), values, out)
+    return out
+
+
 _NUMPY_SPECIAL = {"any": _any, "place": place, "putmask": putmask, "zeros": zeros,
                   "empty": empty, "full": full}
 _STANDINS = {"place": place, "putmask": putmask, "zeros": zeros, "empty": empty,
@@ -127,6 +146,8 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
     g = _GLOBALS.get(id(module_dict))
     if g is None:
         g = _GLOBALS[id(module_dict)] = {k: NL.replacement(v) for k, v in module_dict.items()}
+        if "_lazyselect" in g:  # (the distributions' modules)
+            g["_lazyselect"] = lazyselect
         if module_dict.get("__name__") == MODULE:
             for k, v in module_dict.items():
                 if v is np:

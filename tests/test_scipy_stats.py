@@ -31,6 +31,10 @@ CASES = [("norm", (), CONTINUOUS), ("expon", (), CONTINUOUS), ("lognorm", (0.5,)
          ("weibull_min", (1.5,), CONTINUOUS), ("halfnorm", (), CONTINUOUS),
          ("rayleigh", (), CONTINUOUS), ("gumbel_r", (), CONTINUOUS),
          ("pareto", (2.0,), CONTINUOUS),
+         # (SciPy's pieces by _lazyselect: selects here)
+         ("triang", (0.3,), CONTINUOUS),
+         ("trapezoid", (0.2, 0.7), ("pdf", "logpdf", "cdf", "sf", "ppf", "isf")),
+         ("kappa4", (0.1, 0.1), CONTINUOUS), ("kappa4", (-0.5, 0.0), CONTINUOUS),
          ("gamma", (2.0,), ("pdf", "logpdf", "cdf", "sf")),
          ("chi2", (3.0,), ("pdf", "logpdf", "cdf", "sf")),
          ("t", (4.0,), ("pdf", "logpdf", "cdf", "sf")), ("beta", (2.0, 3.0), ("pdf", "cdf", "sf")),
