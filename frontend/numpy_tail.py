@@ -9,6 +9,7 @@ arithmetic and its errors are NumPy's own, on integers)."""
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -194,11 +195,45 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     return T.Tracer(T.make_node("copy", [hit.node], e.shape, np.dtype(bool)))
 
 
+APPLY_SLICES = 64  # np.apply_along_axis: slices traced one by one, at most (~3 s of compile)
+
+
 def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any) -> Any:
-    raise T.UnsupportedError(
-        f"np.apply_along_axis is not supported by fusejit{T.where_msg()}: it calls the "
-        "function once per slice from Python; write the function over the whole array with "
-        "axis= (np.sum(a, axis=1), ...) instead")
+    """np.apply_along_axis as NumPy runs it: `func1d` called on each 1-d slice along `axis`
+    (traced once per slice, up to APPLY_SLICES of them), the results (the first one's shape
+    and dtype; later ones cast to it) stacked, their own axes put where `axis` was."""
+    from numpy.lib.array_utils import normalize_axis_index
+
+    t = asarray(arr)
+    if not isinstance(t, T.Tracer):
+        t = T.Tracer(T.to_node(np.asarray(t), np.asarray(t).dtype))
+    axis = normalize_axis_index(operator.index(axis), t.ndim)
+    moved = np.moveaxis(t, axis, -1)
+    outer = moved.shape[:-1]
+    count = int(np.prod(outer, dtype=np.int64))
+    if count == 0:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    if count > APPLY_SLICES:
+        raise T.UnsupportedError(
+            f"np.apply_along_axis over {count} slices is not supported by fusejit"
+            f"{T.where_msg()}: it calls the function once per slice, and fusejit traces each "
+            f"call (up to {APPLY_SLICES}); write the function over the whole array with axis= "
+            "(np.sum(a, axis=1), ...) instead")
+    results: list[T.Tracer] = []
+    for index in np.ndindex(*outer):
+        r = asarray(func1d(moved[index], *args, **kwargs))
+        if not isinstance(r, T.Tracer):
+            r = T.Tracer(T.to_node(np.asarray(r), np.asarray(r).dtype))
+        if results:
+            if r.shape != results[0].shape:  # (NumPy's assignment into its buffer)
+                raise ValueError(f"could not broadcast input array from shape {r.shape} "
+                                 f"into shape {results[0].shape}")
+            r = r.astype(results[0].dtype)
+        results.append(r)
+    first = results[0]
+    out = np.reshape(np.stack(results), outer + first.shape)
+    own = list(range(len(outer), out.ndim))
+    return np.moveaxis(out, own, list(range(axis, axis + len(own)))) if own else out
 
 
 def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,

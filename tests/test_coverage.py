@@ -177,6 +177,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("np.unpackbits(u)", lambda x: np.unpackbits((x * 9).astype(np.uint8)), (X,)),
         ("np.sort_complex(v)", lambda v: np.sort_complex(v), (V,)),
         ("np.polyadd(p, v)", lambda v: np.polyadd(K, v), (V,)),
+        ("np.apply_along_axis(f, 1, x)",
+         lambda x: np.apply_along_axis(lambda r: np.sort(r)[-3:], 1, x), (X,)),
     ],
     "More scipy.special ufuncs": [
         (f"scipy.special.{n}(...)", (lambda f: (lambda p: f(p)))(getattr(sp, n)), (P,))
@@ -266,7 +268,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
     ],
     "Raise: a data-dependent shape or a Python bool": [
         ("np.allclose(x, 0)", lambda x: np.allclose(x, 0), (X,)),
-        ("np.apply_along_axis(f, 1, x)", lambda x: np.apply_along_axis(np.sum, 1, x), (X,)),
+        ("np.apply_along_axis(f, 1, x) (120 rows: a trace per row)",
+         lambda x: np.apply_along_axis(np.sum, 1, np.tile(x, (20, 1))), (X,)),
         ("np.unique(v)", lambda v: np.unique(v), (V,)),
         ("np.nonzero(v)", lambda v: np.nonzero(v), (V,)),
     ],

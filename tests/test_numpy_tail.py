@@ -172,9 +172,25 @@ def test_round_integers_negative_decimals(data):
     run_both(lambda a: np.around(a[..., :1], decimals), x)
 
 
-def test_apply_along_axis_refused_clearly():
-    with pytest.raises(UnsupportedError, match="apply_along_axis.*axis="):
-        fusejit.jit(lambda a: np.apply_along_axis(np.sum, 1, a))(np.ones((2, 3)))
+def test_apply_along_axis_calls_the_function_per_slice():
+    """A scalar, a vector and a matrix per slice, on each axis, extra arguments, an integer
+    result cast to the first slice's dtype as NumPy's buffer casts it; NumPy's errors; more
+    than APPLY_SLICES slices refused by name."""
+    x = np.random.default_rng(4).standard_normal((3, 4, 5))
+
+    def f(x):
+        return (np.apply_along_axis(lambda v: np.sum(v ** 2) / len(v), 1, x),
+                np.apply_along_axis(lambda v, k: np.sort(v)[::-1][:k], 2, x, 2),
+                np.apply_along_axis(lambda v: np.outer(v, v)[:2], 0, x),
+                np.apply_along_axis(np.median, -1, x[0]),
+                np.apply_along_axis(lambda v: v.argmax(), 0, x[:, 0]))
+
+    run_both(f, x)
+    run_both(lambda x: np.apply_along_axis(np.sum, 1, x[:, :, :0]), x)  # (a zero-size slice)
+    run_both(lambda x: np.apply_along_axis(np.sum, 1, x[:0]), x)  # ValueError
+    run_both(lambda x: np.apply_along_axis(np.sum, 3, x), x)  # AxisError
+    with pytest.raises(UnsupportedError, match=r"apply_along_axis over 100 slices.*axis="):
+        fusejit.jit(lambda a: np.apply_along_axis(np.sum, 1, a))(np.ones((100, 3)))
 
 
 @settings(max_examples=40, deadline=None)
