@@ -38,12 +38,15 @@ def _float(x: Any, dtype: Any = np.float64) -> Any:
     return t.astype(dtype) if isinstance(t, T.Tracer) else np.dtype(dtype).type(t)
 
 
-def _loop_dtype(*args: Any) -> np.dtype:
-    """float32 when SciPy's loop is 'ff->f' (every operand float32 or smaller), else float64."""
-    dts = [np.dtype(getattr(T.array_operand(a), "dtype", np.asarray(a).dtype)) for a in args]
-    small = all(d.kind in "fb" and d.itemsize <= 4 or d.kind in "iu" and d.itemsize <= 2
-                for d in dts) and any(d.kind == "f" for d in dts)
-    return np.dtype(np.float32 if small else np.float64)
+def _loop_dtype(ufunc_name: str, *args: Any) -> np.dtype:
+    """The dtype SciPy's loop of `ufunc_name` computes in for these operands ('ff->f' for
+    float32 and small integers, else 'dd->d'), from a call on empty stand-ins."""
+    import scipy.special
+
+    probes = [np.zeros(0, t.dtype) if isinstance(t := T.array_operand(a), T.Tracer) else a
+              for a in args]  # (Python numbers as they are: weak, as NumPy takes them)
+    with np.errstate(all="ignore"):
+        return getattr(scipy.special, ufunc_name)(*probes).dtype
 
 
 def round_(x: Any) -> Any:
@@ -66,7 +69,7 @@ def radian(d: Any, m: Any, s: Any) -> Any:
 
 
 def powm1(x: Any, y: Any) -> Any:
-    dt = _loop_dtype(x, y)
+    dt = _loop_dtype("powm1", x, y)
     x, y = _float(x, dt), _float(y, dt)
     one, zero, inf, nan = (dt.type(v) for v in (1.0, 0.0, np.inf, np.nan))
     integer = np.isfinite(y) & (np.trunc(y) == y)
