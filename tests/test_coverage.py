@@ -128,6 +128,10 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.signal.sawtooth(x * 4, 0.3)", lambda x: signal.sawtooth(x * 4, 0.3), (X,)),
         ("scipy.signal.square(x * 4)", lambda x: signal.square(x * 4), (X,)),
         ("scipy.signal.chirp(p, 1.0, 1.0, 5.0)", lambda p: signal.chirp(p, 1.0, 1.0, 5.0), (P,)),
+        ("scipy.ndimage.mean(x, labels, [1, 2])",
+         lambda x: ndimage.mean(x, (x > 0).astype(int) + (x > 1), [1, 2]), (X,)),
+        ("scipy.ndimage.center_of_mass(x ** 2)", lambda x: ndimage.center_of_mass(x ** 2),
+         (X,)),
     ],
     "scipy.stats distributions (frontend/scipy_stats.py)": [
         ("scipy.stats.norm.cdf(x, 0.5, 2.0)", lambda x: st.norm.cdf(x, 0.5, 2.0), (X,)),
