@@ -33,38 +33,32 @@ def _aligned(t: Any, w: Any) -> tuple[Any, Any]:
     return t + (w - w), w2
 
 
-def _placed(y: Any, mask: Any, values: Any) -> Any:
-    """np.place(y, mask, values) with values computed at every point: where(mask, values, y),
-    the values cast to y's float64 as place casts them."""
-    return np.where(mask, np.asarray(values).astype(np.float64)
-                    if not hasattr(values, "astype") else values.astype(np.float64), y)
+def _pieces(t: Any, width: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """SciPy's start of sawtooth and square: the float64 output, NaN where the width is
+    outside [0, 1]; t mod 2 pi; the width; the masks of the first piece (tmod < width 2 pi)
+    and of the second."""
+    t, w = _aligned(t, width)
+    bad = (w > 1) | (w < 0)
+    y = np.where(bad, np.nan, np.zeros(np.shape(t), np.float64))
+    tmod = np.mod(t, 2 * PI)
+    first = np.logical_not(bad) & (tmod < w * 2 * PI)
+    return y, tmod, w, first, np.logical_not(bad) & np.logical_not(first)
 
 
 def sawtooth(t: Any, width: Any = 1) -> Any:
     """scipy.signal.sawtooth: rising from -1 to 1 on [0, width 2 pi), falling back to -1 on
-    [width 2 pi, 2 pi); NaN where width is outside [0, 1]."""
-    t, w = _aligned(t, width)
-    y = np.zeros(np.shape(t), np.float64)
-    bad = (w > 1) | (w < 0)
-    y = np.where(bad, np.nan, y)
-    tmod = np.mod(t, 2 * PI)
-    rising = np.logical_not(bad) & (tmod < w * 2 * PI)
-    y = _placed(y, rising, tmod / (PI * w) - 1)
-    falling = np.logical_not(bad) & np.logical_not(rising)
-    return _placed(y, falling, (PI * (w + 1) - tmod) / (PI * (1 - w)))
+    [width 2 pi, 2 pi); NaN where width is outside [0, 1]. (Each piece computed in SciPy's
+    dtype everywhere, then cast to float64 as np.place casts it, where it applies.)"""
+    y, tmod, w, rising, falling = _pieces(t, width)
+    y = np.where(rising, (tmod / (PI * w) - 1).astype(np.float64), y)
+    return np.where(falling, ((PI * (w + 1) - tmod) / (PI * (1 - w))).astype(np.float64), y)
 
 
 def square(t: Any, duty: Any = 0.5) -> Any:
     """scipy.signal.square: 1 on [0, duty 2 pi), -1 on the rest of each period; NaN where
     duty is outside [0, 1]."""
-    t, w = _aligned(t, duty)
-    y = np.zeros(np.shape(t), np.float64)
-    bad = (w > 1) | (w < 0)
-    y = np.where(bad, np.nan, y)
-    tmod = np.mod(t, 2 * PI)
-    high = np.logical_not(bad) & (tmod < w * 2 * PI)
-    y = np.where(high, 1.0, y)
-    return np.where(np.logical_not(bad) & np.logical_not(high), -1.0, y)
+    y, _, _, high, low = _pieces(t, duty)
+    return np.where(low, -1.0, np.where(high, 1.0, y))
 
 
 def chirp(t: Any, f0: Any, t1: Any, f1: Any, method: str = "linear", phi: Any = 0,
