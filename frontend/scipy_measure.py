@@ -3,16 +3,16 @@ frontend/scipy_api.py): sum_labels (and its alias sum), mean, variance, standard
 minimum, maximum and center_of_mass.
 
 SciPy gathers each region's elements (`input[labels == i]`, a data-dependent length) and
-reduces them. Here the regions are masks of the whole array, one per label of `index` (given
-as values: its length is the result's), so each statistic is a masked reduction over every
+reduces them. Here the regions are masks of the whole array, one per label of `index` (given as
+values: its length is the result's), so each statistic is a masked reduction over every
 element: labels None is the whole input, index None the elements with labels > 0 (SciPy's
 single region), a scalar index gives NumPy scalars, a list or array an array in its order.
 Values and dtypes are SciPy's: a single region's sum in NumPy's sum dtype (SciPy's
 `input[mask].sum()`), several labels' sums and every mean and variance in float64 (the
-population variance about each region's mean, as SciPy's centred pass), minimum/maximum in the input's dtype with
-0 for a label no element has (SciPy's), NaN means and variances there, and center_of_mass as
-SciPy's tuple (a list of tuples for several labels) of float64 scalars. A traced `index` is
-refused by name.
+population variance about each region's mean, as SciPy's centred pass), minimum/maximum in the
+input's dtype with 0 for a label no element has (SciPy's), NaN means and variances there, and
+center_of_mass as SciPy's tuple (a list of tuples for several labels) of float64 scalars. A
+traced `index` is refused by name.
 """
 
 from __future__ import annotations
