@@ -158,6 +158,12 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
+def _traced_method(fn: types.FunctionType) -> types.FunctionType:
+    """SciPy's function `fn` running on its module's traced globals (made once)."""
+    return NL.copy_function(fn, _traced_globals(fn.__globals__))
+
+
+@functools.cache
 def _traced_class(cls: type) -> type:
     """A subclass of `cls` whose SciPy-defined methods run on traced globals."""
     ns: dict[str, Any] = {}
@@ -167,7 +173,7 @@ def _traced_class(cls: type) -> type:
         for name, v in vars(klass).items():
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
-                ns[name] = NL.copy_function(v, _traced_globals(v.__globals__))
+                ns[name] = _traced_method(v)
     ns["_fusejit_traced"] = True
     return type(cls.__name__, (cls,), ns)
 
@@ -190,8 +196,7 @@ def _wrapper(name: str, original: Any) -> Any:
         if getattr(self, "_fusejit_traced", False):
             # a traced method's `super().pdf(...)` (levy_stable's): SciPy's public method,
             # on the traced globals, of this proxy (not a new proxy of it: that would recurse)
-            copy = NL.copy_function(original, _traced_globals(original.__globals__))
-            return copy(self, *args, **kwds)
+            return _traced_method(original)(self, *args, **kwds)
         if _holds_tracer(args) or _holds_tracer(tuple(kwds.values())):
             return _traced_call(self, name, args, kwds)
         return original(self, *args, **kwds)

@@ -32,13 +32,9 @@ import numpy as np
 
 from . import tracer as T
 from .special_elementary import ELEMENTARY
+from .special_elementary import as_float as _f64  # (float64 operands)
 
 _AGM_STEPS = 20
-
-
-def _f64(x: Any) -> Any:
-    t = T.array_operand(x)
-    return t.astype(np.float64) if isinstance(t, T.Tracer) else np.float64(t)
 
 
 def _nbdtr(k: Any, n: Any, p: Any) -> Any:

@@ -33,7 +33,8 @@ _AGM_STEPS = 14  # from a ratio of 1e-9 the AGM has converged after 10
 _AGM_TINY = 1e-9
 
 
-def _float(x: Any, dtype: Any = np.float64) -> Any:
+def as_float(x: Any, dtype: Any = np.float64) -> Any:
+    """`x` (traced or a value) in `dtype` (float64 by default)."""
     t = T.array_operand(x)
     return t.astype(dtype) if isinstance(t, T.Tracer) else np.dtype(dtype).type(t)
 
@@ -50,7 +51,7 @@ def _loop_dtype(ufunc_name: str, *args: Any) -> np.dtype:
 
 
 def round_(x: Any) -> Any:
-    x = _float(x)
+    x = as_float(x)
     y = np.floor(x)
     r = x - y
     odd = (y - 2.0 * np.floor(0.5 * y)) == 1.0
@@ -58,19 +59,19 @@ def round_(x: Any) -> Any:
 
 
 def cosm1(x: Any) -> Any:
-    x = _float(x)
+    x = as_float(x)
     s = np.sin(0.5 * x)
     # (+ 0.0: SciPy's +0 at 0, where -2 sin^2 gives -0)
     return np.where(np.abs(x) <= np.pi / 4, -2.0 * (s * s) + 0.0, np.cos(x) - 1.0)
 
 
 def radian(d: Any, m: Any, s: Any) -> Any:
-    return ((_float(d) * 60.0 + _float(m)) * 60.0 + _float(s)) * (np.pi / 648000)
+    return ((as_float(d) * 60.0 + as_float(m)) * 60.0 + as_float(s)) * (np.pi / 648000)
 
 
 def powm1(x: Any, y: Any) -> Any:
     dt = _loop_dtype("powm1", x, y)
-    x, y = _float(x, dt), _float(y, dt)
+    x, y = as_float(x, dt), as_float(y, dt)
     one, zero, inf, nan = (dt.type(v) for v in (1.0, 0.0, np.inf, np.nan))
     integer = np.isfinite(y) & (np.trunc(y) == y)
     even = integer & (np.trunc(y * dt.type(0.5)) == y * dt.type(0.5))
@@ -87,7 +88,7 @@ def powm1(x: Any, y: Any) -> Any:
 
 
 def agm(a: Any, b: Any) -> Any:
-    a, b = _float(a), _float(b)
+    a, b = as_float(a), as_float(b)
     sign = np.where((a < 0) & (b < 0), -1.0, 1.0)
     p, q = np.abs(a), np.abs(b)
     hi, lo = np.maximum(p, q), np.minimum(p, q)
@@ -111,7 +112,7 @@ def agm(a: Any, b: Any) -> Any:
 def zetac(x: Any) -> Any:
     from scipy.special import _ufuncs
 
-    x = _float(x)
+    x = as_float(x)
     above = np.where(x > 1, x, 2.0)
     hurwitz = _ufuncs._zeta(above, 2.0)
     below = _ufuncs._riemann_zeta(np.where((x < 1) | np.isnan(x), x, 0.0)) - 1.0
