@@ -36,6 +36,8 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "fdtri": 3,  # fj_special_inv.h
                   "pdtrik": 2,  # fj_special_dquant.h
                   "ellipkinc": 2, "ellipeinc": 2,  # fj_special_ellip.h
+                  "elliprf": 3, "elliprd": 3, "elliprc": 2, "elliprg": 3,
+                  "elliprj": 4,  # fj_special_carlson.h
                   "spence": 1, "kolmogorov": 1, "kolmogi": 1,  # fj_special_misc.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
@@ -90,24 +92,29 @@ for _n, _k in PRIVATE_UFUNCS.items():
                  mixed_inputs=_n.startswith("spherical_")))
 
 
-# --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h; the
-# ufuncs' pairs: frontend/special_composite.py) --------------------------------------------
+# --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h), and
+# ellipj's four (the ufuncs' tuples: frontend/special_composite.py) -------------------------
 TWO_RESULT_SPECIAL = {"sici": ("si", "ci"), "shichi": ("shi", "chi"), "fresnel": ("s", "c")}
 
 
-def _result_of(name: str, i: int) -> Callable[[Any], Any]:
+def _result_of(name: str, i: int) -> Callable[..., Any]:
     """Result `i` of scipy.special's `name` (imported when first called)."""
-    def ref(x: Any) -> Any:
+    def ref(*x: Any) -> Any:
         import scipy.special
 
-        return getattr(scipy.special, name)(x)[i]
+        return getattr(scipy.special, name)(*x)[i]
     return ref
 
 
-for _n, _parts in TWO_RESULT_SPECIAL.items():
+# scipy.special.ellipj's four (fj_special_ellip.h), of two operands
+MULTI_RESULT_SPECIAL = {**TWO_RESULT_SPECIAL, "ellipj": ("sn", "cn", "dn", "ph")}
+MULTI_RESULT_ARITY = {"ellipj": 2}
+
+for _n, _parts in MULTI_RESULT_SPECIAL.items():
+    _k = MULTI_RESULT_ARITY.get(_n, 1)
     for _i, _p in enumerate(_parts):
-        add_op(OpDef(f"{_n}_{_p}", "elementwise", 1, _result_of(_n, _i),
-                     fixed_expr(f"fj_sp_{_n}_{_p}({{0}})"), 40))
+        add_op(OpDef(f"{_n}_{_p}", "elementwise", _k, _result_of(_n, _i),
+                     fixed_expr(f"fj_sp_{_n}_{_p}({placeholders(_k)})"), 40))
 
 
 # --- np.ldexp, and np.frexp's two results (frontend/everyday.py) ----------------------------

@@ -20,6 +20,7 @@ in double there too). Gradients come from the functions they are made of.
   m < 0 (where the sum would cancel), 1 at m = 1, inf at -inf, NaN above 1;
 - exp10(x) = 10 ** x, 0 for x below -1024 log10(2) as SciPy's;
 - sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h);
+  ellipj(u, m): sn, cn, dn and ph, an op each (codegen/include/fj_special_ellip.h);
 - round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py.
 """
 
@@ -136,25 +137,28 @@ def _special() -> Any:
     return scipy.special
 
 
-def _pair(name: str) -> Callable[[Any], tuple[Any, Any]]:
-    """sici, shichi, fresnel: their two results, an op each (fj_special_trigint.h)."""
-    from .ops_more import TWO_RESULT_SPECIAL
+def _results(name: str) -> Callable[..., tuple]:
+    """sici, shichi, fresnel (fj_special_trigint.h) and ellipj (fj_special_ellip.h): their
+    results, an op each over the broadcast float64 operands."""
+    from .ops_more import MULTI_RESULT_SPECIAL
 
-    def pair(x: Any) -> tuple[Any, Any]:
-        x = T.array_operand(x)
-        if np.dtype(getattr(x, "dtype", np.asarray(x).dtype)).kind == "c":
+    def results(*args: Any) -> tuple:
+        args = tuple(T.array_operand(a) for a in args)
+        if any(np.dtype(getattr(a, "dtype", np.asarray(a).dtype)).kind == "c" for a in args):
             raise T.UnsupportedError(f"scipy.special.{name} of complex values is not supported "
                                      f"by fusejit{T.where_msg()}; compute it outside the "
                                      "compiled function")
-        node = T.to_node(x, np.dtype(np.float64))
-        return tuple(T.Tracer(T.make_node(f"{name}_{p}", [node], node.shape, node.dtype),
-                              scalar=node.shape == ())
-                     for p in TWO_RESULT_SPECIAL[name])
-    return pair
+        shape = T.broadcast(*(T.shape_of(a) for a in args))
+        nodes = [T.to_node(a, np.dtype(np.float64)) for a in args]
+        return tuple(T.Tracer(T.make_node(f"{name}_{p}", nodes, shape, np.dtype(np.float64)),
+                              scalar=shape == ())
+                     for p in MULTI_RESULT_SPECIAL[name])
+    return results
 
 
 COMPOSITES: dict[str, Callable[..., Any]] = {
-    "sici": _pair("sici"), "shichi": _pair("shichi"), "fresnel": _pair("fresnel"),
+    "sici": _results("sici"), "shichi": _results("shichi"), "fresnel": _results("fresnel"),
+    "ellipj": _results("ellipj"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
     "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY}
@@ -178,11 +182,12 @@ def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
         if len(args) != ufunc.nin:
             raise TypeError(f"{ufunc.__name__}() takes {ufunc.nin} positional arguments but "
                             f"{len(args)} were given")
-        probes = [np.zeros(0, T.array_operand(a).dtype) if isinstance(
-            T.array_operand(a), T.Tracer) else a for a in args]
+        ops = [T.array_operand(a) for a in args]  # (arrays by their dtype: any shape)
+        probes = [np.zeros(0, a.dtype) if isinstance(a, T.Tracer) or (
+            isinstance(a, np.ndarray) and a.ndim) else a for a in ops]
         with np.errstate(all="ignore"):
             probe = ufunc(*probes)  # SciPy's loop (its TypeError for bad types)
-        if ufunc.nout > 1:  # (sici & co.: a pair)
+        if ufunc.nout > 1:  # (sici & co.: a pair; ellipj: four)
             return tuple(_cast(r, p.dtype) for r, p in zip(impl(*args), probe))
         return _cast(impl(*args), probe.dtype)
 

@@ -200,6 +200,9 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.ellipkinc(v, p)", lambda v, p: sp.ellipkinc(v, p), (V, P)),
          ("scipy.special.ellipeinc(v, p)", lambda v, p: sp.ellipeinc(v, p), (V, P)),
          ("scipy.special.spence(p * 3)", lambda p: sp.spence(p * 3), (P,)),
+         ("scipy.special.ellipj(v, p)", lambda v, p: sp.ellipj(v, p), (V, P)),
+         ("scipy.special.elliprj(p, 2 * p, 3.0, v)",
+          lambda v, p: sp.elliprj(p, 2 * p, 3.0, v), (V, P)),
          ("scipy.special.kolmogorov(p * 2)", lambda p: sp.kolmogorov(p * 2), (P,)),
          ("scipy.special.kolmogi(p)", lambda p: sp.kolmogi(p), (P,))] + [
         (f"scipy.special.{n}(p + 1, p[::-1] * 3)",

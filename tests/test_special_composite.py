@@ -64,3 +64,18 @@ def test_gradients_flow_through_the_parts() -> None:
     fd = (sps.nbdtr(3, 5, p + eps) - sps.nbdtr(3, 5, p - eps)) / (2 * eps)
     np.testing.assert_allclose(fusejit.grad(lambda p: sps.nbdtr(3, 5, p).sum())(p), fd,
                                rtol=1e-6)
+
+
+def test_a_constant_array_of_another_shape() -> None:
+    """A NumPy array operand (not traced: fusejit.grad's trace leaves it one) of another
+    shape than the traced one broadcasts against it (SciPy's loop is asked for the dtypes
+    with zero-size stand-ins of both)."""
+    k = np.array([1.0, 2.0, 4.0])
+
+    def f(p):
+        return np.sum(sps.gdtr(k, 2.0, p[:, None]) + sps.ellipj(p[:, None], k / 5)[0])
+
+    p = np.linspace(0.1, 0.9, 4)
+    h = 1e-6
+    want = (f(p + h) - f(p - h)) / (2 * h)  # (an equal shift of every element)
+    assert np.isclose(fusejit.grad(f)(p).sum(), want, rtol=1e-6)

@@ -1,6 +1,7 @@
 /*
  * fj_special_ellip.h -- scipy.special.ellipkinc and ellipeinc, the incomplete elliptic
- * integrals of the first and second kind F(phi | m) and E(phi | m), for fusejit's generated C
+ * integrals of the first and second kind F(phi | m) and E(phi | m) (Carlson's R_F and R_D,
+ * which fj_special_carlson.h makes public with R_C, R_G and R_J), for fusejit's generated C
  * (and CUDA: the renderer makes these device functions). Doubles; float32 operands are
  * computed in double and the result rounded, as SciPy's float loops.
  *
@@ -119,6 +120,98 @@ static inline double fj_sp_ellipeinc(double phi, double m) {
     const double whole = fj_sp_carlson_rf(0.0, 1.0 - m, 1.0) -
                          m / 3.0 * fj_sp_carlson_rd(0.0, 1.0 - m, 1.0);
     return part + n * whole;
+}
+
+/* scipy.special.ellipj(u, m): sn, cn, dn and the amplitude ph = am(u | m), the four through one
+ * computation. NaN for m outside [0, 1], an infinite u or a NaN (SciPy's). For m below 1e-9
+ * the first-order series in m (A&S 16.13), at m = 1 the hyperbolic functions (tanh, sech,
+ * sech, gd); near 1 (m >= 1 - 1e-10) the first-order series in 1 - m (A&S 16.15) where it
+ * holds, (1 - m) cosh(u)^2 < 1e-8, and elsewhere the arithmetic-geometric mean with descending
+ * Landen transformations (A&S 16.4): phi_N = 2^N a_N u, phi_{n-1} = (phi_n + asin(c_n sin phi_n
+ * / a_n)) / 2, dn = cos phi_0 / cos(phi_1 - phi_0) (sqrt(1 - m sn^2) where that divisor is
+ * below 0.1).
+ * Differences from SciPy 1.17, which applies the series in 1 - m at any u: there its cn and dn
+ * leave [-1, 1] once (1 - m) cosh(u)^2 nears 1 (cn = -133 at u = 30, m = 1 - 1e-10; the true
+ * value is 2e-4), and at m = 1 it is NaN past |u| ~ 355 (cosh u sinh u overflows) where this gives
+ * +-1, 0, 0, +-pi/2. */
+static inline void fj_sp_ellipj4(double u, double m, double *sn, double *cn, double *dn,
+                                 double *ph) {
+    if (isnan(u) || isnan(m) || isinf(u) || m < 0.0 || m > 1.0) {
+        *sn = *cn = *dn = *ph = NAN;
+        return;
+    }
+    if (m < 1e-9) {
+        const double t = sin(u), b = cos(u), ai = 0.25 * m * (u - t * b);
+        *sn = t - ai * b;
+        *cn = b + ai * t;
+        *ph = u - ai;
+        *dn = 1.0 - 0.5 * m * t * t;
+        return;
+    }
+    if (m == 1.0) {
+        const double sech = 1.0 / cosh(u);
+        *sn = tanh(u) + 0.0;  /* (+0 at u = -0, as SciPy) */
+        *cn = *dn = sech;
+        *ph = atan(sinh(u)) + 0.0;
+        return;
+    }
+    const double ch = cosh(u);
+    if (m >= 0.9999999999 && (1.0 - m) * ch * ch < 1e-8) {
+        const double sh = sinh(u), t = sh / ch, sech = 1.0 / ch, twon = ch * sh;
+        double ai = 0.25 * (1.0 - m);
+        *sn = t + ai * (twon - u) / (ch * ch);
+        *ph = atan(sh) + ai * (twon - u) / ch;
+        ai *= t * sech;
+        *cn = sech - ai * (twon - u);
+        *dn = sech + ai * (twon + u);
+        return;
+    }
+    double a[16], c[16], b = sqrt(1.0 - m), twon = 1.0;
+    int i = 0;
+    a[0] = 1.0;
+    c[0] = sqrt(m);
+    while (fabs(c[i] / a[i]) > 1.1102230246251565e-16 && i < 15) {
+        const double ai = a[i];
+        i++;
+        c[i] = 0.5 * (ai - b);
+        a[i] = 0.5 * (ai + b);
+        b = sqrt(ai * b);
+        twon *= 2.0;
+    }
+    double phi = twon * a[i] * u, last = phi;
+    for (; i > 0; i--) {
+        last = phi;
+        phi = 0.5 * (asin(c[i] * sin(phi) / a[i]) + phi);
+    }
+    *sn = sin(phi);
+    *cn = cos(phi);
+    const double ratio = cos(last - phi);  /* (near 0, cn / it cancels: 1 - m sn^2 does not) */
+    *dn = fabs(ratio) < 0.1 ? sqrt(1.0 - m * *sn * *sn) : *cn / ratio;
+    *ph = phi;
+}
+
+static inline double fj_sp_ellipj_sn(double u, double m) {
+    double r[4];
+    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
+    return r[0];
+}
+
+static inline double fj_sp_ellipj_cn(double u, double m) {
+    double r[4];
+    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
+    return r[1];
+}
+
+static inline double fj_sp_ellipj_dn(double u, double m) {
+    double r[4];
+    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
+    return r[2];
+}
+
+static inline double fj_sp_ellipj_ph(double u, double m) {
+    double r[4];
+    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
+    return r[3];
 }
 
 #endif

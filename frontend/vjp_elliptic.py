@@ -1,0 +1,74 @@
+"""Gradient rules of scipy.special's Jacobian elliptic functions and Carlson's symmetric
+integrals (codegen/include/fj_special_ellip.h and fj_special_carlson.h).
+
+ellipj in u: sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, am' = dn (in m refused).
+R_F: dR_F/dx = -R_D(y, z, x) / 6 (DLMF 19.18.1; each argument by symmetry).
+R_G: dR_G/dx = R_F(x, y, z) / 4 - x R_D(y, z, x) / 12 (R_F / 4 at x = 0).
+R_C (its principal value too): dR_C/dx = (R_C - 1/sqrt(x)) / (2 (y - x)) and
+dR_C/dy = (sqrt(x) / y - R_C) / (2 (y - x)); at y = x, -x^(-3/2) / 6 and -x^(-3/2) / 3.
+R_D's and R_J's derivatives are refused (they need integrals of another order)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import adjoint as A
+from .ir import Node
+from .tracer import make_node
+
+M = A.mul
+
+
+def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
+    """name -> rule(node, g) of ellipj's four results and elliprf, elliprg, elliprc (with
+    Refused markers for what is not differentiated)."""
+    modulus = refused("the derivative of scipy.special.ellipj in m is not computed by fusejit "
+                      "(the one in u is)")
+
+    def part(node: Node, name: str) -> Node:
+        return make_node(f"ellipj_{name}", list(node.inputs), node.shape, node.dtype)
+
+    def ellipj(name: str) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            _, m = node.inputs
+            sn, cn, dn = (part(node, n) for n in ("sn", "cn", "dn"))
+            d = {"sn": lambda: M(cn, dn), "cn": lambda: A.neg(M(sn, dn)),
+                 "dn": lambda: A.neg(M(M(m, sn), cn)), "ph": lambda: dn}[name]()
+            return M(g, d), modulus
+        return rule
+
+    def rd(a: Node, b: Node, c: Node) -> Node:
+        return A.ew("elliprd", a, b, c)
+
+    def elliprf(node: Node, g: Node) -> tuple:
+        x, y, z = node.inputs
+        return tuple(M(g, M(rd(b, c, a), -1.0 / 6.0)) for a, b, c in ((x, y, z), (y, z, x),
+                                                                        (z, x, y)))
+
+    def elliprg(node: Node, g: Node) -> tuple:
+        x, y, z = node.inputs
+        rf = A.ew("elliprf", x, y, z)
+
+        def d(a: Node, b: Node, c: Node) -> Node:
+            zero = A.cmp("equal", a, 0.0)
+            term = A.where(zero, 0.0, M(A.where(zero, 1.0, a), rd(b, c, A.where(zero, 1.0, a))))
+            return M(g, A.sub(M(rf, 0.25), M(term, 1.0 / 12.0)))
+        return d(x, y, z), d(y, z, x), d(z, x, y)
+
+    def elliprc(node: Node, g: Node) -> tuple:
+        x, y = node.inputs
+        same = A.cmp("equal", x, y)
+        gap = M(A.sub(y, A.where(same, A.sub(y, 1.0), x)), 2.0)  # (1 where x = y)
+        root = A.ew("sqrt", x)
+        cube = M(x, root)
+        dx = A.div(A.sub(node, A.div(1.0, root)), gap)
+        dy = A.div(A.sub(A.div(root, y), node), gap)
+        return (M(g, A.where(same, A.div(-1.0 / 6.0, cube), dx)),
+                M(g, A.where(same, A.div(-1.0 / 3.0, cube), dy)))
+
+    higher = refused("the derivatives of scipy.special.elliprd and elliprj are not computed "
+                     "by fusejit")
+    return {**{f"ellipj_{n}": ellipj(n) for n in ("sn", "cn", "dn", "ph")},
+            "elliprf": elliprf, "elliprg": elliprg, "elliprc": elliprc,
+            "elliprd": higher, "elliprj": higher}
