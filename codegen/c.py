@@ -74,6 +74,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_kv.h",  # exprel, sindg & co., kv & co.
             "fj_special_jy.h",  # jv, yv, iv & co. (after kv.h: kve)
             "fj_special_sph.h",  # spherical_jn & co. (after jy.h)
+            "fj_special_airy.h",  # airy, airye (after kv.h and jy.h)
             "fj_special_series.h",  # zeta, erfi, dawsn
             "fj_special_beta.h",  # beta, betaln, binom
             "fj_special_poly.h",  # the orthogonal polynomials (after beta.h: binom)

@@ -107,7 +107,8 @@ class CudaModule:
 
 
 _SPECIAL_HEADERS = ("fj_special_bessel.h", "fj_special.h", "fj_special_kv.h",
-                    "fj_special_jy.h", "fj_special_sph.h", "fj_special_series.h",
+                    "fj_special_jy.h", "fj_special_sph.h", "fj_special_airy.h",
+                    "fj_special_series.h",
                     "fj_special_beta.h", "fj_special_poly.h", "fj_special_igam.h",
                     "fj_special_trigint.h", "fj_special_ibeta.h", "fj_special_dquant.h",
                     "fj_special_ellip.h", "fj_special_carlson.h", "fj_special_misc.h",
@@ -120,6 +121,7 @@ _DEVICE_QUALIFIER = {"fj_special_kv.h": "static __device__ __noinline__",
                      "fj_special_poly.h": "static __device__ __noinline__",
                      "fj_special_jy.h": "static __device__ __noinline__",
                      "fj_special_sph.h": "static __device__ __noinline__",
+                     "fj_special_airy.h": "static __device__ __noinline__",
                      "fj_special_trigint.h": "static __device__ __noinline__",
                      "fj_special_igam.h": "static __device__ __noinline__",
                      "fj_special_ibeta.h": "static __device__ __noinline__",

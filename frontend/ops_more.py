@@ -92,8 +92,8 @@ for _n, _k in PRIVATE_UFUNCS.items():
                  mixed_inputs=_n.startswith("spherical_")))
 
 
-# --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h), and
-# ellipj's four (the ufuncs' tuples: frontend/special_composite.py) -------------------------
+# --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h),
+# ellipj's, airy's and airye's four (the ufuncs' tuples: frontend/special_composite.py) ----
 TWO_RESULT_SPECIAL = {"sici": ("si", "ci"), "shichi": ("shi", "chi"), "fresnel": ("s", "c")}
 
 
@@ -106,8 +106,10 @@ def _result_of(name: str, i: int) -> Callable[..., Any]:
     return ref
 
 
-# scipy.special.ellipj's four (fj_special_ellip.h), of two operands
-MULTI_RESULT_SPECIAL = {**TWO_RESULT_SPECIAL, "ellipj": ("sn", "cn", "dn", "ph")}
+# scipy.special.ellipj's four (fj_special_ellip.h), of two operands, and airy's and airye's
+# (fj_special_airy.h)
+MULTI_RESULT_SPECIAL = {**TWO_RESULT_SPECIAL, "ellipj": ("sn", "cn", "dn", "ph"),
+                        "airy": ("ai", "aip", "bi", "bip"), "airye": ("ai", "aip", "bi", "bip")}
 MULTI_RESULT_ARITY = {"ellipj": 2}
 
 for _n, _parts in MULTI_RESULT_SPECIAL.items():

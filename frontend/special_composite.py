@@ -20,7 +20,8 @@ in double there too). Gradients come from the functions they are made of.
   m < 0 (where the sum would cancel), 1 at m = 1, inf at -inf, NaN above 1;
 - exp10(x) = 10 ** x, 0 for x below -1024 log10(2) as SciPy's;
 - sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h);
-  ellipj(u, m): sn, cn, dn and ph, an op each (codegen/include/fj_special_ellip.h);
+  ellipj(u, m): sn, cn, dn and ph, an op each (codegen/include/fj_special_ellip.h); airy and
+  airye: Ai, Ai', Bi, Bi' (codegen/include/fj_special_airy.h);
 - round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py.
 """
 
@@ -138,8 +139,9 @@ def _special() -> Any:
 
 
 def _results(name: str) -> Callable[..., tuple]:
-    """sici, shichi, fresnel (fj_special_trigint.h) and ellipj (fj_special_ellip.h): their
-    results, an op each over the broadcast float64 operands."""
+    """sici, shichi, fresnel (fj_special_trigint.h), ellipj (fj_special_ellip.h), airy and
+    airye (fj_special_airy.h): their results, an op each over the broadcast float64
+    operands."""
     from .ops_more import MULTI_RESULT_SPECIAL
 
     def results(*args: Any) -> tuple:
@@ -158,7 +160,7 @@ def _results(name: str) -> Callable[..., tuple]:
 
 COMPOSITES: dict[str, Callable[..., Any]] = {
     "sici": _results("sici"), "shichi": _results("shichi"), "fresnel": _results("fresnel"),
-    "ellipj": _results("ellipj"),
+    "ellipj": _results("ellipj"), "airy": _results("airy"), "airye": _results("airye"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
     "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import adjoint as A
-from . import vjp_elliptic, vjp_more, vjp_poly, vjp_special
+from . import vjp_more, vjp_poly, vjp_special, vjp_special_more
 from .ir import Node
 from .ops import FILTER_SCANS, OPS, set_vjp
 from .ops_more import BITCAST_DTYPES
@@ -477,7 +477,7 @@ def _install() -> None:
         set_vjp(name, rule)
     for name, rule in vjp_poly.rules(Refused).items():  # the orthogonal polynomials
         set_vjp(name, rule)
-    for name, rule in vjp_elliptic.rules(Refused).items():  # ellipj, elliprf & co.
+    for name, rule in vjp_special_more.rules(Refused).items():  # ellipj, elliprf & co., airy
         set_vjp(name, rule)
     for name, rule in (("where", _where), ("clip", _clip), ("clip_keep", _clip),
                        ("cast", _cast), ("view", _view),

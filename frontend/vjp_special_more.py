@@ -1,12 +1,17 @@
-"""Gradient rules of scipy.special's Jacobian elliptic functions and Carlson's symmetric
-integrals (codegen/include/fj_special_ellip.h and fj_special_carlson.h).
+"""Gradient rules of scipy.special's Jacobian elliptic functions, Carlson's symmetric
+integrals and the Airy functions (codegen/include/fj_special_ellip.h, fj_special_carlson.h,
+fj_special_airy.h).
 
 ellipj in u: sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, am' = dn (in m refused).
 R_F: dR_F/dx = -R_D(y, z, x) / 6 (DLMF 19.18.1; each argument by symmetry).
 R_G: dR_G/dx = R_F(x, y, z) / 4 - x R_D(y, z, x) / 12 (R_F / 4 at x = 0).
 R_C (its principal value too): dR_C/dx = (R_C - 1/sqrt(x)) / (2 (y - x)) and
 dR_C/dy = (sqrt(x) / y - R_C) / (2 (y - x)); at y = x, -x^(-3/2) / 6 and -x^(-3/2) / 3.
-R_D's and R_J's derivatives are refused (they need integrals of another order)."""
+R_D's and R_J's derivatives are refused (they need integrals of another order).
+airy: Ai' and Bi' are results, Ai'' = x Ai, Bi'' = x Bi (Airy's equation). airye (zeta =
+(2/3) x^(3/2), its factors e^zeta for Ai and e^-zeta for Bi; r = sqrt(max(x, 0))):
+eAi' = eAi' + r eAi, (eAi')' = x eAi + r eAi', eBi' = eBi' - r eBi, (eBi')' = x eBi - r eBi'
+(below 0 eBi is Bi unscaled, and r = 0 gives its derivatives)."""
 
 from __future__ import annotations
 
@@ -67,8 +72,25 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
         return (M(g, A.where(same, A.div(-1.0 / 6.0, cube), dx)),
                 M(g, A.where(same, A.div(-1.0 / 3.0, cube), dy)))
 
+    def airy(name: str, part: str) -> Callable[[Node, Node], tuple]:
+        def rule(node: Node, g: Node) -> tuple:
+            (x,) = node.inputs
+            other = {"ai": "aip", "aip": "ai", "bi": "bip", "bip": "bi"}[part]
+            o = make_node(f"{name}_{other}", [x], node.shape, node.dtype)
+            d = o if part in ("ai", "bi") else M(x, o)  # (value' = derivative; derivative'
+            if name == "airye":                          # = x value)
+                r = A.ew("sqrt", A.ew("maximum", x, 0.0))
+                if part in ("ai", "aip"):
+                    d = A.add(d, M(r, node))
+                else:
+                    d = A.sub(d, M(r, node))
+            return (M(g, d),)
+        return rule
+
     higher = refused("the derivatives of scipy.special.elliprd and elliprj are not computed "
                      "by fusejit")
     return {**{f"ellipj_{n}": ellipj(n) for n in ("sn", "cn", "dn", "ph")},
             "elliprf": elliprf, "elliprg": elliprg, "elliprc": elliprc,
-            "elliprd": higher, "elliprj": higher}
+            "elliprd": higher, "elliprj": higher,
+            **{f"{n}_{p}": airy(n, p) for n in ("airy", "airye") for p in ("ai", "aip", "bi",
+                                                                            "bip")}}
