@@ -22,7 +22,8 @@ in double there too). Gradients come from the functions they are made of.
 - sici, shichi, fresnel: their two results, an op each (codegen/include/fj_special_trigint.h);
   ellipj(u, m): sn, cn, dn and ph, an op each (codegen/include/fj_special_ellip.h); airy and
   airye: Ai, Ai', Bi, Bi' (codegen/include/fj_special_airy.h);
-- round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py.
+- round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py;
+- bdtri, nbdtri, gdtrix, gdtria: frontend/special_dtri.py.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from . import tracer as T
-from .special_elementary import ELEMENTARY
+from .special_dtri import INVERSES
+from .special_elementary import ELEMENTARY, stand_ins
 from .special_elementary import as_float as _f64  # (float64 operands)
 
 _AGM_STEPS = 20
@@ -163,7 +165,7 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "ellipj": _results("ellipj"), "airy": _results("airy"), "airye": _results("airye"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
-    "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY}
+    "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY, **INVERSES}
 
 
 def _cast(out: Any, dtype: np.dtype) -> Any:
@@ -184,11 +186,8 @@ def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
         if len(args) != ufunc.nin:
             raise TypeError(f"{ufunc.__name__}() takes {ufunc.nin} positional arguments but "
                             f"{len(args)} were given")
-        ops = [T.array_operand(a) for a in args]  # (arrays by their dtype: any shape)
-        probes = [np.zeros(0, a.dtype) if isinstance(a, T.Tracer) or (
-            isinstance(a, np.ndarray) and a.ndim) else a for a in ops]
         with np.errstate(all="ignore"):
-            probe = ufunc(*probes)  # SciPy's loop (its TypeError for bad types)
+            probe = ufunc(*stand_ins(args))  # SciPy's loop (its TypeError for bad types)
         if ufunc.nout > 1:  # (sici & co.: a pair; ellipj: four)
             return tuple(_cast(r, p.dtype) for r, p in zip(impl(*args), probe))
         return _cast(impl(*args), probe.dtype)

@@ -44,10 +44,17 @@ def _loop_dtype(ufunc_name: str, *args: Any) -> np.dtype:
     float32 and small integers, else 'dd->d'), from a call on empty stand-ins."""
     import scipy.special
 
-    probes = [np.zeros(0, t.dtype) if isinstance(t := T.array_operand(a), T.Tracer) else a
-              for a in args]  # (Python numbers as they are: weak, as NumPy takes them)
     with np.errstate(all="ignore"):
-        return getattr(scipy.special, ufunc_name)(*probes).dtype
+        return getattr(scipy.special, ufunc_name)(*stand_ins(args)).dtype
+
+
+def stand_ins(args: Any) -> list[Any]:
+    """Zero-size arrays of the operands' dtypes for a ufunc call that only asks for its
+    loop's dtypes and errors: traced operands and arrays of any shape (so they broadcast);
+    Python numbers and NumPy scalars as they are (weak, as NumPy takes them)."""
+    ops = [T.array_operand(a) for a in args]
+    return [np.zeros(0, a.dtype) if isinstance(a, T.Tracer) or (
+        isinstance(a, np.ndarray) and a.ndim) else a for a in ops]
 
 
 def round_(x: Any) -> Any:

@@ -202,6 +202,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.spence(p * 3)", lambda p: sp.spence(p * 3), (P,)),
          ("scipy.special.ellipj(v, p)", lambda v, p: sp.ellipj(v, p), (V, P)),
          ("scipy.special.airy(v * 3)", lambda v: sp.airy(v * 3), (V,)),
+         ("scipy.special.bdtri(3, 10, p)", lambda p: sp.bdtri(3, 10, p), (P,)),
          ("scipy.special.elliprj(p, 2 * p, 3.0, v)",
           lambda v, p: sp.elliprj(p, 2 * p, 3.0, v), (V, P)),
          ("scipy.special.kolmogorov(p * 2)", lambda p: sp.kolmogorov(p * 2), (P,)),
