@@ -33,7 +33,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "betainc": 3, "betaincc": 3, "stdtr": 2,  # fj_special_ibeta.h
                   "gammaincinv": 2, "gammainccinv": 2, "chdtri": 2, "betaincinv": 3,
                   "betainccinv": 3, "stdtrit": 2, "fdtr": 3, "fdtrc": 3,
-                  "fdtri": 3,  # fj_special_inv.h
+                  "fdtri": 3, "ndtri_exp": 1,  # fj_special_inv.h
                   "pdtrik": 2,  # fj_special_dquant.h
                   "ellipkinc": 2, "ellipeinc": 2,  # fj_special_ellip.h
                   "elliprf": 3, "elliprd": 3, "elliprc": 2, "elliprg": 3,

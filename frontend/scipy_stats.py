@@ -14,7 +14,8 @@ evaluated everywhere and its values kept only where SciPy would have computed th
 results (values, NaN/0/1 fills, float64 dtype, a NumPy scalar for 0-d) are SciPy's. The
 distribution object itself is unchanged: the methods run on a copy of its instance whose class
 is a subclass with the copied functions (`_traced_class`), so `super()`, `isinstance` and the
-distribution's attributes behave as in SciPy.
+distribution's attributes behave as in SciPy. truncnorm's methods that assign through masks
+under `if` are frontend/scipy_truncnorm.py's selects.
 
 The wrappers are installed on rv_continuous and rv_discrete when scipy.stats is imported
 (frontend/scipy_api.py's post-import hook); without a traced argument they call SciPy's method
@@ -32,6 +33,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError
 from . import numpy_lib as NL
+from . import scipy_truncnorm as TN
 from . import tracer as T
 
 MODULE = "scipy.stats._distn_infrastructure"
@@ -148,6 +150,9 @@ def _traced_globals(module_dict: dict[str, Any]) -> dict[str, Any]:
         g = _GLOBALS[id(module_dict)] = {k: NL.replacement(v) for k, v in module_dict.items()}
         if "_lazyselect" in g:  # (the distributions' modules)
             g["_lazyselect"] = lazyselect
+        for k, v in TN.GLOBALS.items():  # (truncnorm's masked assignments as selects)
+            if k in g:
+                g[k] = v
         if module_dict.get("__name__") == MODULE:
             for k, v in module_dict.items():
                 if v is np:
@@ -174,6 +179,7 @@ def _traced_class(cls: type) -> type:
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
                 ns[name] = _traced_method(v)
+        ns.update(TN.METHODS.get(klass.__name__, {}))
     ns["_fusejit_traced"] = True
     return type(cls.__name__, (cls,), ns)
 

@@ -11,7 +11,9 @@ R_D's and R_J's derivatives are refused (they need integrals of another order).
 airy: Ai' and Bi' are results, Ai'' = x Ai, Bi'' = x Bi (Airy's equation). airye (zeta =
 (2/3) x^(3/2), its factors e^zeta for Ai and e^-zeta for Bi; r = sqrt(max(x, 0))):
 eAi' = eAi' + r eAi, (eAi')' = x eAi + r eAi', eBi' = eBi' - r eBi, (eBi')' = x eBi - r eBi'
-(below 0 eBi is Bi unscaled, and r = 0 gives its derivatives)."""
+(below 0 eBi is Bi unscaled, and r = 0 gives its derivatives).
+ndtri_exp: 1 / (log Phi)'(x) = Phi(x) / phi(x) = sqrt(pi/2) erfcx(-x / sqrt 2) at its
+result x."""
 
 from __future__ import annotations
 
@@ -87,10 +89,14 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
             return (M(g, d),)
         return rule
 
+    def ndtri_exp(node: Node, g: Node) -> tuple:
+        mills = A.ew("erfcx", M(node, -0.7071067811865476))
+        return (M(g, M(mills, 1.2533141373155003)),)
+
     higher = refused("the derivatives of scipy.special.elliprd and elliprj are not computed "
                      "by fusejit")
     return {**{f"ellipj_{n}": ellipj(n) for n in ("sn", "cn", "dn", "ph")},
             "elliprf": elliprf, "elliprg": elliprg, "elliprc": elliprc,
-            "elliprd": higher, "elliprj": higher,
+            "elliprd": higher, "elliprj": higher, "ndtri_exp": ndtri_exp,
             **{f"{n}_{p}": airy(n, p) for n in ("airy", "airye") for p in ("ai", "aip", "bi",
                                                                             "bip")}}

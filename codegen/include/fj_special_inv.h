@@ -322,4 +322,29 @@ static inline double fj_sp_cauchy_isf(double q, double loc, double scale) {
     return fj_sp_cauchy_q(q, loc, scale, -1.0);
 }
 
+/* scipy.special.ndtri_exp(y) = ndtri(exp(y)) for y <= 0: SciPy's split (-ndtri(-expm1(y))
+ * above log1p(-e^-2), ndtri(exp(y)) down to -2); below -2 Newton's method on
+ * log_ndtr(x) = y from x0 = -sqrt(s - log(2 pi s)), s = -2y, its slope phi(x) / Phi(x) =
+ * sqrt(2/pi) / erfcx(-x / sqrt 2) (no cancellation however far out); -sqrt(-2y) itself below
+ * -1e20 (the logarithmic terms are below its last digit). NaN above 0, inf at 0, -inf at
+ * -inf. */
+static inline double fj_sp_ndtri_exp(double y) {
+    if (isnan(y) || y > 0.0) return NAN;
+    if (y == 0.0) return INFINITY;
+    if (y == -INFINITY) return -INFINITY;
+    if (y > -0.14541345786885906) return -fj_sp_ndtri(-expm1(y));
+    if (y >= -2.0) return fj_sp_ndtri(exp(y));
+    if (y < -1e20) return -1.4142135623730951 * sqrt(-y);
+    const double s = -2.0 * y;
+    double x = -sqrt(s - log(6.283185307179586 * s));
+    for (int i = 0; i < 8; i++) {
+        const double f = fj_sp_log_ndtr(x) - y;
+        const double slope = 0.79788456080286536 / fj_sp_erfcx(-x * 0.70710678118654752440);
+        const double step = f / slope;
+        x -= step;
+        if (fabs(step) <= 1e-16 * fabs(x)) break;
+    }
+    return x;
+}
+
 #endif
