@@ -85,6 +85,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_ellip.h",  # ellipkinc, ellipeinc, ellipj
             "fj_special_carlson.h",  # elliprf & co. (after ellip.h)
             "fj_special_misc.h",  # spence, kolmogorov & co.
+            "fj_special_owens.h",  # owens_t
             "fj_special_inv.h")  # their inverses
 _PARTS = {"vector": _VECTOR_MATH, "special": _SPECIAL, "complex": ("fj_complex.h",),
           "reduce": ("fj_reduce.h",)}

@@ -112,7 +112,7 @@ _SPECIAL_HEADERS = ("fj_special_bessel.h", "fj_special.h", "fj_special_kv.h",
                     "fj_special_beta.h", "fj_special_poly.h", "fj_special_igam.h",
                     "fj_special_trigint.h", "fj_special_ibeta.h", "fj_special_dquant.h",
                     "fj_special_ellip.h", "fj_special_carlson.h", "fj_special_misc.h",
-                    "fj_special_inv.h")
+                    "fj_special_owens.h", "fj_special_inv.h")
 # the Bessel functions' and zeta sums', the polynomials' recurrences and the incomplete gamma
 # and beta functions' loops are called, not inlined into every caller (inlined, they double
 # nvcc's time on a program that uses several)
@@ -129,6 +129,7 @@ _DEVICE_QUALIFIER = {"fj_special_kv.h": "static __device__ __noinline__",
                      "fj_special_ellip.h": "static __device__ __noinline__",
                      "fj_special_carlson.h": "static __device__ __noinline__",
                      "fj_special_misc.h": "static __device__ __noinline__",
+                     "fj_special_owens.h": "static __device__ __noinline__",
                      "fj_special_inv.h": "static __device__ __noinline__"}
 
 

@@ -23,16 +23,10 @@ from .ir import next_id
 from .reshape import atleast, ravel
 
 
-def _as_tracer(x: Any) -> T.Tracer:
-    if isinstance(x, T.Tracer):
-        return x
-    return T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _sequence(arrays: Any) -> list[T.Tracer]:
     if isinstance(arrays, T.Tracer):  # NumPy iterates an array over its first axis
         return list(arrays)
-    return [_as_tracer(a) for a in arrays]
+    return [T.as_tracer(a) for a in arrays]
 
 
 def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,

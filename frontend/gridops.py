@@ -22,7 +22,7 @@ from . import tracer as T
 
 
 def _t(x: Any, dtype: Any = None) -> T.Tracer:
-    t = x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
+    t = T.as_tracer(x)
     return t if dtype is None or t.dtype == dtype else t.astype(dtype)
 
 

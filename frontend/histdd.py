@@ -26,10 +26,6 @@ from . import tracer as T
 from .numpy_lib import quietly
 
 
-def _tracer(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _outer_edges(col: T.Tracer, n: int) -> T.Tracer:
     """np.linspace over the data's min..max (+-0.5 when equal), as np.histogramdd's
     _get_outer_edges; a NaN or infinite end raises NumPy's ValueError when it runs."""
@@ -48,21 +44,21 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002 - 
                 density: Any = None, weights: Any = None) -> tuple[T.Tracer, list]:
     what = "np.histogramdd"
     if isinstance(sample, (list, tuple)):  # D arrays of N values
-        cols = [_tracer(c) for c in sample]
+        cols = [T.as_tracer(c) for c in sample]
         if not cols or any(c.ndim != 1 or c.shape != cols[0].shape for c in cols):
             quietly(np.histogramdd, [np.zeros(c.shape, c.dtype) for c in cols], bins)  # its error
             raise UnsupportedError(f"{what} of a list of arrays that are not 1-d and of one "
                                    f"length is not supported by fusejit{T.where_msg()}")
         data = np.stack(cols, axis=-1)
     else:
-        data = _tracer(sample)
+        data = T.as_tracer(sample)
         data = data if data.ndim == 2 else np.reshape(data, (-1, 1) if data.ndim < 2 else
                                                       data.shape)
     if isinstance(range, T.Tracer) or isinstance(bins, T.Tracer) or (
             isinstance(bins, (list, tuple)) and any(isinstance(b, T.Tracer) for b in bins)):
         raise UnsupportedError(f"{what} with traced bins or range is not supported by "
                                f"fusejit{T.where_msg()}: give bin counts or constant edges")
-    w = None if weights is None else _tracer(weights)
+    w = None if weights is None else T.as_tracer(weights)
     n, d = data.shape
     # NumPy's errors (bins, range, weights' shape) and its edges where the data decide nothing
     _, const_edges = quietly(np.histogramdd, np.zeros((n, d), data.dtype), bins, range, density,
@@ -72,7 +68,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002 - 
     for k in builtin_range(d):
         auto = np.ndim(counts[k]) == 0 and (range is None or range[k] is None) and n > 0
         edges.append(_outer_edges(data[:, k], operator.index(counts[k])) if auto
-                     else _tracer(const_edges[k]))
+                     else T.as_tracer(const_edges[k]))
     nbin = [e.shape[0] + 1 for e in edges]  # with an outlier bin each side
     flat = None
     for k, e in enumerate(edges):
@@ -102,7 +98,7 @@ builtin_range = range  # (histogramdd's `range` argument hides the builtin there
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
                 density: Any = None, weights: Any = None) -> tuple:
-    tx, ty = _tracer(x), _tracer(y)
+    tx, ty = T.as_tracer(x), T.as_tracer(y)
     nb = len(bins) if isinstance(bins, (list, tuple, np.ndarray)) else 1
     if nb not in (1, 2):  # NumPy: a single array is the edges of both
         bins = [bins, bins]
@@ -123,14 +119,14 @@ def putmask(a: Any, mask: Any, values: Any) -> None:
                                f"supported by fusejit{T.where_msg()}: make it with the "
                                "traced value's shape (np.where(mask, values, a))")
     scalar = not isinstance(values, (T.Tracer, np.ndarray)) or getattr(values, "scalar", False)
-    v = np.ravel(_tracer(values))
+    v = np.ravel(T.as_tracer(values))
     if not scalar and not np.can_cast(v.dtype, a.dtype, "safe"):  # NumPy: arrays cast safely
         kind = "scalar" if np.ndim(values) == 0 else "array data"
         raise TypeError(f"Cannot cast {kind} from {v.dtype!r} to {a.dtype!r} according to "
                         "the rule 'safe'")
     if v.size == 0:
         return
-    m = np.broadcast_to(_tracer(mask).astype(bool), a.shape)  # (NumPy: the same shape)
+    m = np.broadcast_to(T.as_tracer(mask).astype(bool), a.shape)  # (NumPy: the same shape)
     fill = np.reshape(np.resize(v, a.size), a.shape) if v.size > 1 else v[0]
     np.copyto(a, fill, casting="unsafe", where=m)
 

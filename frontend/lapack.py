@@ -30,13 +30,9 @@ except ImportError:  # pragma: no cover - other NumPy layouts
 LinAlgError = np.linalg.LinAlgError
 
 
-def _tracer(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def stacked_square(x: Any) -> T.Tracer:
     """`x` as a Tracer of stacked square matrices, or NumPy's LinAlgError."""
-    t = _tracer(x)
+    t = T.as_tracer(x)
     if t.ndim < 2:
         raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
                           "two-dimensional")
@@ -100,7 +96,7 @@ def solve_node(a: T.Tracer, b: T.Tracer, fn: str, dtype: np.dtype) -> T.Tracer:
 
 def solve(a: Any, b: Any) -> T.Tracer:
     """np.linalg.solve: b of shape (n,) or (..., n, k), batches broadcast."""
-    ta, tb = stacked_square(a), _tracer(b)
+    ta, tb = stacked_square(a), T.as_tracer(b)
     dtype = np.linalg.solve(np.eye(1, dtype=ta.dtype), np.ones((1, 1), tb.dtype)).dtype
     n = ta.shape[-1]
     vector = tb.ndim == 1
@@ -188,7 +184,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> T.Tracer:
 
 def _least_squares_operands(a: Any, b: Any) -> tuple[T.Tracer, T.Tracer, bool]:
     """a and b (b as columns) after NumPy's shape checks, and whether b was 1-D."""
-    ta, tb = _tracer(a), _tracer(b)
+    ta, tb = T.as_tracer(a), T.as_tracer(b)
     vector = tb.ndim == 1
     if vector:
         tb = tb[:, None]
@@ -240,7 +236,7 @@ def svd(a: Any, full_matrices: Any = True, compute_uv: Any = True,
     """np.linalg.svd through LAPACK's dgesdd, in float64 as NumPy computes it (results cast
     to NumPy's result dtype): U, S, Vh as views of one stored array (frontend/lapack_ref.py),
     or S alone. An empty matrix's results are NumPy's constants."""
-    t = _tracer(a)
+    t = T.as_tracer(a)
     for name, flag in (("full_matrices", full_matrices), ("compute_uv", compute_uv),
                        ("hermitian", hermitian)):
         if isinstance(flag, T.Tracer):
@@ -299,7 +295,7 @@ def qr(a: Any, mode: Any = "reduced") -> Any:
     (results cast to NumPy's result dtype): modes 'reduced', 'complete' and 'r'."""
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    t = _tracer(a)
+    t = T.as_tracer(a)
     if t.ndim < 2:
         raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
                           "two-dimensional")
@@ -332,7 +328,7 @@ def qr(a: Any, mode: Any = "reduced") -> Any:
 def pinv(a: Any, rcond: Any = None, hermitian: Any = False, *, rtol: Any = np._NoValue) -> Any:
     """np.linalg.pinv as NumPy computes it: Vh^T diag(1/s where s > rcond * max(s), else 0)
     U^T from the reduced SVD (the cutoff may be a traced value)."""
-    t = _tracer(a)
+    t = T.as_tracer(a)
     if rcond is None:
         if rtol is np._NoValue:
             rcond = 1e-15

@@ -218,8 +218,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     operands first cast to their common dtype as NumPy computes in it."""
     if out is not None or dtype is not None:
         raise UnsupportedError(f"einsum(out=/dtype=) is not supported by fusejit{T.where_msg()}")
-    ts = [x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-          for x in operands]
+    ts = [T.as_tracer(x) for x in operands]
     if isinstance(subscripts, str):
         subscripts = _expand_ellipsis(subscripts, [t.ndim for t in ts])
     ins, outs = _parse(subscripts, len(operands))

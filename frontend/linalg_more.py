@@ -20,12 +20,8 @@ from . import tracer as T
 from .lapack import lapack_node, stacked_square, svd
 
 
-def _tracer(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> T.Tracer:
-    ta, tb = _tracer(a), _tracer(b)
+    ta, tb = T.as_tracer(a), T.as_tracer(b)
     an = ta.ndim
     if axes is not None:
         order = list(range(an))
@@ -44,7 +40,7 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> T.Tracer:
 
 
 def cond(x: Any, p: Any = None) -> Any:
-    t = _tracer(x)
+    t = T.as_tracer(x)
     if t.size == 0 and t.ndim >= 2 and t.shape[-1] * t.shape[-2] == 0:
         raise np.linalg.LinAlgError("cond is not defined on empty arrays")
     if isinstance(p, T.Tracer) or (p is not None and p not in (2, -2, 1, -1, np.inf, -np.inf,

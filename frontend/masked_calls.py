@@ -157,7 +157,7 @@ def _compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
             raise IndexError(f"index {n} is out of bounds for axis "
                              f"{0 if axis is None else axis} with size {n}")
         return np.take(a, np.nonzero(c)[0], axis=axis)
-    x = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    x = T.as_tracer(a)
     if axis is None:
         x, axis = np.ravel(x), 0
     axis = normalize_axis_tuple(axis, x.ndim)[0]

@@ -30,7 +30,7 @@ def _known(a: Any) -> np.ndarray | None:
 
 
 def _mask(a: Any, name: str) -> T.Tracer:
-    t = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    t = T.as_tracer(a)
     if t.ndim == 0:
         raise ValueError(f"Calling {name} on 0d arrays is not allowed. Use "
                          "np.atleast_1d(scalar).nonzero() instead. If the context of this "
@@ -78,7 +78,7 @@ def argwhere(a: Any) -> Selection:
     value = _known(a)
     if value is not None:
         return np.argwhere(value)
-    t = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    t = T.as_tracer(a)
     m = np.reshape(t, (1,)) if t.ndim == 0 else t
     m = m if m.dtype == np.bool_ else np.not_equal(m, 0)
     grids = np.stack([_grid(m.shape, j) for j in range(m.ndim)], axis=-1)

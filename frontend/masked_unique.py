@@ -34,7 +34,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         raise T.UnsupportedError(
             f"np.unique(axis=) (unique rows) is not supported by fusejit{T.where_msg()}: "
             "their number depends on the data; compute it outside the compiled function")
-    t = ar if isinstance(ar, T.Tracer) else T.Tracer(T.const_node(np.asarray(ar)))
+    t = T.as_tracer(ar)
     flat = np.ravel(t)
     n = flat.size
     if n == 0:  # nothing to sort: NumPy's empty results, known when compiling

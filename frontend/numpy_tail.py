@@ -133,8 +133,7 @@ def _gufunc_args(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> tuple:
     if len(inputs) != 2:
         raise TypeError(f"{name}() takes from 2 to 3 positional arguments but {len(inputs)} "
                         "were given")
-    a, b = (x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-            for x in inputs)
+    a, b = (T.as_tracer(x) for x in inputs)
     a, b = T.Tracer(a.node), T.Tracer(b.node)
     for i, t in enumerate((a, b)):
         need = 2 if (name, i) in (("matvec", 0), ("vecmat", 1)) else 1

@@ -39,6 +39,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "elliprf": 3, "elliprd": 3, "elliprc": 2, "elliprg": 3,
                   "elliprj": 4,  # fj_special_carlson.h
                   "spence": 1, "kolmogorov": 1, "kolmogi": 1,  # fj_special_misc.h
+                  "owens_t": 2,  # fj_special_owens.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
                   "erfi": 1, "dawsn": 1,  # fj_special_series.h

@@ -25,12 +25,6 @@ from ..errors import UnsupportedError
 from . import tracer as T
 
 
-def _tracer(x: Any) -> T.Tracer:
-    if isinstance(x, T.Tracer):
-        return x
-    return T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _probe(fn: Callable[..., Any], x: T.Tracer, *args: Any, **kwargs: Any) -> Any:
     """NumPy's result (shape, dtype, scalar-ness) and errors on zeros shaped like x."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -66,7 +60,7 @@ def _sorted_first(x: T.Tracer, axis: Any) -> T.Tracer:
 def _finish(result: Any, probe: Any) -> T.Tracer:
     """The result in NumPy's shape and dtype (keepdims adds only size-1 dims)."""
     want = np.asarray(probe)
-    t = _tracer(result)
+    t = T.as_tracer(result)
     if t.dtype != want.dtype:
         t = t.astype(want.dtype)
     if t.shape != want.shape:
@@ -144,7 +138,7 @@ def _quantile_like(fn: Callable[..., Any], what: str, scale: int, a: Any, q: Any
         raise UnsupportedError(f"{what}(..., weights=/interpolation=) is not supported by "
                                f"fusejit{T.where_msg()}")
     q = _concrete(q, what)
-    x = _tracer(a)
+    x = T.as_tracer(a)
     probe = _probe(fn, x, q, axis=axis, method=method, keepdims=keepdims)
     weak_q = type(q) in (int, float)
     qarr = np.true_divide(q, 100, out=...) if scale == 100 else np.asanyarray(q)
@@ -155,7 +149,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
            keepdims: bool = False) -> T.Tracer:
     """np.median: the mean of the middle one or two sorted values, NaN where a slice has one."""
     _refuse_out(out, "np.median")
-    x = _tracer(a)
+    x = T.as_tracer(a)
     probe = _probe(np.median, x, axis=axis, keepdims=keepdims)
     if _empty(x, axis):
         return _finish(T.Tracer(T.const_node(np.asarray(probe))), probe)
@@ -181,7 +175,7 @@ def _gather(s0: T.Tracer, idx: T.Tracer) -> T.Tracer:
 def _nan_setup(fn: Callable[..., Any], what: str, a: Any, axis: Any, out: Any,
                **kwargs: Any) -> tuple[T.Tracer, Any]:
     _refuse_out(out, what)
-    x = _tracer(a)
+    x = T.as_tracer(a)
     return x, _probe(fn, x, axis=axis, **kwargs)
 
 
@@ -269,8 +263,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
             f"{what} of traced data is supported by fusejit with constant bin edges or a bin "
             f"count (and range=){T.where_msg()}: its string bin rules need the data's values "
             "to decide the number of edges")
-    x = _tracer(a)
-    w = None if weights is None else _tracer(weights)
+    x = T.as_tracer(a)
+    w = None if weights is None else T.as_tracer(weights)
     auto = np.ndim(bins) == 0 and range is None and x.size > 0
     if auto and x.dtype.kind not in "iuf":
         raise UnsupportedError(f"{what} of {x.dtype} data without range= is not supported by "

@@ -15,13 +15,9 @@ import numpy as np
 from . import tracer as T
 
 
-def _tracer(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
                       order: str = "C") -> T.Tracer:
-    coords = [_tracer(c) for c in multi_index]
+    coords = [T.as_tracer(c) for c in multi_index]
     shape = (operator.index(dims),) if np.ndim(dims) == 0 else tuple(
         operator.index(d) for d in dims)
     # NumPy's errors (the count of coordinates, their dtypes, modes, order, dims)

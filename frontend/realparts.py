@@ -28,7 +28,7 @@ def conjugate(x: Any, /, out: Any = None, *, where: Any = True, dtype: Any = Non
         from .inplace import ufunc_into
 
         return ufunc_into(np.conjugate, (x,), out, conjugate(x, dtype=dtype))
-    t = x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
+    t = T.as_tracer(x)
     if t.dtype.kind == "c" or dtype is not None and np.dtype(dtype).kind == "c":
         from .ufuncs import apply_ufunc
 

@@ -25,30 +25,26 @@ from .gather import gather_by_constants
 _INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 
-def _tracer(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """Normalised axes (NumPy's AxisError and duplicate-axis ValueError)."""
     return tuple(np.lib.array_utils.normalize_axis_tuple(axis, ndim))
 
 
 def flip(m: Any, axis: Any = None) -> T.Tracer:
-    m = _tracer(m)
+    m = T.as_tracer(m)
     axes = tuple(range(m.ndim)) if axis is None else _axes(axis, m.ndim)
     return m[tuple(slice(None, None, -1) if a in axes else slice(None) for a in range(m.ndim))]
 
 
 def fliplr(m: Any) -> T.Tracer:
-    m = _tracer(m)
+    m = T.as_tracer(m)
     if m.ndim < 2:
         raise ValueError("Input must be >= 2-d.")
     return m[:, ::-1]
 
 
 def flipud(m: Any) -> T.Tracer:
-    m = _tracer(m)
+    m = T.as_tracer(m)
     if m.ndim < 1:
         raise ValueError("Input must be >= 1-d.")
     return m[::-1, ...]
@@ -56,7 +52,7 @@ def flipud(m: Any) -> T.Tracer:
 
 def roll(a: Any, shift: Any, axis: Any = None) -> T.Tracer:
     """np.roll: a copy, each rolled axis the concatenation of its two slices."""
-    a = _tracer(a)
+    a = T.as_tracer(a)
     if axis is None:
         return roll(np.ravel(a), shift, 0).reshape(a.shape)
     axes = np.lib.array_utils.normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
@@ -79,7 +75,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> T.Tracer:
 
 def tile(A: Any, reps: Any) -> T.Tracer:  # noqa: N803 - NumPy's name
     """np.tile: one gather, each axis read at `arange(n * r) % n`."""
-    A = _tracer(A)
+    A = T.as_tracer(A)
     tup = tuple(reps) if np.iterable(reps) else (reps,)
     tup = tuple(operator.index(r) for r in tup)
     if any(r < 0 for r in tup):
@@ -96,7 +92,7 @@ def tile(A: Any, reps: Any) -> T.Tracer:  # noqa: N803 - NumPy's name
 
 def repeat(a: Any, repeats: Any, axis: Any = None) -> T.Tracer:
     """np.repeat with repeats known when tracing: one gather along the axis."""
-    a = _tracer(a)
+    a = T.as_tracer(a)
     if isinstance(repeats, T.Tracer):
         raise T.UnsupportedError(
             f"np.repeat with traced repeats is not supported by fusejit{T.where_msg()}: the "
@@ -115,7 +111,7 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> T.
     'reflect' and 'symmetric' (reflect_type 'even') as gathers and concatenations; the modes
     'maximum', 'minimum', 'mean', 'median', 'linear_ramp' and reflect_type 'odd' through
     NumPy's own code on a traced zero-padded array."""
-    array = _tracer(array)
+    array = T.as_tracer(array)
     pad_width = _dict_widths(pad_width, array.ndim)
     if mode in _NUMPY_MODES or (mode in ("reflect", "symmetric")
                                 and kwargs.get("reflect_type", "even") == "odd"):

@@ -69,12 +69,6 @@ def reduce_node(t: T.Tracer, fn: str, axes: tuple[int, ...], keepdims: bool,
     return result
 
 
-def _as_tracer(x: Any) -> T.Tracer:
-    if isinstance(x, T.Tracer):
-        return x
-    return T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
                keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
     if out is not None:
@@ -82,7 +76,7 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
     # NumPy's own code passes its defaults on (np.prod(..., keepdims=np._NoValue))
     keepdims = False if keepdims is np._NoValue else keepdims
     where = True if where is np._NoValue else where
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     kwargs: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
     if dtype is not None:
         kwargs["dtype"] = dtype
@@ -90,9 +84,9 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
         kwargs["initial"] = initial
     if where is not True:
         if isinstance(where, T.Tracer) or np.ndim(where):
-            where_t = _as_tracer(where)
+            where_t = T.as_tracer(where)
         else:
-            where_t = None if bool(where) else _as_tracer(np.zeros(t.shape, bool))
+            where_t = None if bool(where) else T.as_tracer(np.zeros(t.shape, bool))
         kwargs["where"] = np.ones((1,) * t.ndim, bool) if where_t is not None else True
     else:
         where_t = None
@@ -154,7 +148,7 @@ def all_(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
 def _arg(fn: str, a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
     if out is not None:
         raise T.UnsupportedError(f"np.{fn}(..., out=) is not supported yet{T.where_msg()}")
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     out_dtype = _probe(REDUCE_FNS[fn], t, axis=axis, keepdims=keepdims)
     if axis is None or not t.ndim:  # (0-d: axis 0 or -1, NumPy's legacy, its probe accepted)
         axes = tuple(range(t.ndim))
@@ -179,7 +173,7 @@ def _count(t: T.Tracer, axis: Any) -> int:
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, *, where: Any = True) -> Any:
     """NumPy's _mean: sum in float64 for integers (else the input dtype), divide by count."""
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     if where is not True:
         return _masked_mean(t, axis, dtype, out, keepdims, where)
     result_dtype = _probe(np.mean, t, axis=axis, dtype=dtype)
@@ -199,7 +193,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
         raise T.UnsupportedError(f"np.var(mean=/out=) is not supported yet{T.where_msg()}")
     if correction is not None:
         ddof = correction
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     if where is not True:
         return _masked_var(t, axis, dtype, ddof, keepdims, where)
     result_dtype = _probe(np.var, t, axis=axis, dtype=dtype, ddof=ddof)
@@ -226,7 +220,7 @@ def _mask(t: T.Tracer, where: Any, probe: Any, **kwargs: Any) -> tuple[T.Tracer,
     dtype = _probe(probe, t, where=np.ones((1,) * t.ndim, w.dtype), **kwargs)
     from .views import broadcast_to
 
-    return broadcast_to(_as_tracer(w), t.shape), dtype
+    return broadcast_to(T.as_tracer(w), t.shape), dtype
 
 
 def _masked_mean(t: T.Tracer, axis: Any, dtype: Any, out: Any, keepdims: bool,
@@ -278,14 +272,14 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
            keepdims: bool = False, initial: Any = np._NoValue, where: Any = True) -> Any:
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     if t.dtype.kind == "f":
         t = np.where(np.isnan(t), t.dtype.type(0), t)
     return sum_(t, axis, dtype, out, keepdims, initial, where)
 
 
 def _nan_extreme(fn: str, a: Any, axis: Any, keepdims: bool) -> Any:
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     extreme = max_ if fn == "max" else min_
     if t.dtype.kind not in "fc":
         return extreme(t, axis, None, keepdims)
@@ -324,7 +318,7 @@ def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False, *, where: Any = True) -> Any:
     _no_extras("nanmean", out, where=where)
-    t = _as_tracer(a)
+    t = T.as_tracer(a)
     if t.dtype.kind != "f":
         return mean(t, axis, dtype, out, keepdims)
     valid = np.logical_not(np.isnan(t))

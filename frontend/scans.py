@@ -25,12 +25,6 @@ from . import ops as O
 from . import tracer as T
 
 
-def _tracer(x: Any) -> T.Tracer:
-    if isinstance(x, T.Tracer):
-        return x
-    return T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _scan(x: T.Tracer, ufunc: np.ufunc, axis: int, dtype: np.dtype, what: str) -> T.Tracer:
     op = O.lookup_ufunc(ufunc)
     if op is None or op.kind != "elementwise" or ufunc.nin != 2 or ufunc.nout != 1:
@@ -59,7 +53,7 @@ def accumulate(ufunc: np.ufunc, array: Any, axis: Any = 0, dtype: Any = None,
     """`ufunc.accumulate(array, axis, dtype)`."""
     what = f"{ufunc.__name__}.accumulate"
     _no_out(out, what)
-    x = _tracer(array)
+    x = T.as_tracer(array)
     if x.ndim == 0:
         raise TypeError("cannot accumulate on a scalar")
     axis = normalize_axis_index(operator.index(axis), x.ndim)
@@ -78,7 +72,7 @@ def fold(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = N
     _no_out(out, what)
     if where is not True:
         raise UnsupportedError(f"{what}(..., where=) is not supported by fusejit{T.where_msg()}")
-    x = _tracer(a)
+    x = T.as_tracer(a)
     # NumPy's errors (a 0-d input, an axis out of range, several axes of a non-reorderable
     # ufunc, a zero-size axis without identity) and its result dtype, from a stand-in
     probe = np.zeros(tuple(min(n, 1) for n in x.shape), x.dtype)
@@ -112,7 +106,7 @@ def fold(ufunc: np.ufunc, a: Any, axis: Any = 0, dtype: Any = None, out: Any = N
 def _cum(ufunc: np.ufunc, name: str, nan: float | None) -> Callable[..., T.Tracer]:
     def handler(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> T.Tracer:
         _no_out(out, f"np.{name}")
-        x = _tracer(a)
+        x = T.as_tracer(a)
         if nan is not None and x.dtype.kind in "fc":
             x = np.where(np.isnan(x), x.dtype.type(nan), x)
         if axis is None:
@@ -139,7 +133,7 @@ def _cumulative(name: str, ufunc: np.ufunc, identity: int) -> Callable[..., T.Tr
     def handler(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
                 include_initial: bool = False) -> T.Tracer:
         _no_out(out, f"np.{name}")
-        t = _tracer(x)
+        t = T.as_tracer(x)
         probe = np.zeros((1,) * t.ndim, t.dtype)
         with np.errstate(all="ignore"):  # NumPy's errors (axis required...) and dtype
             result = getattr(np, name)(probe, axis=axis, dtype=dtype,

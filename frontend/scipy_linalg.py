@@ -275,7 +275,7 @@ def pinv(a: Any, *, atol: Any = None, rtol: Any = None, return_rank: bool = Fals
 def expm(A: Any) -> Any:
     import scipy.linalg
 
-    t = A if isinstance(A, T.Tracer) else T.Tracer(T.const_node(np.asarray(A)))
+    t = T.as_tracer(A)
     if t.dtype.kind == "c":
         raise _refuse("expm of complex matrices")
     # SciPy's errors (not 2-d, not square) and result dtype, from a stand-in matrix
@@ -302,7 +302,7 @@ def _lu_dtype(x: Any, call: str) -> np.dtype:
 def _lu_parts(a: Any, call: str, check_finite: bool) -> tuple[Any, Any, Any, np.dtype]:
     """(LU, pivots, row permutation: row i of A is row p[i] of L U) of a's matrices as traced
     arrays, and their dtype."""
-    t = a if isinstance(a, T.Tracer) else T.Tracer(T.const_node(np.asarray(a)))
+    t = T.as_tracer(a)
     if t.dtype.kind == "c":
         raise _refuse(f"{call} of complex matrices")
     dtype = _lu_dtype(t, call)

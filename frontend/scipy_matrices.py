@@ -20,10 +20,6 @@ from . import tracer as T
 from .numpy_lib import quietly
 
 
-def _traced(x: Any) -> T.Tracer:
-    return x if isinstance(x, T.Tracer) else T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _stand_in(x: Any) -> np.ndarray:
     return np.ones(np.shape(x), x.dtype if isinstance(x, T.Tracer) else np.asarray(x).dtype)
 
@@ -31,8 +27,8 @@ def _stand_in(x: Any) -> np.ndarray:
 def _pair(c: Any, r: Any, default: Any) -> tuple[T.Tracer, T.Tracer, int, int]:
     """c and r (default(c) when None) as traced vectors (a leading batch kept) and their
     lengths."""
-    c = _traced(c)
-    r = default(c) if r is None else _traced(r)
+    c = T.as_tracer(c)
+    r = default(c) if r is None else T.as_tracer(r)
     m, n = c.shape[-1] if c.ndim else 1, r.shape[-1] if r.ndim else 1
     return np.reshape(c, c.shape[:-1] + (m,)), np.reshape(r, r.shape[:-1] + (n,)), m, n
 
@@ -64,7 +60,7 @@ def circulant(c: Any) -> Any:
     import scipy.linalg
 
     want = quietly(scipy.linalg.circulant, _stand_in(c))
-    c = _traced(c)
+    c = T.as_tracer(c)
     n = c.shape[-1] if c.ndim else 1
     c = np.reshape(c, c.shape[:-1] + (n,))
     table = (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)
@@ -77,7 +73,7 @@ def block_diag(*arrs: Any) -> Any:
     import scipy.linalg
 
     want = quietly(scipy.linalg.block_diag, *(_stand_in(a) for a in arrs))
-    blocks = [np.atleast_2d(_traced(a)) for a in arrs]
+    blocks = [np.atleast_2d(T.as_tracer(a)) for a in arrs]
     cols = sum(b.shape[1] for b in blocks)
     rows, at = [], 0
     for b in blocks:
@@ -96,7 +92,7 @@ def squareform(X: Any, force: str = "no", checks: bool = True) -> Any:  # noqa: 
     import scipy.spatial.distance as ssd
 
     want = quietly(ssd.squareform, np.zeros(np.shape(X), _stand_in(X).dtype), force, False)
-    x = _traced(X)
+    x = T.as_tracer(X)
     if want.ndim == 2:  # vector -> matrix
         d = want.shape[0]
         table = np.zeros((d, d), np.intp)

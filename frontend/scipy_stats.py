@@ -179,7 +179,7 @@ def _traced_class(cls: type) -> type:
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
                 ns[name] = _traced_method(v)
-        ns.update(TN.METHODS.get(klass.__name__, {}))
+        ns.update(TN.CLASS_METHODS.get(klass.__name__, {}))
     ns["_fusejit_traced"] = True
     return type(cls.__name__, (cls,), ns)
 

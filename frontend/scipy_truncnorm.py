@@ -49,20 +49,23 @@ def log_gauss_mass(a: Any, b: Any) -> Any:
     return np.where(a > 0, right, np.where(b <= 0, left, central))
 
 
-def _logcdf(self: Any, x: Any, a: Any, b: Any) -> Any:
+def _log_part(x: Any, a: Any, b: Any, lower: bool) -> Any:
+    """log cdf (lower) or log sf: the mass on [a, x] (or [x, b]) over the whole, or log(1 -
+    the other part) where it is above -0.1 (SciPy's switch)."""
     x, a, b = np.broadcast_arrays(x, a, b)
     mass = log_gauss_mass(a, b)
-    logcdf = log_gauss_mass(a, x) - mass
-    logsf = log_gauss_mass(x, b) - mass
-    return np.where(logcdf > -0.1, np.log1p(-np.exp(logsf)), logcdf)
+    below = log_gauss_mass(a, x) - mass
+    above = log_gauss_mass(x, b) - mass
+    part, other = (below, above) if lower else (above, below)
+    return np.where(part > -0.1, np.log1p(-np.exp(other)), part)
+
+
+def _logcdf(self: Any, x: Any, a: Any, b: Any) -> Any:
+    return _log_part(x, a, b, True)
 
 
 def _logsf(self: Any, x: Any, a: Any, b: Any) -> Any:
-    x, a, b = np.broadcast_arrays(x, a, b)
-    mass = log_gauss_mass(a, b)
-    logsf = log_gauss_mass(x, b) - mass
-    logcdf = log_gauss_mass(a, x) - mass
-    return np.where(logsf > -0.1, np.log1p(-np.exp(logcdf)), logsf)
+    return _log_part(x, a, b, False)
 
 
 def _ppf(self: Any, q: Any, a: Any, b: Any) -> Any:
@@ -85,5 +88,5 @@ def _isf(self: Any, q: Any, a: Any, b: Any) -> Any:
 
 # what frontend/scipy_stats.py puts in place of SciPy's: module globals, methods by class
 GLOBALS = {"_log_gauss_mass": log_gauss_mass}
-METHODS = {"truncnorm_gen": {"_logcdf": _logcdf, "_logsf": _logsf, "_ppf": _ppf,
+CLASS_METHODS = {"truncnorm_gen": {"_logcdf": _logcdf, "_logsf": _logsf, "_ppf": _ppf,
                              "_isf": _isf}}

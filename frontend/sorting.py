@@ -29,12 +29,6 @@ from . import tracer as T
 SEARCH_MIN = 16
 
 
-def _tracer(x: Any) -> T.Tracer:
-    if isinstance(x, T.Tracer):
-        return x
-    return T.Tracer(T.const_node(np.asarray(x)))
-
-
 def _check(x: T.Tracer, what: str, order: Any) -> None:
     if order is not None:
         raise UnsupportedError(f"{what}(..., order=) is not supported by fusejit"
@@ -64,7 +58,7 @@ def sort_node(x: T.Tracer, axis: int, mode: str) -> T.Tracer:
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
          stable: Any = None) -> T.Tracer:
     """np.sort(a, axis, kind, stable=)."""
-    x = _tracer(a)
+    x = T.as_tracer(a)
     _check(x, "np.sort", order)
     st = bool(stable) or _stable(kind, x.dtype, np.sort)
     x, ax = _along(x, axis)
@@ -74,7 +68,7 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None) -> T.Tracer:
     """np.argsort: always a stable sort of the positions."""
-    x = _tracer(a)
+    x = T.as_tracer(a)
     _check(x, "np.argsort", order)
     _stable(kind, x.dtype, np.argsort)
     x, ax = _along(np.reshape(x, (1,)) if x.ndim == 0 else x, axis)  # NumPy: 0-d gives [0]
@@ -85,7 +79,7 @@ def lexsort(keys: Any, axis: Any = -1) -> Any:
     """np.lexsort: stable argsorts of the keys from the first to the last (the primary key),
     each key gathered in the order found so far."""
     rows = ([keys[i] for i in range(keys.shape[0])] if isinstance(keys, T.Tracer) and keys.ndim
-            else None if isinstance(keys, T.Tracer) else [_tracer(k) for k in keys])
+            else None if isinstance(keys, T.Tracer) else [T.as_tracer(k) for k in keys])
     stand_in = (np.zeros(keys.shape, keys.dtype) if rows is None
                 else [np.zeros(k.shape, k.dtype) for k in rows])
     probe = np.lexsort(stand_in, axis=axis)  # NumPy's errors; its result for 0-d keys
@@ -110,7 +104,7 @@ def _kth(x: T.Tracer, kth: Any, axis: Any, fn: Callable[..., Any], what: str) ->
 def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
               order: Any = None) -> T.Tracer:
     """np.partition: the values sorted along the axis (a valid partition for every kth)."""
-    x = _tracer(a)
+    x = T.as_tracer(a)
     _check(x, "np.partition", order)
     _kth(x, kth, axis, lambda v, k: np.partition(v, k, kind=kind), "np.partition")
     x, ax = _along(x, axis)
@@ -120,7 +114,7 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                  order: Any = None) -> T.Tracer:
     """np.argpartition: the stable argsort along the axis (valid for every kth)."""
-    x = _tracer(a)
+    x = T.as_tracer(a)
     _check(x, "np.argpartition", order)
     x = np.reshape(x, (1,)) if x.ndim == 0 else x  # as NumPy's
     _kth(x, kth, axis, lambda v, k: np.argpartition(v, k, kind=kind), "np.argpartition")
@@ -141,7 +135,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
             return constant_table(a, v, side, sorter)  # comparisons: NumPy's < is not
             # its sort order for complex NaNs, so complex tables take the kernel
         a, sorter = T.Tracer(T.const_node(sorted_constant(a, v, side, sorter))), None
-    ta, tv = _tracer(a), _tracer(v)
+    ta, tv = T.as_tracer(a), T.as_tracer(v)
     for t, what in ((ta, "a"), (tv, "v")):
         _check(t, f"np.searchsorted's {what}", None)
     probe_sorter = None if sorter is None else np.zeros(np.shape(sorter), np.intp)

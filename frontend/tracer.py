@@ -406,6 +406,12 @@ def to_node(x: Any, dtype: np.dtype) -> Node:
     return const_node(x, dtype)
 
 
+def as_tracer(x: Any) -> Tracer:
+    """`x` itself if it is traced, else its value as a constant of the graph (np.asarray's
+    dtype and shape)."""
+    return x if isinstance(x, Tracer) else Tracer(const_node(np.asarray(x)))
+
+
 def shape_of(x: Any) -> tuple[int, ...]:
     x = array_operand(x)
     return x.shape if isinstance(x, (Tracer, np.ndarray, np.generic)) else ()

@@ -13,7 +13,9 @@ airy: Ai' and Bi' are results, Ai'' = x Ai, Bi'' = x Bi (Airy's equation). airye
 eAi' = eAi' + r eAi, (eAi')' = x eAi + r eAi', eBi' = eBi' - r eBi, (eBi')' = x eBi - r eBi'
 (below 0 eBi is Bi unscaled, and r = 0 gives its derivatives).
 ndtri_exp: 1 / (log Phi)'(x) = Phi(x) / phi(x) = sqrt(pi/2) erfcx(-x / sqrt 2) at its
-result x."""
+result x.
+owens_t: dT/dh = -phi(h) erf(a h / sqrt 2) / 2, dT/da = exp(-h^2 (1 + a^2) / 2) /
+(2 pi (1 + a^2))."""
 
 from __future__ import annotations
 
@@ -93,10 +95,19 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
         mills = A.ew("erfcx", M(node, -0.7071067811865476))
         return (M(g, M(mills, 1.2533141373155003)),)
 
+    def owens_t(node: Node, g: Node) -> tuple:
+        h, a = node.inputs
+        h2 = M(h, h)
+        phi = M(A.ew("exp", M(h2, -0.5)), 0.3989422804014327)
+        dh = M(M(phi, A.ew("erf", M(M(a, h), 0.7071067811865476))), -0.5)
+        one_a2 = A.add(M(a, a), 1.0)
+        da = A.div(M(A.ew("exp", M(M(h2, one_a2), -0.5)), 0.15915494309189535), one_a2)
+        return M(g, dh), M(g, da)
+
     higher = refused("the derivatives of scipy.special.elliprd and elliprj are not computed "
                      "by fusejit")
     return {**{f"ellipj_{n}": ellipj(n) for n in ("sn", "cn", "dn", "ph")},
             "elliprf": elliprf, "elliprg": elliprg, "elliprc": elliprc,
-            "elliprd": higher, "elliprj": higher, "ndtri_exp": ndtri_exp,
+            "elliprd": higher, "elliprj": higher, "ndtri_exp": ndtri_exp, "owens_t": owens_t,
             **{f"{n}_{p}": airy(n, p) for n in ("airy", "airye") for p in ("ai", "aip", "bi",
                                                                             "bip")}}

@@ -190,28 +190,15 @@ static inline void fj_sp_ellipj4(double u, double m, double *sn, double *cn, dou
     *ph = phi;
 }
 
-static inline double fj_sp_ellipj_sn(double u, double m) {
+static inline double fj_sp_ellipj_at(double u, double m, int k) {
     double r[4];
     fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
-    return r[0];
+    return r[k];
 }
 
-static inline double fj_sp_ellipj_cn(double u, double m) {
-    double r[4];
-    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
-    return r[1];
-}
-
-static inline double fj_sp_ellipj_dn(double u, double m) {
-    double r[4];
-    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
-    return r[2];
-}
-
-static inline double fj_sp_ellipj_ph(double u, double m) {
-    double r[4];
-    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
-    return r[3];
-}
+static inline double fj_sp_ellipj_sn(double u, double m) { return fj_sp_ellipj_at(u, m, 0); }
+static inline double fj_sp_ellipj_cn(double u, double m) { return fj_sp_ellipj_at(u, m, 1); }
+static inline double fj_sp_ellipj_dn(double u, double m) { return fj_sp_ellipj_at(u, m, 2); }
+static inline double fj_sp_ellipj_ph(double u, double m) { return fj_sp_ellipj_at(u, m, 3); }
 
 #endif
