@@ -64,12 +64,14 @@ for _n, _k in SPECIAL_UFUNCS.items():
 # SciPy's private ufuncs (scipy.special._ufuncs._<name>) that scipy.stats' distributions call
 # (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
 # beta's ppf and cauchy's ppf and isf (fj_special_inv.h), binom's ppf and isf and nbinom's pmf,
-# cdf, sf, ppf and isf (fj_special_dquant.h)
+# cdf, sf, ppf and isf (fj_special_dquant.h), hypergeom's pmf, cdf and sf (fj_special_hyper.h)
 PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
                   "cauchy_ppf": 3, "cauchy_isf": 3,
                   # scipy.stats.binom's quantiles and nbinom's functions: fj_special_dquant.h
                   **dict.fromkeys(("binom_ppf", "binom_isf", "nbinom_pmf", "nbinom_cdf",
                                    "nbinom_sf", "nbinom_ppf", "nbinom_isf"), 3),
+                  # scipy.stats.hypergeom's pmf, cdf and sf: fj_special_hyper.h
+                  **dict.fromkeys(("hypergeom_pmf", "hypergeom_cdf", "hypergeom_sf"), 4),
                   # scipy.stats.kstwobign's pdf, cdf and ppf: fj_special_misc.h
                   "kolmogc": 1, "kolmogci": 1, "kolmogp": 1,
                   "zeta": 2, "riemann_zeta": 1,  # (scipy.special.zeta's: fj_special_series.h)
@@ -91,6 +93,21 @@ for _n, _k in PRIVATE_UFUNCS.items():
     add_op(OpDef(_n, "elementwise", _k, private_ufunc(_n),
                  fixed_expr(f"fj_sp_{_n}({placeholders(_k)})"), 40, (), "_" + _n,
                  mixed_inputs=_n.startswith("spherical_")))
+
+
+# --- scipy.stats.hypergeom's logcdf and logsf (fj_special_hyper.h; SciPy's are Python loops:
+# frontend/scipy_hypergeom.py), of k, n, N, M as its private ufuncs take them ---------------
+def _hypergeom_log(method: str) -> Callable[..., Any]:
+    def ref(k: Any, n: Any, N: Any, M: Any) -> Any:  # noqa: N803 - SciPy's names
+        import scipy.stats
+
+        return getattr(scipy.stats.hypergeom, method)(k, M, n, N)
+    return ref
+
+
+for _m in ("logcdf", "logsf"):
+    add_op(OpDef(f"hypergeom_{_m}", "elementwise", 4, _hypergeom_log(_m),
+                 fixed_expr(f"fj_sp_hypergeom_{_m}({placeholders(4)})"), 40))
 
 
 # --- scipy.special's sici, shichi and fresnel, a result each (fj_special_trigint.h),

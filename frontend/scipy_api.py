@@ -172,8 +172,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     from . import tracer as T
     from . import views as V
 
-    t = R._as_tracer(a)
-    w = None if b is None else R._as_tracer(b)
+    t = T.as_tracer(a)
+    w = None if b is None else T.as_tracer(b)
     if t.dtype.kind == "c" or (w is not None and w.dtype.kind == "c"):
         raise T.UnsupportedError(f"scipy.special.logsumexp of complex values is not supported "
                                  f"by fusejit{T.where_msg()}")

@@ -15,7 +15,8 @@ results (values, NaN/0/1 fills, float64 dtype, a NumPy scalar for 0-d) are SciPy
 distribution object itself is unchanged: the methods run on a copy of its instance whose class
 is a subclass with the copied functions (`_traced_class`), so `super()`, `isinstance` and the
 distribution's attributes behave as in SciPy. truncnorm's methods that assign through masks
-under `if` are frontend/scipy_truncnorm.py's selects.
+under `if` are frontend/scipy_truncnorm.py's selects, hypergeom's logcdf and logsf (a Python
+loop over the elements) frontend/scipy_hypergeom.py's.
 
 The wrappers are installed on rv_continuous and rv_discrete when scipy.stats is imported
 (frontend/scipy_api.py's post-import hook); without a traced argument they call SciPy's method
@@ -33,6 +34,7 @@ import numpy as np
 
 from ..errors import TraceError, UnsupportedError
 from . import numpy_lib as NL
+from . import scipy_hypergeom as HG
 from . import scipy_truncnorm as TN
 from . import tracer as T
 
@@ -179,7 +181,8 @@ def _traced_class(cls: type) -> type:
             v = _ORIGINALS.get((klass.__name__, name), v)
             if isinstance(v, types.FunctionType) and v.__module__.startswith("scipy."):
                 ns[name] = _traced_method(v)
-        ns.update(TN.CLASS_METHODS.get(klass.__name__, {}))
+        for standins in (TN.CLASS_METHODS, HG.CLASS_METHODS):
+            ns.update(standins.get(klass.__name__, {}))
     ns["_fusejit_traced"] = True
     return type(cls.__name__, (cls,), ns)
 

@@ -109,5 +109,9 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
     return {**{f"ellipj_{n}": ellipj(n) for n in ("sn", "cn", "dn", "ph")},
             "elliprf": elliprf, "elliprg": elliprg, "elliprc": elliprc,
             "elliprd": higher, "elliprj": higher, "ndtri_exp": ndtri_exp, "owens_t": owens_t,
+            **dict.fromkeys(("hypergeom_pmf", "hypergeom_cdf", "hypergeom_sf",
+                             "hypergeom_logcdf", "hypergeom_logsf"),
+                            refused("scipy.stats.hypergeom's functions are not differentiated "
+                                    "by fusejit")),
             **{f"{n}_{p}": airy(n, p) for n in ("airy", "airye") for p in ("ai", "aip", "bi",
                                                                             "bip")}}

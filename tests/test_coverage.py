@@ -145,6 +145,8 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
         ("scipy.stats.nbinom.cdf(np.floor(p * 9), 3, 0.4)",
          lambda p: st.nbinom.cdf(np.floor(p * 9), 3, 0.4), (P,)),
         ("scipy.stats.beta.cdf(p, 2.0, 3.0)", lambda p: st.beta.cdf(p, 2.0, 3.0), (P,)),
+        ("scipy.stats.hypergeom.sf(np.floor(p * 9), 40, 12, 15)",
+         lambda p: st.hypergeom.sf(np.floor(p * 9), 40, 12, 15), (P,)),
         ("scipy.stats.truncnorm.ppf(p, -1.0, 2.5)",
          lambda p: st.truncnorm.ppf(p, -1.0, 2.5), (P,)),
         ("scipy.stats.poisson.pmf(np.floor(p * 6), 2.0)",

@@ -46,7 +46,9 @@ CASES = [("norm", (), CONTINUOUS), ("expon", (), CONTINUOUS), ("lognorm", (0.5,)
          ("poisson", (2.0,), DISCRETE), ("geom", (0.3,), DISCRETE),
          ("randint", (1, 6), DISCRETE), ("planck", (0.5,), DISCRETE),
          ("binom", (10, 0.3), DISCRETE), ("bernoulli", (0.3,), DISCRETE),
-         ("dlaplace", (0.8,), DISCRETE), ("nbinom", (2.5, 0.4), DISCRETE)]
+         ("dlaplace", (0.8,), DISCRETE), ("nbinom", (2.5, 0.4), DISCRETE),
+         ("hypergeom", (20, 7, 12), ("pmf", "logpmf", "cdf", "sf"))]  # (its logcdf of k =
+# 2.5: tests/test_scipy_hypergeom.py)
 
 
 def _points(method: str) -> np.ndarray:
@@ -59,7 +61,7 @@ def test_methods_match_scipy(name: str, shapes: tuple, methods: tuple) -> None:
     """Every method of one distribution in one compiled function: loc traced, scale
     constant."""
     dist = getattr(st, name)
-    discrete = methods is DISCRETE
+    discrete = methods is DISCRETE or "pmf" in methods
     points = [K if discrete else _points(m) for m in methods]
 
     def f(loc, xs):
@@ -129,11 +131,11 @@ def test_discrete_quantiles(name: str, shapes: tuple) -> None:
 
 
 def test_refusals_name_the_distribution_and_line() -> None:
-    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.hypergeom\.pmf of traced "
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.skellam\.pmf of traced "
                                                r"values .*test_scipy_stats\.py"):
-        fusejit.jit(lambda k: st.hypergeom.pmf(k, 20, 7, 12))(K)
-    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.hypergeom\.sf"):
-        fusejit.jit(lambda k: st.hypergeom(20, 7, 12).sf(k))(K)
+        fusejit.jit(lambda k: st.skellam.pmf(k, 5, 0.4))(K)
+    with pytest.raises(UnsupportedError, match=r"scipy\.stats\.hypergeom\.ppf"):
+        fusejit.jit(lambda q: st.hypergeom(20, 7, 12).ppf(q))(Q)
     with pytest.raises(UnsupportedError, match=r"scipy\.stats\.skellam\.cdf"):
         fusejit.jit(lambda k: st.skellam.cdf(k, 5, 0.4))(K)
     # quantiles by SciPy's search per element (np.vectorize), or by special functions

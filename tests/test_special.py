@@ -27,9 +27,10 @@ from fusejit.frontend.ops_more import SPECIAL_UFUNCS as _ALL_SPECIAL
 # (the three-operand ones, betainc and betaincc, are tests/test_special_ibeta.py's; the
 # inverses, whose wide ranges SciPy's own iterations do not solve, tests/test_special_inv.py's
 # and, for pdtrik, tests/test_special_dquant.py's; the incomplete elliptic integrals, whose
-# phi beyond 1e16 SciPy does not reduce, tests/test_special_ellip.py's)
+# phi beyond 1e16 SciPy does not reduce, tests/test_special_ellip.py's; owens_t, which SciPy
+# gets wrong where a is tiny and h large, tests/test_special_owens.py's)
 INVERSES = ("gammaincinv", "gammainccinv", "chdtri", "stdtrit", "pdtrik", "ellipkinc",
-            "ellipeinc")
+            "ellipeinc", "owens_t")
 # (fj_special_kv.h's, whose ranges and SciPy's differences there, are tests/test_special_kv.py's)
 KV_HEADER = ("exprel", "sindg", "cosdg", "tandg", "cotdg", "kv", "kve", "k0", "k0e", "k1",
              "k1e", "erfi", "dawsn")  # (and fj_special_series.h's: test_special_series.py)

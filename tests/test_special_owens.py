@@ -1,7 +1,8 @@
 """scipy.special.owens_t (codegen/include/fj_special_owens.h: Gauss-Legendre quadrature for
 |a| <= 1, Owen's identity beyond) against SciPy over |h| <= 40 and ten decades of a, its
 special values, the small-a range where SciPy loses digits (against the series, written
-here), float32, and the gradients."""
+here; where a is tiny and h large SciPy's is wrong by orders of magnitude), float32, and the
+gradients."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ def test_small_a_against_the_series() -> None:
     series = np.exp(-h2) / (2 * np.pi) * (a - (1 + h2) * a ** 3 / 3 +
                                           (1 + h2 + h2 * h2 / 2) * a ** 5 / 5)
     np.testing.assert_allclose(F(h, a), series, rtol=2e-15)
+    # (where a is far smaller and h large SciPy's is off by orders of magnitude: 8.9e-271 for
+    # T(10.29, 6.1e-245), whose series' first term is 9.7e-269)
+    h, a = np.array([10.29179233, 16.71352487]), np.array([6.10512925e-245, 6.63178656e-98])
+    first = a * np.exp(-h * h / 2) / (2 * np.pi)
+    np.testing.assert_allclose(F(h, a), first, rtol=1e-14)
+    assert sp.owens_t(h[0], a[0]) < first[0] / 50
 
 
 def test_generated_rule_is_current() -> None:

@@ -13,7 +13,9 @@
  * fj_sp_ndtr, accurate to its last digits far out, so T keeps ~1e-15 relative where it is
  * Q(h) / 2 and tiny). T(0, a) = atan(a) / (2 pi), T(h, inf) = Q(|h|) / 2, T(inf, a) = 0; NaN
  * for a NaN. SciPy's (Patefield and Tandy's algorithm) agrees to ~1e-13 relative; it loses
- * up to ~2e-12 where a is near 1e-5 (mpmath agrees with this there).
+ * up to ~2e-12 where a is near 1e-5 (mpmath agrees with this there), and is wrong by orders of
+ * magnitude where a is far smaller and h large (8.9e-271 for T(10.29, 6.1e-245), whose
+ * a e^(-h^2/2) / (2 pi) is 9.7e-269).
  */
 #ifndef FJ_SPECIAL_OWENS_H
 #define FJ_SPECIAL_OWENS_H
