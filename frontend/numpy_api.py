@@ -123,7 +123,7 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
         dtype = np.clip(_probe(a), _probe(a_min), _probe(a_max)).dtype
     O.check_dtype(dtype, "the result of np.clip")
     shape = T.broadcast(*(T.shape_of(v) for v in (a, a_min, a_max)))
-    compute = U._compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
+    compute = U.compute_dtype(dtype)  # float16 is computed in float32, as NumPy does
     nodes = [T.to_node(v, compute) for v in (a, a_min, a_max)]
     if dtype == np.float16:  # NumPy's half clip: plain comparisons, ties keep the value
         x = U.half_pick("maximum", nodes[0], nodes[1],

@@ -14,7 +14,7 @@ from . import ufuncs as U
 
 def _binary(ufunc: np.ufunc, reflected: bool = False):
     def method(self: T.Tracer, other: Any) -> Any:
-        if not T._is_operand(other):
+        if not T.is_operand(other):
             return NotImplemented
         other = T.array_operand(other)
         if ufunc is np.power and not reflected and not self.scalar and self.weak is None and (
@@ -28,8 +28,8 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
             if type(other) is float and other == 0.5:
                 return U.apply_ufunc(np.sqrt, self)
         a, b = (other, self) if reflected else (self, other)
-        if T._all_weak(a, b):
-            return T._weak_result(U.apply_ufunc(ufunc, a, b))
+        if T.all_weak(a, b):
+            return T.weak_result(U.apply_ufunc(ufunc, a, b))
         return U.apply_ufunc(ufunc, a, b)
 
     return method
@@ -38,7 +38,7 @@ def _binary(ufunc: np.ufunc, reflected: bool = False):
 def _unary(ufunc: np.ufunc):
     def method(self: T.Tracer) -> Any:
         out = U.apply_ufunc(ufunc, self)
-        return T._weak_result(out) if self.weak is not None else out
+        return T.weak_result(out) if self.weak is not None else out
 
     return method
 

@@ -24,7 +24,7 @@ REDUCE_FNS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any
               "all": np.all, "argmax": np.argmax, "argmin": np.argmin}
 
 
-def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+def axes_of(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
@@ -92,7 +92,7 @@ def _reduction(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = 
         where_t = None
     out_dtype = O.check_dtype(_probe(REDUCE_FNS[fn], t, **kwargs), f"the result of np.{fn}")
     # (a 0-d array: NumPy's ufunc reductions take axis 0 or -1 too, which its probe accepted)
-    axes = _axes(axis, t.ndim) if t.ndim else ()
+    axes = axes_of(axis, t.ndim) if t.ndim else ()
     if fn in ("any", "all"):
         acc = T.to_node(t, np.dtype(bool))
     else:
@@ -153,7 +153,7 @@ def _arg(fn: str, a: Any, axis: Any = None, out: Any = None, *, keepdims: bool =
     if axis is None or not t.ndim:  # (0-d: axis 0 or -1, NumPy's legacy, its probe accepted)
         axes = tuple(range(t.ndim))
     else:
-        axes = _axes(operator.index(axis), t.ndim)
+        axes = axes_of(operator.index(axis), t.ndim)
     return reduce_node(t, fn, axes, keepdims, out_dtype)
 
 
@@ -166,7 +166,7 @@ def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
 
 
 def _count(t: T.Tracer, axis: Any) -> int:
-    axes = _axes(axis, t.ndim)
+    axes = axes_of(axis, t.ndim)
     return int(np.prod([t.shape[a] for a in axes], dtype=np.int64))
 
 

@@ -189,7 +189,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         t, w = np.broadcast_to(t, shape), np.broadcast_to(w, shape)
     if t.ndim == 0:
         t, w = t.reshape((1,)), None if w is None else w.reshape((1,))
-    axes = R._axes(axis, t.ndim)
+    axes = R.axes_of(axis, t.ndim)
     kept = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
     if t.size == 0:
         out = T.Tracer(T.const_node(np.full(kept, -np.inf, dt)))

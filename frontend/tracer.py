@@ -305,10 +305,10 @@ class Tracer:
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     def __matmul__(self, other: Any) -> Any:
-        return np.matmul(self, other) if _is_operand(other) else NotImplemented
+        return np.matmul(self, other) if is_operand(other) else NotImplemented
 
     def __rmatmul__(self, other: Any) -> Any:
-        return np.matmul(other, self) if _is_operand(other) else NotImplemented
+        return np.matmul(other, self) if is_operand(other) else NotImplemented
 
     def __setitem__(self, index: Any, value: Any) -> None:
         from .inplace import setitem
@@ -316,7 +316,7 @@ class Tracer:
         setitem(self, index, value)
 
 
-def _is_operand(x: Any) -> bool:
+def is_operand(x: Any) -> bool:
     # complex is accepted here so that operand_spec reports it as unsupported (with the
     # user's file:line) instead of Python's bare "unsupported operand type(s)".
     return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex, list,
@@ -338,11 +338,11 @@ def is_weak(x: Any) -> bool:
         type(x) in (int, float, complex))
 
 
-def _all_weak(a: Any, b: Any) -> bool:
+def all_weak(a: Any, b: Any) -> bool:
     return is_weak(a) and is_weak(b)
 
 
-def _weak_result(t: Any) -> Any:
+def weak_result(t: Any) -> Any:
     """Python scalar arithmetic stays a (weak) Python scalar, as it would without tracing."""
     if isinstance(t, Tracer) and t.dtype in (np.dtype(np.int64), np.dtype(np.float64),
                                              np.dtype(np.complex128)):

@@ -28,7 +28,7 @@ from .tracer import (
 )
 
 
-def _compute_dtype(d: np.dtype) -> np.dtype:
+def compute_dtype(d: np.dtype) -> np.dtype:
     """float16 is a storage type: NumPy's half loops compute in float32, and so do we."""
     return np.dtype(np.float32) if d == np.float16 else d
 
@@ -93,11 +93,11 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any, **kwargs: Any) -> Any:
         exact = _integer_comparison(op.name, args, loop, shape)
         if exact is not None:
             return exact
-    inputs = [to_node(a, _compute_dtype(d)) for a, d in zip(args, loop)]
+    inputs = [to_node(a, compute_dtype(d)) for a, d in zip(args, loop)]
     if op.name in HALF_PICK and out_dtype == np.float16:
         node = half_pick(op.name, inputs[0], inputs[1], shape)
     else:
-        node = make_node(op.name, inputs, shape, _compute_dtype(out_dtype))
+        node = make_node(op.name, inputs, shape, compute_dtype(out_dtype))
     node = cast_node(node, out_dtype)
     return Tracer(node, scalar=(shape == ()))
 

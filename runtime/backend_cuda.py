@@ -121,7 +121,7 @@ def compile_ptx(source: str, arch: str = "compute_90") -> bytes:
     return _compile(source, "ptx", arch)
 
 
-def _driver() -> tuple[Any, Any]:
+def driver() -> tuple[Any, Any]:
     """(pycuda.driver, pycuda.gpuarray) with an initialised driver, or RuntimeFailure."""
     if importlib.util.find_spec("pycuda") is None:
         raise RuntimeFailure(f"CUDA backend unavailable: {_NO_PYCUDA}")
@@ -141,7 +141,7 @@ def _driver() -> tuple[Any, Any]:
 def available() -> tuple[bool, str]:
     """Whether CUDA programs can run here, and why (not)."""
     try:
-        cuda, _ = _driver()
+        cuda, _ = driver()
         nvcc = find_nvcc()
     except (RuntimeFailure, CompileError) as e:
         return False, str(e)
@@ -190,7 +190,7 @@ class CudaExecutable:
         """`idle` and `converts`: as for executor.Executable (Python ints no kernel reads,
         which may not fit int64, are not copied; ints held as uint64/float are converted).
         `profile`: time each kernel with CUDA events for the profiler (`self.timer`)."""
-        cuda, self._gpuarray = _driver()
+        cuda, self._gpuarray = driver()
         self._cuda = cuda
         self.program, self.module = program, module
         self.input_ranges = input_ranges or []

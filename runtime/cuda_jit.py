@@ -31,7 +31,7 @@ def require() -> None:
     from . import backend_cuda
 
     try:
-        backend_cuda._driver()
+        backend_cuda.driver()
     except RuntimeFailure as e:
         raise RuntimeFailure(f"backend='cuda': {e}{_FALLBACK}") from None
     try:

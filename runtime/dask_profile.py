@@ -33,8 +33,7 @@ def fetch(client: Any = None) -> dict[str, Profile]:
         client = default_client()
     got = {addr: p for addr, (pid, p) in client.run(snapshot).items()
            if pid != os.getpid()}  # a worker thread of this process: counted here already
-    with profiler._lock:
-        profiler.remote.update(got)
+    profiler.add_remote(got)
     return got
 
 

@@ -163,6 +163,12 @@ def reset() -> None:
 remote: dict[str, Profile] = {}
 
 
+def add_remote(profiles: dict[str, Profile]) -> None:
+    """Record profiles fetched from other processes (by worker address)."""
+    with _lock:
+        remote.update(profiles)
+
+
 def _counters(lib: Library | KernelTimer
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """(ns per slot, calls per slot, ring events [n, 4], events recorded) or None when the

@@ -1,6 +1,7 @@
 """The package's layout rules, read from the source: no private name (`_x`) is imported
-across a file boundary, and the modules of lowering/ and codegen/ import each other without
-circles (function-level imports included)."""
+across a file boundary or read through another of the package's modules (`R._axes` of
+`from . import reductions as R`), and the modules of lowering/ and codegen/ import each other
+without circles (function-level imports included)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,43 @@ def test_no_private_name_is_imported_across_files() -> None:
              for p in _sources() for line, mod, names in _imports(p)
              for name in names if name.startswith("_") and not name.startswith("__")]
     assert not found, "private names imported from another file:\n" + "\n".join(found)
+
+
+def _module_aliases(path: Path, known: set[tuple[str, ...]]) -> set[str]:
+    """The names a file binds to the package's own modules (`from . import tracer as T`,
+    `import fusejit.frontend.ops as O`)."""
+    here = _module(path)
+    package = here if path.name == "__init__.py" else here[:-1]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                mod = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "fusejit":
+                mod = node.module.split(".")[1:]
+            else:
+                continue
+            names |= {a.asname or a.name for a in node.names if tuple(mod + [a.name]) in known}
+        elif isinstance(node, ast.Import):
+            names |= {a.asname for a in node.names if a.asname and a.name.split(".")[0] ==
+                      "fusejit" and tuple(a.name.split(".")[1:]) in known}
+    return names
+
+
+def test_no_private_name_is_read_through_another_module() -> None:
+    sources = [p for p in _sources()  # (tests and benchmarks may reach inside: A/B patches)
+               if p.relative_to(ROOT).parts[0] not in ("tests", "benchmarks")]
+    known = {tuple(_module(p)) for p in _sources()}
+    found = []
+    for p in sources:
+        aliases = _module_aliases(p, known)
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                found.append(f"{p.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert not found, "private names read through another module:\n" + "\n".join(found)
 
 
 def _resolve(mod: list[str], name: str, known: set[tuple[str, ...]]) -> tuple[str, ...] | None:
