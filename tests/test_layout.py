@@ -30,22 +30,32 @@ def _module(path: Path) -> list[str]:
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
-def _imports(path: Path) -> list[tuple[int, list[str], list[str]]]:
-    """(line, imported module as package parts, names) of each import from the package."""
+def _package_imports(path: Path) -> list[tuple[ast.ImportFrom | ast.Import, list[str]]]:
+    """Each import of the package in a file: `from ... import` with the module it imports from
+    (as package parts), or `import fusejit...` (with [])."""
     here = _module(path)
     package = here if path.name == "__init__.py" else here[:-1]
-    out = []
+    out: list[tuple[ast.ImportFrom | ast.Import, list[str]]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[:len(package) - node.level + 1]
-                mod = base + (node.module.split(".") if node.module else [])
+                out.append((node, base + (node.module.split(".") if node.module else [])))
             elif node.module and node.module.split(".")[0] == "fusejit":
-                mod = node.module.split(".")[1:]
-            else:
-                continue
+                out.append((node, node.module.split(".")[1:]))
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == "fusejit"
+                                                  for a in node.names):
+            out.append((node, []))
+    return out
+
+
+def _imports(path: Path) -> list[tuple[int, list[str], list[str]]]:
+    """(line, imported module as package parts, names) of each import from the package."""
+    out = []
+    for node, mod in _package_imports(path):
+        if isinstance(node, ast.ImportFrom):
             out.append((node.lineno, mod, [a.name for a in node.names]))
-        elif isinstance(node, ast.Import):
+        else:
             out += [(node.lineno, a.name.split(".")[1:], []) for a in node.names
                     if a.name.split(".")[0] == "fusejit"]
     return out
@@ -61,22 +71,13 @@ def test_no_private_name_is_imported_across_files() -> None:
 def _module_aliases(path: Path, known: set[tuple[str, ...]]) -> set[str]:
     """The names a file binds to the package's own modules (`from . import tracer as T`,
     `import fusejit.frontend.ops as O`)."""
-    here = _module(path)
-    package = here if path.name == "__init__.py" else here[:-1]
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node, mod in _package_imports(path):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[:len(package) - node.level + 1]
-                mod = base + (node.module.split(".") if node.module else [])
-            elif node.module and node.module.split(".")[0] == "fusejit":
-                mod = node.module.split(".")[1:]
-            else:
-                continue
             names |= {a.asname or a.name for a in node.names if tuple(mod + [a.name]) in known}
-        elif isinstance(node, ast.Import):
-            names |= {a.asname for a in node.names if a.asname and a.name.split(".")[0] ==
-                      "fusejit" and tuple(a.name.split(".")[1:]) in known}
+        else:
+            names |= {a.asname for a in node.names if a.asname and
+                      tuple(a.name.split(".")[1:]) in known}
     return names
 
 
