@@ -68,22 +68,25 @@ def _logsf(self: Any, x: Any, a: Any, b: Any) -> Any:
     return _log_part(x, a, b, False)
 
 
-def _ppf(self: Any, q: Any, a: Any, b: Any) -> Any:
+def _quantile(log_below: Any, log_above: Any, a: Any, b: Any, left: Any) -> Any:
+    """The x whose normal mass on [a, x] is e^log_below of the whole (and on [x, b]
+    e^log_above), as ndtri_exp of log(Phi(a) + that) where `left`, else from the right tail:
+    -ndtri_exp(log(Phi(-b) + e^log_above mass))."""
     sc = _special()
-    q, a, b = np.broadcast_arrays(q, a, b)
     mass = log_gauss_mass(a, b)
-    left = sc.ndtri_exp(np.logaddexp(sc.log_ndtr(a), np.log(q) + mass))
-    right = -sc.ndtri_exp(np.logaddexp(sc.log_ndtr(-b), np.log1p(-q) + mass))
-    return np.where(a < 0, left, right)
+    from_left = sc.ndtri_exp(np.logaddexp(sc.log_ndtr(a), log_below + mass))
+    from_right = -sc.ndtri_exp(np.logaddexp(sc.log_ndtr(-b), log_above + mass))
+    return np.where(left, from_left, from_right)
+
+
+def _ppf(self: Any, q: Any, a: Any, b: Any) -> Any:
+    q, a, b = np.broadcast_arrays(q, a, b)
+    return _quantile(np.log(q), np.log1p(-q), a, b, a < 0)
 
 
 def _isf(self: Any, q: Any, a: Any, b: Any) -> Any:
-    sc = _special()
     q, a, b = np.broadcast_arrays(q, a, b)
-    mass = log_gauss_mass(a, b)
-    left = sc.ndtri_exp(np.logaddexp(sc.log_ndtr(a), np.log1p(-q) + mass))
-    right = -sc.ndtri_exp(np.logaddexp(sc.log_ndtr(-b), np.log(q) + mass))
-    return np.where(b < 0, left, right)
+    return _quantile(np.log1p(-q), np.log(q), a, b, b < 0)
 
 
 # what frontend/scipy_stats.py puts in place of SciPy's: module globals, methods by class

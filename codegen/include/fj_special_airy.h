@@ -73,19 +73,6 @@ static inline void fj_sp_airy_all(double x, int scaled, double *r) {
     }
     if (x > 0.0) {
         const double s = sqrt(x), zeta = 2.0 / 3.0 * x * s;
-        if (!scaled && x > FJ_AIRY_AI_UNDER) {  /* (SciPy's limits: see above) */
-            r[0] = 0.0;
-            r[1] = x > FJ_AIRY_AIP_UNDER ? 0.0 : -x * fj_sp_kv_any(2.0 / 3.0, zeta, 0) /
-                                                 (FJ_SP_PI * FJ_AIRY_SQRT3);
-            r[2] = r[3] = x > FJ_AIRY_BI_OVER ? NAN : INFINITY;
-            if (x <= FJ_AIRY_BI_OVER) {
-                r[2] = 2.0 * s / FJ_AIRY_SQRT3 * fj_sp__iv_any(1.0 / 3.0, zeta, 0) +
-                       s * fj_sp_kv_any(1.0 / 3.0, zeta, 0) / FJ_SP_PI;
-                r[3] = 2.0 * x / FJ_AIRY_SQRT3 * fj_sp__iv_any(2.0 / 3.0, zeta, 0) +
-                       x * fj_sp_kv_any(2.0 / 3.0, zeta, 0) / FJ_SP_PI;
-            }
-            return;
-        }
         const double k1 = fj_sp_kv_any(1.0 / 3.0, zeta, scaled);
         const double k2 = fj_sp_kv_any(2.0 / 3.0, zeta, scaled);
         /* (scaled: K e^zeta, I e^-zeta; Bi's K term then carries e^-2 zeta) */
@@ -96,6 +83,11 @@ static inline void fj_sp_airy_all(double x, int scaled, double *r) {
                s * k1 * kb / FJ_SP_PI;
         r[3] = 2.0 * x / FJ_AIRY_SQRT3 * fj_sp__iv_any(2.0 / 3.0, zeta, scaled) +
                x * k2 * kb / FJ_SP_PI;
+        if (!scaled) {  /* (SciPy's limits: see above) */
+            if (x > FJ_AIRY_AI_UNDER) r[0] = 0.0;
+            if (x > FJ_AIRY_AIP_UNDER) r[1] = 0.0;
+            if (x > FJ_AIRY_BI_OVER) r[2] = r[3] = NAN;
+        }
         return;
     }
     const double t = -x, s = sqrt(t), zeta = 2.0 / 3.0 * t * s;

@@ -134,8 +134,9 @@ static inline double fj_sp_ellipeinc(double phi, double m) {
  * leave [-1, 1] once (1 - m) cosh(u)^2 nears 1 (cn = -133 at u = 30, m = 1 - 1e-10; the true
  * value is 2e-4), and at m = 1 it is NaN past |u| ~ 355 (cosh u sinh u overflows) where this gives
  * +-1, 0, 0, +-pi/2. */
-static inline void fj_sp_ellipj4(double u, double m, double *sn, double *cn, double *dn,
-                                 double *ph) {
+/* r = {sn, cn, dn, ph} */
+static inline void fj_sp_ellipj_all(double u, double m, double *r) {
+    double *sn = &r[0], *cn = &r[1], *dn = &r[2], *ph = &r[3];
     if (isnan(u) || isnan(m) || isinf(u) || m < 0.0 || m > 1.0) {
         *sn = *cn = *dn = *ph = NAN;
         return;
@@ -192,7 +193,7 @@ static inline void fj_sp_ellipj4(double u, double m, double *sn, double *cn, dou
 
 static inline double fj_sp_ellipj_at(double u, double m, int k) {
     double r[4];
-    fj_sp_ellipj4(u, m, &r[0], &r[1], &r[2], &r[3]);
+    fj_sp_ellipj_all(u, m, r);
     return r[k];
 }
 

@@ -61,25 +61,6 @@ static inline double fj_sp_hyper_relsum(double k, double n, double N, double M, 
     return sum;
 }
 
-static inline double fj_sp_hyper_tail(double k, double n, double N, double M, int down) {
-    return fj_sp_hyper_pmf_at(k, n, N, M) * fj_sp_hyper_relsum(k, n, N, M, down);
-}
-
-/* cdf (lower = 1) or sf (lower = 0) of the integer k */
-static inline double fj_sp_hyper_cdf_sf(double k, double n, double N, double M, int lower) {
-    if (isnan(k) || fj_sp_hyper_bad(n, N, M) || (k != floor(k) && !isinf(k))) return NAN;
-    const double lo = fmax(0.0, N - (M - n)), hi = fmin(n, N);
-    if (k < lo) return lower ? 0.0 : 1.0;
-    if (k >= hi) return lower ? 1.0 : 0.0;
-    const double mode = floor((N + 1.0) * (n + 1.0) / (M + 2.0));
-    if (k < mode) {  /* the lower tail is the small part */
-        const double below = fj_sp_hyper_tail(k, n, N, M, 1);
-        return lower ? below : 1.0 - below;
-    }
-    const double above = fj_sp_hyper_tail(k + 1.0, n, N, M, 0);
-    return lower ? 1.0 - above : above;
-}
-
 /* Stirling's remainder log(x!) - log(sqrt(2 pi x) (x/e)^x) for an integer x >= 0: its
  * asymptotic series from 15 on, lgamma's (values below 0.1: no cancellation) below */
 static inline double fj_sp_hyper_stirlerr(double x) {
@@ -132,36 +113,42 @@ static inline double fj_sp_hyper_logpmf(double k, double n, double N, double M) 
            fj_sp_hyper_logbinom(N, M, p);
 }
 
-/* log cdf (lower = 1) or log sf: the log of the tail sum on the tail side (log pmf(k) plus the
- * log of the sum of the pmfs relative to it: no underflow however small), log1p(-other) on
- * the other */
-static inline double fj_sp_hyper_log_cdf_sf(double k, double n, double N, double M, int lower) {
+/* cdf (lower = 1) or sf of the integer k, or their logs: the small side (the tail beyond the
+ * mode that k lies on) is its sum of pmfs from k (or k + 1) outwards, pmf(start) times the
+ * sum relative to it (in logs: log pmf(start) plus its log, which no underflow reaches); the
+ * other side is 1 minus it (log1p of minus it). */
+static inline double fj_sp_hyper_part(double k, double n, double N, double M, int lower,
+                                      int logs) {
     if (isnan(k) || fj_sp_hyper_bad(n, N, M) || (k != floor(k) && !isinf(k))) return NAN;
     const double lo = fmax(0.0, N - (M - n)), hi = fmin(n, N);
-    if (k < lo) return lower ? -INFINITY : 0.0;
-    if (k >= hi) return lower ? 0.0 : -INFINITY;
-    const double mode = floor((N + 1.0) * (n + 1.0) / (M + 2.0));
-    const int down = k < mode;
-    if (down != lower) return log1p(-fj_sp_hyper_cdf_sf(k, n, N, M, !lower));
-    const double start = lower ? k : k + 1.0;
-    const double sum = fj_sp_hyper_relsum(start, n, N, M, lower);
-    return fj_sp_hyper_logpmf(start, n, N, M) + log(sum);
+    const double none = logs ? -INFINITY : 0.0, all = logs ? 0.0 : 1.0;
+    if (k < lo) return lower ? none : all;
+    if (k >= hi) return lower ? all : none;
+    const int down = k < floor((N + 1.0) * (n + 1.0) / (M + 2.0));  /* (k below the mode) */
+    const double start = down ? k : k + 1.0;
+    const double rel = fj_sp_hyper_relsum(start, n, N, M, down);
+    if (down == lower) {
+        return logs ? fj_sp_hyper_logpmf(start, n, N, M) + log(rel)
+                    : fj_sp_hyper_pmf_at(start, n, N, M) * rel;
+    }
+    const double small = fj_sp_hyper_pmf_at(start, n, N, M) * rel;
+    return logs ? log1p(-small) : 1.0 - small;
 }
 
 static inline double fj_sp_hypergeom_logcdf(double k, double n, double N, double M) {
-    return fj_sp_hyper_log_cdf_sf(k, n, N, M, 1);
+    return fj_sp_hyper_part(k, n, N, M, 1, 1);
 }
 
 static inline double fj_sp_hypergeom_logsf(double k, double n, double N, double M) {
-    return fj_sp_hyper_log_cdf_sf(k, n, N, M, 0);
+    return fj_sp_hyper_part(k, n, N, M, 0, 1);
 }
 
 static inline double fj_sp_hypergeom_cdf(double k, double n, double N, double M) {
-    return fj_sp_hyper_cdf_sf(k, n, N, M, 1);
+    return fj_sp_hyper_part(k, n, N, M, 1, 0);
 }
 
 static inline double fj_sp_hypergeom_sf(double k, double n, double N, double M) {
-    return fj_sp_hyper_cdf_sf(k, n, N, M, 0);
+    return fj_sp_hyper_part(k, n, N, M, 0, 0);
 }
 
 #endif
