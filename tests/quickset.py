@@ -58,11 +58,13 @@ SLOW: dict[str, int] = {
     "test_scipy_rankfilt.py::test_scipys_values": 2,  # 16 s
     "test_scipy_stats.py::test_methods_match_scipy": 2,  # 15 s
     # (session 32's: truncnorm's methods compile big kernels, ~5 s each here)
-    "test_scipy_truncnorm.py::test_distribution_functions": 3,  # 23 s, 6 cases
+    "test_scipy_truncnorm.py::test_distribution_functions": 6,  # 23 s, 6 cases
     "test_scipy_truncnorm.py::test_quantiles": 2,  # 6 s, 2 cases
     "test_special_carlson.py::test_carlson_against_scipy": 2,  # 5 cases
     "test_special_airy.py::test_against_scipy": 2,  # 2 cases
-    "test_scipy_hypergeom.py::test_against_scipy": 3,  # 25 s, 6 cases
+    "test_scipy_hypergeom.py::test_against_scipy": 6,  # 25 s, 6 cases
+    "test_special_carlson.py::test_gradients": 0,  # 2 s
+    "test_special_carlson.py::test_carlson_extremes": 0,  # 1 s
     "test_scipy_hypergeom.py::test_large_populations_against_exact_sums": 0,  # 3 s
     "test_array_api.py::test_namespace_against_array_api_strict": 3,  # 32 s, 166 cases
     "test_array_api.py::test_scipy_under_scipy_array_api_subprocess": 0,  # 16 s
