@@ -38,20 +38,27 @@ _COMMON = dict(
                            HealthCheck.filter_too_much],
     print_blob=True,
 )
-settings.register_profile("ci", max_examples=30, derandomize=True, database=None, **_COMMON)
-settings.register_profile("dev", max_examples=60, **_COMMON)
-settings.register_profile("thorough", max_examples=400, **_COMMON)
-# The steps of .ci/run that build the same code for other instruction sets search less:
-# `ci-arch`, and explicit counts scaled by FUSEJIT_TEST_EXAMPLES_SCALE through `examples()`.
-settings.register_profile("ci-arch", max_examples=20, derandomize=True, database=None,
-                          **_COMMON)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-_EXAMPLES_SCALE = float(os.environ.get("FUSEJIT_TEST_EXAMPLES_SCALE", "1"))
+# The quick set (tests/quickset.py, the README's test command) searches 0.6 of each test's
+# example count, the full set (FUSEJIT_TEST_SLOW=1) all of it, and the steps of .ci/run that
+# build the same code for other instruction sets 0.4 (FUSEJIT_TEST_EXAMPLES_SCALE, with the
+# `ci-arch` profile): every explicit count goes through `examples()`.
+_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+_EXAMPLES_SCALE = float(os.environ.get("FUSEJIT_TEST_EXAMPLES_SCALE", "")
+                        or (0.6 if quickset.MODE == "0" and _PROFILE == "ci" else 1))
 
 
 def examples(n: int) -> int:
-    """A test's own max_examples, scaled for the instruction-set steps of .ci/run."""
-    return max(5, round(n * _EXAMPLES_SCALE))
+    """A test's own max_examples, scaled for the quick set and the instruction-set steps."""
+    return max(min(n, 5), round(n * _EXAMPLES_SCALE))
+
+
+settings.register_profile("ci", max_examples=examples(30), derandomize=True, database=None,
+                          **_COMMON)
+settings.register_profile("dev", max_examples=60, **_COMMON)
+settings.register_profile("thorough", max_examples=400, **_COMMON)
+settings.register_profile("ci-arch", max_examples=20, derandomize=True, database=None,
+                          **_COMMON)
+settings.load_profile(_PROFILE)
 
 
 @pytest.fixture(scope="session", autouse=True)

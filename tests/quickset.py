@@ -50,12 +50,12 @@ SLOW: dict[str, int] = {
     "test_fft.py::test_on_the_cuda_backend_as_generated": 0,  # 6 s (g++)
     "test_cuda_emu.py::test_held_rows_read_and_written_a_vector_at_a_time": 0,  # 7 s
     "test_scipy_measure.py::test_statistics_match_scipy": 2,  # 9 s, 7 cases
-    "test_scipy_ndinterp.py::test_map_coordinates_every_order_and_mode": 3,  # 38 s
+    "test_scipy_ndinterp.py::test_map_coordinates_every_order_and_mode": 6,  # 38 s
     "test_scipy_ndinterp.py::test_spline_filters": 4,  # 27 s
     "test_scipy_ndinterp.py::test_shift_then_zoom_property": 0,  # 16 s
     "test_scipy_signal.py::test_match_scipy": 2,  # 33 s, 108 cases
     "test_scipy_regress.py::test_match_scipy": 2,  # 20 s
-    "test_scipy_rankfilt.py::test_scipys_values": 2,  # 16 s
+    "test_scipy_rankfilt.py::test_scipys_values": 4,  # 16 s
     "test_scipy_stats.py::test_methods_match_scipy": 2,  # 15 s
     # (session 32's: truncnorm's methods compile big kernels, ~5 s each here)
     "test_scipy_truncnorm.py::test_distribution_functions": 6,  # 23 s, 6 cases
@@ -77,7 +77,7 @@ SLOW: dict[str, int] = {
     "test_elementwise_props.py::test_unary_sweep": 0,  # 29 s
     "test_elementwise_props.py::test_binary_sweep": 0,  # 17 s
     "test_sort_long.py::test_rows_match_numpy": 0,  # 29 s
-    "test_sort_long.py::test_rows_past_the_cache_sized_buckets": 2,  # 14 s
+    "test_sort_long.py::test_rows_past_the_cache_sized_buckets": 0,  # 14 s
     "test_sorting.py::test_searchsorted_matches_numpy": 0,  # 18 s
     "test_sorting.py::test_partition_properties": 0,  # 18 s
     "test_numpy_lib.py::test_products": 0,  # 27 s
@@ -109,6 +109,40 @@ SLOW: dict[str, int] = {
     "test_numpy_tail.py::test_isin": 0,  # 8 s
     "test_scipy_spectral.py::test_match_scipy": 2,  # 10 s
     "test_scipy_linalg.py::test_matches_scipy": 2,  # 8 s
+    # (session 33: the README's step had reached 15:18 of CI's 16 minutes here; these
+    # second tests of a kind (thread counts, a subprocess, a CLI's bad input), with the quick
+    # set's 0.6 of every hypothesis count (tests/conftest.py), leave the later steps time.
+    # Seconds on this 2-core x86-64-v3 machine.)
+    "test_sort_long.py::test_same_result_on_one_two_and_three_threads": 0,  # 8 s
+    "test_scatter.py::test_parallel_accumulation_does_not_depend_on_thread_count": 0,  # 8 s
+    "test_colreduce.py::test_same_bits_on_one_and_two_threads": 0,  # 5 s
+    "test_numpy_tail.py::test_vecdot_matvec_vecmat": 0,  # 8 s
+    "test_numpy_tail.py::test_clip_min_max_keywords": 0,  # 7 s
+    "test_numpy_tail.py::test_round_integers_negative_decimals": 0,  # 6 s
+    "test_scipy_ndinterp.py::test_geometric_transform_traces_the_mapping_once": 0,  # 8 s
+    "test_gridops.py::test_real_parts": 0,  # 6 s
+    "test_gridops.py::test_cross": 0,  # 3 s
+    "test_dask.py::test_property_chunkings": 0,  # 6 s
+    "test_dask.py::test_local_cluster_two_processes": 0,  # 5 s
+    "test_dask.py::test_argmax_ties_and_nan_match_numpy": 0,  # 5 s
+    "test_dask.py::test_profile_cli_reports_worker_threads_once": 0,  # 4 s
+    "test_scipy_ndimage.py::test_names_bound_before_fusejit_is_imported": 0,  # 6 s
+    "test_cache.py::test_debug_miss_log_names_the_changed_part": 0,  # 6 s
+    "test_cache.py::test_cache_command_bad_input_exits_nonzero_without_traceback": 0,  # 4 s
+    "test_trust_cache.py::test_clear_removes_a_killed_writers_temporaries_and_keeps_a_live_ones":
+        0,  # 6 s
+    "test_trust_cache.py::test_entry_copied_over_another_key_is_a_miss_that_rebuilds": 0,  # 5 s
+    "test_cuda_jit.py::test_a_cuda_run_skips_and_counts_refused_tests": 0,  # 6 s
+    "test_svd.py::test_cond_of_every_order": 0,  # 5 s
+    "test_special_elementary.py::test_powm1_every_case": 0,  # 5 s
+    "test_histdd.py::test_histogramdd_matches_numpy": 2,  # 9 s, 3 cases
+    "test_numpy_lib.py::test_cov_with_weights": 0,  # 5 s
+    "test_numpy_lib.py::test_nanargmax_nanargmin": 0,  # 4 s
+    "test_scipy_filter.py::test_cuda_emulated": 0,  # 6 s (g++; the emulation step)
+    "test_cuda_emu.py::test_float64_sums_are_compensated": 0,  # 4 s
+    "test_special.py::test_comb_of_traced_values": 0,  # 5 s
+    "test_tail_calls.py::test_pad_statistic_ramp_and_odd_modes_run_numpys_code": 0,  # 4 s
+    "test_profile.py::test_unknown_script_exits_2_without_traceback": 0,  # 3 s
 }
 
 MODE = os.environ.get("FUSEJIT_TEST_SLOW", "0")

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy import asarray as bound_asarray  # a name bound at import (frontend/captures.py)
@@ -378,7 +378,7 @@ DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float32, np.float
           np.complex64]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.data())
 def test_property_constructors(data) -> None:
     shape = data.draw(st.sampled_from([(), (1,), (3,), (2, 3), (0, 2), (2, 1, 2)]))
@@ -406,7 +406,7 @@ def test_property_constructors(data) -> None:
         run_both(f, x)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.data())
 def test_property_lists(data) -> None:
     """Lists and tuples of traced arrays of two dtypes, Python scalars and constants: NumPy's

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,7 @@ def pick_list_max(v):
     return max([v[0], v[1]])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.sampled_from(SPECIAL), min_size=3, max_size=3),
        st.sampled_from([np.float32, np.float64, np.int32]))
 def test_the_builtins_answers_bit_for_bit(vals, dtype) -> None:

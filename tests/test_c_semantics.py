@@ -24,7 +24,7 @@ import cffi
 import numpy as np
 import pytest
 import scipy.special
-from conftest import MARCH_FLAG, target_features
+from conftest import MARCH_FLAG, examples, target_features
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -631,7 +631,7 @@ def test_float_documented_edges(clib: CLib) -> None:
 # --------------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None)
 @given(data=st.data())
 def test_hypothesis_int_ops(clib: CLib, data: st.DataObject) -> None:
     suf = data.draw(st.sampled_from(["i16", "i32", "i64", "u16", "u32", "u64"]))
@@ -649,7 +649,7 @@ def test_hypothesis_int_ops(clib: CLib, data: st.DataObject) -> None:
         )
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None)
 @given(data=st.data())
 def test_hypothesis_float_ops(clib: CLib, data: st.DataObject) -> None:
     suf = data.draw(st.sampled_from(list(FLOAT_TYPES)))

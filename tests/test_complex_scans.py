@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, match_mask, on_cuda, snapshot
+from conftest import assert_same, assert_unmodified, examples, match_mask, on_cuda, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_complex import CDTYPES, quiet_numpy, special_grid
@@ -55,7 +55,7 @@ def _normwise(got: np.ndarray, want: np.ndarray, path: str) -> None:
 shapes = st.sampled_from([(5,), (0,), (3, 4), (4, 0), (2, 3, 5), (1, 6), (6, 1)])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(shapes, st.sampled_from(CDTYPES), st.sampled_from(["c", "transposed", "reversed"]),
        st.data())
 def test_scans_bit_for_bit(shape: tuple[int, ...], dtype: np.dtype, how: str,

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, snapshot
+from conftest import assert_same, assert_unmodified, examples, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_complex import CDTYPES, special_grid
@@ -41,7 +41,7 @@ def _same_values(got: np.ndarray, want: np.ndarray) -> None:
 shapes = st.sampled_from([(7,), (0,), (1,), (3, 5), (4, 0), (2, 3, 17), (40,)])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(shapes, st.sampled_from(CDTYPES), st.booleans(), st.data())
 def test_sorts_match_numpy(shape: tuple[int, ...], dtype: np.dtype, reverse: bool,
                            data: st.DataObject) -> None:

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +60,7 @@ def axis_for(draw, ndim: int, allow_tuple: bool = True):
     return draw(st.sampled_from(options))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(shapes, st.sampled_from(DTYPES), st.sampled_from(
     [None, 1, -1, np.inf, -np.inf, 0, 3, 0.5, 2, -2, "fro", "nuc"]), st.booleans(), st.data())
 def test_norm_property(shape, dtype, ord, keepdims, data) -> None:
@@ -108,7 +108,7 @@ def isclose_case(draw):
     return a, b
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(isclose_case(), st.booleans(), st.sampled_from([(1e-5, 1e-8), (0.0, 1e-3), (1e-2, 0.0)]))
 def test_isclose_property(case, equal_nan, tols) -> None:
     a, b = case
@@ -150,7 +150,7 @@ def average_case(draw):
     return x, axis, weights
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(average_case(), st.booleans(), st.sampled_from([np._NoValue, False, True]))
 def test_average_property(case, returned, keepdims) -> None:
     x, axis, weights = case
@@ -185,7 +185,7 @@ def masked_case(draw):
     return x, axis, mask
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(masked_case(), st.sampled_from(["mean", "method", "var", "std", "const"]),
        st.booleans())
 def test_masked_mean_property(case, fn, keepdims) -> None:
@@ -224,7 +224,7 @@ def rearranged_case(draw):
     return fn, layout(draw, shape, dtype), draw(st.integers(-2, 2)), draw(st.data())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(rearranged_case())
 def test_outer_diff_trilu_property(case) -> None:
     fn, x, k, data = case

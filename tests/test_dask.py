@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same
+from conftest import assert_same, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -250,7 +250,7 @@ def test_in_place_update_gives_a_new_array():
     assert_same(np.asarray(new.compute()), w0 - np.float32(0.1) * g.compute())
 
 
-@settings(max_examples=4)
+@settings(max_examples=examples(4))
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=4),
        st.lists(st.integers(1, 7), min_size=1, max_size=3))
 def test_property_chunkings(rows, cols):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, on_cuda, snapshot
+from conftest import assert_same, assert_unmodified, examples, on_cuda, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,7 +51,7 @@ def _fn(spec: str, n: int, optimize: Any) -> Any:
             lambda a, b, c, d: np.einsum(spec, a, b, c, d, optimize=optimize)][n - 2]
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(problems())
 def test_einsum_any_operands(problem: tuple) -> None:
     spec, ops, optimize = problem
@@ -130,7 +130,7 @@ def diagonal_problems(draw: Any) -> tuple[str, list[np.ndarray]]:
     return spec, ops
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(diagonal_problems())
 def test_einsum_diagonals_and_ellipsis_against_numpy(problem: tuple) -> None:
     spec, ops = problem

@@ -12,7 +12,7 @@ import shutil
 import cuda_fake
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -185,7 +185,7 @@ def test_gradients_are_refused_by_name() -> None:
         fusejit.grad(loss)(RNG.standard_normal(12))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(shape=st.lists(st.integers(1, 12), min_size=1, max_size=3),
        kind=st.sampled_from(["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]),
        n=st.one_of(st.none(), st.integers(1, 20)), axis=st.integers(-3, 2),

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +30,7 @@ def _array(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, how: st
     return x
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.sampled_from(SHAPES), st.sampled_from(DTYPES), st.sampled_from(["c", "strided",
                                                                            "reversed"]),
        st.integers(0, 2 ** 31))
@@ -43,7 +43,7 @@ def test_real_parts(shape: tuple, dtype: Any, how: str, seed: int) -> None:
         run_both(lambda x: (x[0].real, x[0].imag, np.conj(x[0])), x)  # NumPy scalars
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.lists(st.sampled_from([0, 1, 3]), min_size=1, max_size=3),
        st.sampled_from(["xy", "ij"]), st.booleans(), st.booleans(),
        st.sampled_from([np.int32, np.float32, np.float64]))
@@ -57,7 +57,7 @@ def test_meshgrid(sizes: list, indexing: str, sparse: bool, copy: bool, dtype: A
     run_both(lambda a: np.meshgrid(a.reshape(1, -1), a[::-1], indexing=indexing), xs[0])
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.sampled_from([2, 3]), st.sampled_from([2, 3]),
        st.sampled_from([(), (0,), (4,), (2, 1)]), st.sampled_from([(), (1,), (3, 1)]),
        st.sampled_from([np.int8, np.int64, np.uint8, np.float32, np.float64, np.bool_]),
@@ -102,7 +102,7 @@ def test_cross_errors() -> None:
 XP = np.array([-2.0, -0.5, 0.0, 1.0, 4.0])
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.sampled_from([(), (0,), (7,), (3, 4)]), st.sampled_from([np.float32, np.float64,
                                                                    np.int32]),
        st.sampled_from([None, -7.5]), st.sampled_from([None, 9.0]), st.booleans(),

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, run_both, snapshot
+from conftest import assert_same, assert_unmodified, examples, run_both, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +63,7 @@ cases = st.tuples(st.sampled_from(BATCHES), st.sampled_from([0, 1, 2, 5]),
                   st.integers(0, 2 ** 31))
 
 
-@settings(max_examples=10)  # each example compiles five programs
+@settings(max_examples=examples(10))  # each example compiles five programs
 @given(cases)
 def test_solve_inv_det_slogdet(case: tuple) -> None:
     batch, n, dtype, how, seed = case
@@ -79,7 +79,7 @@ def test_solve_inv_det_slogdet(case: tuple) -> None:
     _check(lambda a: tuple(np.linalg.slogdet(a)), a, tol=tol)
 
 
-@settings(max_examples=10)  # each example compiles five programs
+@settings(max_examples=examples(10))  # each example compiles five programs
 @given(cases)
 def test_cholesky_eigh(case: tuple) -> None:
     batch, n, dtype, how, seed = case

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy import sum as bound_sum  # a name bound at import (frontend/captures.py)
@@ -134,7 +134,7 @@ SCALARS = st.one_of(st.integers(-100, 100), st.floats(-1e3, 1e3, allow_nan=False
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(dtype=st.sampled_from(DTYPES), row=st.lists(SCALARS, min_size=3, max_size=3),
        op=st.sampled_from(["add", "multiply", "maximum", "less", "where"]))
 def test_property_number_lists(dtype, row, op) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, assert_unmodified, run_both, snapshot
+from conftest import assert_same, assert_unmodified, examples, run_both, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +56,7 @@ cases = st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from([None, 0
                   st.sampled_from(["full", "deficient"]), st.integers(0, 2 ** 31))
 
 
-@settings(max_examples=15, deadline=None)  # each example compiles two programs
+@settings(max_examples=examples(15), deadline=None)  # each example compiles two programs
 @given(cases)
 def test_lstsq_matches_numpy(case: tuple) -> None:
     m, n, k, adt, bdt, how, kind, seed = case

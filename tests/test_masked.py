@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -409,7 +409,7 @@ REDUCTIONS = {
 }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(shape=st.sampled_from([(7,), (0,), (1,), (4, 3), (3, 0), (2, 3, 2)]),
        dtype=st.sampled_from([np.float64, np.float32, np.int32, np.uint8]),
        reduction=st.sampled_from(sorted(REDUCTIONS)), rows=st.booleans(),

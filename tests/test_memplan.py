@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import assert_same, c_structure
+from conftest import assert_same, c_structure, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -334,7 +334,7 @@ STEP = st.tuples(st.sampled_from(["unary", "matmul", "add", "rowmax"]),
                  st.integers(0, 7), st.integers(0, 7), st.sampled_from(sorted(UNARY)))
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.lists(STEP, min_size=2, max_size=7), st.integers(0, 3))
 def test_random_chains_plan_and_run(steps, nout) -> None:
     def fn(x, w):

@@ -15,7 +15,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both, subprocess_env
+from conftest import assert_same, examples, run_both, subprocess_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_composite import layout
@@ -30,7 +30,7 @@ NUMERIC = [np.bool_, np.int8, np.int32, np.uint16, np.int64, np.float32, np.floa
 small = st.integers(0, 4)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.data())
 def test_cov_corrcoef(data):
     dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
@@ -101,7 +101,7 @@ def test_cov_weight_errors_are_numpys():
     assert_same(jf(x, aw), np.cov(x, aweights=aw))  # the same program, good weights
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_polyval_sinc_fix_nan_to_num(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -126,7 +126,7 @@ def test_polyval_traced_coefficients():
     run_both(np.polyval, p, x)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_trapezoid_gradient(data):
     dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
@@ -144,7 +144,7 @@ def test_trapezoid_gradient(data):
     run_both(lambda a: np.gradient(a), x)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_products(data):
     dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
@@ -166,7 +166,7 @@ def test_products(data):
              c.T, a.T)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_rot90_and_diagonals(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -183,7 +183,7 @@ def test_rot90_and_diagonals(data):
         run_both(lambda a: np.diag(a[0], off), x)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_correlate_convolve(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -200,7 +200,7 @@ def test_correlate_errors():
     run_both(lambda x: np.correlate(x, x[0]), np.ones((2, 2)))
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_vander_count_nonzero_select_choose(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -220,7 +220,7 @@ def test_vander_count_nonzero_select_choose(data):
         run_both(lambda i, a: np.choose(i, [a, -a, a + 1], mode=mode), idx, y)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.data())
 def test_nan_statistics(data):
     dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
@@ -239,7 +239,7 @@ def test_nan_statistics(data):
         run_both(lambda a: np.nanvar(a, axis=axis, dtype=np.float64), x)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.data())
 def test_digitize_searchsorted(data):
     dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
@@ -262,7 +262,7 @@ def test_searchsorted_nan_values():
     run_both(lambda a: np.searchsorted(bins, a, side="right"), x)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_nanargmax_nanargmin(data):
     dtype = data.draw(st.sampled_from([np.int32] + FLOATS))
@@ -295,7 +295,7 @@ def test_run_time_errors_of_nanargmax_and_choose():
         g(np.array([0, -1, 1, 0]), a)
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.data())
 def test_more_functions_through_numpy_code(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -438,7 +438,7 @@ scipy_special = pytest.importorskip("scipy.special")
 scipy_stats = pytest.importorskip("scipy.stats")
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(st.data())
 def test_scipy_array_api_functions(data):
     dtype = data.draw(st.sampled_from([np.int32] + FLOATS))

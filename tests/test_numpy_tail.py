@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_composite import layout
@@ -24,7 +24,7 @@ NUMERIC = [np.bool_, np.int8, np.int32, np.uint16, np.int64, np.float32, np.floa
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_delete(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -36,7 +36,7 @@ def test_delete(data):
     run_both(lambda a: np.delete(a, obj, axis=axis), x)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_insert(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -60,7 +60,7 @@ def test_insert_delete_refuse_traced_indices():
         fusejit.jit(lambda a, i: np.insert(a, i, 0.0))(x, np.array([1]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_piecewise(data):
     dtype = data.draw(st.sampled_from([np.int32, np.int64, np.float32, np.float64]))
@@ -80,7 +80,7 @@ def test_piecewise(data):
         run_both(lambda a: np.piecewise(a, a > 1, [lambda t: t / 2, 0]), x)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_linspace_logspace_geomspace(data):
     dtype = data.draw(st.sampled_from([np.int32, np.int64, np.float32, np.float64]))
@@ -122,7 +122,7 @@ def test_linspace_scalars_and_errors():
         jg(np.array([0.0, 8.0]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_vecdot_matvec_vecmat(data):
     dtype = data.draw(st.sampled_from(NUMERIC))
@@ -146,7 +146,7 @@ def test_gufunc_errors():
         fusejit.jit(lambda a: np.vecdot(a, a, out=a[:, 0]))(x)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.data())
 def test_ediff1d(data):
     dtype = data.draw(st.sampled_from(NUMERIC[1:]))
@@ -156,7 +156,7 @@ def test_ediff1d(data):
     run_both(lambda a: np.ediff1d(a, to_end=end, to_begin=begin), x)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.data())
 def test_round_integers_negative_decimals(data):
     dtype = data.draw(st.sampled_from([np.int8, np.uint8, np.int32, np.uint32, np.int64,
@@ -193,7 +193,7 @@ def test_apply_along_axis_calls_the_function_per_slice():
         fusejit.jit(lambda a: np.apply_along_axis(np.sum, 1, a))(np.ones((100, 3)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.data())
 def test_isin(data):
     dtype = data.draw(st.sampled_from([np.int8, np.int64, np.float32, np.float64]))
@@ -208,7 +208,7 @@ def test_isin(data):
     run_both(lambda a: np.isin(a, [1, 2], kind="bogus"), x)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.data())
 def test_clip_min_max_keywords(data):
     dtype = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
@@ -218,7 +218,7 @@ def test_clip_min_max_keywords(data):
     run_both(lambda a: np.clip(a, -1, max=1), x)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.data())
 def test_linalg_array_api_functions(data):
     """np.linalg's Array API functions through NumPy's own code (frontend/numpy_lib.py)."""

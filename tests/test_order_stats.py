@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -46,7 +46,7 @@ def _axis(data, ndim):
     return data.draw(st.sampled_from(choices))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(0, 3), st.data())
 def test_quantiles_match_numpy(ndim, data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim)))
@@ -69,7 +69,7 @@ def test_quantiles_match_numpy(ndim, data) -> None:
                                          keepdims=keep), x)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 3), st.data())
 def test_nan_quantiles_match_numpy(ndim, data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim)))
@@ -105,7 +105,7 @@ def test_median_rows_and_errors() -> None:
         fusejit.jit(lambda x: np.nanquantile(x, 0.5, method="hazen"))(x)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.data())
 def test_histogram_matches_numpy(data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(0, 30), min_size=0, max_size=2)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ def arrays(draw, min_dims: int = 0):
     return a
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(arrays(), st.data())
 def test_flip_and_roll_match_numpy(a, data) -> None:
     nd = a.ndim
@@ -40,7 +40,7 @@ def test_flip_and_roll_match_numpy(a, data) -> None:
         run_both(lambda a: (np.fliplr(a), np.flipud(a), np.roll(a, (1, -2), (0, -1))), a)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(arrays(), st.lists(st.integers(0, 3), min_size=1, max_size=4), st.data())
 def test_tile_and_repeat_match_numpy(a, reps, data) -> None:
     note(f"{a.dtype}{a.shape} reps={reps}")
@@ -54,7 +54,7 @@ def test_tile_and_repeat_match_numpy(a, reps, data) -> None:
     run_both(lambda a: np.repeat(a, counts, axis), a)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(arrays(min_dims=1), st.sampled_from(["constant", "edge", "wrap", "reflect",
                                             "symmetric"]), st.data())
 def test_pad_matches_numpy(a, mode, data) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, c_structure, run_both
+from conftest import assert_same, c_structure, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -53,7 +53,7 @@ FUNCS = {
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(0, 3), st.data())
 def test_scans_match_numpy(ndim, data) -> None:
     shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, on_cuda
+from conftest import assert_same, examples, on_cuda
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -116,7 +116,7 @@ def _apply(x, index, value, op):
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(scatters())
 def test_scatter_matches_numpy(case) -> None:
     x, index, value, op, where, traced = case
@@ -313,7 +313,7 @@ def test_cuda_renders_scatter_kernels_serially() -> None:
     assert "one thread, the points in NumPy's order" in render_cuda(program).body
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 40), st.integers(1, 12), st.sampled_from([np.int64, np.int32, np.uint8,
                                                                 np.int8, np.bool_]),
        st.sampled_from(["none", "float64", "float32", "int32", "computed"]), st.integers(0, 5))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import run_both
+from conftest import examples, run_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,7 +50,7 @@ def test_cross_entropy_gradient_is_one_row_kernel() -> None:
     run_both(xent_grad, logits, np.concatenate([labels[:-1], [-38]]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 9), st.integers(0, 6), st.sampled_from([(), (3,)]),
        st.sampled_from([np.float32, np.float64, np.int32, np.int8]),
        st.sampled_from(["sub", "set", "set_scalar", "mixed", "int_idx"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,7 +85,7 @@ def test_to_rounding(name: str) -> None:
     _check(fusejit.jit(f)(*args), f(*args), exact=False)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2), st.sampled_from([0, 1, 2]),
        st.sampled_from(["float64", "float32", "int16"]), st.booleans(), st.integers(0, 99))
 def test_random_filters(nb: int, na: int, n_outer: int, axis: int, dtype: str, with_zi: bool,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -219,7 +220,7 @@ def test_errors_are_scipys() -> None:
         traced_zoom(IMG, 2.0)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(n0=st.integers(1, 6), n1=st.integers(2, 7), order=st.integers(0, 5),
        mode=st.sampled_from(MODES), dy=st.floats(-4, 4), zx=st.floats(0.3, 2.5))
 def test_shift_then_zoom_property(n0: int, n1: int, order: int, mode: str, dy: float,

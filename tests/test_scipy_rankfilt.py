@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +66,7 @@ def test_scipys_values(name: str) -> None:
     _same(fusejit.jit(f)(x), f(x))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.sampled_from(["median_filter", "maximum_filter", "minimum_filter", "rank_filter",
                         "percentile_filter"]),
        st.sampled_from(MODES), st.integers(1, 5), st.integers(1, 4), st.integers(-1, 1),

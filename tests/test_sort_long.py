@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import run_both
+from conftest import examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -91,7 +91,7 @@ def _check(name: str, x: np.ndarray) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_rows_match_numpy(data) -> None:
     n = data.draw(st.one_of(st.sampled_from(LENGTHS), st.integers(0, 300)))

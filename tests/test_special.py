@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, match_mask
+from conftest import assert_same, examples, match_mask
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -218,7 +218,7 @@ def test_integer_bool_and_float16_operands(name: str) -> None:
         _check(name, jf(*args), want, args)
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.data())
 def test_shapes_layouts_and_fusion(data) -> None:
     name = data.draw(st.sampled_from(sorted(SPECIAL_UFUNCS)))

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import subprocess_env
+from conftest import examples, subprocess_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +77,7 @@ _FLOATS = (st.floats(min_value=-1e290, max_value=1e290, allow_nan=False, allow_i
 
 
 @pytest.mark.parametrize("n", (3, 64))
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(data=st.data())
 def test_adversarial_float64_sums_against_fsum(n: int, data: st.DataObject) -> None:
     values = data.draw(st.lists(_FLOATS, min_size=n, max_size=n))
@@ -85,7 +85,7 @@ def test_adversarial_float64_sums_against_fsum(n: int, data: st.DataObject) -> N
 
 
 @pytest.mark.parametrize("n", (1000, 5000))
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(values=st.lists(_FLOATS, min_size=1, max_size=40), seed=st.integers(0, 2**32 - 1))
 def test_adversarial_long_float64_sums_against_fsum(n: int, values: list[float],
                                                     seed: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_both
+from conftest import assert_same, examples, run_both
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -65,7 +65,7 @@ def reshape_case(draw):
     return x, tuple(new)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(reshape_case(), st.sampled_from(["method", "function", "then_op", "of_expr"]))
 def test_reshape_property(case, form) -> None:
     x, new = case
@@ -79,7 +79,7 @@ def test_reshape_property(case, form) -> None:
     run_both(f, x)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(reshape_case())
 def test_ravel_and_flatten_property(case) -> None:
     x, _ = case
@@ -169,7 +169,7 @@ def concat_case(draw):
     return pieces, axis
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(concat_case(), st.sampled_from(["plain", "exprs", "none", "consumed"]))
 def test_concatenate_property(case, form) -> None:
     pieces, axis = case
@@ -183,7 +183,7 @@ def test_concatenate_property(case, form) -> None:
     run_both(fixed(len(pieces), f), *pieces)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=0, max_size=2), st.integers(1, 3), st.data())
 def test_stack_family_property(shape, n, data) -> None:
     xs = [layout(data.draw, tuple(shape)) for _ in range(n)]
