@@ -23,7 +23,8 @@ in double there too). Gradients come from the functions they are made of.
   ellipj(u, m): sn, cn, dn and ph, an op each (codegen/include/fj_special_ellip.h); airy and
   airye: Ai, Ai', Bi, Bi' (codegen/include/fj_special_airy.h);
 - round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py;
-- bdtri, nbdtri, gdtrix, gdtria: frontend/special_dtri.py.
+- bdtri, nbdtri, gdtrix, gdtria: frontend/special_dtri.py;
+- lambertw (SciPy's private ufunc `_lambertw` behind it): frontend/special_lambertw.py.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from . import tracer as T
 from .special_dtri import INVERSES
 from .special_elementary import ELEMENTARY, stand_ins
 from .special_elementary import as_float as _f64  # (float64 operands)
+from .special_lambertw import lambertw
 
 _AGM_STEPS = 20
 
@@ -165,7 +167,7 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "ellipj": _results("ellipj"), "airy": _results("airy"), "airye": _results("airye"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
-    "ellipe": _ellipe, "exp10": _exp10, **ELEMENTARY, **INVERSES}
+    "ellipe": _ellipe, "exp10": _exp10, "_lambertw": lambertw, **ELEMENTARY, **INVERSES}
 
 
 def _cast(out: Any, dtype: np.dtype) -> Any:
@@ -179,7 +181,8 @@ def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
     """The traced function for scipy.special's `ufunc`, when it is one of COMPOSITES: its
     value in float64, cast to the dtype SciPy's loop gives (NaN where SciPy's is)."""
     impl = COMPOSITES.get(ufunc.__name__)
-    if impl is None or getattr(_special(), ufunc.__name__, None) is not ufunc:
+    owner = _special() if not ufunc.__name__.startswith("_") else _special()._ufuncs
+    if impl is None or getattr(owner, ufunc.__name__, None) is not ufunc:
         return None
 
     def call(*args: Any) -> Any:

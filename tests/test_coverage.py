@@ -209,6 +209,7 @@ CALLS: dict[str, list[tuple[str, Callable[..., Any], tuple]]] = {
          ("scipy.special.bdtri(3, 10, p)", lambda p: sp.bdtri(3, 10, p), (P,)),
          ("scipy.special.ndtri_exp(-v ** 2)", lambda v: sp.ndtri_exp(-v ** 2), (V,)),
          ("scipy.special.owens_t(v, p * 3)", lambda v, p: sp.owens_t(v, p * 3), (V, P)),
+         ("scipy.special.lambertw(v, -1)", lambda v: sp.lambertw(v, -1), (V,)),
          ("scipy.special.elliprj(p, 2 * p, 3.0, v)",
           lambda v, p: sp.elliprj(p, 2 * p, 3.0, v), (V, P)),
          ("scipy.special.kolmogorov(p * 2)", lambda p: sp.kolmogorov(p * 2), (P,)),
