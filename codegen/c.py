@@ -83,6 +83,7 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_ibeta.h",  # betainc, stdtr
             "fj_special_dquant.h",  # pdtrik, binom's and nbinom's (after igam.h and ibeta.h)
             "fj_special_hyper.h",  # hypergeom's (after ibeta.h)
+            "fj_special_ncx2.h",  # ncx2's pdf (after igam.h and jy.h)
             "fj_special_ellip.h",  # ellipkinc, ellipeinc, ellipj
             "fj_special_carlson.h",  # elliprf & co. (after ellip.h)
             "fj_special_misc.h",  # spence, kolmogorov & co.

@@ -24,7 +24,8 @@ in double there too). Gradients come from the functions they are made of.
   airye: Ai, Ai', Bi, Bi' (codegen/include/fj_special_airy.h);
 - round, cosm1, radian, powm1, agm, zetac: frontend/special_elementary.py;
 - bdtri, nbdtri, gdtrix, gdtria: frontend/special_dtri.py;
-- lambertw (SciPy's private ufunc `_lambertw` behind it): frontend/special_lambertw.py.
+- lambertw (SciPy's private ufunc `_lambertw` behind it) and wrightomega of real x:
+  frontend/special_lambertw.py.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from . import tracer as T
 from .special_dtri import INVERSES
 from .special_elementary import ELEMENTARY, stand_ins
 from .special_elementary import as_float as _f64  # (float64 operands)
-from .special_lambertw import lambertw
+from .special_lambertw import lambertw, wrightomega
 
 _AGM_STEPS = 20
 
@@ -167,7 +168,8 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "ellipj": _results("ellipj"), "airy": _results("airy"), "airye": _results("airye"),
     "bdtr": _bdtr, "bdtrc": _bdtrc, "nbdtr": _nbdtr, "nbdtrc": _nbdtrc, "gdtr": _gdtr,
     "gdtrc": _gdtrc, "pdtri": _pdtri, "ellipk": _ellipk, "ellipkm1": _ellipkm1,
-    "ellipe": _ellipe, "exp10": _exp10, "_lambertw": lambertw, **ELEMENTARY, **INVERSES}
+    "ellipe": _ellipe, "exp10": _exp10, "_lambertw": lambertw, "wrightomega": wrightomega,
+    **ELEMENTARY, **INVERSES}
 
 
 def _cast(out: Any, dtype: np.dtype) -> Any:

@@ -1,7 +1,8 @@
-"""scipy.special.lambertw(z, k=0, tol=1e-8), traced as complex operations (frontend/
-special_composite.py's COMPOSITES takes SciPy's ufunc `_lambertw` behind it): the k-th branch
-of the inverse of w e^w, complex128 for any operand, as SciPy computes it, by Halley's
-iteration from a first guess:
+"""scipy.special.lambertw(z, k=0, tol=1e-8) and wrightomega(x) of real x, traced as
+complex and real operations (frontend/special_composite.py's COMPOSITES takes them, and
+SciPy's ufunc `_lambertw` behind lambertw). lambertw: the k-th branch of the inverse of
+w e^w, complex128 for any operand, as SciPy computes it, by Halley's iteration from a first
+guess:
 
 - near the branch point -1/e (|p| < 1.1, p = sqrt(2 (e z + 1)) with e z + 1 computed from
   1/e in two parts, so it keeps its digits next to -1/e), for k = 0 and for k = -1 (Im z >= 0)
@@ -44,6 +45,7 @@ _BRANCH_GUESS = 1.1  # |p| below which the branch-point series is the first gues
 _BRANCH_VALUE = 0.01  # |p| below which it is the value
 _ORIGIN_GUESS = 0.25  # |z| below which (k = 0) the Maclaurin series is
 _TOL = (1e-13, 1e-6)  # the tol accepted (_checked_tol)
+_OMEGA_STEPS = 3  # Fritsch's steps for wrightomega (fourth order; 2 reach the last bit)
 
 
 def _branch_coefficients(n: int) -> list[float]:
@@ -156,3 +158,35 @@ def lambertw(z: Any, k: Any, tol: Any) -> Any:
     w = np.where(x == np.inf, pack(x, y + twopik), w)
     w = np.where(x == -np.inf, pack(-x, -y + twopik + np.pi), w)
     return np.where(np.isnan(x) | np.isnan(y), z, w)
+
+
+def _fsc_step(w: Any, x: Any) -> Any:
+    """One step of Fritsch, Shafer and Crowley's iteration for w + log w = x (fourth order)."""
+    r = x - w - np.log(w)
+    w1 = w + 1
+    t = w1 + 2 * r / 3  # (the ratio's terms divided by w + 1: no square of a large w)
+    return w * (1 + r / w1 * (t - r / (2 * w1)) / (t - r / w1))
+
+
+def wrightomega(x: Any) -> Any:
+    """scipy.special.wrightomega of real x: the w with w + log w = x (W_0(e^x), without
+    forming e^x). e^x (1 - e^x + 3/2 e^2x - 8/3 e^3x) below x = -10 (exact to the last bit
+    there, 0 below -745 as SciPy's), else _OMEGA_STEPS of Fritsch's iteration from
+    Winitzki's guess for W_0(e^x) (x <= 1) or x - log x + log x / x; NaN, +inf and -inf give
+    NaN, inf and 0. Complex z is refused by name."""
+    x = T.array_operand(x)
+    if np.dtype(getattr(x, "dtype", np.asarray(x).dtype)).kind == "c":
+        raise T.UnsupportedError(f"scipy.special.wrightomega of complex values is not "
+                                 f"supported by fusejit{T.where_msg()}; compute it outside "
+                                 "the compiled function")
+    x = x.astype(np.float64) if isinstance(x, T.Tracer) else np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        ex = np.exp(np.minimum(x, 1.0))
+        tiny = ex * _horner([1.0, -1.0, 1.5, -8.0 / 3.0], ex)
+        lg = np.log1p(ex)
+        lx = np.log(np.maximum(x, 1.0))
+        w = np.where(x <= 1, lg * (1 - np.log1p(lg) / (2 + lg)), x - lx + lx / x)
+        for _ in range(_OMEGA_STEPS):
+            w = _fsc_step(w, x)
+        w = np.where(x < -10, tiny, w)
+        return np.where(np.isinf(x), np.where(x > 0, x, 0.0), w)

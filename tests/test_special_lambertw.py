@@ -132,3 +132,32 @@ def test_fused_into_real_code_and_gradient_refused() -> None:
     np.testing.assert_allclose(fusejit.jit(wien)(a), wien(a), rtol=1e-15)
     with pytest.raises(UnsupportedError, match="complex"):
         fusejit.grad(lambda a: np.sum(wien(a)))(a)
+
+
+def test_wrightomega_of_real_x() -> None:
+    """w + log w = x: 2e-15 of SciPy from -800 to 1.7e308, plus the conditioning of w in x
+    (|x| / (1 + w) half-ulps of x: both round log w next to x for negative x; SciPy returns
+    e^x itself below x ~ -33.27, and drops a part of -e^2x just above: fusejit keeps it, as
+    mpmath), its special values, float32's loop, a gradient (w / (1 + w)); complex z
+    refused by name."""
+    x = np.concatenate([R.uniform(-800, 800, 400), R.uniform(-35, 5, 400),
+                        10.0 ** np.linspace(-300, 308, 60), -(10.0 ** np.linspace(-300, 308, 60)),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, -10.0, 1.0, 1e20, 1.7e308]])
+    got, want = fusejit.jit(lambda x: sp.wrightomega(x))(x), sp.wrightomega(x)
+    rtol = 2e-15 + 1.2e-16 * np.abs(x) / (1 + np.abs(want)) + np.where(
+        x < -30, 1.2 * np.exp(np.minimum(x, 0.0)), 0.0)
+    ok = (got == want) | (np.abs(got - want) <= rtol * np.abs(want)) | (
+        np.isnan(got) & np.isnan(want))
+    assert ok.all(), (x[~ok], got[~ok], want[~ok])
+    assert got.dtype == want.dtype == np.float64
+    assert fusejit.jit(lambda x: sp.wrightomega(x))(np.float64(-33.27153402925887)) == (
+        3.5510465599194737e-15)  # (mpmath; SciPy: e^x = 3.5510465599194863e-15)
+    x32 = np.array([-3.0, 0.5, 40.0], np.float32)
+    got32 = fusejit.jit(lambda x: sp.wrightomega(x))(x32)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, sp.wrightomega(x32), rtol=1e-7)
+    g = fusejit.grad(lambda x: np.sum(sp.wrightomega(x)))(np.array([-12.0, -1.0, 0.5, 30.0]))
+    w = sp.wrightomega(np.array([-12.0, -1.0, 0.5, 30.0]))
+    np.testing.assert_allclose(g, w / (1 + w), rtol=1e-13)
+    with pytest.raises(UnsupportedError, match="wrightomega of complex"):
+        fusejit.jit(lambda z: sp.wrightomega(z))(np.array([1 + 1j]))
