@@ -83,12 +83,12 @@ _SPECIAL = ("fj_special.h",  # scipy.special ufuncs
             "fj_special_ibeta.h",  # betainc, stdtr
             "fj_special_dquant.h",  # pdtrik, binom's and nbinom's (after igam.h and ibeta.h)
             "fj_special_hyper.h",  # hypergeom's (after ibeta.h)
-            "fj_special_ncx2.h",  # ncx2's pdf (after igam.h and jy.h)
             "fj_special_ellip.h",  # ellipkinc, ellipeinc, ellipj
             "fj_special_carlson.h",  # elliprf & co. (after ellip.h)
             "fj_special_misc.h",  # spence, kolmogorov & co.
             "fj_special_owens.h",  # owens_t
-            "fj_special_inv.h")  # their inverses
+            "fj_special_inv.h",  # their inverses
+            "fj_special_ncx2.h")  # ncx2's (after igam.h, jy.h and inv.h)
 _PARTS = {"vector": _VECTOR_MATH, "special": _SPECIAL, "complex": ("fj_complex.h",),
           "reduce": ("fj_reduce.h",)}
 _NEEDS = {  # (generous: a name that only looks like one of theirs costs a slower compile)

@@ -111,9 +111,9 @@ _SPECIAL_HEADERS = ("fj_special_bessel.h", "fj_special.h", "fj_special_kv.h",
                     "fj_special_series.h",
                     "fj_special_beta.h", "fj_special_poly.h", "fj_special_igam.h",
                     "fj_special_trigint.h", "fj_special_ibeta.h", "fj_special_dquant.h",
-                    "fj_special_hyper.h", "fj_special_ncx2.h",
+                    "fj_special_hyper.h",
                     "fj_special_ellip.h", "fj_special_carlson.h", "fj_special_misc.h",
-                    "fj_special_owens.h", "fj_special_inv.h")
+                    "fj_special_owens.h", "fj_special_inv.h", "fj_special_ncx2.h")
 # the Bessel functions' and zeta sums', the polynomials' recurrences and the incomplete gamma
 # and beta functions' loops are called, not inlined into every caller (inlined, they double
 # nvcc's time on a program that uses several)

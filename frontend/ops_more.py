@@ -40,7 +40,7 @@ SPECIAL_UFUNCS = {"xlogy": 2, "xlog1py": 2, "entr": 1, "rel_entr": 2, "kl_div": 
                   "elliprj": 4,  # fj_special_carlson.h
                   "spence": 1, "kolmogorov": 1, "kolmogi": 1,  # fj_special_misc.h
                   "owens_t": 2,  # fj_special_owens.h
-                  "chndtr": 3,  # fj_special_ncx2.h
+                  "chndtr": 3, "chndtrix": 3,  # fj_special_ncx2.h
                   "exprel": 1, "sindg": 1, "cosdg": 1, "tandg": 1, "cotdg": 1,
                   "kv": 2, "kve": 2, "k0": 1, "k0e": 1, "k1": 1, "k1e": 1,  # fj_special_kv.h
                   "erfi": 1, "dawsn": 1,  # fj_special_series.h
@@ -66,7 +66,7 @@ for _n, _k in SPECIAL_UFUNCS.items():
 # (frontend/scipy_stats.py): scipy.stats.binom's pmf, cdf and sf, beta's pdf (fj_special_ibeta.h),
 # beta's ppf and cauchy's ppf and isf (fj_special_inv.h), binom's ppf and isf and nbinom's pmf,
 # cdf, sf, ppf and isf (fj_special_dquant.h), hypergeom's pmf, cdf and sf (fj_special_hyper.h),
-# ncx2's pdf and sf (fj_special_ncx2.h)
+# ncx2's pdf, sf and isf (fj_special_ncx2.h)
 PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, "beta_ppf": 3,
                   "cauchy_ppf": 3, "cauchy_isf": 3,
                   # scipy.stats.binom's quantiles and nbinom's functions: fj_special_dquant.h
@@ -74,8 +74,8 @@ PRIVATE_UFUNCS = {"binom_pmf": 3, "binom_cdf": 3, "binom_sf": 3, "beta_pdf": 3, 
                                    "nbinom_sf", "nbinom_ppf", "nbinom_isf"), 3),
                   # scipy.stats.hypergeom's pmf, cdf and sf: fj_special_hyper.h
                   **dict.fromkeys(("hypergeom_pmf", "hypergeom_cdf", "hypergeom_sf"), 4),
-                  # scipy.stats.ncx2's pdf and sf: fj_special_ncx2.h
-                  "ncx2_pdf": 3, "ncx2_sf": 3,
+                  # scipy.stats.ncx2's pdf, sf and isf: fj_special_ncx2.h
+                  "ncx2_pdf": 3, "ncx2_sf": 3, "ncx2_isf": 3,
                   # scipy.stats.kstwobign's pdf, cdf and ppf: fj_special_misc.h
                   "kolmogc": 1, "kolmogci": 1, "kolmogp": 1,
                   "zeta": 2, "riemann_zeta": 1,  # (scipy.special.zeta's: fj_special_series.h)

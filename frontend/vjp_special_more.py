@@ -113,7 +113,7 @@ def rules(refused: Callable[[str], Any]) -> dict[str, Any]:
                              "hypergeom_logcdf", "hypergeom_logsf"),
                             refused("scipy.stats.hypergeom's functions are not differentiated "
                                     "by fusejit")),
-            **dict.fromkeys(("ncx2_pdf", "ncx2_sf", "chndtr"), refused(
+            **dict.fromkeys(("ncx2_pdf", "ncx2_sf", "ncx2_isf", "chndtr", "chndtrix"), refused(
                 "scipy.stats.ncx2's functions (scipy.special.chndtr) are not differentiated by "
                 "fusejit")),
             **{f"{n}_{p}": airy(n, p) for n in ("airy", "airye") for p in ("ai", "aip", "bi",

@@ -93,6 +93,46 @@ TAILS = [
 ]
 
 
+def test_quantiles_against_scipy_and_round_trips() -> None:
+    """scipy.special.chndtrix and _ncx2_isf: 1e-12 of SciPy's (both solve to full precision)
+    for p above 1e-30 (below, SciPy's own distribution functions lose digits: its
+    isf(1.2e-287, 9.28, 388) is 2623, whose sf is 1.4e-216); from 1e-300 up, fusejit's own
+    distribution functions give back p and q to 1e-13 plus the conditioning, 4e-16 (x + k)
+    (d log G / d log x), and the granularity of x^(k/2) as exp(k/2 log x) for a tiny x,
+    4e-16 k |log x|; SciPy's values at the ends and outside [0, 1], and its floor
+    DBL_MIN / 4 for a root below it."""
+    n = 600
+    p = np.concatenate([10.0 ** R.uniform(-300, -1, n // 2), R.uniform(0, 1, n // 2)])
+    k, nc = 10.0 ** R.uniform(-1, 3, n), 10.0 ** R.uniform(-3, 3, n)
+    f = fusejit.jit(lambda p, k, nc: (sp.chndtrix(p, k, nc), u._ncx2_isf(p, k, nc),
+                                      sp.chndtr(sp.chndtrix(p, k, nc), k, nc),
+                                      u._ncx2_sf(u._ncx2_isf(p, k, nc), k, nc)))
+    ppf, isf, p_back, q_back = f(p, k, nc)
+    floor = np.finfo(float).tiny / 4
+    for got, want, back in ((ppf, sp.chndtrix(p, k, nc), p_back),
+                            (isf, u._ncx2_isf(p, k, nc), q_back)):
+        ok = (p < 1e-30) | (np.abs(got - want) <= 1e-12 * want)
+        assert ok.all(), (p[~ok], k[~ok], nc[~ok], got[~ok], want[~ok])
+        cond = 1e-13 + 4e-16 * (got + k) + 4e-16 * k * np.abs(np.log(got))
+        ok = (got == floor) | (np.abs(back - p) <= cond * p)
+        assert ok.all(), (p[~ok], k[~ok], nc[~ok], got[~ok], back[~ok])
+    at_floor = sp.chndtrix(p, k, nc) == floor
+    assert at_floor.any() and (ppf[at_floor] == floor).all()
+    ends = np.array([0.0, 1.0, -0.1, 1.1, np.nan, 0.5, 0.5, 1 - 1e-16])
+    kk, ll = np.array([3, 3, 3, 3, 3, 0, 3, 3.0]), np.array([2, 2, 2, 2, 2, 2, 0, 2.0])
+    got = fusejit.jit(lambda p, k, nc: (sp.chndtrix(p, k, nc), u._ncx2_isf(p, k, nc)))(
+        ends, kk, ll)
+    np.testing.assert_allclose(got[0][:7], sp.chndtrix(ends, kk, ll)[:7], rtol=1e-12)
+    np.testing.assert_allclose(got[1][1:7], u._ncx2_isf(ends[1:7], kk[1:7], ll[1:7]), rtol=1e-12)
+    assert got[1][0] == np.inf  # (SciPy's private ufunc raises OverflowError at q = 0)
+    # p = 1 - 2^-53: fusejit solves sf = 2^-53 (mpmath: sf(97.12293003489425) = 1.1102e-16);
+    # SciPy's 95.0622 solves the cdf, which cannot tell (mpmath: its sf is 2.69e-16); the
+    # isf alike (mpmath: cdf(1.0879040744759506e-10) = 1.11022302462516e-16, SciPy's root
+    # 1.087904074468059e-10 gives 1.11022302461308e-16)
+    assert abs(got[0][7] / 97.12293003489425 - 1) < 1e-13
+    assert abs(got[1][7] / 1.0879040744759506e-10 - 1) < 1e-13
+
+
 def test_far_tails_mpmath() -> None:
     x, k, nc, upper, want = (np.array(c) for c in zip(*TAILS))
     cdf, sf = fusejit.jit(lambda x, k, nc: (sp.chndtr(x, k, nc), u._ncx2_sf(x, k, nc)))(x, k,
@@ -116,16 +156,17 @@ def test_domain_and_special_values() -> None:
 
 
 def test_distribution_methods() -> None:
-    """ncx2's pdf, logpdf, cdf and sf with nc = 0 mixed in (SciPy's chi2 there), x outside
-    the support, invalid shapes (NaN), broadcasting, float32 and a 0-d call; the gradient is
-    refused; the quantiles (and logcdf, logsf: SciPy's choose by the median) are refused by
-    name."""
+    """ncx2's pdf, logpdf, cdf, sf, logcdf, logsf (SciPy's choose by the median: the
+    quantile) ppf and isf with nc = 0 mixed in (SciPy's chi2 there), x outside the support,
+    invalid shapes (NaN), broadcasting, float32 and a 0-d call; the gradient is refused."""
     x = np.concatenate([np.linspace(-1, 40, 60), [0.0, 1e-3]])
     nc = np.where(np.arange(x.size) % 3 == 0, 0.0, 4.5)
-    for method in ("pdf", "logpdf", "cdf", "sf"):
+    q = np.concatenate([np.linspace(0, 1, x.size - 2), [1e-200, -0.5]])
+    for method in ("pdf", "logpdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"):
         fn = getattr(st.ncx2, method)
         f = fusejit.jit(lambda x, nc, fn=fn: fn(x, 3.5, nc))
-        np.testing.assert_allclose(f(x, nc), fn(x, 3.5, nc), rtol=1e-12, atol=1e-300)
+        arg = q if method in ("ppf", "isf") else x
+        np.testing.assert_allclose(f(arg, nc), fn(arg, 3.5, nc), rtol=1e-12, atol=1e-300)
     k = np.array([[2.0], [7.0], [-1.0]])
     g = fusejit.jit(lambda x, k: st.ncx2.pdf(x, k, 1.5))
     np.testing.assert_allclose(g(x, k), st.ncx2.pdf(x, k, 1.5), rtol=1e-12)
@@ -137,9 +178,6 @@ def test_distribution_methods() -> None:
         with pytest.raises(UnsupportedError, match="ncx2's functions"):
             fusejit.grad(lambda x, m=method: np.sum(getattr(st.ncx2, m)(x, 3, 2)))(
                 np.array([1.0, 2.0]))
-    for method in ("ppf", "logcdf"):
-        with pytest.raises(UnsupportedError, match=f"ncx2.{method} of traced values"):
-            fusejit.jit(lambda q, m=method: getattr(st.ncx2, m)(q, 3, 2))(np.array([0.5]))
 
 
 def test_skellam_through_ncx2() -> None:

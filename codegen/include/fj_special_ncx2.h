@@ -1,8 +1,9 @@
 /*
- * fj_special_ncx2.h -- scipy.stats.ncx2's density, SciPy's private ufunc _ncx2_pdf(x, k, l)
- * (Boost's non-central chi-squared pdf, as SciPy 1.17 calls it), for fusejit's generated C
- * (and CUDA: device functions). After fj_special_igam.h (fj_sp_igam_fac) and fj_special_jy.h
- * (fj_sp_iv). Doubles.
+ * fj_special_ncx2.h -- scipy.stats.ncx2's functions: SciPy's private ufuncs _ncx2_pdf(x, k, l),
+ * _ncx2_sf and _ncx2_isf (Boost's non-central chi-squared, as SciPy 1.17 calls it) and
+ * scipy.special.chndtr and chndtrix, for fusejit's generated C (and CUDA: device functions).
+ * After fj_special_igam.h (fj_sp_igam_fac), fj_special_jy.h (fj_sp_iv) and fj_special_inv.h
+ * (fj_sp_gammaincinv). Doubles.
  *
  * Boost's choice of method: for l <= 50, unless the exponent r = (k/4 - 1/2) log(x/l) -
  * (x + l)/2 is beyond a quarter of the largest double's log, the Bessel form
@@ -18,6 +19,7 @@
 
 #define FJ_NCX2_ITER 1000000
 #define FJ_NCX2_EPS 2.220446049250313e-16
+#define FJ_NCX2_FLOOR 5.562684646268003e-309  /* (Boost's smallest quantile, DBL_MIN / 4) */
 
 /* x^(a-1) e^-x / Gamma(a), Boost's gamma_p_derivative (0 where it underflows; at x = 0 its
  * limit, as Boost's) */
@@ -33,6 +35,7 @@ static inline double fj_sp_ncx2_gpd(double a, double x) {
  * 10% of a value near 1e-200 there; mpmath agrees with this sum) */
 static inline double fj_sp_ncx2_mixture(double x, double k, double l) {
     const double x2 = 0.5 * x, n2 = 0.5 * k, l2 = 0.5 * l, c = l2 * x2;
+    if (isinf(c)) return 0.0;  /* (x near the largest double: e^-x/2 underflows) */
     const double root = 0.5 * (sqrt((n2 - 1.0) * (n2 - 1.0) + 4.0 * c) - (n2 + 1.0));
     const double peak = root > 0.0 ? ceil(root) : 0.0;
     const double t1 = fj_sp_ncx2_gpd(peak + 1.0, l2), t2 = fj_sp_ncx2_gpd(n2 + peak, x2);
@@ -41,6 +44,7 @@ static inline double fj_sp_ncx2_mixture(double x, double k, double l) {
         if (x2 == 0.0) return 0.0;  /* (x/2 underflowed: Boost's 0) */
         log_scale = peak * log(l2) - l2 - lgamma(peak + 1.0) + (n2 + peak - 1.0) * log(x2) -
                     x2 - lgamma(n2 + peak);
+        if (log_scale < -760.0) return 0.0;  /* (the sum of at most 2e6 such terms underflows) */
         scale = 1.0;
     }
     double sum = 1.0, term = 1.0;
@@ -51,7 +55,7 @@ static inline double fj_sp_ncx2_mixture(double x, double k, double l) {
         if (term < FJ_NCX2_EPS * sum) break;
     }
     term = 1.0;
-    for (double i = peak - 1.0; i >= 0.0; i -= 1.0) {
+    for (double i = peak - 1.0, s = 0; i >= 0.0 && s < FJ_NCX2_ITER; i -= 1.0, s++) {
         term *= (i + 1.0) * (n2 + i) / c;
         sum += term;
         if (term < FJ_NCX2_EPS * sum) break;
@@ -94,6 +98,7 @@ static inline double fj_sp_ncx2_side(double x, double k, double l, int *lower) {
     const double peak = fj_sp_ncx2_peak(a, x2 * l2), spread = FJ_NCX2_SPREAD(peak);
     double sum = 0.0;
     *lower = x < k + l;
+    if (isinf(x2 * l2)) return *lower ? NAN : 0.0;  /* (x, or k and l, near the largest double) */
     if (*lower) {
         double m = fmax(0.0, peak - spread);
         double t = fj_sp_igam_fac(a + m, x2, 0), W = fj_sp_gammaincc(m + 1.0, l2);
@@ -102,7 +107,7 @@ static inline double fj_sp_ncx2_side(double x, double k, double l, int *lower) {
             const double term = t * W;
             sum += term;
             const double r = x2 / (a + m + 1.0);
-            if (r < 1.0 && term * r < FJ_NCX2_EPS * sum * (1.0 - r)) break;
+            if (r < 1.0 && term * r <= FJ_NCX2_EPS * sum * (1.0 - r)) break;  /* (or 0s) */
             t *= r;
             W += w;
             m += 1.0;
@@ -113,11 +118,11 @@ static inline double fj_sp_ncx2_side(double x, double k, double l, int *lower) {
     double m = peak + spread;
     double t = fj_sp_igam_fac(a + m, x2, 0), U = fj_sp_gammainc(m + 1.0, l2);
     double w = fj_sp_igam_fac(m, l2, 0);  /* w_m */
-    for (; m >= 0.0; m -= 1.0) {
+    for (int s = 0; s < FJ_NCX2_ITER && m >= 0.0; s++, m -= 1.0) {
         const double term = t * U;
         sum += term;
         const double r = (a + m) / x2;  /* t_(m-1) / t_m */
-        if (r < 1.0 && t * r < FJ_NCX2_EPS * sum * (1.0 - r)) break;
+        if (r < 1.0 && t * r <= FJ_NCX2_EPS * sum * (1.0 - r)) break;  /* (or 0s) */
         t *= r;
         U += w;
         w *= m / l2;
@@ -137,7 +142,8 @@ static inline double fj_sp_ncx2_cdf_any(double x, double k, double l, int upper)
     if (x == 0.0) return upper ? -0.0 : 0.0;
     if (isinf(x)) return upper ? NAN : 1.0;
     int lower;
-    const double side = fmin(fj_sp_ncx2_side(x, k, l, &lower), 1.0);
+    double side = fj_sp_ncx2_side(x, k, l, &lower);
+    side = side > 1.0 ? 1.0 : side;  /* (NaN kept) */
     return lower == !upper ? side : 1.0 - side;
 }
 
@@ -147,6 +153,59 @@ static inline double fj_sp_chndtr(double x, double k, double l) {
 }
 static inline double fj_sp_ncx2_sf(double x, double k, double l) {
     return fj_sp_ncx2_cdf_any(x, k, l, 1);
+}
+
+/* The quantile: x with F(x) = p (upper = 0) or S(x) = q (upper = 1). The side whose target
+ * t is at most 1/2 is solved (the other's 1 - p is exact), by Newton's method on log G(x) =
+ * log t in log x (G = F or S; d log G / d log x = +-x pdf(x) / G(x)), x multiplied by the
+ * exp of each step (so no rounding of log x limits it), kept inside the bracket its values
+ * have shown, bisected (geometrically) where a step would leave it, from Patnaik's
+ * approximation c chi2_nu (c = (k + 2l)/(k + l), nu = (k + l)^2/(k + 2l)); until a step
+ * is below 1e-15 (relative in x). SciPy's values at the ends: chndtrix 0 at p = 0 and inf
+ * at 1, the isf inf at q = 0 (where SciPy's raises) and 0 at 1; NaN outside [0, 1]; l = 0
+ * is chi2's; a root below DBL_MIN / 4 is that (Boost's floor). */
+static inline double fj_sp_ncx2_quantile(double target, double k, double l, int upper) {
+    if (isnan(target) || isnan(k) || isnan(l) || !(k > 0.0) || l < 0.0 || isinf(k) ||
+        isinf(l) || target < 0.0 || target > 1.0)
+        return NAN;
+    if (target == 0.0) return upper ? INFINITY : 0.0;
+    if (target == 1.0) return upper ? 0.0 : INFINITY;
+    const int lower = upper ? target > 0.5 : target <= 0.5;  /* solve F (else S) */
+    const double t = lower ? (upper ? 1.0 - target : target) : (upper ? target : 1.0 - target);
+    if (l == 0.0)
+        return 2.0 * (lower ? fj_sp_gammaincinv(0.5 * k, t) : fj_sp_gammainccinv(0.5 * k, t));
+    const double c = (k + 2.0 * l) / (k + l), nu = (k + l) * (k + l) / (k + 2.0 * l);
+    double x = 2.0 * c * (lower ? fj_sp_gammaincinv(0.5 * nu, t) :
+                                  fj_sp_gammainccinv(0.5 * nu, t));
+    if (lower && fj_sp_chndtr(FJ_NCX2_FLOOR, k, l) >= t) return FJ_NCX2_FLOOR;
+    if (!(x > FJ_NCX2_FLOOR) || isinf(x)) x = k + l;
+    double lo = FJ_NCX2_FLOOR, hi = INFINITY;
+    const double log_t = log(t);
+    for (int it = 0; it < 200; it++) {
+        const double g = lower ? fj_sp_chndtr(x, k, l) : fj_sp_ncx2_sf(x, k, l);
+        const double d = log(g) - log_t;  /* (G increasing in x for F, decreasing for S) */
+        if (d == 0.0) break;
+        if ((d > 0.0) == lower) hi = x; else lo = x;
+        const double slope = x * fj_sp_ncx2_pdf(x, k, l) / g * (lower ? 1.0 : -1.0);
+        const double du = -d / slope;  /* (Newton's step in log x: x's relative change) */
+        double next = x * exp(du);
+        int done = fabs(du) < 1e-15;
+        if (!(next > lo && next < hi)) {  /* (a step out of the bracket, or NaN) */
+            next = isinf(hi) ? fmax(x, lo) * 2.718281828459045 : sqrt(lo) * sqrt(hi);
+            done = next == lo || next == hi;
+        }
+        x = next;
+        if (done) break;
+    }
+    return x;
+}
+
+/* scipy.special.chndtrix(p, df, nc) and SciPy's private _ncx2_isf(q, k, l) */
+static inline double fj_sp_chndtrix(double p, double k, double l) {
+    return fj_sp_ncx2_quantile(p, k, l, 0);
+}
+static inline double fj_sp_ncx2_isf(double q, double k, double l) {
+    return fj_sp_ncx2_quantile(q, k, l, 1);
 }
 
 #endif
