@@ -180,8 +180,9 @@ def _cast(out: Any, dtype: np.dtype) -> Any:
 
 
 def composite(ufunc: np.ufunc) -> Callable[..., Any] | None:
-    """The traced function for scipy.special's `ufunc`, when it is one of COMPOSITES: its
-    value in float64, cast to the dtype SciPy's loop gives (NaN where SciPy's is)."""
+    """The traced function for scipy.special's `ufunc` (or SciPy's private `_lambertw`), when
+    it is one of COMPOSITES: its value in float64 (complex128 for lambertw), cast to the dtype
+    SciPy's loop gives (NaN where SciPy's is)."""
     impl = COMPOSITES.get(ufunc.__name__)
     owner = _special() if not ufunc.__name__.startswith("_") else _special()._ufuncs
     if impl is None or getattr(owner, ufunc.__name__, None) is not ufunc:

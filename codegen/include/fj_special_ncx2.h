@@ -81,7 +81,7 @@ static inline double fj_sp_ncx2_pdf(double x, double k, double l) {
  * l/2), U_m = P(X > m) = P(m + 1, l/2)):
  *   cdf = sum_i w_i P(a + i, x2) = sum_m t_m W_m            (x below the mean: m upwards),
  *   sf = sum_i w_i Q(a + i, x2) = Q(a, x2) + sum_m t_m U_m  (x above it: m downwards),
- * started at _NCX2_SPREAD(i) terms beyond the terms' largest (near the i with
+ * started at FJ_NCX2_SPREAD(i) terms beyond the terms' largest (near the i with
  * (i + 1)(a + i + 1) = x2 l/2) on the side they come from, each start computed once, and
  * stopped once the geometric bound of what is left is below eps of the sum. The other
  * function is 1 minus it. */
